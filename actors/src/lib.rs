@@ -1,0 +1,251 @@
+//! meldewerk's engine: supervised actors that take reports from the durable outbox, build and
+//! sign their messages, deliver them to a transport, poll acknowledgements, record outcomes and
+//! expire old payloads — and report their health to operators.
+//!
+//! The engine knows nothing about HTTP or about any one module: a module plugs in as a
+//! [`ModuleSpec`] (how to build a message, how to sign it, where to deliver it). All state lives in
+//! the [`Store`]; actors only hold what is in flight, so a crash or a restarted actor loses nothing.
+//!
+//! Actors:
+//! - `outbox`: scans the outbox and routes due jobs to module actors, bounded per module;
+//! - `module:<module>`: one per module, works jobs concurrently as futures (no thread per job);
+//! - `retention`: removes the payload of final reports after the retention time.
+//!
+//! Every actor runs under an actix `Supervisor`, isolates its work with `catch_unwind` (a panic
+//! becomes a counted restart instead of a dead actor) and is marked degraded when it restarts more
+//! often than the restart intensity allows.
+
+mod health;
+mod inflight;
+mod module_actor;
+mod outbox;
+mod retention;
+mod settings;
+mod supervise;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::{Addr, Arbiter, Supervisor};
+use actix_rt::ArbiterHandle;
+use chrono::{DateTime, Utc};
+use meldewerk_storage::{MessageSignature, Report, Store};
+use meldewerk_transports::Transport;
+
+pub use health::{ActorHealth, ActorState};
+pub use settings::EngineSettings;
+
+use health::HealthRegistry;
+use inflight::InFlight;
+use module_actor::{ModuleActor, Worker};
+use outbox::{OutboxActor, Wake};
+use retention::RetentionActor;
+use supervise::Supervision;
+
+/// Builds the wire message for one report of a module (module knowledge lives outside the engine).
+pub trait MessageBuilder: Send + Sync + 'static {
+    /// Builds the message from the report's submission. Called once per report: the result is
+    /// stored and every retry delivers the stored bytes.
+    fn build(&self, report: &Report) -> Result<BuiltMessage, BuildError>;
+}
+
+/// A message built for delivery, before signing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuiltMessage {
+    /// Message UUID written into the message header; the transport sees it too.
+    pub message_uuid: String,
+    /// Media type of `body`, e.g. `application/xml`.
+    pub content_type: String,
+    /// The exact bytes to deliver.
+    pub body: Vec<u8>,
+}
+
+/// Applies the seal or end-user signature to a built message.
+#[async_trait::async_trait]
+pub trait MessageSigner: Send + Sync + 'static {
+    /// Signs `body` (the built message) for `report`; `None` when the message goes unsigned.
+    async fn sign(
+        &self,
+        report: &Report,
+        body: &[u8],
+    ) -> Result<Option<MessageSignature>, BuildError>;
+}
+
+/// A message could not be built or signed. Permanent: the report ends in FAILURE with this reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BuildError(pub String);
+
+/// One module as the engine sees it: how to build and sign its messages and where to deliver them.
+pub struct ModuleSpec {
+    /// Module path segment, e.g. `birthnotice`; jobs are routed by `job.report.module`.
+    pub module: String,
+    /// Builds the module's messages.
+    pub builder: Arc<dyn MessageBuilder>,
+    /// Signs (or seals) the module's messages.
+    pub signer: Arc<dyn MessageSigner>,
+    /// Delivers the module's messages and reports their acknowledgement.
+    pub transport: Arc<dyn Transport>,
+}
+
+/// Handle to a running engine. Cheap to clone; every clone controls the same engine.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<EngineInner>,
+}
+
+struct EngineInner {
+    outbox: Addr<OutboxActor>,
+    arbiter: ArbiterHandle,
+    registry: Arc<HealthRegistry>,
+    in_flight: Arc<InFlight>,
+    shutting_down: Arc<AtomicBool>,
+}
+
+impl Engine {
+    /// Starts the engine on its own actix Arbiter (must be called inside a running actix System,
+    /// e.g. under `#[actix_web::main]` / `actix_rt::System`). Resumes every job left in the outbox.
+    pub fn start(
+        store: Arc<dyn Store>,
+        modules: Vec<ModuleSpec>,
+        settings: EngineSettings,
+    ) -> Engine {
+        // A thread of its own keeps message building and store calls off the HTTP workers.
+        let arbiter = Arbiter::new().handle();
+        let registry = Arc::new(HealthRegistry::default());
+        let in_flight = Arc::new(InFlight::default());
+        let shutting_down = Arc::new(AtomicBool::new(false));
+        let supervision = |name: String| {
+            let health = registry.register(name.clone());
+            Supervision::new(
+                health,
+                name,
+                settings.max_restarts,
+                settings.restart_window(),
+            )
+        };
+
+        let outbox_sup = supervision("outbox".to_string());
+        let mut routes = HashMap::new();
+        for spec in modules {
+            let module: Arc<str> = Arc::from(spec.module);
+            if routes.contains_key(&module) {
+                tracing::warn!(%module, "module configured twice; the last one wins");
+            }
+            let worker = Arc::new(Worker::new(
+                Arc::clone(&module),
+                spec.builder,
+                spec.signer,
+                spec.transport,
+                Arc::clone(&store),
+                settings.clone(),
+            ));
+            let actor = ModuleActor::new(
+                worker,
+                Arc::clone(&in_flight),
+                supervision(format!("module:{module}")),
+            );
+            let addr = Supervisor::start_in_arbiter(&arbiter, move |_| actor);
+            routes.insert(module, addr);
+        }
+
+        let retention = RetentionActor::new(
+            Arc::clone(&store),
+            settings.clone(),
+            supervision("retention".to_string()),
+        );
+        Supervisor::start_in_arbiter(&arbiter, move |_| retention);
+
+        let outbox = OutboxActor::new(
+            store,
+            settings,
+            routes,
+            Arc::clone(&in_flight),
+            Arc::clone(&shutting_down),
+            outbox_sup,
+        );
+        let outbox = Supervisor::start_in_arbiter(&arbiter, move |_| outbox);
+
+        Engine {
+            inner: Arc::new(EngineInner {
+                outbox,
+                arbiter,
+                registry,
+                in_flight,
+                shutting_down,
+            }),
+        }
+    }
+
+    /// A job was just queued: scan now instead of at the next tick (cheap, never blocks, never
+    /// fails).
+    pub fn wake(&self) {
+        self.inner.outbox.do_send(Wake);
+    }
+
+    /// Health of every actor, for operators: `outbox`, one `module:<module>` per module,
+    /// `retention`.
+    pub fn health(&self) -> Vec<ActorHealth> {
+        self.inner.registry.snapshot()
+    }
+
+    /// Stop starting new work, wait up to `grace` for in-flight jobs, stop the actors. Jobs not
+    /// finished stay in the durable outbox.
+    pub async fn shutdown(&self, grace: Duration) {
+        let inner = &self.inner;
+        inner.shutting_down.store(true, Ordering::SeqCst);
+        let deadline = Instant::now() + grace;
+        while inner.in_flight.total() > 0 && Instant::now() < deadline {
+            actix_rt::time::sleep(Duration::from_millis(10)).await;
+        }
+        let unfinished = inner.in_flight.total();
+        if unfinished > 0 {
+            tracing::warn!(
+                unfinished,
+                "engine stopped with jobs in flight; they stay in the outbox"
+            );
+        }
+        inner.arbiter.stop();
+        inner.registry.mark_all_stopped();
+    }
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("in_flight", &self.inner.in_flight.total())
+            .finish_non_exhaustive()
+    }
+}
+
+/// `at + delay`, saturating instead of overflowing for absurd delays.
+pub(crate) fn after(at: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
+    chrono::Duration::from_std(delay)
+        .ok()
+        .and_then(|d| at.checked_add_signed(d))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync + Clone + 'static>() {}
+
+    #[test]
+    fn engine_handle_can_be_shared_across_threads() {
+        assert_send_sync::<Engine>();
+    }
+
+    #[test]
+    fn after_saturates() {
+        let now = Utc::now();
+        assert_eq!(
+            after(now, Duration::from_secs(u64::MAX)),
+            DateTime::<Utc>::MAX_UTC
+        );
+        assert!(after(now, Duration::from_millis(5)) > now);
+    }
+}

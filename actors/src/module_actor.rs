@@ -1,0 +1,358 @@
+//! The actor that works one module's jobs: build and sign the message once, deliver it, poll the
+//! acknowledgement, record the outcome.
+//!
+//! Each job runs as a future spawned in the actor's context, so thousands of deliveries can wait
+//! on the network (or on a slow acknowledgement) at once without a thread each. Each future runs
+//! inside `catch_unwind`: a panic stops the actor so that its supervisor restarts it, instead of
+//! killing it for good.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix::prelude::*;
+use chrono::Utc;
+use futures::FutureExt;
+use meldewerk_storage::{
+    Job, JobKind, Outcome, PreparedMessage, Report, Store, StoreError, StoreResult,
+};
+use meldewerk_transports::{AckStatus, Delivery, DetachedSignature, Transport, TransportError};
+
+use crate::inflight::{InFlight, InFlightGuard};
+use crate::settings::EngineSettings;
+use crate::supervise::{panic_message, Supervision};
+use crate::{after, BuildError, MessageBuilder, MessageSigner};
+
+/// How long the outbox leaves a job alone after the store failed while working on it, so that a
+/// failing store is not hammered in a loop.
+pub(crate) const STORE_TROUBLE_HOLD: Duration = Duration::from_secs(1);
+
+/// Work one outbox job. The claim travels with the job and is released when the job's work ends
+/// or is dropped.
+pub(crate) struct RunJob {
+    pub(crate) job: Job,
+    pub(crate) claim: InFlightGuard,
+}
+
+impl Message for RunJob {
+    type Result = JobDone;
+}
+
+/// How a job's run ended, as far as the outbox cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JobDone {
+    /// The report reached its final state; the job left the outbox.
+    Finished { failed: bool },
+    /// The job moved on (delivered, or put back for a later try) and stays in the outbox.
+    Progressed,
+    /// The job was no longer in the outbox (finished elsewhere).
+    Gone,
+    /// The store failed; do not route this job again for this long.
+    Hold(Duration),
+    /// The work panicked; the actor restarts.
+    Panicked,
+}
+
+/// Everything a job run needs; shared by the job futures, so it outlives actor restarts.
+pub(crate) struct Worker {
+    pub(crate) module: Arc<str>,
+    pub(crate) builder: Arc<dyn MessageBuilder>,
+    pub(crate) signer: Arc<dyn MessageSigner>,
+    pub(crate) transport: Arc<dyn Transport>,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) settings: EngineSettings,
+    /// Acknowledgement attempts since the last poll that found the acknowledgement pending, per
+    /// job. The store counts every poll; only failed ones may exhaust `max_attempts`, or a slow
+    /// authority would fail reports that are fine.
+    ack_failures: Mutex<HashMap<u64, u32>>,
+}
+
+impl Worker {
+    pub(crate) fn new(
+        module: Arc<str>,
+        builder: Arc<dyn MessageBuilder>,
+        signer: Arc<dyn MessageSigner>,
+        transport: Arc<dyn Transport>,
+        store: Arc<dyn Store>,
+        settings: EngineSettings,
+    ) -> Self {
+        Worker {
+            module,
+            builder,
+            signer,
+            transport,
+            store,
+            settings,
+            ack_failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    async fn run(self: Arc<Self>, job: Job) -> JobDone {
+        let id = job.id;
+        let result = match self.store.begin_attempt(&job).await {
+            Ok(job) => match job.kind {
+                JobKind::Deliver => self.deliver(&job).await,
+                JobKind::AwaitAck => self.await_ack(&job).await,
+            },
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(done) => done,
+            Err(StoreError::NotFound(_)) => {
+                self.forget_ack_failures(id);
+                JobDone::Gone
+            }
+            Err(e) => {
+                tracing::warn!(job = id, error = %e, "store failed while working a job; it stays in the outbox");
+                JobDone::Hold(STORE_TROUBLE_HOLD)
+            }
+        }
+    }
+
+    #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
+    async fn deliver(&self, job: &Job) -> StoreResult<JobDone> {
+        if job.attempts > self.settings.max_attempts {
+            return self.give_up(job, job.attempts - 1).await;
+        }
+        let Some(report) = self.store.report(&job.report).await? else {
+            return self.fail(job, "report not found".to_string()).await;
+        };
+        let message = match report.message.clone() {
+            Some(message) => message,
+            None => match self.prepare(job, &report).await {
+                // From here on the stored message counts, so a retry delivers the same bytes.
+                Ok(message) => self.store.record_prepared(&report.key, message).await?,
+                Err(BuildError(reason)) => return self.fail(job, reason).await,
+            },
+        };
+        let delivery = Delivery {
+            idempotency_key: report.idempotency_key.clone(),
+            module: self.module.to_string(),
+            report_id: report.key.id.clone(),
+            message_uuid: message.message_uuid,
+            content_type: message.content_type,
+            body: message.body,
+            signature: message.signature.map(|s| DetachedSignature {
+                kind: s.kind,
+                algorithm: s.algorithm,
+                value: s.value,
+                public_key: s.public_key,
+                signer: s.signer,
+            }),
+        };
+        match self.transport.submit(delivery).await {
+            Ok(accepted) => {
+                tracing::debug!(duplicate = accepted.duplicate, "delivery accepted");
+                let now = Utc::now();
+                let ack_due = after(now, self.settings.ack_poll_interval());
+                self.store
+                    .record_delivered(job, accepted.transport_ref, now, ack_due)
+                    .await?;
+                Ok(JobDone::Progressed)
+            }
+            Err(e @ TransportError::Transient(_)) => self.retry_later(job, job.attempts, e).await,
+            Err(TransportError::Rejected(reason)) => self.fail(job, reason).await,
+        }
+    }
+
+    #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
+    async fn prepare(&self, job: &Job, report: &Report) -> Result<PreparedMessage, BuildError> {
+        let built = self.builder.build(report)?;
+        let signature = self.signer.sign(report, &built.body).await?;
+        Ok(PreparedMessage {
+            message_uuid: built.message_uuid,
+            content_type: built.content_type,
+            body: built.body,
+            signature,
+            prepared_at: Utc::now(),
+        })
+    }
+
+    #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
+    async fn await_ack(&self, job: &Job) -> StoreResult<JobDone> {
+        // Counted before the poll, like the store counts attempts, so a poll that panics counts.
+        let attempts = self.count_ack_attempt(job.id);
+        if attempts > self.settings.max_attempts {
+            self.forget_ack_failures(job.id);
+            return self.give_up(job, attempts - 1).await;
+        }
+        let Some(report) = self.store.report(&job.report).await? else {
+            return self.fail(job, "report not found".to_string()).await;
+        };
+        let Some(transport_ref) = report.transport_ref else {
+            return self
+                .fail(
+                    job,
+                    "delivered report has no transport reference".to_string(),
+                )
+                .await;
+        };
+        match self.transport.acknowledgement(&transport_ref).await {
+            Ok(AckStatus::Pending) => {
+                self.forget_ack_failures(job.id);
+                let next = after(Utc::now(), self.settings.ack_poll_interval());
+                self.store.reschedule(job, next, None).await?;
+                Ok(JobDone::Progressed)
+            }
+            Ok(AckStatus::Acknowledged {
+                receipt_pdf,
+                portal,
+            }) => {
+                self.forget_ack_failures(job.id);
+                let outcome = Outcome::Acknowledged {
+                    receipt_pdf,
+                    portal,
+                };
+                self.store.record_outcome(job, outcome, Utc::now()).await?;
+                tracing::info!("report acknowledged");
+                Ok(JobDone::Finished { failed: false })
+            }
+            Ok(AckStatus::Rejected { reason }) | Err(TransportError::Rejected(reason)) => {
+                self.forget_ack_failures(job.id);
+                self.fail(job, reason).await
+            }
+            Err(e @ TransportError::Transient(_)) => self.retry_later(job, attempts, e).await,
+        }
+    }
+
+    async fn give_up(&self, job: &Job, attempts: u32) -> StoreResult<JobDone> {
+        let last = job.last_error.as_deref().unwrap_or("no error recorded");
+        let reason = format!("delivery failed after {attempts} attempts: {last}");
+        self.fail(job, reason).await
+    }
+
+    async fn fail(&self, job: &Job, reason: String) -> StoreResult<JobDone> {
+        tracing::warn!(report = %job.report, job = job.id, %reason, "report failed");
+        let outcome = Outcome::Failed { reason };
+        self.store.record_outcome(job, outcome, Utc::now()).await?;
+        Ok(JobDone::Finished { failed: true })
+    }
+
+    async fn retry_later(
+        &self,
+        job: &Job,
+        attempts: u32,
+        error: TransportError,
+    ) -> StoreResult<JobDone> {
+        let delay = self.settings.backoff(attempts);
+        tracing::info!(report = %job.report, job = job.id, %error, ?delay, "transient error; retrying later");
+        let next = after(Utc::now(), delay);
+        self.store
+            .reschedule(job, next, Some(error.to_string()))
+            .await?;
+        Ok(JobDone::Progressed)
+    }
+
+    /// After a panic the job is still in the outbox with its attempt counted; put it back with a
+    /// backoff and the panic as its last error, so it neither spins nor fails without a reason.
+    /// Holds the claim until then, so that nobody works the job meanwhile.
+    async fn after_panic(self: Arc<Self>, job: Job, message: String, claim: InFlightGuard) {
+        let attempts = match job.kind {
+            JobKind::Deliver => job.attempts.saturating_add(1),
+            JobKind::AwaitAck => self.ack_failures_of(job.id),
+        };
+        let next = after(Utc::now(), self.settings.backoff(attempts));
+        if let Err(e) = self.store.reschedule(&job, next, Some(message)).await {
+            tracing::warn!(job = job.id, error = %e, "could not reschedule a job after a panic");
+        }
+        drop(claim);
+    }
+
+    fn count_ack_attempt(&self, job_id: u64) -> u32 {
+        let mut map = self.ack_failures.lock().unwrap_or_else(|e| e.into_inner());
+        let n = map.entry(job_id).or_insert(0);
+        *n = n.saturating_add(1);
+        *n
+    }
+
+    fn ack_failures_of(&self, job_id: u64) -> u32 {
+        let map = self.ack_failures.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&job_id).copied().unwrap_or(0)
+    }
+
+    fn forget_ack_failures(&self, job_id: u64) {
+        let mut map = self.ack_failures.lock().unwrap_or_else(|e| e.into_inner());
+        map.remove(&job_id);
+    }
+}
+
+/// Supervised actor working one module's jobs.
+pub(crate) struct ModuleActor {
+    worker: Arc<Worker>,
+    in_flight: Arc<InFlight>,
+    sup: Supervision,
+    heartbeat: Duration,
+}
+
+impl ModuleActor {
+    pub(crate) fn new(worker: Arc<Worker>, in_flight: Arc<InFlight>, sup: Supervision) -> Self {
+        let heartbeat = worker.settings.scan_interval();
+        ModuleActor {
+            worker,
+            in_flight,
+            sup,
+            heartbeat,
+        }
+    }
+
+    fn tick(&mut self) {
+        let backlog = self.in_flight.module_count(&self.worker.module);
+        self.sup.on_tick(Some(backlog));
+    }
+}
+
+impl Actor for ModuleActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        if let Some(pause) = self.sup.on_started() {
+            // ctx.wait holds the mailbox: jobs queue up (they are in the outbox anyway).
+            ctx.wait(actix::clock::sleep(pause).into_actor(self));
+        }
+        self.tick();
+        ctx.run_interval(self.heartbeat, |act, _| act.tick());
+    }
+}
+
+impl Supervised for ModuleActor {
+    fn restarting(&mut self, _: &mut Self::Context) {
+        // The context dropped every job future; their claims are released with them.
+        self.sup.on_restart();
+    }
+}
+
+impl Handler<RunJob> for ModuleActor {
+    type Result = ResponseActFuture<Self, JobDone>;
+
+    fn handle(&mut self, msg: RunJob, _: &mut Self::Context) -> Self::Result {
+        let RunJob { job, claim } = msg;
+        let worker = Arc::clone(&self.worker);
+        let work = AssertUnwindSafe(Arc::clone(&worker).run(job.clone())).catch_unwind();
+        Box::pin(
+            work.into_actor(self)
+                .map(move |result, act, ctx| match result {
+                    Ok(done) => {
+                        drop(claim);
+                        if let JobDone::Finished { failed } = done {
+                            act.sup.health.update(|h| {
+                                h.processed += 1;
+                                if failed {
+                                    h.failed += 1;
+                                }
+                            });
+                        }
+                        done
+                    }
+                    Err(payload) => {
+                        let message = panic_message(&*payload);
+                        act.sup.on_panic(message.clone());
+                        // Outside the context: the restart below drops everything spawned in it.
+                        actix_rt::spawn(worker.after_panic(job, message, claim));
+                        ctx.stop();
+                        JobDone::Panicked
+                    }
+                }),
+        )
+    }
+}

@@ -1,0 +1,216 @@
+//! The actor that reads the durable outbox and routes due jobs to module actors.
+//!
+//! The outbox in the store is the truth; mailboxes only carry work for the moment. So this actor
+//! rescans the store on every tick (and when woken), routes what is due, and never needs to
+//! remember a job across a restart: anything not finished is simply due again.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use chrono::Utc;
+use futures::FutureExt;
+use meldewerk_storage::{Job, Store};
+
+use crate::inflight::{ClaimRefused, InFlight};
+use crate::module_actor::{JobDone, ModuleActor, RunJob};
+use crate::settings::EngineSettings;
+use crate::supervise::{panic_message, Supervision};
+
+/// How long a job for a module nobody serves is left alone before it is looked at again.
+const UNROUTABLE_HOLD: Duration = Duration::from_secs(60);
+/// How long a job is left alone after its module actor could not take it (mailbox closed).
+const MAILBOX_FAILURE_HOLD: Duration = Duration::from_secs(1);
+/// Extra jobs fetched per scan beyond what can be routed, so that held jobs at the head of the
+/// outbox do not hide routable ones behind them.
+const SCAN_SLACK: usize = 16;
+
+/// Scan now (a job was just queued, or capacity freed up).
+pub(crate) struct Wake;
+
+impl Message for Wake {
+    type Result = ();
+}
+
+/// Supervised actor scanning the outbox and routing jobs by module.
+pub(crate) struct OutboxActor {
+    store: Arc<dyn Store>,
+    settings: EngineSettings,
+    routes: HashMap<Arc<str>, Addr<ModuleActor>>,
+    in_flight: Arc<InFlight>,
+    shutting_down: Arc<AtomicBool>,
+    /// Jobs not to route before the given instant (store trouble, unknown module).
+    hold: HashMap<u64, Instant>,
+    scanning: bool,
+    rescan: Option<bool>,
+    /// The last scan left routable work behind for lack of capacity: scan again when a job ends.
+    saturated: bool,
+    sup: Supervision,
+}
+
+impl OutboxActor {
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        settings: EngineSettings,
+        routes: HashMap<Arc<str>, Addr<ModuleActor>>,
+        in_flight: Arc<InFlight>,
+        shutting_down: Arc<AtomicBool>,
+        sup: Supervision,
+    ) -> Self {
+        OutboxActor {
+            store,
+            settings,
+            routes,
+            in_flight,
+            shutting_down,
+            hold: HashMap::new(),
+            scanning: false,
+            rescan: None,
+            saturated: false,
+            sup,
+        }
+    }
+
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        self.sup.on_tick(None);
+        self.scan(ctx, true);
+    }
+
+    /// Reads due jobs and routes them; `with_len` also refreshes the backlog shown in health.
+    /// Scans never overlap: a request during a scan runs once the scan is done.
+    fn scan(&mut self, ctx: &mut Context<Self>, with_len: bool) {
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return;
+        }
+        if self.scanning {
+            self.rescan = Some(self.rescan.unwrap_or(false) || with_len);
+            return;
+        }
+        self.scanning = true;
+        let now = Instant::now();
+        self.hold.retain(|_, until| *until > now);
+        let limit = self.in_flight.total()
+            + self.hold.len()
+            + self.routes.len() * self.settings.max_in_flight()
+            + SCAN_SLACK;
+        let store = Arc::clone(&self.store);
+        let read = async move {
+            let jobs = store.due_jobs(Utc::now(), limit).await;
+            let len = match with_len {
+                true => Some(store.outbox_len().await),
+                false => None,
+            };
+            (jobs, len)
+        };
+        let work = AssertUnwindSafe(read).catch_unwind().into_actor(self);
+        ctx.spawn(work.map(move |result, act, ctx| {
+            act.scanning = false;
+            match result {
+                Err(payload) => {
+                    act.sup.on_panic(panic_message(&*payload));
+                    ctx.stop();
+                    return;
+                }
+                Ok((jobs, len)) => {
+                    match len {
+                        Some(Ok(len)) => act.sup.health.update(|h| h.backlog = len),
+                        Some(Err(e)) => act.sup.health.set_error(e.to_string()),
+                        None => {}
+                    }
+                    match jobs {
+                        Ok(jobs) => act.route(jobs, limit, ctx),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "could not read the outbox");
+                            act.sup.health.set_error(e.to_string());
+                        }
+                    }
+                }
+            }
+            if let Some(with_len) = act.rescan.take() {
+                act.scan(ctx, with_len);
+            }
+        }));
+    }
+
+    fn route(&mut self, jobs: Vec<Job>, limit: usize, ctx: &mut Context<Self>) {
+        let mut saturated = jobs.len() >= limit;
+        let max = self.settings.max_in_flight();
+        for job in jobs {
+            if self.hold.contains_key(&job.id) {
+                continue;
+            }
+            let Some((module, addr)) = self.routes.get_key_value(job.report.module.as_str()) else {
+                let error = format!(
+                    "job {} is for module {:?}, which this engine does not serve",
+                    job.id, job.report.module
+                );
+                tracing::warn!(job = job.id, report = %job.report, "{error}");
+                self.sup.health.set_error(error);
+                self.hold.insert(job.id, Instant::now() + UNROUTABLE_HOLD);
+                continue;
+            };
+            let claim = match self.in_flight.try_claim(job.id, module, max) {
+                Ok(claim) => claim,
+                Err(ClaimRefused::AlreadyClaimed) => continue,
+                Err(ClaimRefused::ModuleFull) => {
+                    saturated = true;
+                    continue;
+                }
+            };
+            let id = job.id;
+            self.sup.health.update(|h| h.processed += 1);
+            let answer = addr.send(RunJob { job, claim }).into_actor(self);
+            ctx.spawn(answer.map(move |answer, act, ctx| {
+                match answer {
+                    Ok(JobDone::Hold(pause)) => {
+                        act.hold.insert(id, Instant::now() + pause);
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        // The module actor died with the job; it is still in the outbox.
+                        tracing::warn!(job = id, error = %e, "module actor did not answer");
+                        act.hold.insert(id, Instant::now() + MAILBOX_FAILURE_HOLD);
+                    }
+                }
+                if std::mem::take(&mut act.saturated) {
+                    act.scan(ctx, false);
+                }
+            }));
+        }
+        self.saturated = saturated;
+    }
+}
+
+impl Actor for OutboxActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        if let Some(pause) = self.sup.on_started() {
+            ctx.wait(actix::clock::sleep(pause).into_actor(self));
+        }
+        // The first scan resumes whatever an earlier run left in the outbox.
+        self.tick(ctx);
+        ctx.run_interval(self.settings.scan_interval(), |act, ctx| act.tick(ctx));
+    }
+}
+
+impl Supervised for OutboxActor {
+    fn restarting(&mut self, _: &mut Self::Context) {
+        // The scan future was dropped with the context; claims of routed jobs live on in their
+        // messages, so nothing routed before the restart is routed twice.
+        self.scanning = false;
+        self.rescan = None;
+        self.sup.on_restart();
+    }
+}
+
+impl Handler<Wake> for OutboxActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Wake, ctx: &mut Self::Context) {
+        self.scan(ctx, false);
+    }
+}

@@ -1,0 +1,122 @@
+//! Tuning knobs of the engine, read from the server's configuration.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// How the engine paces, retries, bounds and cleans up its work.
+///
+/// Every field has a default (see [`EngineSettings::default`]), so a configuration only names what
+/// it changes.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default)]
+pub struct EngineSettings {
+    /// How often the outbox is scanned for due jobs, in milliseconds, when nobody calls
+    /// [`crate::Engine::wake`]. Also the heartbeat interval of every actor.
+    pub scan_interval_ms: u64,
+    /// How long to wait between two polls of an outstanding acknowledgement, in milliseconds.
+    pub ack_poll_interval_ms: u64,
+    /// Delivery attempts (and failed acknowledgement polls in a row) before a report ends in
+    /// FAILURE. Polls that find the acknowledgement still pending do not count.
+    pub max_attempts: u32,
+    /// Base of the exponential backoff after a transient error, in milliseconds.
+    pub backoff_base_ms: u64,
+    /// Upper bound of one backoff delay, in milliseconds.
+    pub backoff_max_ms: u64,
+    /// Jobs one module works on at the same time; more wait in the durable outbox.
+    pub max_in_flight: usize,
+    /// Restarts within `restart_window_secs` an actor may have before it is marked degraded and
+    /// restarted only after a pause.
+    pub max_restarts: u32,
+    /// Window, in seconds, over which restarts are counted for `max_restarts`.
+    pub restart_window_secs: u64,
+    /// How long final reports keep their payload, in seconds; `None` keeps them forever.
+    pub retention_secs: Option<u64>,
+    /// How often the retention sweep runs, in seconds.
+    pub retention_sweep_interval_secs: u64,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        EngineSettings {
+            scan_interval_ms: 200,
+            ack_poll_interval_ms: 500,
+            max_attempts: 8,
+            backoff_base_ms: 500,
+            backoff_max_ms: 60_000,
+            max_in_flight: 64,
+            max_restarts: 5,
+            restart_window_secs: 60,
+            retention_secs: None,
+            retention_sweep_interval_secs: 3600,
+        }
+    }
+}
+
+impl EngineSettings {
+    // Zero durations would make interval timers spin, so every interval is at least 1 ms.
+    pub(crate) fn scan_interval(&self) -> Duration {
+        Duration::from_millis(self.scan_interval_ms.max(1))
+    }
+
+    pub(crate) fn ack_poll_interval(&self) -> Duration {
+        Duration::from_millis(self.ack_poll_interval_ms)
+    }
+
+    pub(crate) fn retention_sweep_interval(&self) -> Duration {
+        Duration::from_secs(self.retention_sweep_interval_secs).max(Duration::from_millis(1))
+    }
+
+    pub(crate) fn restart_window(&self) -> Duration {
+        Duration::from_secs(self.restart_window_secs)
+    }
+
+    /// A job never waits for capacity behind zero slots.
+    pub(crate) fn max_in_flight(&self) -> usize {
+        self.max_in_flight.max(1)
+    }
+
+    /// Delay before the next try after `attempts` attempts: "full jitter", i.e. uniformly random
+    /// up to `base * 2^attempts` (capped), so that many jobs failing together do not retry in step.
+    pub(crate) fn backoff(&self, attempts: u32) -> Duration {
+        let exp = attempts.min(32);
+        let cap = self
+            .backoff_base_ms
+            .saturating_mul(1u64 << exp)
+            .min(self.backoff_max_ms);
+        let ms = if cap == 0 {
+            0
+        } else {
+            rand::Rng::gen_range(&mut rand::thread_rng(), 0..=cap)
+        };
+        Duration::from_millis(ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_apply_to_missing_fields() {
+        let s: EngineSettings = serde_json::from_str(r#"{"max_attempts": 3}"#).unwrap();
+        assert_eq!(s.max_attempts, 3);
+        assert_eq!(s.scan_interval_ms, 200);
+        assert_eq!(s.max_in_flight, 64);
+        assert_eq!(s.retention_secs, None);
+    }
+
+    #[test]
+    fn backoff_stays_within_cap() {
+        let s = EngineSettings {
+            backoff_base_ms: 100,
+            backoff_max_ms: 1_000,
+            ..EngineSettings::default()
+        };
+        for attempts in 0..40 {
+            let d = s.backoff(attempts);
+            let cap = (100u64 << attempts.min(32)).min(1_000);
+            assert!(d <= Duration::from_millis(cap), "{attempts}: {d:?}");
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! Supervision helpers shared by every actor: panic isolation, restart intensity, health state.
+//!
+//! actix's `Supervisor` restarts an actor only when it stops itself; a panic inside a handler would
+//! kill it for good. So each actor runs its work inside `catch_unwind`, turns a panic into
+//! `ctx.stop()`, and lets [`Supervision`] count the restart the way OTP does: too many restarts in
+//! a window mark the actor degraded and slow its restarts down, so that it never spins hot.
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crate::health::{ActorState, HealthHandle};
+
+/// Pause before a degraded actor starts working again.
+pub(crate) const DEGRADED_RESTART_DELAY: Duration = Duration::from_secs(5);
+
+/// Text of a panic payload, for health and logs.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    let text = if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic payload".to_string()
+    };
+    format!("panic: {text}")
+}
+
+/// Restarts within a sliding window.
+pub(crate) struct RestartIntensity {
+    max_restarts: u32,
+    window: Duration,
+    recent: VecDeque<Instant>,
+}
+
+impl RestartIntensity {
+    pub(crate) fn new(max_restarts: u32, window: Duration) -> Self {
+        RestartIntensity {
+            max_restarts,
+            window,
+            recent: VecDeque::new(),
+        }
+    }
+
+    /// Counts a restart now; `true` when the intensity is exceeded.
+    pub(crate) fn record(&mut self) -> bool {
+        self.recent.push_back(Instant::now());
+        self.exceeded()
+    }
+
+    /// Whether more than `max_restarts` happened within the window up to now.
+    pub(crate) fn exceeded(&mut self) -> bool {
+        let now = Instant::now();
+        while let Some(first) = self.recent.front() {
+            if now.duration_since(*first) > self.window {
+                self.recent.pop_front();
+            } else {
+                break;
+            }
+        }
+        self.recent.len() > self.max_restarts as usize
+    }
+}
+
+/// One actor's side of supervision: its health entry and its restart history. Lives in the actor
+/// value, which actix keeps across supervised restarts.
+pub(crate) struct Supervision {
+    pub(crate) health: HealthHandle,
+    name: String,
+    intensity: RestartIntensity,
+    pause_next_start: bool,
+}
+
+impl Supervision {
+    pub(crate) fn new(
+        health: HealthHandle,
+        name: impl Into<String>,
+        max_restarts: u32,
+        window: Duration,
+    ) -> Self {
+        Supervision {
+            health,
+            name: name.into(),
+            intensity: RestartIntensity::new(max_restarts, window),
+            pause_next_start: false,
+        }
+    }
+
+    /// A job or tick of this actor panicked; the caller stops the actor next.
+    pub(crate) fn on_panic(&self, message: String) {
+        tracing::error!(actor = %self.name, error = %message, "actor panicked; restarting it");
+        self.health.update(|h| {
+            h.last_error = Some(message);
+            h.state = ActorState::Restarting;
+        });
+    }
+
+    /// Called from `Supervised::restarting`.
+    pub(crate) fn on_restart(&mut self) {
+        let degraded = self.intensity.record();
+        self.health.update(|h| {
+            h.restarts += 1;
+            h.state = if degraded {
+                ActorState::Degraded
+            } else {
+                ActorState::Restarting
+            };
+        });
+        if degraded {
+            tracing::error!(
+                actor = %self.name,
+                "actor restarted more often than the restart intensity allows; marked degraded, \
+                 restarting after {:?}",
+                DEGRADED_RESTART_DELAY
+            );
+            self.pause_next_start = true;
+        }
+    }
+
+    /// Called from `Actor::started`; returns how long to pause before working, if at all.
+    pub(crate) fn on_started(&mut self) -> Option<Duration> {
+        if std::mem::take(&mut self.pause_next_start) {
+            return Some(DEGRADED_RESTART_DELAY);
+        }
+        self.health.update(|h| {
+            if h.state != ActorState::Degraded {
+                h.state = ActorState::Running;
+            }
+        });
+        None
+    }
+
+    /// Called every tick: the actor is alive; a degraded actor recovers once its window is clear.
+    pub(crate) fn on_tick(&mut self, backlog: Option<usize>) {
+        let recovered = !self.intensity.exceeded();
+        self.health.update(|h| {
+            if h.state == ActorState::Degraded && recovered {
+                h.state = ActorState::Running;
+            }
+        });
+        self.health.heartbeat(backlog);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::HealthRegistry;
+    use std::sync::Arc;
+
+    #[test]
+    fn intensity_counts_within_window() {
+        let mut i = RestartIntensity::new(2, Duration::from_secs(60));
+        assert!(!i.record());
+        assert!(!i.record());
+        assert!(i.record());
+        let mut zero = RestartIntensity::new(1, Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(!zero.record());
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(!zero.record());
+    }
+
+    #[test]
+    fn exceeding_intensity_degrades_and_pauses() {
+        let registry = Arc::new(HealthRegistry::default());
+        let mut s = Supervision::new(registry.register("x"), "x", 1, Duration::from_secs(60));
+        s.on_restart();
+        assert_eq!(s.on_started(), None);
+        assert_eq!(registry.snapshot()[0].state, ActorState::Running);
+        s.on_restart();
+        assert_eq!(registry.snapshot()[0].state, ActorState::Degraded);
+        assert_eq!(s.on_started(), Some(DEGRADED_RESTART_DELAY));
+        assert_eq!(s.on_started(), None);
+        assert_eq!(registry.snapshot()[0].state, ActorState::Degraded);
+        assert_eq!(registry.snapshot()[0].restarts, 2);
+    }
+
+    #[test]
+    fn panic_messages_are_readable() {
+        let p = std::panic::catch_unwind(|| panic!("boom {}", 1)).unwrap_err();
+        assert_eq!(panic_message(&*p), "panic: boom 1");
+        let p = std::panic::catch_unwind(|| panic!("static")).unwrap_err();
+        assert_eq!(panic_message(&*p), "panic: static");
+    }
+}

@@ -1,0 +1,442 @@
+//! Test doubles of the store, the transport, the builder and the signer, and helpers to wait for
+//! states without timed assertions.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use meldewerk_actors::{
+    BuildError, BuiltMessage, EngineSettings, MessageBuilder, MessageSigner, ModuleSpec,
+};
+use meldewerk_storage::{
+    Consumed, Job, JobKind, MessageSignature, Outcome, PreparedMessage, Report, ReportKey,
+    ReportStatus, Store, StoreError, StoreResult, UserRecord,
+};
+use meldewerk_transports::{Accepted, AckStatus, Delivery, Transport, TransportError};
+
+pub const MODULE: &str = "birthnotice";
+
+/// Settings that make tests fast: short intervals, tiny backoff, generous restart intensity.
+pub fn fast_settings() -> EngineSettings {
+    EngineSettings {
+        scan_interval_ms: 20,
+        ack_poll_interval_ms: 5,
+        max_attempts: 3,
+        backoff_base_ms: 1,
+        backoff_max_ms: 20,
+        max_in_flight: 64,
+        max_restarts: 1_000,
+        restart_window_secs: 60,
+        retention_secs: None,
+        retention_sweep_interval_secs: 3600,
+    }
+}
+
+pub fn key(id: &str) -> ReportKey {
+    ReportKey {
+        owner: "klinik".to_string(),
+        module: MODULE.to_string(),
+        id: id.to_string(),
+    }
+}
+
+pub fn pending_report(id: &str) -> Report {
+    Report::new_pending(
+        key(id),
+        serde_json::json!({ "child": { "name": "Erika" }, "id": id }),
+        Some(format!("ref-{id}")),
+        format!("idem-{id}"),
+        Utc::now(),
+    )
+}
+
+pub fn spec(
+    builder: Arc<dyn MessageBuilder>,
+    signer: Arc<dyn MessageSigner>,
+    transport: Arc<dyn Transport>,
+) -> ModuleSpec {
+    ModuleSpec {
+        module: MODULE.to_string(),
+        builder,
+        signer,
+        transport,
+    }
+}
+
+/// Polls `check` until it returns `Some`, for up to 20 s (a deadline, not a timed assertion).
+pub async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        actix_rt::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits until the report is final and returns it.
+pub async fn wait_final(store: &dyn Store, key: &ReportKey) -> Report {
+    wait_for(&format!("report {key} to be final"), || async {
+        store
+            .report(key)
+            .await
+            .unwrap()
+            .filter(|r| r.status.is_final())
+    })
+    .await
+}
+
+// ---------------------------------------------------------------- store
+
+#[derive(Default)]
+struct MemState {
+    reports: HashMap<ReportKey, Report>,
+    jobs: BTreeMap<u64, Job>,
+    next_job: u64,
+}
+
+/// In-memory store keeping the outbox contract of the trait.
+#[derive(Default)]
+pub struct MemStore {
+    state: Mutex<MemState>,
+    pub prepared_calls: AtomicUsize,
+}
+
+impl MemStore {
+    pub fn jobs(&self) -> Vec<Job> {
+        self.state.lock().unwrap().jobs.values().cloned().collect()
+    }
+}
+
+#[async_trait]
+impl Store for MemStore {
+    async fn create_user(&self, _: UserRecord) -> StoreResult<()> {
+        unimplemented!("not used by the engine")
+    }
+    async fn update_user(&self, _: UserRecord) -> StoreResult<()> {
+        unimplemented!("not used by the engine")
+    }
+    async fn remove_user(&self, _: &str) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
+    async fn user(&self, _: &str) -> StoreResult<Option<UserRecord>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn user_by_key_id(&self, _: &str) -> StoreResult<Option<UserRecord>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn users(&self) -> StoreResult<Vec<UserRecord>> {
+        unimplemented!("not used by the engine")
+    }
+
+    async fn submit_report(&self, report: Report) -> StoreResult<Job> {
+        let mut s = self.state.lock().unwrap();
+        if s.reports.contains_key(&report.key) {
+            return Err(StoreError::Conflict(report.key.to_string()));
+        }
+        s.next_job += 1;
+        let job = Job {
+            id: s.next_job,
+            report: report.key.clone(),
+            kind: JobKind::Deliver,
+            attempts: 0,
+            not_before: report.submitted_at,
+            last_error: None,
+        };
+        s.reports.insert(report.key.clone(), report);
+        s.jobs.insert(job.id, job.clone());
+        Ok(job)
+    }
+    async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
+        Ok(self.state.lock().unwrap().reports.get(key).cloned())
+    }
+    async fn consume_report(&self, _: &ReportKey) -> StoreResult<Consumed> {
+        unimplemented!("not used by the engine")
+    }
+    async fn pending_ids(&self, _: &str, _: &str) -> StoreResult<Vec<String>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn reports_with_id(&self, _: &str, _: &str) -> StoreResult<Vec<ReportKey>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn expire_finished_before(&self, cutoff: DateTime<Utc>) -> StoreResult<usize> {
+        let mut s = self.state.lock().unwrap();
+        let mut n = 0;
+        for r in s.reports.values_mut() {
+            let finished_early = r.finished_at.is_some_and(|at| at < cutoff);
+            if r.status.is_final() && finished_early && r.expired_at.is_none() {
+                r.submission = None;
+                r.message = None;
+                r.receipt_pdf = None;
+                r.expired_at = Some(Utc::now());
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    async fn due_jobs(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Job>> {
+        let s = self.state.lock().unwrap();
+        let mut due: Vec<Job> = s
+            .jobs
+            .values()
+            .filter(|j| j.not_before <= now)
+            .cloned()
+            .collect();
+        due.sort_by_key(|j| (j.not_before, j.id));
+        due.truncate(limit);
+        Ok(due)
+    }
+    async fn outbox_len(&self) -> StoreResult<usize> {
+        Ok(self.state.lock().unwrap().jobs.len())
+    }
+    async fn begin_attempt(&self, job: &Job) -> StoreResult<Job> {
+        let mut s = self.state.lock().unwrap();
+        let stored = s
+            .jobs
+            .get_mut(&job.id)
+            .ok_or_else(|| StoreError::NotFound(format!("job {}", job.id)))?;
+        stored.attempts += 1;
+        Ok(stored.clone())
+    }
+    async fn reschedule(
+        &self,
+        job: &Job,
+        not_before: DateTime<Utc>,
+        last_error: Option<String>,
+    ) -> StoreResult<()> {
+        let mut s = self.state.lock().unwrap();
+        let stored = s
+            .jobs
+            .get_mut(&job.id)
+            .ok_or_else(|| StoreError::NotFound(format!("job {}", job.id)))?;
+        stored.not_before = not_before;
+        stored.last_error = last_error;
+        Ok(())
+    }
+    async fn record_prepared(
+        &self,
+        key: &ReportKey,
+        message: PreparedMessage,
+    ) -> StoreResult<PreparedMessage> {
+        self.prepared_calls.fetch_add(1, Ordering::SeqCst);
+        let mut s = self.state.lock().unwrap();
+        let report = s
+            .reports
+            .get_mut(key)
+            .ok_or_else(|| StoreError::NotFound(key.to_string()))?;
+        Ok(report.message.get_or_insert(message).clone())
+    }
+    async fn record_delivered(
+        &self,
+        job: &Job,
+        transport_ref: String,
+        delivered_at: DateTime<Utc>,
+        ack_due: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let mut s = self.state.lock().unwrap();
+        if !s.jobs.contains_key(&job.id) {
+            return Err(StoreError::NotFound(format!("job {}", job.id)));
+        }
+        let report = s
+            .reports
+            .get_mut(&job.report)
+            .ok_or_else(|| StoreError::NotFound(job.report.to_string()))?;
+        report.transport_ref = Some(transport_ref);
+        report.delivered_at = Some(delivered_at);
+        let stored = s.jobs.get_mut(&job.id).unwrap();
+        stored.kind = JobKind::AwaitAck;
+        stored.attempts = 0;
+        stored.not_before = ack_due;
+        stored.last_error = None;
+        Ok(())
+    }
+    async fn record_outcome(
+        &self,
+        job: &Job,
+        outcome: Outcome,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let mut s = self.state.lock().unwrap();
+        if s.jobs.remove(&job.id).is_none() {
+            return Err(StoreError::NotFound(format!("job {}", job.id)));
+        }
+        let report = s
+            .reports
+            .get_mut(&job.report)
+            .ok_or_else(|| StoreError::NotFound(job.report.to_string()))?;
+        report.finished_at = Some(at);
+        match outcome {
+            Outcome::Acknowledged {
+                receipt_pdf,
+                portal,
+            } => {
+                report.status = ReportStatus::Success;
+                report.receipt_pdf = Some(receipt_pdf);
+                report.portal = portal;
+            }
+            Outcome::Failed { reason } => {
+                report.status = ReportStatus::Failure;
+                report.failure_reason = Some(reason);
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- transport
+
+/// What the next `submit` does.
+#[derive(Clone, Debug)]
+pub enum SubmitStep {
+    Accept,
+    Transient(&'static str),
+    Reject(&'static str),
+    Panic,
+}
+
+/// What the next `acknowledgement` does.
+#[derive(Clone, Debug)]
+pub enum AckStep {
+    Pending,
+    Ack,
+    Reject(&'static str),
+    Transient(&'static str),
+    Panic,
+}
+
+/// Transport double: follows a script, then accepts and acknowledges; records every delivery.
+#[derive(Default)]
+pub struct ScriptedTransport {
+    submit_script: Mutex<VecDeque<SubmitStep>>,
+    ack_script: Mutex<VecDeque<AckStep>>,
+    pub deliveries: Mutex<Vec<Delivery>>,
+    accepted: Mutex<HashMap<String, String>>,
+    pub ack_calls: AtomicUsize,
+}
+
+impl ScriptedTransport {
+    pub fn new(submit: Vec<SubmitStep>, ack: Vec<AckStep>) -> Arc<Self> {
+        Arc::new(ScriptedTransport {
+            submit_script: Mutex::new(submit.into()),
+            ack_script: Mutex::new(ack.into()),
+            ..Default::default()
+        })
+    }
+
+    pub fn deliveries(&self) -> Vec<Delivery> {
+        self.deliveries.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl Transport for ScriptedTransport {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    async fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
+        let step = self.submit_script.lock().unwrap().pop_front();
+        self.deliveries.lock().unwrap().push(delivery.clone());
+        match step.unwrap_or(SubmitStep::Accept) {
+            SubmitStep::Accept => {}
+            SubmitStep::Transient(e) => return Err(TransportError::Transient(e.to_string())),
+            SubmitStep::Reject(e) => return Err(TransportError::Rejected(e.to_string())),
+            SubmitStep::Panic => panic!("scripted transport panics on submit"),
+        }
+        let mut accepted = self.accepted.lock().unwrap();
+        let duplicate = accepted.contains_key(&delivery.idempotency_key);
+        let transport_ref = accepted
+            .entry(delivery.idempotency_key.clone())
+            .or_insert_with(|| format!("ref-{}", delivery.idempotency_key))
+            .clone();
+        Ok(Accepted {
+            transport_ref,
+            accepted_at: Utc::now(),
+            duplicate,
+        })
+    }
+
+    async fn acknowledgement(&self, transport_ref: &str) -> Result<AckStatus, TransportError> {
+        self.ack_calls.fetch_add(1, Ordering::SeqCst);
+        let step = self.ack_script.lock().unwrap().pop_front();
+        match step.unwrap_or(AckStep::Ack) {
+            AckStep::Pending => Ok(AckStatus::Pending),
+            AckStep::Ack => Ok(AckStatus::Acknowledged {
+                receipt_pdf: format!("%PDF receipt for {transport_ref}").into_bytes(),
+                portal: Some("sim-portal".to_string()),
+            }),
+            AckStep::Reject(r) => Ok(AckStatus::Rejected {
+                reason: r.to_string(),
+            }),
+            AckStep::Transient(e) => Err(TransportError::Transient(e.to_string())),
+            AckStep::Panic => panic!("scripted transport panics on acknowledgement"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- builder and signer
+
+/// Builds a fresh message (new UUID) on every call, so a rebuilt retry would be visible.
+#[derive(Default)]
+pub struct TestBuilder {
+    pub calls: AtomicUsize,
+}
+
+impl MessageBuilder for TestBuilder {
+    fn build(&self, report: &Report) -> Result<BuiltMessage, BuildError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if report.key.id.starts_with("boom") {
+            panic!("builder exploded for {}", report.key.id);
+        }
+        if report.key.id.starts_with("invalid") {
+            return Err(BuildError("submission is missing the child's name".into()));
+        }
+        let uuid = uuid::Uuid::new_v4().to_string();
+        Ok(BuiltMessage {
+            body: format!("<msg id=\"{}\" uuid=\"{uuid}\"/>", report.key.id).into_bytes(),
+            message_uuid: uuid,
+            content_type: "application/xml".to_string(),
+        })
+    }
+}
+
+/// Signs with a fixed fake seal.
+pub struct TestSigner;
+
+#[async_trait]
+impl MessageSigner for TestSigner {
+    async fn sign(
+        &self,
+        report: &Report,
+        body: &[u8],
+    ) -> Result<Option<MessageSignature>, BuildError> {
+        Ok(Some(MessageSignature {
+            kind: "seal".to_string(),
+            algorithm: "Test".to_string(),
+            value: body.iter().rev().take(8).copied().collect(),
+            public_key: vec![1, 2, 3],
+            signer: report.key.owner.clone(),
+        }))
+    }
+}
+
+/// Leaves messages unsigned.
+pub struct NoSigner;
+
+#[async_trait]
+impl MessageSigner for NoSigner {
+    async fn sign(&self, _: &Report, _: &[u8]) -> Result<Option<MessageSignature>, BuildError> {
+        Ok(None)
+    }
+}

@@ -1,0 +1,361 @@
+//! The delivery path with test doubles: success, rejection, retries, resumption, identical bytes.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use meldewerk_actors::{ActorState, Engine, EngineSettings};
+use meldewerk_storage::{ReportStatus, Store};
+
+#[actix_rt::test]
+async fn submitted_report_is_delivered_acknowledged_and_succeeds() {
+    let store = Arc::new(MemStore::default());
+    let transport = ScriptedTransport::new(vec![], vec![AckStep::Pending, AckStep::Pending]);
+    let builder = Arc::new(TestBuilder::default());
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            builder.clone(),
+            Arc::new(TestSigner),
+            transport.clone(),
+        )],
+        fast_settings(),
+    );
+    store.submit_report(pending_report("r1")).await.unwrap();
+    engine.wake();
+
+    let report = wait_final(&*store, &key("r1")).await;
+    assert_eq!(report.status, ReportStatus::Success);
+    let receipt = report.receipt_pdf.expect("receipt stored");
+    assert!(receipt.starts_with(b"%PDF"));
+    assert_eq!(report.portal.as_deref(), Some("sim-portal"));
+    assert!(report.transport_ref.is_some() && report.delivered_at.is_some());
+    assert!(store.jobs().is_empty(), "the job left the outbox");
+
+    let deliveries = transport.deliveries();
+    assert_eq!(deliveries.len(), 1);
+    let d = &deliveries[0];
+    let message = report.message.expect("message stored");
+    assert_eq!(d.body, message.body);
+    assert_eq!(d.message_uuid, message.message_uuid);
+    assert_eq!(d.idempotency_key, "idem-r1");
+    assert_eq!((d.module.as_str(), d.report_id.as_str()), (MODULE, "r1"));
+    let sig = d
+        .signature
+        .as_ref()
+        .expect("signature travels with the delivery");
+    assert_eq!((sig.kind.as_str(), sig.signer.as_str()), ("seal", "klinik"));
+    assert_eq!(transport.ack_calls.load(Ordering::SeqCst), 3);
+
+    let health = wait_for("module health to count the report", || {
+        let h = engine.health();
+        async move {
+            h.into_iter()
+                .find(|h| h.name == format!("module:{MODULE}") && h.processed == 1)
+        }
+    })
+    .await;
+    assert_eq!(health.failed, 0);
+    assert_eq!(health.state, ActorState::Running);
+    engine.shutdown(Duration::from_secs(5)).await;
+    assert!(engine
+        .health()
+        .iter()
+        .all(|h| h.state == ActorState::Stopped));
+}
+
+#[actix_rt::test]
+async fn transport_rejection_ends_in_failure_with_reason() {
+    let store = Arc::new(MemStore::default());
+    let transport = ScriptedTransport::new(vec![SubmitStep::Reject("schema invalid")], vec![]);
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(NoSigner),
+            transport.clone(),
+        )],
+        fast_settings(),
+    );
+    store.submit_report(pending_report("r1")).await.unwrap();
+    engine.wake();
+    let report = wait_final(&*store, &key("r1")).await;
+    assert_eq!(report.status, ReportStatus::Failure);
+    assert_eq!(report.failure_reason.as_deref(), Some("schema invalid"));
+    assert!(transport.deliveries()[0].signature.is_none());
+    let failed = wait_for("health to count the failure", || {
+        let h = engine.health();
+        async move { h.into_iter().find(|h| h.failed == 1) }
+    })
+    .await;
+    assert_eq!(failed.name, format!("module:{MODULE}"));
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
+async fn rejected_acknowledgement_ends_in_failure_with_reason() {
+    let store = Arc::new(MemStore::default());
+    let transport = ScriptedTransport::new(
+        vec![],
+        vec![AckStep::Pending, AckStep::Reject("unknown registry office")],
+    );
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(NoSigner),
+            transport,
+        )],
+        fast_settings(),
+    );
+    store.submit_report(pending_report("r1")).await.unwrap();
+    let report = wait_final(&*store, &key("r1")).await;
+    assert_eq!(report.status, ReportStatus::Failure);
+    assert_eq!(
+        report.failure_reason.as_deref(),
+        Some("unknown registry office")
+    );
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
+async fn build_error_ends_in_failure_with_its_reason() {
+    let store = Arc::new(MemStore::default());
+    let transport = ScriptedTransport::new(vec![], vec![]);
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(NoSigner),
+            transport.clone(),
+        )],
+        fast_settings(),
+    );
+    store
+        .submit_report(pending_report("invalid-1"))
+        .await
+        .unwrap();
+    let report = wait_final(&*store, &key("invalid-1")).await;
+    assert_eq!(report.status, ReportStatus::Failure);
+    assert_eq!(
+        report.failure_reason.as_deref(),
+        Some("submission is missing the child's name")
+    );
+    assert!(transport.deliveries().is_empty());
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
+async fn transient_errors_are_retried_with_identical_bytes_then_succeed() {
+    let store = Arc::new(MemStore::default());
+    let transport = ScriptedTransport::new(
+        vec![
+            SubmitStep::Transient("timeout"),
+            SubmitStep::Transient("unavailable"),
+        ],
+        vec![AckStep::Transient("ack timeout")],
+    );
+    let builder = Arc::new(TestBuilder::default());
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            builder.clone(),
+            Arc::new(TestSigner),
+            transport.clone(),
+        )],
+        fast_settings(),
+    );
+    store.submit_report(pending_report("r1")).await.unwrap();
+    engine.wake();
+
+    let report = wait_final(&*store, &key("r1")).await;
+    assert_eq!(report.status, ReportStatus::Success, "{report:?}");
+    let deliveries = transport.deliveries();
+    assert_eq!(deliveries.len(), 3, "two transient failures, then accepted");
+    let message = report.message.unwrap();
+    for d in &deliveries {
+        assert_eq!(
+            d.body, message.body,
+            "every retry delivers the stored bytes"
+        );
+        assert_eq!(d.message_uuid, message.message_uuid);
+        assert_eq!(d.idempotency_key, "idem-r1");
+    }
+    assert_eq!(builder.calls.load(Ordering::SeqCst), 1, "built once");
+    assert_eq!(store.prepared_calls.load(Ordering::SeqCst), 1);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
+async fn persistent_transient_errors_fail_after_max_attempts() {
+    let store = Arc::new(MemStore::default());
+    let transport = ScriptedTransport::new(vec![SubmitStep::Transient("down"); 10], vec![]);
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(NoSigner),
+            transport.clone(),
+        )],
+        fast_settings(),
+    );
+    store.submit_report(pending_report("r1")).await.unwrap();
+    let report = wait_final(&*store, &key("r1")).await;
+    assert_eq!(report.status, ReportStatus::Failure);
+    assert_eq!(
+        report.failure_reason.as_deref(),
+        Some("delivery failed after 3 attempts: transient transport error: down")
+    );
+    assert_eq!(transport.deliveries().len(), 3);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
+async fn slow_acknowledgement_does_not_exhaust_attempts() {
+    let store = Arc::new(MemStore::default());
+    // Far more pending polls than max_attempts (3), with transient errors in between.
+    let mut acks = vec![AckStep::Pending; 12];
+    acks.insert(4, AckStep::Transient("flaky"));
+    acks.insert(8, AckStep::Transient("flaky"));
+    let transport = ScriptedTransport::new(vec![], acks);
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(NoSigner),
+            transport.clone(),
+        )],
+        fast_settings(),
+    );
+    store.submit_report(pending_report("r1")).await.unwrap();
+    let report = wait_final(&*store, &key("r1")).await;
+    assert_eq!(report.status, ReportStatus::Success, "{report:?}");
+    assert_eq!(transport.ack_calls.load(Ordering::SeqCst), 15);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
+async fn jobs_in_the_store_before_start_are_resumed() {
+    let store = Arc::new(MemStore::default());
+    for id in ["a", "b", "c"] {
+        store.submit_report(pending_report(id)).await.unwrap();
+    }
+    // One of them had been delivered by an earlier run and awaits its acknowledgement.
+    let job = store
+        .jobs()
+        .into_iter()
+        .find(|j| j.report.id == "c")
+        .unwrap();
+    store
+        .record_delivered(
+            &job,
+            "ref-idem-c".into(),
+            chrono::Utc::now(),
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+
+    let transport = ScriptedTransport::new(vec![], vec![]);
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(NoSigner),
+            transport.clone(),
+        )],
+        // A long scan interval: only the scan at start-up can find them in time.
+        EngineSettings {
+            scan_interval_ms: 3_600_000,
+            ..fast_settings()
+        },
+    );
+    wait_for("the start-up scan to deliver a and b", || async {
+        (transport.deliveries().len() == 2).then_some(())
+    })
+    .await;
+    // Their acknowledgements (and c's) are due only later: wake the engine instead of waiting an
+    // hour for the next tick.
+    for id in ["a", "b", "c"] {
+        wait_for(&format!("report {id} to be acknowledged"), || {
+            engine.wake();
+            let store = store.clone();
+            async move {
+                let r = store.report(&key(id)).await.unwrap().unwrap();
+                (r.status == ReportStatus::Success).then_some(())
+            }
+        })
+        .await;
+    }
+    assert_eq!(transport.deliveries().len(), 2);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
+async fn unknown_module_jobs_are_left_in_the_outbox() {
+    let store = Arc::new(MemStore::default());
+    let mut other = pending_report("x");
+    other.key.module = "unserved".to_string();
+    store.submit_report(other.clone()).await.unwrap();
+    store.submit_report(pending_report("r1")).await.unwrap();
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(NoSigner),
+            ScriptedTransport::new(vec![], vec![]),
+        )],
+        fast_settings(),
+    );
+    assert_eq!(
+        wait_final(&*store, &key("r1")).await.status,
+        ReportStatus::Success
+    );
+    let outbox = wait_for("the unserved job to show up in health", || {
+        let h = engine.health();
+        async move {
+            h.into_iter()
+                .find(|h| h.name == "outbox" && h.last_error.is_some() && h.backlog == 1)
+        }
+    })
+    .await;
+    assert!(outbox.last_error.unwrap().contains("unserved"));
+    let jobs = store.jobs();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].attempts, 0, "never worked");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
+async fn shutdown_leaves_unfinished_jobs_in_the_outbox() {
+    let store = Arc::new(MemStore::default());
+    // Acknowledgements never come: the job is waiting when the engine stops.
+    let transport = ScriptedTransport::new(vec![], vec![AckStep::Pending; 100_000]);
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(NoSigner),
+            transport.clone(),
+        )],
+        fast_settings(),
+    );
+    store.submit_report(pending_report("r1")).await.unwrap();
+    wait_for("the acknowledgement to be polled", || async {
+        (transport.ack_calls.load(Ordering::SeqCst) > 0).then_some(())
+    })
+    .await;
+    engine.shutdown(Duration::from_secs(5)).await;
+    assert!(engine
+        .health()
+        .iter()
+        .all(|h| h.state == ActorState::Stopped));
+    engine.wake(); // harmless after shutdown
+    let jobs = store.jobs();
+    assert_eq!(jobs.len(), 1);
+    let report = store.report(&key("r1")).await.unwrap().unwrap();
+    assert_eq!(report.status, ReportStatus::Pending);
+}

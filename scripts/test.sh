@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs meldewerk's whole test suite, after installing the outside tools the tests check our
+# output with: xmllint (schemas), qpdf and pdftotext (receipt PDFs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
+command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
+command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -d ../shared/reference ]; then
+  echo "error: the tests validate against ../shared/reference (schemas, samples); it is missing" >&2
+  exit 1
+fi
+
+cargo test --workspace "$@"

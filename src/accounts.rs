@@ -1,0 +1,237 @@
+//! API-user administration, shared by the command line (`meldewerk user …`, `meldewerk seal …`)
+//! and the operator API.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use meldewerk_storage::{SealRecord, Store, StoreError, UserRecord};
+use ring::signature::{Ed25519KeyPair, KeyPair};
+
+use crate::crypto::{CryptoError, MasterKey, PasswordHasher, MEMENTO_KEY, SEAL_KEY};
+
+/// A user name: 1 to 64 characters of `A-Z a-z 0-9 . _ -`. No colon, so that it always fits an
+/// HTTP Basic credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserName(String);
+
+impl UserName {
+    /// Parses a user name.
+    pub fn parse(name: &str) -> Result<Self, AccountError> {
+        let ok = !name.is_empty()
+            && name.len() <= 64
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+        if ok {
+            Ok(UserName(name.to_string()))
+        } else {
+            Err(AccountError::InvalidName(name.to_string()))
+        }
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A password good enough to protect an API account: 8 to 1024 characters.
+pub struct Password(String);
+
+impl Password {
+    /// Parses a password (a trailing newline from standard input is not part of it).
+    pub fn parse(raw: &str) -> Result<Self, AccountError> {
+        let password = raw.strip_suffix('\n').unwrap_or(raw);
+        let password = password.strip_suffix('\r').unwrap_or(password);
+        let length = password.chars().count();
+        if !(8..=1024).contains(&length) {
+            return Err(AccountError::WeakPassword);
+        }
+        Ok(Password(password.to_string()))
+    }
+
+    /// The password as text.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Why an account operation failed; each message is meant for the operator who asked.
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    /// The name breaks the naming rule.
+    #[error("invalid user name {0:?}: use 1 to 64 characters of A-Z a-z 0-9 . _ -")]
+    InvalidName(String),
+    /// The password is too short or too long.
+    #[error("the password must have 8 to 1024 characters")]
+    WeakPassword,
+    /// The name is taken.
+    #[error("user {0} exists already")]
+    Duplicate(String),
+    /// There is no such user.
+    #[error("there is no user {0}")]
+    UnknownUser(String),
+    /// A supplied seal key is not usable.
+    #[error("invalid seal key: {0}")]
+    InvalidSeal(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Hashing or wrapping failed.
+    #[error(transparent)]
+    Crypto(#[from] CryptoError),
+}
+
+/// What `user list` shows of an account: nothing secret.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserSummary {
+    /// Login name.
+    pub name: String,
+    /// Customer id, if any.
+    pub customer: Option<String>,
+    /// Whether a seal is deposited.
+    pub seal: bool,
+    /// Creation time.
+    pub created_at: chrono::DateTime<Utc>,
+    /// Last password change.
+    pub password_changed_at: chrono::DateTime<Utc>,
+}
+
+/// The account operations.
+#[derive(Clone)]
+pub struct Accounts {
+    store: Arc<dyn Store>,
+    master: Arc<MasterKey>,
+    hasher: PasswordHasher,
+}
+
+impl Accounts {
+    /// Operations on `store`, wrapping keys under `master`.
+    pub fn new(store: Arc<dyn Store>, master: Arc<MasterKey>, hasher: PasswordHasher) -> Self {
+        Accounts { store, master, hasher }
+    }
+
+    /// Hashes the password and derives the memento key on a blocking thread: argon2 takes tens of
+    /// milliseconds of CPU and must not stall an async worker.
+    async fn credentials(
+        &self,
+        password: Password,
+    ) -> Result<(String, meldewerk_storage::WrappedKey), AccountError> {
+        let hasher = self.hasher.clone();
+        let master = self.master.clone();
+        tokio::task::spawn_blocking(move || {
+            let hash = hasher.hash(password.expose())?;
+            let key = hasher.derive_memento_key(password.expose())?;
+            Ok((hash, master.wrap(MEMENTO_KEY, &key)))
+        })
+        .await
+        .expect("the hashing task does not panic")
+    }
+
+    /// Adds a user.
+    #[tracing::instrument(skip(self, password))]
+    pub async fn add(
+        &self,
+        name: &UserName,
+        password: Password,
+        customer: Option<String>,
+    ) -> Result<(), AccountError> {
+        if self.store.user(name.as_str()).await?.is_some() {
+            return Err(AccountError::Duplicate(name.as_str().into()));
+        }
+        let (password_hash, memento_key) = self.credentials(password).await?;
+        let now = Utc::now();
+        let record = UserRecord {
+            name: name.as_str().into(),
+            customer,
+            password_hash,
+            memento_key,
+            seal: None,
+            created_at: now,
+            password_changed_at: now,
+        };
+        self.store.create_user(record).await.map_err(|e| match e {
+            StoreError::Conflict(_) => AccountError::Duplicate(name.as_str().into()),
+            other => other.into(),
+        })
+    }
+
+    /// Sets a new password. The memento key is replaced with it, so every memento, magic link
+    /// and session made under the old password stops working.
+    #[tracing::instrument(skip(self, password))]
+    pub async fn change_password(
+        &self,
+        name: &UserName,
+        password: Password,
+    ) -> Result<(), AccountError> {
+        let mut record = self.existing(name).await?;
+        let (password_hash, memento_key) = self.credentials(password).await?;
+        record.password_hash = password_hash;
+        record.memento_key = memento_key;
+        record.password_changed_at = Utc::now();
+        Ok(self.store.update_user(record).await?)
+    }
+
+    /// Removes a user; their reports stay in the store.
+    #[tracing::instrument(skip(self))]
+    pub async fn remove(&self, name: &UserName) -> Result<(), AccountError> {
+        if self.store.remove_user(name.as_str()).await? {
+            Ok(())
+        } else {
+            Err(AccountError::UnknownUser(name.as_str().into()))
+        }
+    }
+
+    /// All users.
+    pub async fn list(&self) -> Result<Vec<UserSummary>, AccountError> {
+        Ok(self
+            .store
+            .users()
+            .await?
+            .into_iter()
+            .map(|u| UserSummary {
+                name: u.name,
+                customer: u.customer,
+                seal: u.seal.is_some(),
+                created_at: u.created_at,
+                password_changed_at: u.password_changed_at,
+            })
+            .collect())
+    }
+
+    /// Deposits a seal for a user: the given Ed25519 PKCS#8 key, or a freshly generated one.
+    /// Returns the public key, which the receiving office uses to verify sealed messages.
+    #[tracing::instrument(skip(self, pkcs8))]
+    pub async fn deposit_seal(
+        &self,
+        name: &UserName,
+        pkcs8: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>, AccountError> {
+        let mut record = self.existing(name).await?;
+        let pkcs8 = match pkcs8 {
+            Some(bytes) => bytes,
+            None => Ed25519KeyPair::generate_pkcs8(&ring::rand::SystemRandom::new())
+                .map_err(|_| AccountError::InvalidSeal("key generation failed".into()))?
+                .as_ref()
+                .to_vec(),
+        };
+        let pair = Ed25519KeyPair::from_pkcs8_maybe_unchecked(&pkcs8).map_err(|e| {
+            AccountError::InvalidSeal(format!("not an Ed25519 PKCS#8 (DER) key: {e}"))
+        })?;
+        let public_key = pair.public_key().as_ref().to_vec();
+        record.seal = Some(SealRecord {
+            algorithm: "Ed25519".into(),
+            private_key: self.master.wrap(SEAL_KEY, &pkcs8),
+            public_key: public_key.clone(),
+            deposited_at: Utc::now(),
+        });
+        self.store.update_user(record).await?;
+        Ok(public_key)
+    }
+
+    async fn existing(&self, name: &UserName) -> Result<UserRecord, AccountError> {
+        self.store
+            .user(name.as_str())
+            .await?
+            .ok_or_else(|| AccountError::UnknownUser(name.as_str().into()))
+    }
+}

@@ -1,0 +1,28 @@
+//! Who is calling: API users over HTTP Basic ([`basic`]), end users in a browser session created
+//! by a magic link or `/bal/` ([`session`]), and operators ([`operator`]).
+
+pub mod basic;
+pub mod limiter;
+pub mod operator;
+pub mod session;
+
+pub use basic::{ApiUser, CredentialVerifier};
+pub use operator::Operator;
+pub use session::{SessionUser, Sessions};
+
+/// Why authentication failed. The reason is for logs only: every caller sees the same answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthFailure {
+    /// Missing or wrong credentials.
+    #[error("missing or invalid credentials")]
+    Unauthorized,
+    /// Too many failed attempts for this user or client address.
+    #[error("too many failed logins")]
+    TooManyAttempts {
+        /// Seconds until another attempt is considered.
+        retry_after_secs: u64,
+    },
+    /// The store failed while checking.
+    #[error("authentication backend failed: {0}")]
+    Internal(String),
+}

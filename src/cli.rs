@@ -1,0 +1,187 @@
+//! The command line: `meldewerk serve`, `meldewerk user …`, `meldewerk seal …`.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use clap::{Parser, Subcommand};
+
+use crate::accounts::{Accounts, Password, UserName};
+use crate::configuration::Settings;
+use crate::crypto::{MasterKey, PasswordHasher};
+use crate::startup;
+
+/// meldewerk: reports to German authorities, from pre-filled forms to receipts.
+#[derive(Debug, Parser)]
+#[command(name = "meldewerk", version, about)]
+pub struct Cli {
+    /// Configuration file (default: ./meldewerk.toml when present).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Data directory (overrides configuration and MELDEWERK_DATA_DIR).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the service.
+    Serve {
+        /// Listen address host:port (overrides configuration and MELDEWERK_LISTEN).
+        #[arg(long)]
+        listen: Option<String>,
+    },
+    /// Manage API users (server stopped, same data directory).
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage seals (server stopped, same data directory).
+    #[command(subcommand)]
+    Seal(SealCommand),
+}
+
+/// `meldewerk user …`
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add an API user; the password is read from standard input.
+    Add {
+        /// User name.
+        name: String,
+        /// Read the password from standard input (required).
+        #[arg(long)]
+        password_stdin: bool,
+        /// Customer id to attach.
+        #[arg(long)]
+        customer: Option<String>,
+    },
+    /// Set a new password (revokes every memento, magic link and session of the user).
+    Passwd {
+        /// User name.
+        name: String,
+        /// Read the password from standard input (required).
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// List users.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a user (their reports stay).
+    Remove {
+        /// User name.
+        name: String,
+    },
+}
+
+/// `meldewerk seal …`
+#[derive(Debug, Subcommand)]
+pub enum SealCommand {
+    /// Deposit a seal for a user: an Ed25519 PKCS#8 (DER) key file, or a newly generated key.
+    Deposit {
+        /// User name.
+        name: String,
+        /// Ed25519 private key in PKCS#8 DER form; without it a new key is generated.
+        #[arg(long, value_name = "FILE")]
+        key_file: Option<PathBuf>,
+    },
+}
+
+/// A command-line failure: the message is printed, the exit code is 1.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CliError(pub String);
+
+fn err(e: impl std::fmt::Display) -> CliError {
+    CliError(e.to_string())
+}
+
+fn read_password(flag: bool) -> Result<Password, CliError> {
+    if !flag {
+        return Err(CliError(
+            "give the password on standard input with --password-stdin".into(),
+        ));
+    }
+    let mut raw = String::new();
+    std::io::stdin().read_to_string(&mut raw).map_err(err)?;
+    Password::parse(&raw).map_err(err)
+}
+
+fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {
+    if !create_data_dir && !settings.db_dir().is_dir() {
+        return Err(CliError(format!(
+            "data directory {} has no meldewerk database (add a user or start the server first, or pass --data-dir)",
+            settings.data_dir.display()
+        )));
+    }
+    let store = startup::open_store(settings).map_err(err)?;
+    let master = MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref()).map_err(err)?;
+    let hasher = PasswordHasher::new(settings.security.argon2_memory_kib, settings.security.argon2_iterations)
+        .map_err(err)?;
+    Ok(Accounts::new(store, Arc::new(master), hasher))
+}
+
+/// Runs a user or seal command and returns what to print.
+pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, CliError> {
+    match command {
+        Command::Serve { .. } => unreachable!("serve is not an admin command"),
+        Command::User(UserCommand::Add { name, password_stdin, customer }) => {
+            let name = UserName::parse(&name).map_err(err)?;
+            let password = read_password(password_stdin)?;
+            accounts(settings, true)?.add(&name, password, customer).await.map_err(err)?;
+            Ok(format!("user {} added", name.as_str()))
+        }
+        Command::User(UserCommand::Passwd { name, password_stdin }) => {
+            let name = UserName::parse(&name).map_err(err)?;
+            let password = read_password(password_stdin)?;
+            accounts(settings, false)?.change_password(&name, password).await.map_err(err)?;
+            Ok(format!(
+                "password of {} changed; its older mementos, magic links and sessions no longer work",
+                name.as_str()
+            ))
+        }
+        Command::User(UserCommand::List { json }) => {
+            let users = accounts(settings, false)?.list().await.map_err(err)?;
+            if json {
+                return serde_json::to_string_pretty(&users).map_err(err);
+            }
+            let mut out = format!("{:<24} {:<16} {:<5} {}", "NAME", "CUSTOMER", "SEAL", "CREATED");
+            for u in users {
+                out.push_str(&format!(
+                    "\n{:<24} {:<16} {:<5} {}",
+                    u.name,
+                    u.customer.unwrap_or_else(|| "-".into()),
+                    if u.seal { "yes" } else { "no" },
+                    u.created_at.to_rfc3339()
+                ));
+            }
+            Ok(out)
+        }
+        Command::User(UserCommand::Remove { name }) => {
+            let name = UserName::parse(&name).map_err(err)?;
+            accounts(settings, false)?.remove(&name).await.map_err(err)?;
+            Ok(format!("user {} removed", name.as_str()))
+        }
+        Command::Seal(SealCommand::Deposit { name, key_file }) => {
+            let name = UserName::parse(&name).map_err(err)?;
+            let key = match key_file {
+                Some(path) => Some(std::fs::read(&path).map_err(|e| {
+                    CliError(format!("cannot read key file {}: {e}", path.display()))
+                })?),
+                None => None,
+            };
+            let public_key = accounts(settings, false)?.deposit_seal(&name, key).await.map_err(err)?;
+            Ok(format!(
+                "seal deposited for {}; public key (Ed25519, base64): {}",
+                name.as_str(),
+                STANDARD.encode(public_key)
+            ))
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! Settings: embedded defaults < `meldewerk.toml` (or `--config FILE`) < `MELDEWERK_*` environment
+//! variables, nested keys joined by `__` (`MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS`).
+
+use std::path::{Path, PathBuf};
+
+use figment::providers::{Env, Format, Toml};
+use figment::Figment;
+use meldewerk_actors::EngineSettings;
+use meldewerk_transports::standesamt::StandesamtConfig;
+use serde::Deserialize;
+
+/// Everything the service can be configured with. Every field has an embedded default, so that
+/// `meldewerk serve` runs with no configuration at all.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Address the HTTP server binds, `host:port` (port 0 picks a free port).
+    pub listen: String,
+    /// Directory holding the database, the master key and the simulators' journals.
+    pub data_dir: PathBuf,
+    /// Public base address (`https://meldungen.example.org`); defaults to `http://{listen}`.
+    /// Decides the `Secure` flag of the session cookie.
+    pub base_url: Option<String>,
+    /// Lifetime of magic-link tokens in seconds.
+    pub token_lifetime_secs: u64,
+    /// Sessions end after this many seconds without a request.
+    pub session_idle_secs: u64,
+    /// Master key (base64url, 32 bytes) wrapping the users' keys; when absent the key is kept in
+    /// `{data_dir}/master.key` (mode 0600), created on first use.
+    pub master_key: Option<String>,
+    /// Largest accepted request body in bytes.
+    pub max_body_bytes: usize,
+    /// Seconds to let in-flight requests and deliveries finish on SIGTERM/SIGINT.
+    pub shutdown_grace_secs: u64,
+    /// Operator access to `/admin/api/v1/`.
+    pub operator: OperatorSettings,
+    /// Password hashing, credential cache and failed-login limits.
+    pub security: SecuritySettings,
+    /// Log output.
+    pub log: LogSettings,
+    /// The delivery engine.
+    pub engine: EngineSettings,
+    /// The civil-registry modules.
+    pub civil_registry: CivilRegistrySettings,
+    /// The transports (all simulated in this version).
+    pub transports: TransportSettings,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            listen: "127.0.0.1:8080".into(),
+            data_dir: PathBuf::from("./data"),
+            base_url: None,
+            token_lifetime_secs: 3600,
+            session_idle_secs: 1800,
+            master_key: None,
+            max_body_bytes: 256 * 1024,
+            shutdown_grace_secs: 10,
+            operator: OperatorSettings::default(),
+            security: SecuritySettings::default(),
+            log: LogSettings::default(),
+            engine: EngineSettings::default(),
+            civil_registry: CivilRegistrySettings::default(),
+            transports: TransportSettings::default(),
+        }
+    }
+}
+
+/// Operator credentials. Without a password the operator API answers 401 to everyone.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OperatorSettings {
+    /// Operator user name.
+    pub username: String,
+    /// Operator password; unset disables the operator API.
+    pub password: Option<String>,
+}
+
+impl Default for OperatorSettings {
+    fn default() -> Self {
+        OperatorSettings { username: "operator".into(), password: None }
+    }
+}
+
+/// Password hashing and login protection.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SecuritySettings {
+    /// argon2id memory cost in KiB.
+    pub argon2_memory_kib: u32,
+    /// argon2id iterations.
+    pub argon2_iterations: u32,
+    /// How many argon2 computations may run at once (each holds a blocking thread).
+    pub argon2_concurrency: usize,
+    /// Seconds a verified credential is trusted without running argon2 again.
+    pub credential_cache_ttl_secs: u64,
+    /// Most credentials kept in the cache.
+    pub credential_cache_size: usize,
+    /// Failed logins allowed per user name and minute before further attempts get 429.
+    pub failed_logins_per_user_per_minute: u32,
+    /// Failed logins allowed per client address and minute before further attempts get 429.
+    pub failed_logins_per_address_per_minute: u32,
+}
+
+impl Default for SecuritySettings {
+    fn default() -> Self {
+        SecuritySettings {
+            argon2_memory_kib: 19 * 1024,
+            argon2_iterations: 2,
+            argon2_concurrency: 2,
+            credential_cache_ttl_secs: 300,
+            credential_cache_size: 10_000,
+            failed_logins_per_user_per_minute: 10,
+            failed_logins_per_address_per_minute: 30,
+        }
+    }
+}
+
+/// Log output settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSettings {
+    /// `text` or `json`.
+    pub format: String,
+    /// Filter in `tracing` env-filter syntax, e.g. `info` or `meldewerk=debug,info`.
+    pub level: String,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        LogSettings { format: "text".into(), level: "info".into() }
+    }
+}
+
+/// Addresses written into xPersonenstand message headers, and result retention.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CivilRegistrySettings {
+    /// DVDV identifier of the receiving civil registry office (`leser`).
+    pub standesamt_kennung: String,
+    /// Name of the receiving civil registry office.
+    pub standesamt_name: String,
+    /// DVDV identifier of this portal (`autor`).
+    pub portal_kennung: String,
+    /// Name of this portal.
+    pub portal_name: String,
+    /// Contact channel of this portal, code of the XÖV list `erreichbarkeit` (`01` e-mail).
+    pub portal_kanal: String,
+    /// Contact address on that channel, for queries by the registry office.
+    pub portal_kontakt: String,
+    /// Seconds a final result is kept before retention removes its payload (410 report-expired).
+    pub retention_secs: u64,
+    /// Whether messages carry `test="test"` (marks them as test messages for the office).
+    pub test_messages: bool,
+}
+
+impl Default for CivilRegistrySettings {
+    fn default() -> Self {
+        CivilRegistrySettings {
+            standesamt_kennung: "psw:11000000".into(),
+            standesamt_name: "Standesamt (simuliert)".into(),
+            portal_kennung: "sap:000000001".into(),
+            portal_name: "meldewerk".into(),
+            portal_kanal: "01".into(),
+            portal_kontakt: "poststelle@meldewerk.invalid".into(),
+            retention_secs: 30 * 24 * 3600,
+            test_messages: true,
+        }
+    }
+}
+
+/// Transport settings; every transport is simulated in-process in this version.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TransportSettings {
+    /// The simulated civil registry office (xPersonenstand).
+    pub xpersonenstand: StandesamtConfig,
+}
+
+/// Why the settings could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration: {0}")]
+pub struct ConfigError(String);
+
+impl Settings {
+    /// Loads the settings: defaults, then the TOML file (the given one must exist; without one,
+    /// `./meldewerk.toml` is read when present), then the environment.
+    pub fn load(config_file: Option<&Path>) -> Result<Settings, ConfigError> {
+        let mut figment = Figment::new();
+        match config_file {
+            Some(file) => {
+                if !file.is_file() {
+                    return Err(ConfigError(format!(
+                        "configuration file {} does not exist",
+                        file.display()
+                    )));
+                }
+                figment = figment.merge(Toml::file(file));
+            }
+            None => figment = figment.merge(Toml::file("meldewerk.toml")),
+        }
+        let settings: Settings = figment
+            .merge(Env::prefixed("MELDEWERK_").split("__"))
+            .extract()
+            .map_err(|e| ConfigError(e.to_string()))?;
+        settings.check()?;
+        Ok(settings)
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        if let Some(base) = &self.base_url {
+            if !(base.starts_with("http://") || base.starts_with("https://")) {
+                return Err(ConfigError(format!(
+                    "base_url must start with http:// or https://, got {base}"
+                )));
+            }
+        }
+        if self.token_lifetime_secs == 0 {
+            return Err(ConfigError("token_lifetime_secs must be at least 1".into()));
+        }
+        if self.security.argon2_concurrency == 0 {
+            return Err(ConfigError("security.argon2_concurrency must be at least 1".into()));
+        }
+        if self.log.format != "text" && self.log.format != "json" {
+            return Err(ConfigError(format!(
+                "log.format must be text or json, got {}",
+                self.log.format
+            )));
+        }
+        Ok(())
+    }
+
+    /// Path of the sled database.
+    pub fn db_dir(&self) -> PathBuf {
+        self.data_dir.join("db")
+    }
+
+    /// Path of the simulated civil registry office's journal.
+    pub fn standesamt_journal_dir(&self) -> PathBuf {
+        self.data_dir.join("simulators").join("xpersonenstand")
+    }
+}

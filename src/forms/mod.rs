@@ -1,0 +1,30 @@
+//! The HTML frame shared by every page end users see.
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+const STYLE: &str = r#"
+body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b;line-height:1.45}
+h1{font-size:1.5rem}fieldset{border:1px solid #bbb;border-radius:6px;margin:1rem 0;padding:.5rem 1rem 1rem}
+legend{font-weight:600}label{display:block;margin-top:.6rem;font-size:.95rem}
+input[type=text],input[type=date],input[type=time],input[type=number],select{width:100%;padding:.35rem;box-sizing:border-box;font-size:1rem}
+input[aria-invalid=true],select[aria-invalid=true]{border:2px solid #b00020}
+.check label{display:inline;margin-left:.3rem}.error{color:#b00020}.errors{border:2px solid #b00020;padding:.5rem 1rem;border-radius:6px}
+button{margin-top:1rem;padding:.6rem 1.4rem;font-size:1rem}.note{background:#f3f6fa;padding:.6rem 1rem;border-radius:6px}
+"#;
+
+/// A complete page with `title` and `body`.
+pub fn page(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="de" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="referrer" content="no-referrer";
+                title { (title) " – meldewerk" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body { main { (body) } }
+        }
+    }
+}

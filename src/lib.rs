@@ -1,0 +1,16 @@
+//! meldewerk: JSON API, magic links, browser forms and operator API in front of the delivery
+//! engine (`meldewerk-actors`), its transports and its store.
+
+pub mod accounts;
+pub mod auth;
+pub mod cli;
+pub mod configuration;
+pub mod crypto;
+pub mod forms;
+pub mod mock;
+pub mod modules;
+pub mod routes;
+pub mod signing;
+pub mod startup;
+pub mod telemetry;
+pub mod tokens;

@@ -1,0 +1,41 @@
+use clap::Parser;
+use meldewerk::cli::{run_admin, Cli, Command};
+use meldewerk::configuration::Settings;
+use meldewerk::{startup, telemetry};
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let mut settings = match Settings::load(cli.config.as_deref()) {
+        Ok(settings) => settings,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    if let Some(dir) = cli.data_dir {
+        settings.data_dir = dir;
+    }
+    let result = actix_rt::System::new().block_on(async move {
+        match cli.command {
+            Command::Serve { listen } => {
+                if let Some(listen) = listen {
+                    settings.listen = listen;
+                }
+                telemetry::init(&settings.log);
+                startup::run(settings).await.map(|_| None).map_err(|e| e.to_string())
+            }
+            admin => run_admin(&settings, admin).await.map(Some).map_err(|e| e.to_string()),
+        }
+    });
+    match result {
+        Ok(Some(output)) => {
+            println!("{output}");
+            std::process::ExitCode::SUCCESS
+        }
+        Ok(None) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! `GET /admin/api/v1/actors`: health of every engine actor.
+
+use actix_web::{get, web, HttpResponse};
+use meldewerk_actors::Engine;
+
+use crate::auth::Operator;
+
+/// State, restarts, last error, backlog, processed and failed counts, last heartbeat per actor.
+#[get("/actors")]
+pub async fn actors(_operator: Operator, engine: web::Data<Engine>) -> HttpResponse {
+    HttpResponse::Ok().json(engine.health())
+}

@@ -1,0 +1,70 @@
+//! `GET /admin/api/v1/reports/{seg}/{id}/message`: the exact message a report delivered.
+
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use actix_web::{get, web, HttpResponse};
+use meldewerk_storage::{ReportKey, Store};
+
+use super::error;
+use crate::auth::Operator;
+
+/// Optional owner, needed only when several API users have a report with this id.
+#[derive(serde::Deserialize)]
+pub struct MessageQuery {
+    user: Option<String>,
+}
+
+/// The delivered bytes with their media type; headers name the message UUID, its SHA-256 and the
+/// signature kind. 404 when there is no such report or nothing was built yet; 409 when the id
+/// exists for several users and `?user=` is missing.
+#[get("/reports/{seg}/{id}/message")]
+pub async fn delivered_message(
+    _operator: Operator,
+    path: web::Path<(String, String)>,
+    query: web::Query<MessageQuery>,
+    store: web::Data<Arc<dyn Store>>,
+) -> HttpResponse {
+    let (module, id) = path.into_inner();
+    let key = match &query.user {
+        Some(owner) => ReportKey { owner: owner.clone(), module: module.clone(), id: id.clone() },
+        None => match store.reports_with_id(&module, &id).await {
+            Ok(mut keys) if keys.len() == 1 => keys.remove(0),
+            Ok(keys) if keys.is_empty() => {
+                return error(StatusCode::NOT_FOUND, format!("no {module} report with id {id}"))
+            }
+            Ok(keys) => {
+                let owners: Vec<String> = keys.into_iter().map(|k| k.owner).collect();
+                return error(
+                    StatusCode::CONFLICT,
+                    format!("id {id} exists for several users ({}); add ?user=", owners.join(", ")),
+                );
+            }
+            Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        },
+    };
+    let report = match store.report(&key).await {
+        Ok(Some(report)) => report,
+        Ok(None) => return error(StatusCode::NOT_FOUND, format!("no {module} report with id {id}")),
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    };
+    let Some(message) = report.message else {
+        let why = if report.expired_at.is_some() {
+            "its payload was removed by retention"
+        } else {
+            "its message has not been built yet"
+        };
+        return error(StatusCode::NOT_FOUND, format!("report {id}: {why}"));
+    };
+    let digest = ring::digest::digest(&ring::digest::SHA256, &message.body);
+    let sha256: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let mut response = HttpResponse::Ok();
+    response
+        .content_type(message.content_type.as_str())
+        .insert_header(("X-Message-UUID", message.message_uuid.as_str()))
+        .insert_header(("X-Message-SHA256", sha256));
+    if let Some(signature) = &message.signature {
+        response.insert_header(("X-Signature-Kind", signature.kind.as_str()));
+    }
+    response.body(message.body)
+}

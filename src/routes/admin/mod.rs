@@ -1,0 +1,22 @@
+//! The operator API under `/admin/api/v1/` (operator credentials from configuration).
+
+pub mod actors;
+pub mod messages;
+pub mod transports;
+
+use actix_web::web;
+
+/// Registers the operator endpoints.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/admin/api/v1")
+            .service(messages::delivered_message)
+            .service(actors::actors)
+            .service(transports::received),
+    );
+}
+
+/// `{"errors": [message]}` with the given status.
+pub(crate) fn error(status: actix_web::http::StatusCode, message: String) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::build(status).json(serde_json::json!({ "errors": [message] }))
+}

@@ -1,0 +1,53 @@
+//! `GET /bal/{target}`: the alternative session login of existing integrations. Credentials come
+//! as HTTP Basic (browsers turn `user:password@host` URLs into that header after a challenge).
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{get, web, HttpRequest, HttpResponse};
+
+use super::login::redirect_to_login_error;
+use crate::auth::basic::basic_credentials;
+use crate::auth::{AuthFailure, CredentialVerifier, Sessions};
+use crate::tokens::is_safe_target;
+
+/// Without credentials: 401 with a Basic challenge (so that browsers send the credentials from
+/// the URL). With wrong credentials, a refused target, or a blocked login: 302 `/login?error`.
+/// Otherwise a session and 302 to `/{target}?{query}` (`/bal` alone leads to `/`).
+#[get("/bal{tail:(/.*)?}")]
+#[tracing::instrument(name = "bal_login", skip_all)]
+pub async fn bal_login(
+    req: HttpRequest,
+    verifier: web::Data<CredentialVerifier>,
+    sessions: web::Data<Sessions>,
+) -> HttpResponse {
+    // The raw (still percent-encoded) path, so that the redirect keeps exactly what was asked for.
+    let raw_tail = req.uri().path().strip_prefix("/bal").unwrap_or("");
+    let mut target = if raw_tail.is_empty() { "/".to_string() } else { raw_tail.to_string() };
+    if let Some(query) = req.uri().query().filter(|q| !q.is_empty()) {
+        target = format!("{target}?{query}");
+    }
+    let Some((user, password)) = basic_credentials(&req) else {
+        return HttpResponse::Unauthorized()
+            .insert_header((
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"meldewerk\", charset=\"UTF-8\""),
+            ))
+            .finish();
+    };
+    if !is_safe_target(&target) {
+        return redirect_to_login_error();
+    }
+    let address = req.peer_addr().map(|a| a.ip());
+    match verifier.verify(&user, &password, address).await {
+        Ok(record) => {
+            let cookie = sessions.create(&record.name, &record.memento_key.key_id);
+            let mut response = super::found(&target);
+            response.add_cookie(&cookie).expect("a valid cookie");
+            response
+        }
+        Err(AuthFailure::Internal(reason)) => {
+            tracing::error!(%reason, "bal login failed internally");
+            redirect_to_login_error()
+        }
+        Err(_) => redirect_to_login_error(),
+    }
+}

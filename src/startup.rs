@@ -1,0 +1,220 @@
+//! Builds the running service from [`Settings`]: store, keys, simulated transports, the engine and
+//! the HTTP server; runs it until SIGTERM/SIGINT and shuts down in order.
+
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::Service;
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::{middleware, web, App, HttpMessage, HttpResponse, HttpServer};
+use meldewerk_actors::{Engine, ModuleSpec};
+use meldewerk_storage::{SledStore, Store, StoreError};
+use meldewerk_transports::standesamt::{SimulatedStandesamt, SimulatorError};
+use tracing_actix_web::{RequestId, TracingLogger};
+
+use crate::auth::operator::OperatorCredentials;
+use crate::auth::{CredentialVerifier, Sessions};
+use crate::configuration::{CivilRegistrySettings, Settings};
+use crate::crypto::{CryptoError, MasterKey, PasswordHasher};
+use crate::modules::birthnotice::{self, message::BirthnoticeMessages};
+use crate::routes;
+use crate::signing::Signer;
+use crate::telemetry::RedactingRootSpan;
+
+/// Settings the HTTP handlers need.
+pub struct WebSettings {
+    /// Public base address, without a trailing slash.
+    pub base_url: String,
+    /// How long a magic link stays valid.
+    pub token_lifetime: chrono::Duration,
+    /// Largest accepted request body.
+    pub max_body_bytes: usize,
+    /// Header addresses of xPersonenstand messages.
+    pub civil_registry: CivilRegistrySettings,
+}
+
+/// Whether the service takes traffic (`/readyz`).
+#[derive(Default)]
+pub struct Readiness(AtomicBool);
+
+impl Readiness {
+    /// Whether the service is ready.
+    pub fn is_ready(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    fn set(&self, ready: bool) {
+        self.0.store(ready, Ordering::SeqCst)
+    }
+}
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// The data directory could not be created or used.
+    #[error("data directory {path}: {reason}")]
+    DataDir {
+        /// The directory.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The store could not be opened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A key could not be loaded.
+    #[error(transparent)]
+    Crypto(#[from] CryptoError),
+    /// A simulated transport could not be opened.
+    #[error("simulated transport: {0}")]
+    Simulator(#[from] SimulatorError),
+    /// The listen address could not be bound.
+    #[error("cannot listen on {address}: {reason}")]
+    Listen {
+        /// The address.
+        address: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The server failed while running.
+    #[error("server: {0}")]
+    Server(String),
+}
+
+/// Opens the store in the data directory (created when missing).
+pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
+    std::fs::create_dir_all(&settings.data_dir).map_err(|e| StartupError::DataDir {
+        path: settings.data_dir.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    Ok(Arc::new(SledStore::open(&settings.db_dir())?))
+}
+
+/// Runs the service until a shutdown signal, then stops accepting, lets in-flight requests and
+/// deliveries finish (up to `shutdown_grace_secs`), and returns.
+pub async fn run(settings: Settings) -> Result<(), StartupError> {
+    let store = open_store(&settings)?;
+    let master = Arc::new(MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref())?);
+    let standesamt = SimulatedStandesamt::open(
+        &settings.standesamt_journal_dir(),
+        settings.transports.xpersonenstand.clone(),
+    )?;
+
+    let mut engine_settings = settings.engine.clone();
+    engine_settings.retention_secs.get_or_insert(settings.civil_registry.retention_secs);
+    let engine = Engine::start(
+        store.clone(),
+        vec![ModuleSpec {
+            module: birthnotice::MODULE.segment.into(),
+            builder: Arc::new(BirthnoticeMessages { settings: settings.civil_registry.clone() }),
+            signer: Arc::new(Signer::new(store.clone(), master.clone())),
+            transport: Arc::new(standesamt.clone()),
+        }],
+        engine_settings,
+    );
+
+    let security = &settings.security;
+    let hasher = PasswordHasher::new(security.argon2_memory_kib, security.argon2_iterations)?;
+    let verifier = web::Data::new(CredentialVerifier::new(store.clone(), hasher, &master, security)?);
+    let listener = TcpListener::bind(&settings.listen).map_err(|e| StartupError::Listen {
+        address: settings.listen.clone(),
+        reason: e.to_string(),
+    })?;
+    let address = listener.local_addr().map_err(|e| StartupError::Server(e.to_string()))?;
+    let base_url = settings
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{address}"))
+        .trim_end_matches('/')
+        .to_string();
+    let sessions = web::Data::new(Sessions::new(
+        Duration::from_secs(settings.session_idle_secs),
+        base_url.starts_with("https://"),
+    ));
+    let web_settings = web::Data::new(WebSettings {
+        base_url: base_url.clone(),
+        token_lifetime: chrono::Duration::seconds(settings.token_lifetime_secs as i64),
+        max_body_bytes: settings.max_body_bytes,
+        civil_registry: settings.civil_registry.clone(),
+    });
+    let operator = web::Data::new(OperatorCredentials::new(
+        &settings.operator.username,
+        settings.operator.password.as_deref(),
+        &master.derive("operator-credentials"),
+    ));
+    let readiness = web::Data::new(Readiness::default());
+    let store_data = web::Data::new(store.clone());
+    let master_data = web::Data::from(master.clone());
+    let engine_data = web::Data::new(engine.clone());
+    let standesamt_data = web::Data::new(standesamt.clone());
+    let max_body = settings.max_body_bytes;
+    let grace = Duration::from_secs(settings.shutdown_grace_secs);
+
+    let server = HttpServer::new({
+        let readiness = readiness.clone();
+        move || {
+            App::new()
+                .app_data(store_data.clone())
+                .app_data(master_data.clone())
+                .app_data(verifier.clone())
+                .app_data(sessions.clone())
+                .app_data(web_settings.clone())
+                .app_data(operator.clone())
+                .app_data(readiness.clone())
+                .app_data(engine_data.clone())
+                .app_data(standesamt_data.clone())
+                .app_data(web::FormConfig::default().limit(max_body))
+                .app_data(web::PayloadConfig::new(max_body))
+                .wrap(
+                    middleware::DefaultHeaders::new()
+                        .add(("X-Content-Type-Options", "nosniff"))
+                        .add(("X-Frame-Options", "DENY"))
+                        .add(("Referrer-Policy", "no-referrer")),
+                )
+                .wrap_fn(|req, srv| {
+                    let request_id = req.extensions().get::<RequestId>().copied();
+                    let response = srv.call(req);
+                    async move {
+                        let mut response = response.await?;
+                        if let Some(id) = request_id {
+                            if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
+                                response
+                                    .headers_mut()
+                                    .insert(HeaderName::from_static("x-request-id"), value);
+                            }
+                        }
+                        Ok(response)
+                    }
+                })
+                .wrap(TracingLogger::<RedactingRootSpan>::new())
+                .service(routes::health::healthz)
+                .service(routes::health::readyz)
+                .service(routes::magic_link::redeem)
+                .service(routes::bal::bal_login)
+                .service(routes::login::login)
+                .service(routes::login::logout)
+                .configure(birthnotice::configure)
+                .configure(routes::admin::configure)
+                .default_service(web::to(|| async {
+                    HttpResponse::NotFound().json(serde_json::json!({ "errors": ["not found"] }))
+                }))
+        }
+    })
+    .listen(listener)
+    .map_err(|e| StartupError::Server(e.to_string()))?
+    .shutdown_timeout(grace.as_secs())
+    .run();
+
+    tracing::info!(%address, %base_url, "meldewerk started");
+    // Tests and scripts read this line to learn the port when listening on port 0.
+    println!("meldewerk listening on http://{address}");
+    readiness.set(true);
+    let result = server.await;
+    readiness.set(false);
+    tracing::info!("HTTP server stopped; finishing deliveries");
+    engine.shutdown(grace).await;
+    tracing::info!("meldewerk stopped");
+    result.map_err(|e| StartupError::Server(e.to_string()))
+}

@@ -1,0 +1,123 @@
+//! meldewerk's store.
+//!
+//! Every layer reaches state through the [`Store`] trait, so that the engine does not care which
+//! database holds it: [`SledStore`] today (one node, embedded), a PostgreSQL engine later (several
+//! nodes sharing the work).
+//!
+//! The contract every engine keeps:
+//! - each method that changes state is one transaction: it happens whole or not at all;
+//! - a method that changes state returns only once the change is durable (flushed), so that an
+//!   answer given after it never promises more than a crash would keep;
+//! - outbox jobs are never lost: a job leaves the outbox only in the transaction that records
+//!   its result.
+
+mod model;
+mod sled_store;
+
+pub use model::*;
+pub use sled_store::SledStore;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The record exists already (a user name, a report id for this user and module).
+    #[error("already exists: {0}")]
+    Conflict(String),
+    /// The record the operation needs does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// Another process holds the data directory (the server is running on it).
+    #[error("the data directory {0} is in use by another process (is the server running?)")]
+    Locked(String),
+    /// The stored bytes could not be decoded.
+    #[error("corrupt record: {0}")]
+    Corrupt(String),
+    /// The database engine failed (I/O, disk full, ...).
+    #[error("storage failure: {0}")]
+    Backend(String),
+}
+
+/// Result of store operations.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The store behind every layer. See the crate docs for the transaction and durability contract.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    // ---- users and keys ----
+
+    /// Adds a user. `Conflict` if the name is taken.
+    async fn create_user(&self, user: UserRecord) -> StoreResult<()>;
+    /// Replaces a user's record (password change, seal deposit). `NotFound` if absent.
+    /// Keeps the key-id index in step: the old memento key id stops resolving.
+    async fn update_user(&self, user: UserRecord) -> StoreResult<()>;
+    /// Removes a user; `false` if there was none. Reports stay (they belong to the audit trail).
+    async fn remove_user(&self, name: &str) -> StoreResult<bool>;
+    /// Reads a user by name.
+    async fn user(&self, name: &str) -> StoreResult<Option<UserRecord>>;
+    /// Reads the user whose *current* memento key has this id.
+    async fn user_by_key_id(&self, key_id: &str) -> StoreResult<Option<UserRecord>>;
+    /// All users, by name.
+    async fn users(&self) -> StoreResult<Vec<UserRecord>>;
+
+    // ---- reports ----
+
+    /// Stores a freshly dispatched report, lists it as pending and queues a `Deliver` job, in one
+    /// transaction. `Conflict` if the owner already has a report with this module and id.
+    async fn submit_report(&self, report: Report) -> StoreResult<Job>;
+    /// Reads a report without changing it (`peek`).
+    async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>>;
+    /// Reads a report the way a poll without `peek` does: a final, unpolled report is marked polled
+    /// and leaves the pending list atomically, so two concurrent consumers never both get it.
+    async fn consume_report(&self, key: &ReportKey) -> StoreResult<Consumed>;
+    /// Ids of the owner's reports in this module that were dispatched and not yet consumed.
+    async fn pending_ids(&self, owner: &str, module: &str) -> StoreResult<Vec<String>>;
+    /// Every report with this module and id, whatever its owner (operator look-ups).
+    async fn reports_with_id(&self, module: &str, id: &str) -> StoreResult<Vec<ReportKey>>;
+    /// Removes the payload (submission, message, receipt) of final reports that finished before
+    /// `cutoff` and marks them expired; returns how many. Later reads answer 410 report-expired.
+    async fn expire_finished_before(&self, cutoff: DateTime<Utc>) -> StoreResult<usize>;
+
+    // ---- outbox ----
+
+    /// Jobs whose `not_before` has passed, oldest due first, at most `limit`.
+    async fn due_jobs(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Job>>;
+    /// Number of jobs in the outbox (backlog, for health and metrics).
+    async fn outbox_len(&self) -> StoreResult<usize>;
+    /// Counts an attempt before it is made (so that a crash or panic during it counts too) and
+    /// returns the job as stored. `NotFound` if the job is gone (done by someone else).
+    async fn begin_attempt(&self, job: &Job) -> StoreResult<Job>;
+    /// Puts a job back for later: after a transient error (backoff) or while an acknowledgement
+    /// is outstanding (polling interval).
+    async fn reschedule(
+        &self,
+        job: &Job,
+        not_before: DateTime<Utc>,
+        last_error: Option<String>,
+    ) -> StoreResult<()>;
+    /// Stores the built message on the report, unless one is stored already; returns the message
+    /// that is stored now (so that a retry delivers exactly the same bytes).
+    async fn record_prepared(
+        &self,
+        key: &ReportKey,
+        message: PreparedMessage,
+    ) -> StoreResult<PreparedMessage>;
+    /// The transport accepted the delivery: remember its reference and turn the `Deliver` job into
+    /// an `AwaitAck` job due at `ack_due`, in one transaction.
+    async fn record_delivered(
+        &self,
+        job: &Job,
+        transport_ref: String,
+        delivered_at: DateTime<Utc>,
+        ack_due: DateTime<Utc>,
+    ) -> StoreResult<()>;
+    /// Records the final state of the report and removes its job, in one transaction.
+    async fn record_outcome(
+        &self,
+        job: &Job,
+        outcome: Outcome,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()>;
+}

@@ -1,0 +1,236 @@
+//! The records the store keeps. They are plain data: every engine (sled today, PostgreSQL later)
+//! stores them as they are, and every layer above reads them through the [`crate::Store`] trait.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// An API user: a service account that integrators authenticate with over HTTP Basic.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct UserRecord {
+    /// Login name, unique in the store.
+    pub name: String,
+    /// Optional customer id the operator attaches to the account (billing, support).
+    pub customer: Option<String>,
+    /// argon2id hash of the password in PHC string format.
+    pub password_hash: String,
+    /// The user's current memento key, wrapped under the server's master key.
+    pub memento_key: WrappedKey,
+    /// The user's seal (signing key), when one was deposited.
+    pub seal: Option<SealRecord>,
+    /// When the account was created.
+    pub created_at: DateTime<Utc>,
+    /// When the password (and with it the memento key) was last set.
+    pub password_changed_at: DateTime<Utc>,
+}
+
+/// A secret key wrapped (AES-256-GCM) under the server's master key.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WrappedKey {
+    /// Public, random identifier of the key. Tokens carry it in the clear so that the server knows
+    /// which key opens them; a password change issues a new id, so older tokens find no key.
+    pub key_id: String,
+    /// 96-bit nonce followed by the ciphertext and tag of the key material.
+    pub wrapped: Vec<u8>,
+}
+
+/// A seal deposited for an API user: a signing key applied automatically to delivered messages.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SealRecord {
+    /// Signature algorithm of the key, e.g. `Ed25519`.
+    pub algorithm: String,
+    /// The PKCS#8 document of the private key, wrapped under the master key.
+    pub private_key: WrappedKey,
+    /// Public key (raw bytes) so that a receiving office can verify.
+    pub public_key: Vec<u8>,
+    /// When the seal was deposited.
+    pub deposited_at: DateTime<Utc>,
+}
+
+/// Transport state of a report, as integrators see it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReportStatus {
+    /// Dispatched by the end user; the transport has not confirmed it yet.
+    Pending,
+    /// Delivered and acknowledged; a receipt exists.
+    Success,
+    /// The transport failed for good; a reason exists.
+    Failure,
+}
+
+impl ReportStatus {
+    /// Whether the state is final (a poll without `peek` consumes it).
+    pub fn is_final(self) -> bool {
+        !matches!(self, ReportStatus::Pending)
+    }
+}
+
+/// Identifies a report: the owning API user, the module and the integrator's id.
+/// Ids are unique per user and module; the same id under another user is another report.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReportKey {
+    /// API user that created the memento and owns the report.
+    pub owner: String,
+    /// Module path segment, e.g. `birthnotice`.
+    pub module: String,
+    /// Integrator-chosen id from the memento.
+    pub id: String,
+}
+
+impl std::fmt::Display for ReportKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}/{}", self.owner, self.module, self.id)
+    }
+}
+
+/// The message as it was handed to the transport, kept byte for byte.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PreparedMessage {
+    /// Message UUID written into the message header.
+    pub message_uuid: String,
+    /// Media type of `body`, e.g. `application/xml`.
+    pub content_type: String,
+    /// The exact bytes delivered.
+    pub body: Vec<u8>,
+    /// Detached signature over `body` (seal or end-user signature), if any.
+    pub signature: Option<MessageSignature>,
+    /// When the message was built.
+    pub prepared_at: DateTime<Utc>,
+}
+
+/// A detached signature over a delivered message.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct MessageSignature {
+    /// `seal` (applied automatically) or `end-user` (applied in the form).
+    pub kind: String,
+    /// Algorithm name, e.g. `Ed25519`.
+    pub algorithm: String,
+    /// Signature bytes.
+    pub value: Vec<u8>,
+    /// Public key that verifies `value`.
+    pub public_key: Vec<u8>,
+    /// Who signed: the API user for a seal, the signatory's name for an end-user signature.
+    pub signer: String,
+}
+
+/// A report: created when the end user dispatches a form, then moved by the engine.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    /// Owner, module and id.
+    pub key: ReportKey,
+    /// Transport state.
+    pub status: ReportStatus,
+    /// When the end user dispatched the form.
+    pub submitted_at: DateTime<Utc>,
+    /// Opaque integrator reference echoed in results (birthnotice).
+    pub client_reference: Option<String>,
+    /// Identifier of the delivery portal used.
+    pub portal: Option<String>,
+    /// The typed submission the engine builds the message from (module-specific JSON).
+    /// `None` once retention removed the payload.
+    pub submission: Option<serde_json::Value>,
+    /// Key the transport deduplicates deliveries by; fixed at submission.
+    pub idempotency_key: String,
+    /// The message as delivered; set before the first delivery attempt.
+    pub message: Option<PreparedMessage>,
+    /// The transport's reference for the accepted delivery (used to poll the acknowledgement).
+    pub transport_ref: Option<String>,
+    /// When the transport accepted the delivery.
+    pub delivered_at: Option<DateTime<Utc>>,
+    /// When the final state was reached.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Receipt PDF, only for `Success`.
+    pub receipt_pdf: Option<Vec<u8>>,
+    /// Failure reason, only for `Failure`.
+    pub failure_reason: Option<String>,
+    /// Whether a read without `peek` consumed the final result.
+    pub polled: bool,
+    /// When retention removed the payload; reads then answer 410 report-expired.
+    pub expired_at: Option<DateTime<Utc>>,
+}
+
+impl Report {
+    /// A fresh report in the initial state (`Pending`), as the form dispatch creates it.
+    pub fn new_pending(
+        key: ReportKey,
+        submission: serde_json::Value,
+        client_reference: Option<String>,
+        idempotency_key: String,
+        submitted_at: DateTime<Utc>,
+    ) -> Self {
+        Report {
+            key,
+            status: ReportStatus::Pending,
+            submitted_at,
+            client_reference,
+            portal: None,
+            submission: Some(submission),
+            idempotency_key,
+            message: None,
+            transport_ref: None,
+            delivered_at: None,
+            finished_at: None,
+            receipt_pdf: None,
+            failure_reason: None,
+            polled: false,
+            expired_at: None,
+        }
+    }
+}
+
+/// What the engine still has to do for a report. Jobs live in the durable outbox, so that a crash
+/// or a restarted actor resumes them; a mailbox message alone would be lost.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub enum JobKind {
+    /// Build (once) and deliver the message to the transport.
+    Deliver,
+    /// Poll the transport for the asynchronous acknowledgement.
+    AwaitAck,
+}
+
+/// One entry of the outbox.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Job {
+    /// Store-assigned, increasing id.
+    pub id: u64,
+    /// The report the job works on.
+    pub report: ReportKey,
+    /// What to do next.
+    pub kind: JobKind,
+    /// Attempts made so far for this kind (incremented before each attempt, so a crash counts).
+    pub attempts: u32,
+    /// Do not run before this time (backoff, acknowledgement polling interval).
+    pub not_before: DateTime<Utc>,
+    /// Last error seen, for operators.
+    pub last_error: Option<String>,
+}
+
+/// Outcome of consuming a report (a read without `peek`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Consumed {
+    /// The report as it was read. A final report is now marked polled; a pending one is unchanged.
+    Report(Box<Report>),
+    /// A read without `peek` consumed it earlier.
+    AlreadyRetrieved,
+    /// Retention removed its payload.
+    Expired,
+    /// No such report for this owner and module.
+    NotFound,
+}
+
+/// How a delivery or acknowledgement attempt ended, recorded in one transaction with its job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The transport confirmed: `Success` with the receipt.
+    Acknowledged {
+        /// Receipt PDF bytes.
+        receipt_pdf: Vec<u8>,
+        /// Portal identifier reported to integrators.
+        portal: Option<String>,
+    },
+    /// The transport failed for good: `Failure` with the reason.
+    Failed {
+        /// Reason shown to integrators.
+        reason: String,
+    },
+}

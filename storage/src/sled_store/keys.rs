@@ -1,0 +1,113 @@
+//! Byte layout of the keys in the sled trees.
+//!
+//! Text parts are joined by NUL so that a prefix scan over `owner\0module\0` finds exactly one
+//! owner's reports in one module (a bare `owner` prefix would also match `owner2`). Names and
+//! modules never contain NUL; an id may, since it is always the last part of a report key.
+//!
+//! Outbox keys start with the due time so that the tree's own order is the order jobs come due;
+//! the job id after it keeps jobs due in the same millisecond apart and in creation order.
+
+use chrono::{DateTime, Utc};
+
+use crate::ReportKey;
+
+const SEP: u8 = 0;
+
+/// Length of an outbox key: due time (8 bytes) and job id (8 bytes).
+pub(crate) const OUTBOX_KEY_LEN: usize = 16;
+
+fn join(parts: &[&str]) -> Vec<u8> {
+    let len = parts.iter().map(|p| p.len() + 1).sum();
+    let mut key = Vec::with_capacity(len);
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            key.push(SEP);
+        }
+        key.extend_from_slice(part.as_bytes());
+    }
+    key
+}
+
+/// `owner\0module\0id`: key of the `reports` and `pending` trees.
+pub(crate) fn report(key: &ReportKey) -> Vec<u8> {
+    join(&[&key.owner, &key.module, &key.id])
+}
+
+/// `owner\0module\0`: prefix of all of one owner's report keys in one module.
+pub(crate) fn report_prefix(owner: &str, module: &str) -> Vec<u8> {
+    let mut prefix = join(&[owner, module]);
+    prefix.push(SEP);
+    prefix
+}
+
+/// `module\0id\0owner`: key of the `reports_by_id` tree.
+pub(crate) fn by_id(key: &ReportKey) -> Vec<u8> {
+    join(&[&key.module, &key.id, &key.owner])
+}
+
+/// `module\0id\0`: prefix of the `reports_by_id` keys of every owner's report with this id.
+pub(crate) fn by_id_prefix(module: &str, id: &str) -> Vec<u8> {
+    let mut prefix = join(&[module, id]);
+    prefix.push(SEP);
+    prefix
+}
+
+/// Due time as 8 bytes that sort like the time itself. Flipping the sign bit of the two's
+/// complement millis maps `i64::MIN..=i64::MAX` onto `0..=u64::MAX` in order, so a time before
+/// 1970 (a clock gone wrong, a test) still sorts before every later one.
+fn due(at: DateTime<Utc>) -> [u8; 8] {
+    ((at.timestamp_millis() as u64) ^ (1 << 63)).to_be_bytes()
+}
+
+/// Key of the `outbox` tree: due time, then job id.
+pub(crate) fn outbox(not_before: DateTime<Utc>, job_id: u64) -> [u8; OUTBOX_KEY_LEN] {
+    let mut key = [0; OUTBOX_KEY_LEN];
+    key[..8].copy_from_slice(&due(not_before));
+    key[8..].copy_from_slice(&job_id.to_be_bytes());
+    key
+}
+
+/// The greatest outbox key due in the same millisecond as `now`: the inclusive end of the scan
+/// for due jobs.
+pub(crate) fn outbox_due_end(now: DateTime<Utc>) -> [u8; OUTBOX_KEY_LEN] {
+    outbox(now, u64::MAX)
+}
+
+/// Key of the `outbox_by_id` tree.
+pub(crate) fn job_id(id: u64) -> [u8; 8] {
+    id.to_be_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn outbox_keys_sort_by_due_time_then_id() {
+        let early = Utc.timestamp_millis_opt(-5_000).unwrap();
+        let epoch = Utc.timestamp_millis_opt(0).unwrap();
+        let late = Utc.timestamp_millis_opt(1_700_000_000_000).unwrap();
+        let keys = [
+            outbox(early, 9),
+            outbox(epoch, 1),
+            outbox(epoch, 2),
+            outbox(late, 0),
+        ];
+        let mut sorted = keys;
+        sorted.sort();
+        assert_eq!(sorted, keys);
+        assert!(outbox(late, u64::MAX) <= outbox_due_end(late));
+    }
+
+    #[test]
+    fn report_prefix_does_not_match_longer_names() {
+        let key = ReportKey {
+            owner: "alice2".into(),
+            module: "birthnotice".into(),
+            id: "1".into(),
+        };
+        assert!(!report(&key).starts_with(&report_prefix("alice", "birthnotice")));
+        assert!(report(&key).starts_with(&report_prefix("alice2", "birthnotice")));
+    }
+}

@@ -1,0 +1,174 @@
+//! The sled engine: one embedded database in the data directory, for a single node.
+//!
+//! Layout (one sled tree each; values are JSON, readable when debugging and stable across
+//! versions of the record types as long as serde can read them):
+//!
+//! | tree            | key                          | value                 |
+//! |-----------------|------------------------------|-----------------------|
+//! | `users`         | name                         | [`crate::UserRecord`] |
+//! | `user_key_ids`  | memento key id               | name                  |
+//! | `reports`       | `owner\0module\0id`          | [`crate::Report`]     |
+//! | `pending`       | `owner\0module\0id`          | empty                 |
+//! | `reports_by_id` | `module\0id\0owner`          | empty                 |
+//! | `outbox`        | due millis (BE) ++ job id    | [`crate::Job`]        |
+//! | `outbox_by_id`  | job id (BE)                  | its `outbox` key      |
+//!
+//! Every change is one multi-tree transaction followed by a flush, which is what the
+//! [`crate::Store`] contract asks for. sled calls are synchronous but short (memory plus the
+//! page cache); only the flush waits for the disk, and it is awaited through sled's own thread.
+
+mod keys;
+mod store_impl;
+
+use std::path::Path;
+
+use serde::{de::DeserializeOwned, Serialize};
+use sled::transaction::{
+    ConflictableTransactionError, ConflictableTransactionResult, TransactionError,
+    TransactionalTree,
+};
+use sled::{IVec, Tree};
+
+use crate::{Job, StoreError, StoreResult};
+
+/// The sled engine of [`crate::Store`]. Cloning is cheap and every clone works on the same
+/// database, so one value can be handed to every actor.
+#[derive(Clone)]
+pub struct SledStore {
+    db: sled::Db,
+    users: Tree,
+    user_key_ids: Tree,
+    reports: Tree,
+    pending: Tree,
+    reports_by_id: Tree,
+    outbox: Tree,
+    outbox_by_id: Tree,
+}
+
+impl std::fmt::Debug for SledStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SledStore").finish_non_exhaustive()
+    }
+}
+
+impl SledStore {
+    /// Opens the database in `dir` (created if missing), e.g. `<data_dir>/db`.
+    ///
+    /// `Locked` if another `SledStore` (in this or another process) has it open: sled takes an
+    /// exclusive file lock, so a second server or an admin command cannot corrupt a running one.
+    pub fn open(dir: &Path) -> StoreResult<SledStore> {
+        let db = sled::Config::new()
+            .path(dir)
+            .open()
+            .map_err(|e| open_error(dir, e))?;
+        let tree = |name: &str| db.open_tree(name).map_err(backend);
+        Ok(SledStore {
+            users: tree("users")?,
+            user_key_ids: tree("user_key_ids")?,
+            reports: tree("reports")?,
+            pending: tree("pending")?,
+            reports_by_id: tree("reports_by_id")?,
+            outbox: tree("outbox")?,
+            outbox_by_id: tree("outbox_by_id")?,
+            db,
+        })
+    }
+
+    /// Bytes the database takes on disk, for health output and metrics.
+    pub fn size_on_disk(&self) -> StoreResult<u64> {
+        self.db.size_on_disk().map_err(backend)
+    }
+
+    /// Makes every committed transaction durable; state-changing methods await it before they
+    /// answer. sled flushes its single log, so this covers all trees.
+    async fn flush(&self) -> StoreResult<()> {
+        self.db.flush_async().await.map_err(backend)?;
+        Ok(())
+    }
+}
+
+/// sled reports a held lock as a plain I/O error with a message (kind `Other`), so the message is
+/// the only reliable sign; `WouldBlock` covers the raw `flock` error should a version pass it on.
+fn open_error(dir: &Path, e: sled::Error) -> StoreError {
+    if let sled::Error::Io(io) = &e {
+        if io.kind() == std::io::ErrorKind::WouldBlock
+            || io.to_string().contains("could not acquire lock")
+        {
+            return StoreError::Locked(dir.display().to_string());
+        }
+    }
+    backend(e)
+}
+
+fn backend(e: sled::Error) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+/// Result inside a transaction closure: sled's own errors convert with `?`, ours travel as
+/// `Abort`.
+type TxResult<T> = ConflictableTransactionResult<T, StoreError>;
+
+/// Unwraps the result of a whole transaction.
+fn tx_error(e: TransactionError<StoreError>) -> StoreError {
+    match e {
+        TransactionError::Abort(e) => e,
+        TransactionError::Storage(e) => backend(e),
+    }
+}
+
+/// Lifts a store error into a transaction closure so that `?` aborts the transaction with it.
+fn in_tx<T>(r: StoreResult<T>) -> TxResult<T> {
+    r.map_err(ConflictableTransactionError::Abort)
+}
+
+fn abort<T>(e: StoreError) -> TxResult<T> {
+    Err(ConflictableTransactionError::Abort(e))
+}
+
+fn encode<T: Serialize>(value: &T) -> StoreResult<Vec<u8>> {
+    serde_json::to_vec(value).map_err(|e| StoreError::Backend(format!("encoding a record: {e}")))
+}
+
+fn decode<T: DeserializeOwned>(what: &str, bytes: &[u8]) -> StoreResult<T> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+}
+
+fn utf8(what: &str, bytes: &[u8]) -> StoreResult<String> {
+    String::from_utf8(bytes.to_vec()).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+}
+
+/// Finds a job by id inside a transaction: its current outbox key and the job as stored.
+/// `NotFound` once the job has left the outbox.
+fn stored_job(
+    outbox: &TransactionalTree,
+    by_id: &TransactionalTree,
+    id: u64,
+) -> TxResult<(IVec, Job)> {
+    let Some(outbox_key) = by_id.get(keys::job_id(id))? else {
+        return abort(StoreError::NotFound(format!("job {id}")));
+    };
+    let Some(bytes) = outbox.get(&outbox_key)? else {
+        return abort(StoreError::Corrupt(format!(
+            "job {id} is indexed but missing from the outbox"
+        )));
+    };
+    let job = in_tx(decode(&format!("job {id}"), &bytes))?;
+    Ok((outbox_key, job))
+}
+
+/// Stores `job` under the key its `not_before` calls for, in place of the entry at `old_key`.
+/// Used for every job change, since a changed due time means a new position in the outbox.
+fn put_job(
+    outbox: &TransactionalTree,
+    by_id: &TransactionalTree,
+    old_key: &IVec,
+    job: &Job,
+) -> TxResult<()> {
+    let new_key = keys::outbox(job.not_before, job.id);
+    if old_key.as_ref() != new_key.as_slice() {
+        outbox.remove(old_key)?;
+        by_id.insert(&keys::job_id(job.id)[..], &new_key[..])?;
+    }
+    outbox.insert(&new_key[..], in_tx(encode(job))?)?;
+    Ok(())
+}

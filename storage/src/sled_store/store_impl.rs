@@ -1,0 +1,446 @@
+//! [`Store`] for [`SledStore`].
+//!
+//! Transaction closures may run more than once when sled detects a conflict, so they only read
+//! and write through the transactional trees; ids, clocks and encoded inputs are prepared before.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sled::Transactional;
+
+use super::{
+    abort, backend, decode, encode, in_tx, keys, put_job, stored_job, tx_error, utf8, SledStore,
+};
+use crate::{
+    Consumed, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportStatus, Store,
+    StoreError, StoreResult, UserRecord,
+};
+
+fn user_what(name: &str) -> String {
+    format!("user {name}")
+}
+
+fn report_what(key: &ReportKey) -> String {
+    format!("report {key}")
+}
+
+#[async_trait]
+impl Store for SledStore {
+    async fn create_user(&self, user: UserRecord) -> StoreResult<()> {
+        let value = encode(&user)?;
+        let name = user.name.as_bytes();
+        let key_id = user.memento_key.key_id.as_bytes();
+        (&self.users, &self.user_key_ids)
+            .transaction(|(users, key_ids)| {
+                if users.get(name)?.is_some() {
+                    return abort(StoreError::Conflict(user_what(&user.name)));
+                }
+                // Key ids are random, so a clash is a bug; resolving it would hand one user's
+                // tokens to another.
+                if key_ids.get(key_id)?.is_some() {
+                    return abort(StoreError::Conflict(format!(
+                        "memento key id {}",
+                        user.memento_key.key_id
+                    )));
+                }
+                users.insert(name, value.as_slice())?;
+                key_ids.insert(key_id, name)?;
+                Ok(())
+            })
+            .map_err(tx_error)?;
+        self.flush().await
+    }
+
+    async fn update_user(&self, user: UserRecord) -> StoreResult<()> {
+        let value = encode(&user)?;
+        let name = user.name.as_bytes();
+        let new_key_id = user.memento_key.key_id.as_bytes();
+        (&self.users, &self.user_key_ids)
+            .transaction(|(users, key_ids)| {
+                let Some(old) = users.get(name)? else {
+                    return abort(StoreError::NotFound(user_what(&user.name)));
+                };
+                let old: UserRecord = in_tx(decode(&user_what(&user.name), &old))?;
+                let old_key_id = old.memento_key.key_id.as_bytes();
+                if old_key_id != new_key_id {
+                    if key_ids.get(new_key_id)?.is_some() {
+                        return abort(StoreError::Conflict(format!(
+                            "memento key id {}",
+                            user.memento_key.key_id
+                        )));
+                    }
+                    // Only drop the index entry if it is ours: never unhook another user.
+                    if key_ids.get(old_key_id)?.as_deref() == Some(name) {
+                        key_ids.remove(old_key_id)?;
+                    }
+                }
+                key_ids.insert(new_key_id, name)?;
+                users.insert(name, value.as_slice())?;
+                Ok(())
+            })
+            .map_err(tx_error)?;
+        self.flush().await
+    }
+
+    async fn remove_user(&self, name: &str) -> StoreResult<bool> {
+        let removed = (&self.users, &self.user_key_ids)
+            .transaction(|(users, key_ids)| {
+                let Some(old) = users.remove(name.as_bytes())? else {
+                    return Ok(false);
+                };
+                let old: UserRecord = in_tx(decode(&user_what(name), &old))?;
+                let key_id = old.memento_key.key_id.as_bytes();
+                if key_ids.get(key_id)?.as_deref() == Some(name.as_bytes()) {
+                    key_ids.remove(key_id)?;
+                }
+                Ok(true)
+            })
+            .map_err(tx_error)?;
+        if removed {
+            self.flush().await?;
+        }
+        Ok(removed)
+    }
+
+    async fn user(&self, name: &str) -> StoreResult<Option<UserRecord>> {
+        match self.users.get(name.as_bytes()).map_err(backend)? {
+            Some(bytes) => Ok(Some(decode(&user_what(name), &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn user_by_key_id(&self, key_id: &str) -> StoreResult<Option<UserRecord>> {
+        let Some(name) = self.user_key_ids.get(key_id.as_bytes()).map_err(backend)? else {
+            return Ok(None);
+        };
+        let name = utf8("user name in the key-id index", &name)?;
+        // Both trees change in one transaction, but these two reads are not one: a password
+        // change in between could pair the old id with the new record. Checking the id keeps
+        // the answer to "whose current key is this".
+        Ok(self
+            .user(&name)
+            .await?
+            .filter(|user| user.memento_key.key_id == key_id))
+    }
+
+    async fn users(&self) -> StoreResult<Vec<UserRecord>> {
+        self.users
+            .iter()
+            .map(|entry| {
+                let (name, bytes) = entry.map_err(backend)?;
+                decode(&user_what(&String::from_utf8_lossy(&name)), &bytes)
+            })
+            .collect()
+    }
+
+    async fn submit_report(&self, report: Report) -> StoreResult<Job> {
+        let id = self.db.generate_id().map_err(backend)?;
+        let job = Job {
+            id,
+            report: report.key.clone(),
+            kind: JobKind::Deliver,
+            attempts: 0,
+            not_before: Utc::now(),
+            last_error: None,
+        };
+        let report_key = keys::report(&report.key);
+        let by_id_key = keys::by_id(&report.key);
+        let outbox_key = keys::outbox(job.not_before, id);
+        let job_id_key = keys::job_id(id);
+        let report_value = encode(&report)?;
+        let job_value = encode(&job)?;
+        (
+            &self.reports,
+            &self.pending,
+            &self.reports_by_id,
+            &self.outbox,
+            &self.outbox_by_id,
+        )
+            .transaction(|(reports, pending, by_id, outbox, outbox_by_id)| {
+                // Any stored report counts, expired or consumed: an id is used once per owner
+                // and module, so a late duplicate never overwrites the audit trail.
+                if reports.get(&report_key)?.is_some() {
+                    return abort(StoreError::Conflict(report_what(&report.key)));
+                }
+                reports.insert(report_key.as_slice(), report_value.as_slice())?;
+                pending.insert(report_key.as_slice(), &[][..])?;
+                by_id.insert(by_id_key.as_slice(), &[][..])?;
+                outbox.insert(&outbox_key[..], job_value.as_slice())?;
+                outbox_by_id.insert(&job_id_key[..], &outbox_key[..])?;
+                Ok(())
+            })
+            .map_err(tx_error)?;
+        self.flush().await?;
+        Ok(job)
+    }
+
+    async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
+        match self.reports.get(keys::report(key)).map_err(backend)? {
+            Some(bytes) => Ok(Some(decode(&report_what(key), &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// A consumed report is returned as stored after consuming, i.e. with `polled` set.
+    async fn consume_report(&self, key: &ReportKey) -> StoreResult<Consumed> {
+        let report_key = keys::report(key);
+        let (consumed, changed) = (&self.reports, &self.pending)
+            .transaction(|(reports, pending)| {
+                let Some(bytes) = reports.get(&report_key)? else {
+                    return Ok((Consumed::NotFound, false));
+                };
+                let mut report: Report = in_tx(decode(&report_what(key), &bytes))?;
+                if report.expired_at.is_some() {
+                    return Ok((Consumed::Expired, false));
+                }
+                if report.polled {
+                    return Ok((Consumed::AlreadyRetrieved, false));
+                }
+                if !report.status.is_final() {
+                    return Ok((Consumed::Report(Box::new(report)), false));
+                }
+                report.polled = true;
+                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+                pending.remove(report_key.as_slice())?;
+                Ok((Consumed::Report(Box::new(report)), true))
+            })
+            .map_err(tx_error)?;
+        if changed {
+            self.flush().await?;
+        }
+        Ok(consumed)
+    }
+
+    async fn pending_ids(&self, owner: &str, module: &str) -> StoreResult<Vec<String>> {
+        let prefix = keys::report_prefix(owner, module);
+        self.pending
+            .scan_prefix(&prefix)
+            .map(|entry| {
+                let (key, _) = entry.map_err(backend)?;
+                utf8("report id in the pending list", &key[prefix.len()..])
+            })
+            .collect()
+    }
+
+    async fn reports_with_id(&self, module: &str, id: &str) -> StoreResult<Vec<ReportKey>> {
+        let prefix = keys::by_id_prefix(module, id);
+        let mut found = Vec::new();
+        for entry in self.reports_by_id.scan_prefix(&prefix) {
+            let (key, _) = entry.map_err(backend)?;
+            let rest = &key[prefix.len()..];
+            // A NUL in the rest means the prefix matched a longer id (`id\0more`): owner names
+            // hold no NUL, so that entry is another report.
+            if rest.contains(&0) {
+                continue;
+            }
+            found.push(ReportKey {
+                owner: utf8("owner in the report id index", rest)?,
+                module: module.to_owned(),
+                id: id.to_owned(),
+            });
+        }
+        Ok(found)
+    }
+
+    async fn expire_finished_before(&self, cutoff: DateTime<Utc>) -> StoreResult<usize> {
+        // A transaction cannot scan, so candidates are found first and checked again inside.
+        let expirable = |report: &Report| {
+            report.status.is_final()
+                && report.expired_at.is_none()
+                && report.finished_at.is_some_and(|at| at < cutoff)
+        };
+        let mut candidates = Vec::new();
+        for entry in self.reports.iter() {
+            let (key, bytes) = entry.map_err(backend)?;
+            let report: Report = decode(&String::from_utf8_lossy(&key), &bytes)?;
+            if expirable(&report) {
+                candidates.push(key);
+            }
+        }
+        if candidates.is_empty() {
+            return Ok(0);
+        }
+        let now = Utc::now();
+        let expired = (&self.reports, &self.pending)
+            .transaction(|(reports, pending)| {
+                let mut count = 0;
+                for key in &candidates {
+                    let Some(bytes) = reports.get(key)? else {
+                        continue;
+                    };
+                    let mut report: Report = in_tx(decode(&String::from_utf8_lossy(key), &bytes))?;
+                    if !expirable(&report) {
+                        continue;
+                    }
+                    report.submission = None;
+                    report.message = None;
+                    report.receipt_pdf = None;
+                    report.expired_at = Some(now);
+                    reports.insert(key, in_tx(encode(&report))?)?;
+                    pending.remove(key)?;
+                    count += 1;
+                }
+                Ok(count)
+            })
+            .map_err(tx_error)?;
+        if expired > 0 {
+            self.flush().await?;
+        }
+        Ok(expired)
+    }
+
+    async fn due_jobs(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Job>> {
+        let mut due = Vec::new();
+        for entry in self.outbox.range(..=keys::outbox_due_end(now)) {
+            if due.len() >= limit {
+                break;
+            }
+            let (_, bytes) = entry.map_err(backend)?;
+            let job: Job = decode("outbox job", &bytes)?;
+            // Keys hold whole milliseconds; a job due later within `now`'s millisecond is not
+            // due yet.
+            if job.not_before <= now {
+                due.push(job);
+            }
+        }
+        Ok(due)
+    }
+
+    async fn outbox_len(&self) -> StoreResult<usize> {
+        Ok(self.outbox_by_id.len())
+    }
+
+    async fn begin_attempt(&self, job: &Job) -> StoreResult<Job> {
+        let stored = (&self.outbox, &self.outbox_by_id)
+            .transaction(|(outbox, by_id)| {
+                let (key, mut stored) = stored_job(outbox, by_id, job.id)?;
+                stored.attempts = stored.attempts.saturating_add(1);
+                put_job(outbox, by_id, &key, &stored)?;
+                Ok(stored)
+            })
+            .map_err(tx_error)?;
+        self.flush().await?;
+        Ok(stored)
+    }
+
+    /// `NotFound` if the job has left the outbox.
+    async fn reschedule(
+        &self,
+        job: &Job,
+        not_before: DateTime<Utc>,
+        last_error: Option<String>,
+    ) -> StoreResult<()> {
+        (&self.outbox, &self.outbox_by_id)
+            .transaction(|(outbox, by_id)| {
+                // The stored job, not the caller's copy, keeps the attempt count authoritative.
+                let (key, mut stored) = stored_job(outbox, by_id, job.id)?;
+                stored.not_before = not_before;
+                stored.last_error.clone_from(&last_error);
+                put_job(outbox, by_id, &key, &stored)
+            })
+            .map_err(tx_error)?;
+        self.flush().await
+    }
+
+    /// `NotFound` if the report does not exist.
+    async fn record_prepared(
+        &self,
+        key: &ReportKey,
+        message: PreparedMessage,
+    ) -> StoreResult<PreparedMessage> {
+        let report_key = keys::report(key);
+        let (stored, changed) = self
+            .reports
+            .transaction(|reports| {
+                let Some(bytes) = reports.get(&report_key)? else {
+                    return abort(StoreError::NotFound(report_what(key)));
+                };
+                let mut report: Report = in_tx(decode(&report_what(key), &bytes))?;
+                if let Some(existing) = report.message {
+                    return Ok((existing, false));
+                }
+                report.message = Some(message.clone());
+                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+                Ok((message.clone(), true))
+            })
+            .map_err(tx_error)?;
+        if changed {
+            self.flush().await?;
+        }
+        Ok(stored)
+    }
+
+    /// `NotFound` if the job has left the outbox or its report is gone.
+    async fn record_delivered(
+        &self,
+        job: &Job,
+        transport_ref: String,
+        delivered_at: DateTime<Utc>,
+        ack_due: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        (&self.reports, &self.outbox, &self.outbox_by_id)
+            .transaction(|(reports, outbox, by_id)| {
+                let (key, stored) = stored_job(outbox, by_id, job.id)?;
+                let report_key = keys::report(&stored.report);
+                let Some(bytes) = reports.get(&report_key)? else {
+                    return abort(StoreError::NotFound(report_what(&stored.report)));
+                };
+                let mut report: Report = in_tx(decode(&report_what(&stored.report), &bytes))?;
+                report.transport_ref = Some(transport_ref.clone());
+                report.delivered_at = Some(delivered_at);
+                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+                // Same id, new kind: the job keeps its identity across the two phases.
+                let awaiting = Job {
+                    kind: JobKind::AwaitAck,
+                    attempts: 0,
+                    not_before: ack_due,
+                    last_error: None,
+                    ..stored
+                };
+                put_job(outbox, by_id, &key, &awaiting)
+            })
+            .map_err(tx_error)?;
+        self.flush().await
+    }
+
+    /// `NotFound` if the job has left the outbox (its outcome is recorded already) or its report
+    /// is gone.
+    async fn record_outcome(
+        &self,
+        job: &Job,
+        outcome: Outcome,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        (&self.reports, &self.outbox, &self.outbox_by_id)
+            .transaction(|(reports, outbox, by_id)| {
+                let (key, stored) = stored_job(outbox, by_id, job.id)?;
+                let report_key = keys::report(&stored.report);
+                let Some(bytes) = reports.get(&report_key)? else {
+                    return abort(StoreError::NotFound(report_what(&stored.report)));
+                };
+                let mut report: Report = in_tx(decode(&report_what(&stored.report), &bytes))?;
+                match &outcome {
+                    Outcome::Acknowledged {
+                        receipt_pdf,
+                        portal,
+                    } => {
+                        report.status = ReportStatus::Success;
+                        report.receipt_pdf = Some(receipt_pdf.clone());
+                        if portal.is_some() {
+                            report.portal.clone_from(portal);
+                        }
+                    }
+                    Outcome::Failed { reason } => {
+                        report.status = ReportStatus::Failure;
+                        report.failure_reason = Some(reason.clone());
+                    }
+                }
+                report.finished_at = Some(at);
+                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+                outbox.remove(&key)?;
+                by_id.remove(&keys::job_id(stored.id)[..])?;
+                Ok(())
+            })
+            .map_err(tx_error)?;
+        self.flush().await
+    }
+}

@@ -1,0 +1,763 @@
+//! Behaviour of the sled engine against the `Store` contract.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use meldewerk_storage::{
+    Consumed, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportStatus, SledStore,
+    Store, StoreError, UserRecord, WrappedKey,
+};
+use tempfile::TempDir;
+
+const MODULE: &str = "birthnotice";
+
+fn open() -> (TempDir, SledStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(&dir.path().join("db")).unwrap();
+    (dir, store)
+}
+
+fn t(secs: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
+}
+
+fn user(name: &str, key_id: &str) -> UserRecord {
+    UserRecord {
+        name: name.into(),
+        customer: None,
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
+        memento_key: WrappedKey {
+            key_id: key_id.into(),
+            wrapped: vec![1, 2, 3],
+        },
+        seal: None,
+        created_at: t(0),
+        password_changed_at: t(0),
+    }
+}
+
+fn key(owner: &str, module: &str, id: &str) -> ReportKey {
+    ReportKey {
+        owner: owner.into(),
+        module: module.into(),
+        id: id.into(),
+    }
+}
+
+fn report(owner: &str, module: &str, id: &str) -> Report {
+    Report::new_pending(
+        key(owner, module, id),
+        serde_json::json!({ "child": { "name": "Erika" } }),
+        Some("ref-1".into()),
+        format!("idem-{owner}-{id}"),
+        t(0),
+    )
+}
+
+fn message(uuid: &str) -> PreparedMessage {
+    PreparedMessage {
+        message_uuid: uuid.into(),
+        content_type: "application/xml".into(),
+        body: format!("<msg id=\"{uuid}\"/>").into_bytes(),
+        signature: None,
+        prepared_at: t(1),
+    }
+}
+
+fn acknowledged() -> Outcome {
+    Outcome::Acknowledged {
+        receipt_pdf: b"%PDF-1.7".to_vec(),
+        portal: Some("portal-a".into()),
+    }
+}
+
+/// Submits a report and records a successful outcome for it, leaving it final and unpolled.
+async fn final_report(store: &SledStore, owner: &str, id: &str, finished_at: DateTime<Utc>) {
+    let job = store
+        .submit_report(report(owner, MODULE, id))
+        .await
+        .unwrap();
+    store
+        .record_outcome(&job, acknowledged(), finished_at)
+        .await
+        .unwrap();
+}
+
+fn far_future() -> DateTime<Utc> {
+    Utc::now() + Duration::days(365)
+}
+
+#[tokio::test]
+async fn users_create_update_remove_list() {
+    let (_dir, store) = open();
+    store.create_user(user("bob", "k-bob")).await.unwrap();
+    store.create_user(user("alice", "k-alice-1")).await.unwrap();
+
+    let err = store
+        .create_user(user("alice", "k-other"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    // The rejected record must not have left its key id behind.
+    assert_eq!(store.user_by_key_id("k-other").await.unwrap(), None);
+
+    assert_eq!(
+        store.user("alice").await.unwrap(),
+        Some(user("alice", "k-alice-1"))
+    );
+    assert_eq!(store.user("nobody").await.unwrap(), None);
+    assert_eq!(
+        store
+            .user_by_key_id("k-alice-1")
+            .await
+            .unwrap()
+            .unwrap()
+            .name,
+        "alice"
+    );
+
+    let mut changed = user("alice", "k-alice-2");
+    changed.customer = Some("C-42".into());
+    store.update_user(changed.clone()).await.unwrap();
+    assert_eq!(store.user("alice").await.unwrap(), Some(changed.clone()));
+    assert_eq!(store.user_by_key_id("k-alice-1").await.unwrap(), None);
+    assert_eq!(
+        store.user_by_key_id("k-alice-2").await.unwrap(),
+        Some(changed)
+    );
+
+    let err = store
+        .update_user(user("carol", "k-carol"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
+    assert_eq!(store.user_by_key_id("k-carol").await.unwrap(), None);
+
+    let names: Vec<_> = store
+        .users()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|u| u.name)
+        .collect();
+    assert_eq!(names, ["alice", "bob"]);
+
+    assert!(store.remove_user("bob").await.unwrap());
+    assert!(!store.remove_user("bob").await.unwrap());
+    assert_eq!(store.user("bob").await.unwrap(), None);
+    assert_eq!(store.user_by_key_id("k-bob").await.unwrap(), None);
+    assert_eq!(store.users().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn user_key_id_clash_is_a_conflict() {
+    let (_dir, store) = open();
+    store.create_user(user("alice", "k-1")).await.unwrap();
+    store.create_user(user("bob", "k-2")).await.unwrap();
+    let err = store.create_user(user("carol", "k-1")).await.unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    let err = store.update_user(user("bob", "k-1")).await.unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    assert_eq!(
+        store.user_by_key_id("k-1").await.unwrap().unwrap().name,
+        "alice"
+    );
+    assert_eq!(
+        store.user_by_key_id("k-2").await.unwrap().unwrap().name,
+        "bob"
+    );
+}
+
+#[tokio::test]
+async fn submit_queues_a_deliver_job_and_rejects_duplicates() {
+    let (_dir, store) = open();
+    let submitted = report("alice", MODULE, "r1");
+    let job = store.submit_report(submitted.clone()).await.unwrap();
+    assert_eq!(job.kind, JobKind::Deliver);
+    assert_eq!(job.attempts, 0);
+    assert_eq!(job.report, submitted.key);
+    assert_eq!(job.last_error, None);
+
+    assert_eq!(
+        store.report(&submitted.key).await.unwrap(),
+        Some(submitted.clone())
+    );
+    assert_eq!(store.outbox_len().await.unwrap(), 1);
+    assert_eq!(
+        store.due_jobs(far_future(), 10).await.unwrap(),
+        vec![job.clone()]
+    );
+
+    let err = store
+        .submit_report(report("alice", MODULE, "r1"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    // The failed submission left nothing behind.
+    assert_eq!(store.outbox_len().await.unwrap(), 1);
+    assert_eq!(store.pending_ids("alice", MODULE).await.unwrap(), ["r1"]);
+
+    // A consumed report still blocks its id.
+    store
+        .record_outcome(&job, acknowledged(), t(10))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.consume_report(&submitted.key).await.unwrap(),
+        Consumed::Report(_)
+    ));
+    let err = store
+        .submit_report(report("alice", MODULE, "r1"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+
+    // The same id under another owner or module is another report.
+    store
+        .submit_report(report("bob", MODULE, "r1"))
+        .await
+        .unwrap();
+    store
+        .submit_report(report("alice", "other", "r1"))
+        .await
+        .unwrap();
+    let second = store
+        .submit_report(report("alice", MODULE, "r2"))
+        .await
+        .unwrap();
+    assert!(second.id > job.id, "job ids increase");
+}
+
+#[tokio::test]
+async fn pending_ids_are_per_owner_and_module() {
+    let (_dir, store) = open();
+    for id in ["c", "a", "b"] {
+        store
+            .submit_report(report("alice", MODULE, id))
+            .await
+            .unwrap();
+    }
+    store
+        .submit_report(report("alice", "deathnotice", "x"))
+        .await
+        .unwrap();
+    store
+        .submit_report(report("bob", MODULE, "z"))
+        .await
+        .unwrap();
+    store
+        .submit_report(report("alice2", MODULE, "y"))
+        .await
+        .unwrap();
+
+    assert_eq!(
+        store.pending_ids("alice", MODULE).await.unwrap(),
+        ["a", "b", "c"]
+    );
+    assert_eq!(
+        store.pending_ids("alice", "deathnotice").await.unwrap(),
+        ["x"]
+    );
+    assert_eq!(store.pending_ids("bob", MODULE).await.unwrap(), ["z"]);
+    assert_eq!(store.pending_ids("alice2", MODULE).await.unwrap(), ["y"]);
+    assert!(store.pending_ids("carol", MODULE).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn reports_with_id_finds_every_owner() {
+    let (_dir, store) = open();
+    store
+        .submit_report(report("bob", MODULE, "r1"))
+        .await
+        .unwrap();
+    store
+        .submit_report(report("alice", MODULE, "r1"))
+        .await
+        .unwrap();
+    store
+        .submit_report(report("alice", MODULE, "r1\0x"))
+        .await
+        .unwrap();
+    store
+        .submit_report(report("alice", MODULE, "r10"))
+        .await
+        .unwrap();
+    store
+        .submit_report(report("alice", "other", "r1"))
+        .await
+        .unwrap();
+
+    assert_eq!(
+        store.reports_with_id(MODULE, "r1").await.unwrap(),
+        vec![key("alice", MODULE, "r1"), key("bob", MODULE, "r1")]
+    );
+    assert!(store
+        .reports_with_id(MODULE, "nope")
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn peek_changes_nothing() {
+    let (_dir, store) = open();
+    let k = key("alice", MODULE, "r1");
+    final_report(&store, "alice", "r1", t(10)).await;
+    let before = store.report(&k).await.unwrap().unwrap();
+    assert_eq!(before.status, ReportStatus::Success);
+    for _ in 0..3 {
+        assert_eq!(store.report(&k).await.unwrap().as_ref(), Some(&before));
+    }
+    assert!(!before.polled);
+    assert_eq!(store.pending_ids("alice", MODULE).await.unwrap(), ["r1"]);
+    assert_eq!(
+        store.report(&key("alice", MODULE, "nope")).await.unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn consume_follows_the_poll_rules() {
+    let (_dir, store) = open();
+    assert_eq!(
+        store
+            .consume_report(&key("alice", MODULE, "nope"))
+            .await
+            .unwrap(),
+        Consumed::NotFound
+    );
+
+    // A pending report is returned but stays pending and unpolled.
+    let pending = report("alice", MODULE, "p");
+    store.submit_report(pending.clone()).await.unwrap();
+    for _ in 0..2 {
+        assert_eq!(
+            store.consume_report(&pending.key).await.unwrap(),
+            Consumed::Report(Box::new(pending.clone()))
+        );
+    }
+    assert_eq!(
+        store.report(&pending.key).await.unwrap(),
+        Some(pending.clone())
+    );
+
+    // A final report is consumed once.
+    let k = key("alice", MODULE, "f");
+    final_report(&store, "alice", "f", t(10)).await;
+    assert_eq!(
+        store.pending_ids("alice", MODULE).await.unwrap(),
+        ["f", "p"]
+    );
+    let Consumed::Report(got) = store.consume_report(&k).await.unwrap() else {
+        panic!("final report not returned");
+    };
+    assert_eq!(got.status, ReportStatus::Success);
+    assert_eq!(got.receipt_pdf.as_deref(), Some(&b"%PDF-1.7"[..]));
+    assert!(got.polled);
+    assert_eq!(store.pending_ids("alice", MODULE).await.unwrap(), ["p"]);
+    assert_eq!(
+        store.consume_report(&k).await.unwrap(),
+        Consumed::AlreadyRetrieved
+    );
+    assert!(store.report(&k).await.unwrap().unwrap().polled);
+
+    // An expired report says so, consumed or not.
+    final_report(&store, "alice", "e", t(10)).await;
+    assert_eq!(store.expire_finished_before(t(20)).await.unwrap(), 2);
+    assert_eq!(
+        store
+            .consume_report(&key("alice", MODULE, "e"))
+            .await
+            .unwrap(),
+        Consumed::Expired
+    );
+    assert_eq!(store.consume_report(&k).await.unwrap(), Consumed::Expired);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_consumers_get_a_final_report_once() {
+    let (_dir, store) = open();
+    let k = key("alice", MODULE, "race");
+    final_report(&store, "alice", "race", t(10)).await;
+
+    let start = Arc::new(tokio::sync::Barrier::new(16));
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let store = store.clone();
+            let k = k.clone();
+            let start = start.clone();
+            tokio::spawn(async move {
+                start.wait().await;
+                store.consume_report(&k).await.unwrap()
+            })
+        })
+        .collect();
+    let mut reports = 0;
+    let mut already = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Consumed::Report(_) => reports += 1,
+            Consumed::AlreadyRetrieved => already += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!((reports, already), (1, 15));
+    assert!(store.pending_ids("alice", MODULE).await.unwrap().is_empty());
+}
+
+#[test]
+fn concurrent_threads_get_a_final_report_once() {
+    let (_dir, store) = open();
+    let k = key("alice", MODULE, "race");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(final_report(&store, "alice", "race", t(10)));
+
+    let start = Arc::new(std::sync::Barrier::new(16));
+    let threads: Vec<_> = (0..16)
+        .map(|_| {
+            let store = store.clone();
+            let k = k.clone();
+            let start = start.clone();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                start.wait();
+                rt.block_on(store.consume_report(&k)).unwrap()
+            })
+        })
+        .collect();
+    let got: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let reports = got
+        .iter()
+        .filter(|c| matches!(c, Consumed::Report(_)))
+        .count();
+    let already = got
+        .iter()
+        .filter(|c| matches!(c, Consumed::AlreadyRetrieved))
+        .count();
+    assert_eq!((reports, already), (1, 15));
+}
+
+#[tokio::test]
+async fn outbox_lifecycle() {
+    let (_dir, store) = open();
+    let k = key("alice", MODULE, "r1");
+    let job = store
+        .submit_report(report("alice", MODULE, "r1"))
+        .await
+        .unwrap();
+
+    let due = store.due_jobs(far_future(), 10).await.unwrap();
+    assert_eq!(due, vec![job.clone()]);
+
+    let first = store.begin_attempt(&job).await.unwrap();
+    assert_eq!(first.attempts, 1);
+    // The caller's copy may be stale; the count comes from the store.
+    let second = store.begin_attempt(&job).await.unwrap();
+    assert_eq!(second.attempts, 2);
+    assert_eq!(
+        store.due_jobs(far_future(), 10).await.unwrap(),
+        vec![second.clone()]
+    );
+
+    let kept = store.record_prepared(&k, message("m-1")).await.unwrap();
+    assert_eq!(kept, message("m-1"));
+    let again = store.record_prepared(&k, message("m-2")).await.unwrap();
+    assert_eq!(again, message("m-1"), "a retry delivers the first message");
+    assert_eq!(
+        store.report(&k).await.unwrap().unwrap().message,
+        Some(message("m-1"))
+    );
+
+    let delivered_at = t(100);
+    let ack_due = t(200);
+    store
+        .record_delivered(&second, "transport-7".into(), delivered_at, ack_due)
+        .await
+        .unwrap();
+    let stored = store.report(&k).await.unwrap().unwrap();
+    assert_eq!(stored.transport_ref.as_deref(), Some("transport-7"));
+    assert_eq!(stored.delivered_at, Some(delivered_at));
+    assert_eq!(stored.status, ReportStatus::Pending);
+    assert_eq!(store.outbox_len().await.unwrap(), 1);
+
+    assert!(store.due_jobs(t(199), 10).await.unwrap().is_empty());
+    let awaiting = store.due_jobs(ack_due, 10).await.unwrap();
+    assert_eq!(
+        awaiting,
+        vec![Job {
+            id: job.id,
+            report: k.clone(),
+            kind: JobKind::AwaitAck,
+            attempts: 0,
+            not_before: ack_due,
+            last_error: None,
+        }]
+    );
+    let awaiting = store.begin_attempt(&awaiting[0]).await.unwrap();
+    assert_eq!(awaiting.attempts, 1);
+
+    store
+        .reschedule(&awaiting, t(300), Some("not yet acknowledged".into()))
+        .await
+        .unwrap();
+    assert!(store.due_jobs(t(299), 10).await.unwrap().is_empty());
+    let rescheduled = store.due_jobs(t(300), 10).await.unwrap();
+    assert_eq!(rescheduled.len(), 1);
+    assert_eq!(rescheduled[0].not_before, t(300));
+    assert_eq!(rescheduled[0].attempts, 1);
+    assert_eq!(rescheduled[0].kind, JobKind::AwaitAck);
+    assert_eq!(
+        rescheduled[0].last_error.as_deref(),
+        Some("not yet acknowledged")
+    );
+    assert_eq!(store.outbox_len().await.unwrap(), 1);
+
+    store
+        .record_outcome(&rescheduled[0], acknowledged(), t(400))
+        .await
+        .unwrap();
+    assert_eq!(store.outbox_len().await.unwrap(), 0);
+    assert!(store.due_jobs(far_future(), 10).await.unwrap().is_empty());
+    let done = store.report(&k).await.unwrap().unwrap();
+    assert_eq!(done.status, ReportStatus::Success);
+    assert_eq!(done.receipt_pdf.as_deref(), Some(&b"%PDF-1.7"[..]));
+    assert_eq!(done.portal.as_deref(), Some("portal-a"));
+    assert_eq!(done.finished_at, Some(t(400)));
+    assert_eq!(done.message, Some(message("m-1")));
+    // Final but not consumed: still listed.
+    assert_eq!(store.pending_ids("alice", MODULE).await.unwrap(), ["r1"]);
+
+    // The job is gone: every job operation says so, and the outcome is not recorded twice.
+    for err in [
+        store.begin_attempt(&job).await.unwrap_err(),
+        store.reschedule(&job, t(500), None).await.unwrap_err(),
+        store
+            .record_delivered(&job, "x".into(), t(500), t(600))
+            .await
+            .unwrap_err(),
+        store
+            .record_outcome(
+                &job,
+                Outcome::Failed {
+                    reason: "late".into(),
+                },
+                t(500),
+            )
+            .await
+            .unwrap_err(),
+    ] {
+        assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
+    }
+    assert_eq!(store.report(&k).await.unwrap().unwrap(), done);
+}
+
+#[tokio::test]
+async fn failure_outcome_records_the_reason() {
+    let (_dir, store) = open();
+    let k = key("alice", MODULE, "r1");
+    let job = store
+        .submit_report(report("alice", MODULE, "r1"))
+        .await
+        .unwrap();
+    store
+        .record_outcome(
+            &job,
+            Outcome::Failed {
+                reason: "rejected".into(),
+            },
+            t(5),
+        )
+        .await
+        .unwrap();
+    let done = store.report(&k).await.unwrap().unwrap();
+    assert_eq!(done.status, ReportStatus::Failure);
+    assert_eq!(done.failure_reason.as_deref(), Some("rejected"));
+    assert_eq!(done.finished_at, Some(t(5)));
+    assert_eq!(done.receipt_pdf, None);
+    assert_eq!(store.outbox_len().await.unwrap(), 0);
+
+    let err = store
+        .record_prepared(&key("alice", MODULE, "nope"), message("m"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn due_jobs_come_oldest_first_up_to_the_limit() {
+    let (_dir, store) = open();
+    let mut jobs = Vec::new();
+    for id in ["a", "b", "c", "d"] {
+        jobs.push(
+            store
+                .submit_report(report("alice", MODULE, id))
+                .await
+                .unwrap(),
+        );
+    }
+    // Spread them over time, out of submission order; one before 1970 sorts first.
+    let times = [t(30), Utc.timestamp_opt(-100, 0).unwrap(), t(10), t(20)];
+    for (job, at) in jobs.iter().zip(times) {
+        store.reschedule(job, at, None).await.unwrap();
+    }
+    let order = |due: Vec<Job>| due.into_iter().map(|j| j.report.id).collect::<Vec<_>>();
+    assert_eq!(
+        order(store.due_jobs(t(100), 10).await.unwrap()),
+        ["b", "c", "d", "a"]
+    );
+    assert_eq!(order(store.due_jobs(t(100), 2).await.unwrap()), ["b", "c"]);
+    assert_eq!(
+        order(store.due_jobs(t(20), 10).await.unwrap()),
+        ["b", "c", "d"]
+    );
+    assert!(store.due_jobs(t(100), 0).await.unwrap().is_empty());
+    // Sub-millisecond precision: a job due half a millisecond after `now` is not due.
+    let precise = t(50) + Duration::microseconds(500);
+    store.reschedule(&jobs[0], precise, None).await.unwrap();
+    assert_eq!(
+        order(store.due_jobs(t(50), 10).await.unwrap()),
+        ["b", "c", "d"]
+    );
+    assert_eq!(
+        order(store.due_jobs(precise, 10).await.unwrap()),
+        ["b", "c", "d", "a"]
+    );
+    assert_eq!(store.outbox_len().await.unwrap(), 4);
+}
+
+#[tokio::test]
+async fn expiry_removes_payload_of_old_final_reports() {
+    let (_dir, store) = open();
+    final_report(&store, "alice", "old", t(10)).await;
+    final_report(&store, "alice", "recent", t(100)).await;
+    store
+        .submit_report(report("alice", MODULE, "pending"))
+        .await
+        .unwrap();
+    let old = key("alice", MODULE, "old");
+    store.record_prepared(&old, message("m")).await.unwrap();
+
+    assert_eq!(store.expire_finished_before(t(50)).await.unwrap(), 1);
+    let expired = store.report(&old).await.unwrap().unwrap();
+    assert!(expired.expired_at.is_some());
+    assert_eq!(expired.submission, None);
+    assert_eq!(expired.message, None);
+    assert_eq!(expired.receipt_pdf, None);
+    assert_eq!(expired.status, ReportStatus::Success);
+    assert_eq!(expired.finished_at, Some(t(10)));
+    assert_eq!(
+        store.pending_ids("alice", MODULE).await.unwrap(),
+        ["pending", "recent"]
+    );
+    assert_eq!(store.consume_report(&old).await.unwrap(), Consumed::Expired);
+
+    // Already expired reports are not counted again; pending ones are never expired.
+    assert_eq!(store.expire_finished_before(t(50)).await.unwrap(), 0);
+    assert_eq!(store.expire_finished_before(far_future()).await.unwrap(), 1);
+    let pending = store
+        .report(&key("alice", MODULE, "pending"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(pending.expired_at.is_none());
+    assert!(pending.submission.is_some());
+    assert_eq!(
+        store.pending_ids("alice", MODULE).await.unwrap(),
+        ["pending"]
+    );
+}
+
+#[tokio::test]
+async fn state_survives_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let (job, awaiting_id) = {
+        let store = SledStore::open(&path).unwrap();
+        store.create_user(user("alice", "k-1")).await.unwrap();
+        final_report(&store, "alice", "done", t(10)).await;
+        let awaiting = store
+            .submit_report(report("alice", MODULE, "sent"))
+            .await
+            .unwrap();
+        store
+            .record_prepared(&key("alice", MODULE, "sent"), message("m-1"))
+            .await
+            .unwrap();
+        store
+            .record_delivered(&awaiting, "tr-1".into(), t(20), t(30))
+            .await
+            .unwrap();
+        let job = store
+            .submit_report(report("alice", MODULE, "new"))
+            .await
+            .unwrap();
+        let job = store.begin_attempt(&job).await.unwrap();
+        assert!(store.size_on_disk().unwrap() > 0);
+        (job, awaiting.id)
+    };
+
+    let store = SledStore::open(&path).unwrap();
+    assert_eq!(
+        store.user("alice").await.unwrap(),
+        Some(user("alice", "k-1"))
+    );
+    assert_eq!(
+        store.user_by_key_id("k-1").await.unwrap().unwrap().name,
+        "alice"
+    );
+    assert_eq!(
+        store.pending_ids("alice", MODULE).await.unwrap(),
+        ["done", "new", "sent"]
+    );
+    let sent = store
+        .report(&key("alice", MODULE, "sent"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(sent.message, Some(message("m-1")));
+    assert_eq!(sent.transport_ref.as_deref(), Some("tr-1"));
+    let due = store.due_jobs(far_future(), 10).await.unwrap();
+    assert_eq!(due.len(), 2);
+    assert!(due.contains(&job));
+    assert!(due
+        .iter()
+        .any(|j| j.id == awaiting_id && j.kind == JobKind::AwaitAck));
+
+    // Ids keep increasing across restarts, so a new job never takes an old one's place.
+    let newer = store
+        .submit_report(report("alice", MODULE, "later"))
+        .await
+        .unwrap();
+    assert!(newer.id > job.id);
+    assert!(matches!(
+        store
+            .consume_report(&key("alice", MODULE, "done"))
+            .await
+            .unwrap(),
+        Consumed::Report(_)
+    ));
+}
+
+#[tokio::test]
+async fn a_second_open_of_the_same_directory_is_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let first = SledStore::open(&path).unwrap();
+    // sled locks with flock on its own file handle, so a second open in this process is
+    // refused just like one from another process.
+    match SledStore::open(&path) {
+        Err(StoreError::Locked(p)) => assert_eq!(p, path.display().to_string()),
+        Err(other) => panic!("expected Locked, got {other:?}"),
+        Ok(_) => panic!("expected Locked, the second open succeeded"),
+    }
+    // A clone shares the open database and the lock rather than taking a new one.
+    let clone = first.clone();
+    drop(first);
+    assert!(matches!(SledStore::open(&path), Err(StoreError::Locked(_))));
+    drop(clone);
+    SledStore::open(&path).unwrap();
+}

@@ -1,0 +1,469 @@
+//! Test harness: runs the real `meldewerk` binary on a free port with a temporary data directory,
+//! and drives it over HTTP like an integrator (Basic auth) or a browser (cookies, forms).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::blocking::{Client, Response};
+use serde_json::{json, Value};
+
+/// Password of the users the tests create.
+pub const PASSWORD: &str = "correct horse battery";
+/// Operator credentials the test servers run with.
+pub const OPERATOR: (&str, &str) = ("operator", "operator-secret-1");
+
+/// The binary under test.
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_meldewerk")
+}
+
+/// A data directory that lives as long as the test.
+pub struct DataDir {
+    dir: tempfile::TempDir,
+}
+
+impl DataDir {
+    /// A fresh, empty data directory.
+    pub fn new() -> Self {
+        DataDir { dir: tempfile::tempdir().expect("temp dir") }
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs `meldewerk --data-dir DIR args…` with `stdin` and returns (success, stdout, stderr).
+    pub fn cli(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+        let mut child = Command::new(binary())
+            .arg("--data-dir")
+            .arg(self.path())
+            .args(args)
+            .env_remove("MELDEWERK_DATA_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run meldewerk");
+        {
+            use std::io::Write;
+            let mut input = child.stdin.take().unwrap();
+            if let Some(text) = stdin {
+                input.write_all(text.as_bytes()).unwrap();
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Adds an API user with [`PASSWORD`]; panics on failure.
+    pub fn add_user(&self, name: &str) {
+        let (ok, out, err) = self.cli(&["user", "add", name, "--password-stdin"], Some(PASSWORD));
+        assert!(ok, "user add failed: {out} {err}");
+    }
+}
+
+/// A running server.
+pub struct Server {
+    child: Option<Child>,
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    data_dir: PathBuf,
+    env: Vec<(String, String)>,
+    log: PathBuf,
+}
+
+/// Environment every test server gets unless the test overrides it.
+fn default_env() -> Vec<(String, String)> {
+    vec![
+        ("MELDEWERK_OPERATOR__PASSWORD".into(), OPERATOR.1.into()),
+        ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS".into(), "200".into()),
+        ("MELDEWERK_ENGINE__SCAN_INTERVAL_MS".into(), "50".into()),
+        ("MELDEWERK_ENGINE__ACK_POLL_INTERVAL_MS".into(), "100".into()),
+        ("MELDEWERK_LOG__LEVEL".into(), "info".into()),
+    ]
+}
+
+impl Server {
+    /// Starts the server on `dir` with the default test environment plus `env`.
+    pub fn start(dir: &DataDir, env: &[(&str, &str)]) -> Server {
+        let mut all = default_env();
+        for (k, v) in env {
+            all.retain(|(key, _)| key != k);
+            all.push((k.to_string(), v.to_string()));
+        }
+        let mut server = Server {
+            child: None,
+            base: String::new(),
+            data_dir: dir.path().to_path_buf(),
+            env: all,
+            log: dir.path().join("server.log"),
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .unwrap();
+        let mut command = Command::new(binary());
+        command
+            .arg("--data-dir")
+            .arg(&self.data_dir)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env_remove("MELDEWERK_DATA_DIR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log);
+        for (k, v) in &self.env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().expect("start meldewerk");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Some(Ok(line)) = lines.next() {
+                if let Some(address) = line.strip_prefix("meldewerk listening on ") {
+                    let _ = tx.send(address.to_string());
+                }
+            }
+        });
+        let base = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| {
+            panic!("server did not start; log:\n{}", std::fs::read_to_string(&self.log).unwrap_or_default())
+        });
+        self.base = base;
+        self.child = Some(child);
+    }
+
+    /// Full URL of `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILL: no shutdown at all.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+
+    /// SIGTERM and wait for the process to exit; returns whether it exited successfully.
+    pub fn terminate(&mut self) -> bool {
+        let Some(mut child) = self.child.take() else { return true };
+        Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status.success();
+            }
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("server ignored SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Starts the server again on the same data directory and environment.
+    pub fn restart(&mut self) {
+        self.terminate();
+        self.spawn();
+    }
+
+    /// Starts the server again after a kill.
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "still running");
+        self.spawn();
+    }
+
+    /// An HTTP client without cookies that does not follow redirects.
+    pub fn client(&self) -> Client {
+        Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap()
+    }
+
+    /// POST a memento request as `user`.
+    pub fn memento(&self, user: &str, body: &Value) -> Response {
+        self.client()
+            .post(self.url("/api/birthnotice/v1/memento"))
+            .basic_auth(user, Some(PASSWORD))
+            .json(body)
+            .send()
+            .unwrap()
+    }
+
+    /// GET an API path as `user`.
+    pub fn get_as(&self, user: &str, path: &str) -> Response {
+        self.client().get(self.url(path)).basic_auth(user, Some(PASSWORD)).send().unwrap()
+    }
+
+    /// GET an operator API path.
+    pub fn admin_get(&self, path: &str) -> Response {
+        self.client()
+            .get(self.url(path))
+            .basic_auth(OPERATOR.0, Some(OPERATOR.1))
+            .send()
+            .unwrap()
+    }
+
+    /// Polls `GET /reports/{id}?peek=true` until the status is `status` (30 s at most).
+    pub fn wait_for_status(&self, user: &str, id: &str, status: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let response = self.get_as(user, &format!("/api/birthnotice/v1/reports/{id}?peek=true"));
+            if response.status() == 200 {
+                let body: Value = response.json().unwrap();
+                if body["status"] == status {
+                    return body;
+                }
+            }
+            assert!(Instant::now() < deadline, "report {id} never reached {status}; log:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A memento request with everything a dispatch needs.
+pub fn complete_notice(id: &str) -> Value {
+    json!({
+        "id": id,
+        "clientReference": format!("KIS-{id}"),
+        "nameEinrichtung": "Klinikum Süd",
+        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5", "postleitzahl": "10117", "wohnort": "Berlin"}},
+        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "10:15", "ort": {"strasse": "Hauptstraße", "hausnummer": "5", "ort": "Berlin"}},
+        "kind": {"geschlecht": "WEIBLICH", "name": {"vornamen": "Lina", "familienname": "Muster"}},
+        "mutter": {"standard": {"name": {"vornamen": "Anna", "familienname": "Muster", "geburtsname": "Beispiel"},
+                    "geburtsdatum": "1990-04-01",
+                    "anschrift": {"strasse": "Gartenweg", "hausnummer": "3", "postleitzahl": "10115", "wohnort": "Berlin"}}}
+    })
+}
+
+/// A browser: keeps cookies, does not follow redirects by itself.
+pub struct Browser {
+    client: Client,
+}
+
+/// A form as the browser received it.
+pub struct Form {
+    /// Status of the page.
+    pub status: u16,
+    /// The HTML.
+    pub html: String,
+    /// Every `name → value` of the form's inputs (checkboxes only when checked, selects: the
+    /// selected option).
+    pub fields: Vec<(String, String)>,
+}
+
+impl Form {
+    /// The value of a field.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Sets (or adds) a field.
+    pub fn set(&mut self, name: &str, value: &str) {
+        self.fields.retain(|(k, _)| k != name);
+        self.fields.push((name.to_string(), value.to_string()));
+    }
+
+    /// The error messages the page lists.
+    pub fn errors(&self) -> Vec<String> {
+        let Some(start) = self.html.find("class=\"errors\"") else { return Vec::new() };
+        let section = &self.html[start..];
+        let section = &section[..section.find("</div>").unwrap_or(section.len())];
+        section
+            .split("<li>")
+            .skip(1)
+            .map(|li| unescape(&li[..li.find("</li>").unwrap_or(li.len())]))
+            .collect()
+    }
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">").replace("&#39;", "'").replace("&amp;", "&")
+}
+
+fn attribute(tag: &str, name: &str) -> Option<String> {
+    let needle = format!(" {name}=\"");
+    let start = tag.find(&needle)? + needle.len();
+    let end = tag[start..].find('"')? + start;
+    Some(unescape(&tag[start..end]))
+}
+
+/// Reads the inputs of the first form on a page.
+pub fn parse_form(html: &str) -> Vec<(String, String)> {
+    let mut fields = Vec::new();
+    for tag in html.split('<').skip(1) {
+        let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+        if let Some(rest) = tag.strip_prefix("input") {
+            let (Some(name), kind) = (attribute(rest, "name"), attribute(rest, "type")) else { continue };
+            let value = attribute(rest, "value").unwrap_or_default();
+            if kind.as_deref() == Some("checkbox") {
+                if rest.contains(" checked") {
+                    fields.push((name, value));
+                }
+            } else {
+                fields.push((name, value));
+            }
+        }
+    }
+    // selects: name, then the selected option
+    let mut rest = html;
+    while let Some(start) = rest.find("<select ") {
+        let block = &rest[start..];
+        let end = block.find("</select>").unwrap_or(block.len());
+        let select = &block[..end];
+        if let Some(name) = attribute(&select[7..select.find('>').unwrap_or(0)], "name") {
+            let selected = select
+                .split("<option ")
+                .skip(1)
+                .find(|o| o[..o.find('>').unwrap_or(0)].contains(" selected") || o.starts_with("selected"))
+                .and_then(|o| attribute(&format!(" {o}"), "value"))
+                .unwrap_or_default();
+            fields.push((name, selected));
+        }
+        rest = &block[end..];
+    }
+    fields
+}
+
+impl Browser {
+    /// A fresh browser with an empty cookie jar.
+    pub fn new() -> Self {
+        Browser {
+            client: Client::builder()
+                .cookie_store(true)
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(30))
+                .build()
+                .unwrap(),
+        }
+    }
+
+    /// GET without following redirects.
+    pub fn get(&self, url: &str) -> Response {
+        self.client.get(url).send().unwrap()
+    }
+
+    /// Opens a magic link (absolute URL) and follows the redirect to the form.
+    pub fn open_magic_link(&self, server: &Server, magic_link: &str) -> Form {
+        let response = self.get(&server.url(magic_link));
+        assert_eq!(response.status(), 302, "magic link must redirect");
+        let location = response.headers()["location"].to_str().unwrap().to_string();
+        assert!(location.starts_with("/forms/birthnotice?m="), "redirect target {location}");
+        self.form(&server.url(&location))
+    }
+
+    /// GETs a form page.
+    pub fn form(&self, url: &str) -> Form {
+        let response = self.get(url);
+        let status = response.status().as_u16();
+        let html = response.text().unwrap();
+        Form { status, fields: parse_form(&html), html }
+    }
+
+    /// POSTs a form; returns the response (redirects are not followed).
+    pub fn submit(&self, server: &Server, form: &Form) -> Response {
+        self.client.post(server.url("/forms/birthnotice")).form(&form.fields).send().unwrap()
+    }
+
+    /// POSTs a form and parses the page that comes back.
+    pub fn submit_expecting_form(&self, server: &Server, form: &Form) -> Form {
+        let response = self.submit(server, form);
+        let status = response.status().as_u16();
+        let html = response.text().unwrap();
+        Form { status, fields: parse_form(&html), html }
+    }
+}
+
+/// Creates a memento for `notice` and returns the magic link.
+pub fn magic_link(server: &Server, user: &str, notice: &Value) -> String {
+    let response = server.memento(user, notice);
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().unwrap();
+    body["magicLink"].as_str().unwrap().to_string()
+}
+
+/// The whole end-user part: memento, magic link, form, signature, submit. Returns the id.
+pub fn dispatch(server: &Server, user: &str, notice: &Value) -> String {
+    let link = magic_link(server, user, notice);
+    let browser = Browser::new();
+    let mut form = browser.open_magic_link(server, &link);
+    assert_eq!(form.status, 200);
+    if form.html.contains("name=\"signatur.name\"") {
+        form.set("signatur.name", "Dr. Erika Beispiel");
+        form.set("signatur.bestaetigt", "true");
+    }
+    let response = browser.submit(server, &form);
+    if response.status() != 303 {
+        let html = response.text().unwrap_or_default();
+        let page = Form { status: 0, fields: parse_form(&html), html };
+        panic!("dispatch failed: {:?}", page.errors());
+    }
+    notice["id"].as_str().unwrap().to_string()
+}
+
+/// Runs an external checking tool; fails the test with a clear message when it is missing.
+pub fn run_tool(program: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = Command::new(program);
+    command.args(args);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().unwrap_or_else(|e| {
+        panic!("{program} is needed by this test ({e}); run scripts/test.sh, which installs it")
+    })
+}
+
+/// The shared reference material beside the project.
+pub fn reference_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference")
+}
+
+/// Validates XML against the xPersonenstand 26.11 schema with `xmllint`; returns its output on failure.
+pub fn xmllint_xpersonenstand(xml: &[u8]) -> Result<(), String> {
+    let dir = reference_dir().join("xpersonenstand-26.11");
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), xml).unwrap();
+    let catalog = dir.join("local-catalog.xml");
+    let schema = dir.join("schemas/xpsw.domap.de/xpsw2611/xpersonenstand-nachrichten-portale.xsd");
+    let out = run_tool(
+        "xmllint",
+        &["--noout", "--nonet", "--schema", schema.to_str().unwrap(), file.path().to_str().unwrap()],
+        &[("XML_CATALOG_FILES", catalog.to_str().unwrap())],
+    );
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}

@@ -1,0 +1,133 @@
+//! Delivery guarantees, seen from outside: a report survives a kill at any point and reaches the
+//! civil registry office exactly once; transport failures end in FAILURE with a reason;
+//! retention turns old results into 410 report-expired; SIGTERM shuts down cleanly.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+/// What the simulated office received for a report.
+fn received(server: &Server, id: &str) -> Vec<Value> {
+    let response = server.admin_get(&format!(
+        "/admin/api/v1/transports/xpersonenstand/received?module=birthnotice&report={id}"
+    ));
+    assert_eq!(response.status(), 200);
+    response.json::<Vec<Value>>().unwrap()
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn killed_after_delivery_before_acknowledgement_delivers_exactly_once() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let slow_ack = [("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "3000")];
+    let mut server = Server::start(&dir, &slow_ack);
+    let id = dispatch(&server, "klinik", &complete_notice("geb-kill-1"));
+    wait_until("the office to receive the notice", || received(&server, &id).len() == 1);
+    assert_eq!(server.get_as("klinik", &format!("/api/birthnotice/v1/reports/{id}?peek=true")).json::<Value>().unwrap()["status"], "PENDING");
+
+    server.kill();
+    server.start_again();
+
+    let result = server.wait_for_status("klinik", &id, "SUCCESS");
+    assert!(result["receiptPdf"].is_string());
+    let messages = received(&server, &id);
+    assert_eq!(messages.len(), 1, "delivered exactly once: {messages:?}");
+    assert_eq!(messages[0]["outcome"]["status"], "acknowledged");
+}
+
+#[test]
+fn killed_right_after_dispatch_resumes_from_the_outbox() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    // Deliveries take a while, so the kill lands before the office has the notice.
+    let slow = [
+        ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__LATENCY_MS", "2000"),
+        ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "100"),
+    ];
+    let mut server = Server::start(&dir, &slow);
+    let ids: Vec<String> =
+        (0..3).map(|i| dispatch(&server, "klinik", &complete_notice(&format!("geb-kill-2-{i}")))).collect();
+    server.kill();
+    server.start_again();
+    for id in &ids {
+        server.wait_for_status("klinik", id, "SUCCESS");
+        assert_eq!(received(&server, id).len(), 1, "{id} delivered exactly once");
+    }
+    let listed: Value = server.get_as("klinik", "/api/birthnotice/v1/reports").json().unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn a_refused_notice_ends_in_failure_with_a_reason() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__FAILURE_RATE", "1.0")]);
+    let id = dispatch(&server, "klinik", &complete_notice("geb-fail"));
+    let result = server.wait_for_status("klinik", &id, "FAILURE");
+    assert!(result["failureReason"].as_str().is_some_and(|r| !r.is_empty()), "{result}");
+    assert!(result["receiptPdf"].is_null());
+    // A final FAILURE is consumed like a SUCCESS.
+    assert_eq!(server.get_as("klinik", &format!("/api/birthnotice/v1/reports/{id}")).status(), 200);
+    assert_eq!(server.get_as("klinik", &format!("/api/birthnotice/v1/reports/{id}")).status(), 410);
+}
+
+#[test]
+fn retention_turns_results_into_report_expired() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(
+        &dir,
+        &[
+            ("MELDEWERK_CIVIL_REGISTRY__RETENTION_SECS", "1"),
+            ("MELDEWERK_ENGINE__RETENTION_SWEEP_INTERVAL_SECS", "1"),
+        ],
+    );
+    let id = dispatch(&server, "klinik", &complete_notice("geb-old"));
+    server.wait_for_status("klinik", &id, "SUCCESS");
+    let path = format!("/api/birthnotice/v1/reports/{id}");
+    let peek_path = format!("{path}?peek=true");
+    wait_until("retention to remove the result", || server.get_as("klinik", &peek_path).status() == 410);
+    let body: Value = server.get_as("klinik", &path).json().unwrap();
+    assert!(body["errors"][0].as_str().unwrap().contains("expired"), "{body}");
+    let peek: Value = server.get_as("klinik", &peek_path).json().unwrap();
+    assert!(peek["errors"][0].as_str().unwrap().contains("expired"), "{peek}");
+    let listed: Value = server.get_as("klinik", "/api/birthnotice/v1/reports").json().unwrap();
+    assert_eq!(listed, serde_json::json!([]));
+    // The payload is gone for operators too.
+    assert_eq!(server.admin_get(&format!("/admin/api/v1/reports/birthnotice/{id}/message")).status(), 404);
+}
+
+#[test]
+fn sigterm_stops_cleanly_and_keeps_everything() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let mut server = Server::start(&dir, &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "2000")]);
+    let id = dispatch(&server, "klinik", &complete_notice("geb-term"));
+    assert!(server.terminate(), "exit status after SIGTERM");
+    assert!(server.log().contains("meldewerk stopped"), "{}", server.log());
+    server.start_again();
+    server.wait_for_status("klinik", &id, "SUCCESS");
+    assert_eq!(received(&server, &id).len(), 1);
+}
+
+#[test]
+fn operators_see_actor_health() {
+    let dir = DataDir::new();
+    let server = Server::start(&dir, &[]);
+    assert_eq!(server.client().get(server.url("/admin/api/v1/actors")).send().unwrap().status(), 401);
+    let actors: Vec<Value> = server.admin_get("/admin/api/v1/actors").json().unwrap();
+    let names: Vec<&str> = actors.iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"module:birthnotice"), "{names:?}");
+    assert!(actors.iter().all(|a| a["state"] == "running" && a["restarts"] == 0), "{actors:?}");
+}

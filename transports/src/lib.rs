@@ -1,0 +1,101 @@
+//! Transports: how a built message reaches an authority, and what comes back.
+//!
+//! [`Transport`] is the interface the engine delivers through. The simulated authorities in this
+//! crate implement it the way the real ones behave, keep a durable journal of what they received
+//! (so that a tester can assert on the exact payload and on exactly-once delivery), and hand back
+//! receipt PDFs ([`receipt`]).
+
+pub mod receipt;
+pub mod standesamt;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// One message handed to a transport.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Delivery {
+    /// Stable key of this report's delivery: a retry after a crash or timeout carries the same key,
+    /// and the transport answers it with the original acceptance instead of delivering twice.
+    pub idempotency_key: String,
+    /// Module path segment, e.g. `birthnotice` (for receipts and logs).
+    pub module: String,
+    /// The integrator's report id (for receipts and logs).
+    pub report_id: String,
+    /// Message UUID from the message header.
+    pub message_uuid: String,
+    /// Media type of `body`.
+    pub content_type: String,
+    /// The exact bytes to deliver.
+    pub body: Vec<u8>,
+    /// Detached signature over `body`, when the message is signed or sealed.
+    pub signature: Option<DetachedSignature>,
+}
+
+/// A detached signature travelling with a delivery (the transport envelope carries it, so the
+/// message itself stays valid against its schema).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DetachedSignature {
+    /// `seal` or `end-user`.
+    pub kind: String,
+    /// Algorithm name; the simulators verify `Ed25519`.
+    pub algorithm: String,
+    /// Signature over the delivery body.
+    pub value: Vec<u8>,
+    /// Public key verifying `value`.
+    pub public_key: Vec<u8>,
+    /// Name of the signer.
+    pub signer: String,
+}
+
+/// The transport took the delivery.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Accepted {
+    /// The transport's reference, used to poll the acknowledgement.
+    pub transport_ref: String,
+    /// When the transport first accepted this idempotency key.
+    pub accepted_at: DateTime<Utc>,
+    /// `true` when this call was a repeat of an earlier accepted delivery (nothing delivered again).
+    pub duplicate: bool,
+}
+
+/// State of the acknowledgement of an accepted delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AckStatus {
+    /// Not acknowledged yet; ask again later.
+    Pending,
+    /// The authority confirmed receipt.
+    Acknowledged {
+        /// Receipt PDF handed back by the authority.
+        receipt_pdf: Vec<u8>,
+        /// Identifier of the delivery portal, reported to integrators.
+        portal: Option<String>,
+    },
+    /// The authority refused the message for good.
+    Rejected {
+        /// Reason reported to integrators.
+        reason: String,
+    },
+}
+
+/// Why a transport call failed.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum TransportError {
+    /// Worth retrying later (timeout, unavailable, overloaded).
+    #[error("transient transport error: {0}")]
+    Transient(String),
+    /// Final: the message will never be accepted (invalid, unsigned, unknown reference).
+    #[error("rejected by the transport: {0}")]
+    Rejected(String),
+}
+
+/// A way to deliver messages to an authority and learn their fate.
+#[async_trait]
+pub trait Transport: Send + Sync + 'static {
+    /// Short name for logs and metrics, e.g. `xpersonenstand`.
+    fn name(&self) -> &str;
+    /// Hands a message over. Must be idempotent per [`Delivery::idempotency_key`].
+    async fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError>;
+    /// Asks for the acknowledgement of an accepted delivery.
+    async fn acknowledgement(&self, transport_ref: &str) -> Result<AckStatus, TransportError>;
+}

@@ -1,0 +1,391 @@
+//! A simulated Standesamt (civil-registry office) receiving XPersonenstand messages.
+//!
+//! It behaves like the real office as far as the engine can tell: it verifies the detached
+//! Ed25519 signature, accepts each idempotency key exactly once, acknowledges after a delay with a
+//! receipt PDF, and occasionally refuses a message. Unlike the engine it keeps its own sled
+//! journal, so that after the engine crashed and retried, a test can still ask the office what it
+//! really received and how often.
+
+mod config;
+mod journal;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{TimeDelta, Utc};
+use ring::digest;
+use ring::signature::{UnparsedPublicKey, ED25519};
+
+pub use config::StandesamtConfig;
+pub use journal::{ReceivedMessage, RecordedOutcome};
+
+use crate::receipt::{render_receipt, ReceiptFields};
+use crate::{Accepted, AckStatus, Delivery, DetachedSignature, Transport, TransportError};
+use journal::Journal;
+
+/// Reason given for messages the simulated failure rate picked.
+const SIMULATED_FAILURE: &str = "Standesamt: Nachricht abgelehnt (simuliert, Fehlerquote)";
+
+/// Why the simulated office could not open or use its journal.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimulatorError {
+    /// Another process (or another instance in this process) already has the journal open.
+    #[error(
+        "the simulated Standesamt journal at {0} is in use by another process; \
+         only one process at a time may run the simulator on a directory"
+    )]
+    Locked(PathBuf),
+    /// The journal could not be read or written.
+    #[error("simulated Standesamt journal error: {0}")]
+    Journal(String),
+    /// The journal holds an entry the simulator cannot make sense of.
+    #[error("simulated Standesamt journal is corrupt: {0}")]
+    Corrupt(String),
+}
+
+impl From<SimulatorError> for TransportError {
+    /// The office being unable to consult its records is an outage, not a verdict on the message.
+    fn from(error: SimulatorError) -> Self {
+        TransportError::Transient(error.to_string())
+    }
+}
+
+/// The simulated Standesamt: a [`Transport`] named `xpersonenstand` backed by its own durable
+/// journal. Cheap to clone; clones share the journal and the configuration.
+#[derive(Clone)]
+pub struct SimulatedStandesamt {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    journal: Journal,
+    config: RwLock<StandesamtConfig>,
+    /// Serialises the journal's read-modify-write steps: two concurrent submits of one key must
+    /// not both store a message, and two concurrent polls must not both decide an outcome.
+    write: Mutex<()>,
+}
+
+impl SimulatedStandesamt {
+    /// Opens (or creates) the office's journal in `dir`. Fails with [`SimulatorError::Locked`]
+    /// while another process has the same directory open.
+    pub fn open(dir: &Path, config: StandesamtConfig) -> Result<Self, SimulatorError> {
+        let journal = Journal::open(dir)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                journal,
+                config: RwLock::new(config),
+                write: Mutex::new(()),
+            }),
+        })
+    }
+
+    /// Every message the office accepted, in the order it received them.
+    pub fn received(&self) -> Result<Vec<ReceivedMessage>, SimulatorError> {
+        self.inner.journal.all()
+    }
+
+    /// The messages accepted for one report (normally one; more means the engine delivered the
+    /// report under different idempotency keys).
+    pub fn received_by_report(
+        &self,
+        module: &str,
+        report_id: &str,
+    ) -> Result<Vec<ReceivedMessage>, SimulatorError> {
+        let mut messages = self.received()?;
+        messages.retain(|m| m.module == module && m.report_id == report_id);
+        Ok(messages)
+    }
+
+    /// The current behaviour settings.
+    pub fn config(&self) -> StandesamtConfig {
+        self.inner.config()
+    }
+
+    /// Changes the behaviour from now on. Outcomes already decided stay as they are.
+    pub fn set_config(&self, config: StandesamtConfig) {
+        *self
+            .inner
+            .config
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = config;
+    }
+
+    /// Runs journal work off the async executor: flushing waits for the disk.
+    async fn blocking<T, F>(&self, work: F) -> Result<T, TransportError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, TransportError> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || work(&inner))
+            .await
+            .map_err(|e| TransportError::Transient(format!("simulated Standesamt failed: {e}")))?
+    }
+}
+
+impl std::fmt::Debug for SimulatedStandesamt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimulatedStandesamt")
+            .field("config", &self.config())
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl Transport for SimulatedStandesamt {
+    fn name(&self) -> &str {
+        "xpersonenstand"
+    }
+
+    async fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
+        let latency = self.config().latency_ms;
+        if latency > 0 {
+            tokio::time::sleep(Duration::from_millis(latency)).await;
+        }
+        self.blocking(move |inner| inner.submit(delivery)).await
+    }
+
+    async fn acknowledgement(&self, transport_ref: &str) -> Result<AckStatus, TransportError> {
+        let transport_ref = transport_ref.to_owned();
+        self.blocking(move |inner| inner.acknowledgement(&transport_ref))
+            .await
+    }
+}
+
+impl Inner {
+    fn config(&self) -> StandesamtConfig {
+        self.config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
+        let config = self.config();
+        let _guard = self.write.lock().unwrap_or_else(PoisonError::into_inner);
+
+        // Repeats come first: a retry must get the original answer even if, say, the signature
+        // requirement changed in between.
+        if let Some(seq) = self.journal.seq_by_key(&delivery.idempotency_key)? {
+            let mut message = self.journal.message(seq)?;
+            message.repeat_submissions = message.repeat_submissions.saturating_add(1);
+            if message.body != delivery.body {
+                tracing::warn!(
+                    idempotency_key = %delivery.idempotency_key,
+                    transport_ref = %message.transport_ref,
+                    "repeat submission carries a different body; answering with the original acceptance"
+                );
+            }
+            self.journal.update(seq, &message)?;
+            tracing::info!(
+                idempotency_key = %delivery.idempotency_key,
+                transport_ref = %message.transport_ref,
+                repeats = message.repeat_submissions,
+                "simulated Standesamt: repeat submission"
+            );
+            return Ok(Accepted {
+                transport_ref: message.transport_ref,
+                accepted_at: message.received_at,
+                duplicate: true,
+            });
+        }
+
+        verify_signature(
+            &delivery.body,
+            delivery.signature.as_ref(),
+            config.require_signature,
+        )
+        .map_err(TransportError::Rejected)?;
+
+        let message = ReceivedMessage {
+            transport_ref: uuid::Uuid::new_v4().to_string(),
+            sha256_hex: sha256_hex(&delivery.body),
+            received_at: Utc::now(),
+            idempotency_key: delivery.idempotency_key,
+            module: delivery.module,
+            report_id: delivery.report_id,
+            message_uuid: delivery.message_uuid,
+            content_type: delivery.content_type,
+            body: delivery.body,
+            signature: delivery.signature,
+            repeat_submissions: 0,
+            outcome: None,
+        };
+        // Durable before the answer: once the sender holds a transport reference, the office
+        // must remember it across any crash.
+        self.journal.insert_new(&message)?;
+        tracing::info!(
+            report_id = %message.report_id,
+            transport_ref = %message.transport_ref,
+            "simulated Standesamt: message received"
+        );
+        Ok(Accepted {
+            transport_ref: message.transport_ref,
+            accepted_at: message.received_at,
+            duplicate: false,
+        })
+    }
+
+    fn acknowledgement(&self, transport_ref: &str) -> Result<AckStatus, TransportError> {
+        let config = self.config();
+        let _guard = self.write.lock().unwrap_or_else(PoisonError::into_inner);
+
+        let seq = self
+            .journal
+            .seq_by_ref(transport_ref)?
+            .ok_or_else(|| TransportError::Rejected("unknown transport reference".to_owned()))?;
+        let mut message = self.journal.message(seq)?;
+        if let Some(outcome) = &message.outcome {
+            return Ok(ack_status(outcome));
+        }
+
+        let now = Utc::now();
+        let due = i64::try_from(config.ack_delay_ms)
+            .ok()
+            .and_then(TimeDelta::try_milliseconds)
+            .and_then(|delay| message.received_at.checked_add_signed(delay));
+        // An unrepresentably long delay means "never".
+        match due {
+            Some(due) if now >= due => {}
+            _ => return Ok(AckStatus::Pending),
+        }
+
+        let outcome =
+            if simulated_failure(&message.idempotency_key, config.effective_failure_rate()) {
+                RecordedOutcome::Rejected {
+                    decided_at: now,
+                    reason: SIMULATED_FAILURE.to_owned(),
+                }
+            } else {
+                let receipt_pdf = render_receipt(&ReceiptFields {
+                    authority: config.authority_name.clone(),
+                    module: message.module.clone(),
+                    report_id: message.report_id.clone(),
+                    message_uuid: message.message_uuid.clone(),
+                    message_sha256_hex: message.sha256_hex.clone(),
+                    // The office only knows when the message arrived, not when the sender sent it.
+                    submitted_at: None,
+                    received_at: message.received_at,
+                    acknowledged_at: now,
+                    transport_ref: message.transport_ref.clone(),
+                    mock: true,
+                });
+                RecordedOutcome::Acknowledged {
+                    decided_at: now,
+                    receipt_pdf,
+                    portal: config.portal.clone(),
+                }
+            };
+        let status = ack_status(&outcome);
+        message.outcome = Some(outcome);
+        self.journal.update(seq, &message)?;
+        tracing::info!(
+            report_id = %message.report_id,
+            transport_ref = %message.transport_ref,
+            acknowledged = matches!(status, AckStatus::Acknowledged { .. }),
+            "simulated Standesamt: outcome decided"
+        );
+        Ok(status)
+    }
+}
+
+fn ack_status(outcome: &RecordedOutcome) -> AckStatus {
+    match outcome {
+        RecordedOutcome::Acknowledged {
+            receipt_pdf,
+            portal,
+            ..
+        } => AckStatus::Acknowledged {
+            receipt_pdf: receipt_pdf.clone(),
+            portal: Some(portal.clone()),
+        },
+        RecordedOutcome::Rejected { reason, .. } => AckStatus::Rejected {
+            reason: reason.clone(),
+        },
+    }
+}
+
+/// Checks the detached signature the way the office does; `Err` carries the rejection reason.
+fn verify_signature(
+    body: &[u8],
+    signature: Option<&DetachedSignature>,
+    required: bool,
+) -> Result<(), String> {
+    let Some(signature) = signature else {
+        return if required {
+            Err(
+                "Nachricht ist nicht signiert (das Standesamt verlangt eine Ed25519-Signatur)"
+                    .to_owned(),
+            )
+        } else {
+            Ok(())
+        };
+    };
+    if signature.algorithm != "Ed25519" {
+        return Err(format!(
+            "Signaturverfahren \"{}\" wird nicht unterstützt (erwartet: Ed25519)",
+            signature.algorithm
+        ));
+    }
+    UnparsedPublicKey::new(&ED25519, &signature.public_key)
+        .verify(body, &signature.value)
+        .map_err(|_| {
+            format!(
+                "Signatur von \"{}\" ist ungültig (Ed25519-Prüfung fehlgeschlagen)",
+                signature.signer
+            )
+        })
+}
+
+/// Whether the simulated failure rate picks this message. Derived from the idempotency key rather
+/// than drawn at random, so that the same run of reports fails the same way every time.
+fn simulated_failure(idempotency_key: &str, rate: f64) -> bool {
+    if rate <= 0.0 {
+        return false;
+    }
+    if rate >= 1.0 {
+        return true;
+    }
+    let hash = digest::digest(&digest::SHA256, idempotency_key.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&hash.as_ref()[..8]);
+    (u64::from_be_bytes(first) as f64 / u64::MAX as f64) < rate
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    digest::digest(&digest::SHA256, bytes)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_decision_follows_the_rate() {
+        let keys: Vec<String> = (0..2000).map(|i| format!("report-{i}")).collect();
+        let failed = keys.iter().filter(|k| simulated_failure(k, 0.25)).count();
+        // Deterministic, so exact bounds are not flaky; wide bounds only guard against a
+        // decision that ignores the rate.
+        assert!((300..700).contains(&failed), "{failed} of 2000 failed");
+        assert!(keys.iter().all(|k| !simulated_failure(k, 0.0)));
+        assert!(keys.iter().all(|k| simulated_failure(k, 1.0)));
+        assert_eq!(
+            simulated_failure("same", 0.5),
+            simulated_failure("same", 0.5)
+        );
+    }
+
+    #[test]
+    fn sha256_hex_matches_known_vector() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! Helpers shared by the integration tests.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use meldewerk_transports::{Delivery, DetachedSignature};
+use ring::rand::SystemRandom;
+use ring::signature::{Ed25519KeyPair, KeyPair};
+
+/// Runs a real external tool. A missing tool fails the test loudly: skipping would let a broken
+/// PDF pass unnoticed on a machine without the tools.
+pub fn run_tool(program: &str, args: &[&str]) -> Output {
+    match Command::new(program).args(args).output() {
+        Ok(output) => output,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+            "required tool `{program}` is not installed; install it with \
+             `apt-get update && apt-get install -y qpdf poppler-utils`"
+        ),
+        Err(e) => panic!("cannot run `{program}`: {e}"),
+    }
+}
+
+/// Asserts that `qpdf --check` accepts the PDF at `path`.
+pub fn assert_qpdf_check(path: &Path) {
+    let output = run_tool("qpdf", &["--check", path.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "qpdf --check failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The text `pdftotext` extracts from the PDF at `path`.
+pub fn pdf_text(path: &Path) -> String {
+    let output = run_tool("pdftotext", &["-enc", "UTF-8", path.to_str().unwrap(), "-"]);
+    assert!(
+        output.status.success(),
+        "pdftotext failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("pdftotext printed invalid UTF-8")
+}
+
+/// Removes all whitespace, so that values wrapped across lines can be searched for.
+pub fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// A delivery without signature.
+pub fn unsigned_delivery(key: &str) -> Delivery {
+    Delivery {
+        idempotency_key: key.to_owned(),
+        module: "birthnotice".to_owned(),
+        report_id: format!("report-{key}"),
+        message_uuid: uuid::Uuid::new_v4().to_string(),
+        content_type: "application/xml".to_owned(),
+        body: format!("<geburt><kind>Jürgen Müßig</kind><key>{key}</key></geburt>").into_bytes(),
+        signature: None,
+    }
+}
+
+/// A delivery with a valid Ed25519 signature over its body from a fresh key.
+pub fn signed_delivery(key: &str) -> Delivery {
+    let mut delivery = unsigned_delivery(key);
+    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).unwrap();
+    let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
+    delivery.signature = Some(DetachedSignature {
+        kind: "seal".to_owned(),
+        algorithm: "Ed25519".to_owned(),
+        value: pair.sign(&delivery.body).as_ref().to_vec(),
+        public_key: pair.public_key().as_ref().to_vec(),
+        signer: "Klinikum Test".to_owned(),
+    });
+    delivery
+}

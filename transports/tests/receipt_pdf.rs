@@ -1,0 +1,129 @@
+//! The receipt PDF checked with real tools: `qpdf --check` and `pdftotext`.
+
+mod common;
+
+use chrono::{TimeZone, Utc};
+use meldewerk_transports::receipt::{render_receipt, ReceiptFields};
+
+fn fields(mock: bool) -> ReceiptFields {
+    ReceiptFields {
+        authority: "Standesamt Berlin-Mitte (simuliert)".to_owned(),
+        module: "birthnotice".to_owned(),
+        report_id: "GEB-2024-000123".to_owned(),
+        message_uuid: "4f1c2a8e-9d3b-4b6f-8e2a-1c0d5e7f9a3b".to_owned(),
+        message_sha256_hex: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+            .to_owned(),
+        submitted_at: Some(Utc.with_ymd_and_hms(2024, 5, 1, 11, 59, 58).unwrap()),
+        received_at: Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 0).unwrap(),
+        acknowledged_at: Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 2).unwrap(),
+        transport_ref: "0b7e8a51-3c2d-4e9f-a1b2-c3d4e5f60718".to_owned(),
+        mock,
+    }
+}
+
+fn write_pdf(dir: &tempfile::TempDir, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.path().join("receipt.pdf");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn receipt_passes_qpdf_and_shows_every_identifier() {
+    let fields = fields(true);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_pdf(&dir, &render_receipt(&fields));
+
+    common::assert_qpdf_check(&path);
+    let text = common::pdf_text(&path);
+    let squeezed = common::squeeze(&text);
+
+    assert!(
+        text.contains("Empfangsbestätigung"),
+        "title missing:\n{text}"
+    );
+    assert!(
+        text.contains("übermittelten Nachricht"),
+        "umlaut label missing:\n{text}"
+    );
+    assert!(
+        text.contains("TEST / MOCK RECEIPT"),
+        "mock marker missing:\n{text}"
+    );
+    for value in [
+        &fields.report_id,
+        &fields.message_uuid,
+        &fields.message_sha256_hex,
+        &fields.transport_ref,
+        &fields.module,
+    ] {
+        assert!(
+            squeezed.contains(value.as_str()),
+            "{value} missing:\n{text}"
+        );
+    }
+    for time in [
+        "2024-05-01T11:59:58.000Z",
+        "2024-05-01T12:00:00.000Z",
+        "2024-05-01T12:00:02.000Z",
+    ] {
+        assert!(text.contains(time), "{time} missing:\n{text}");
+    }
+}
+
+#[test]
+fn real_receipt_has_no_mock_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_pdf(&dir, &render_receipt(&fields(false)));
+    common::assert_qpdf_check(&path);
+    assert!(!common::pdf_text(&path).contains("MOCK"));
+}
+
+#[test]
+fn receipt_has_info_dictionary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_pdf(&dir, &render_receipt(&fields(true)));
+    let output = common::run_tool("pdfinfo", &["-enc", "UTF-8", path.to_str().unwrap()]);
+    assert!(output.status.success(), "pdfinfo failed");
+    let info = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        info.contains("Empfangsbestätigung GEB-2024-000123"),
+        "{info}"
+    );
+    assert!(info.contains("meldewerk"), "{info}");
+    assert!(
+        info.lines()
+            .any(|l| l.starts_with("Pages:") && l.ends_with(" 1")),
+        "{info}"
+    );
+}
+
+#[test]
+fn long_values_wrap_and_unmappable_characters_degrade() {
+    let mut fields = fields(true);
+    // Longer than a line, without spaces, so only hard wrapping keeps it on the page.
+    fields.report_id = "R".repeat(90);
+    fields.authority = "Standesamt Köln 東京 – Außenstelle Süd".to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_pdf(&dir, &render_receipt(&fields));
+
+    common::assert_qpdf_check(&path);
+    let text = common::pdf_text(&path);
+    assert!(common::squeeze(&text).contains(&fields.report_id), "{text}");
+    assert!(
+        text.contains("Standesamt Köln ?? – Außenstelle Süd"),
+        "{text}"
+    );
+
+    // Every glyph must be inside the page: pdftotext -bbox reports word boxes.
+    let output = common::run_tool("pdftotext", &["-bbox", path.to_str().unwrap(), "-"]);
+    let html = String::from_utf8_lossy(&output.stdout);
+    for x_max in html.split("xMax=\"").skip(1) {
+        let value: f32 = x_max.split('"').next().unwrap().parse().unwrap();
+        assert!(value <= 595.0 - 40.0, "word ends at x={value}:\n{html}");
+    }
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    assert_eq!(render_receipt(&fields(true)), render_receipt(&fields(true)));
+}

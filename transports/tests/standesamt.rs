@@ -1,0 +1,349 @@
+//! The simulated Standesamt through the `Transport` trait, as the engine uses it.
+
+mod common;
+
+use common::{signed_delivery, unsigned_delivery};
+use meldewerk_transports::standesamt::{
+    RecordedOutcome, SimulatedStandesamt, SimulatorError, StandesamtConfig,
+};
+use meldewerk_transports::{AckStatus, Transport, TransportError};
+
+/// Acknowledges at the first poll, accepts unsigned messages unless a test says otherwise.
+fn quick_config() -> StandesamtConfig {
+    StandesamtConfig {
+        ack_delay_ms: 0,
+        require_signature: false,
+        ..StandesamtConfig::default()
+    }
+}
+
+fn open(dir: &tempfile::TempDir, config: StandesamtConfig) -> SimulatedStandesamt {
+    SimulatedStandesamt::open(dir.path(), config).expect("open simulator")
+}
+
+#[tokio::test]
+async fn same_key_twice_is_stored_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, quick_config());
+    assert_eq!(office.name(), "xpersonenstand");
+
+    let delivery = signed_delivery("k1");
+    let first = office.submit(delivery.clone()).await.unwrap();
+    let second = office.submit(delivery.clone()).await.unwrap();
+
+    assert!(!first.duplicate);
+    assert!(second.duplicate);
+    assert_eq!(second.transport_ref, first.transport_ref);
+    assert_eq!(second.accepted_at, first.accepted_at);
+
+    let received = office.received().unwrap();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].repeat_submissions, 1);
+    assert_eq!(received[0].body, delivery.body);
+    assert_eq!(received[0].transport_ref, first.transport_ref);
+}
+
+#[tokio::test]
+async fn concurrent_repeats_store_one_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, quick_config());
+    let delivery = unsigned_delivery("race");
+
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let office = office.clone();
+            let delivery = delivery.clone();
+            tokio::spawn(async move { office.submit(delivery).await.unwrap() })
+        })
+        .collect();
+    let mut accepted = Vec::new();
+    for task in tasks {
+        accepted.push(task.await.unwrap());
+    }
+
+    assert_eq!(accepted.iter().filter(|a| !a.duplicate).count(), 1);
+    assert!(accepted
+        .iter()
+        .all(|a| a.transport_ref == accepted[0].transport_ref));
+    let received = office.received().unwrap();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].repeat_submissions, 15);
+}
+
+#[tokio::test]
+async fn unsigned_message_is_rejected_when_signature_required() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, StandesamtConfig::default());
+
+    let error = office.submit(unsigned_delivery("u1")).await.unwrap_err();
+    match error {
+        TransportError::Rejected(reason) => {
+            assert!(
+                reason.starts_with("Nachricht ist nicht signiert"),
+                "{reason}"
+            )
+        }
+        other => panic!("expected rejection, got {other:?}"),
+    }
+    assert!(office.received().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn tampered_body_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, StandesamtConfig::default());
+
+    let mut delivery = signed_delivery("bad");
+    delivery.body.push(b' ');
+    let error = office.submit(delivery).await.unwrap_err();
+    assert!(
+        matches!(&error, TransportError::Rejected(reason) if reason.contains("ungültig")),
+        "{error:?}"
+    );
+    assert!(office.received().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn foreign_algorithm_is_rejected_even_when_signatures_are_optional() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, quick_config());
+
+    let mut delivery = signed_delivery("rsa");
+    delivery.signature.as_mut().unwrap().algorithm = "RSA-PSS".to_owned();
+    let error = office.submit(delivery).await.unwrap_err();
+    assert!(
+        matches!(&error, TransportError::Rejected(reason) if reason.contains("RSA-PSS")),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn valid_ed25519_signature_is_accepted_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, StandesamtConfig::default());
+
+    let delivery = signed_delivery("good");
+    let accepted = office.submit(delivery.clone()).await.unwrap();
+    assert!(!accepted.duplicate);
+
+    let stored = office.received().unwrap().remove(0);
+    assert_eq!(stored.idempotency_key, "good");
+    assert_eq!(stored.signature, delivery.signature);
+    assert_eq!(stored.message_uuid, delivery.message_uuid);
+    assert_eq!(stored.content_type, "application/xml");
+    assert_eq!(stored.received_at, accepted.accepted_at);
+    assert_eq!(stored.sha256_hex.len(), 64);
+    assert!(stored.outcome.is_none());
+    uuid::Uuid::parse_str(&stored.transport_ref).expect("transport ref is a UUID");
+}
+
+#[tokio::test]
+async fn acknowledgement_is_pending_before_the_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(
+        &dir,
+        StandesamtConfig {
+            ack_delay_ms: 3_600_000,
+            ..quick_config()
+        },
+    );
+    let accepted = office.submit(unsigned_delivery("p")).await.unwrap();
+    for _ in 0..3 {
+        assert_eq!(
+            office
+                .acknowledgement(&accepted.transport_ref)
+                .await
+                .unwrap(),
+            AckStatus::Pending
+        );
+    }
+    assert!(office.received().unwrap()[0].outcome.is_none());
+}
+
+#[tokio::test]
+async fn acknowledgement_after_the_delay_carries_a_valid_receipt() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, quick_config());
+    let delivery = unsigned_delivery("ack");
+    let accepted = office.submit(delivery.clone()).await.unwrap();
+
+    let status = office
+        .acknowledgement(&accepted.transport_ref)
+        .await
+        .unwrap();
+    let AckStatus::Acknowledged {
+        receipt_pdf,
+        portal,
+    } = status
+    else {
+        panic!("expected acknowledgement, got {status:?}");
+    };
+    assert_eq!(portal.as_deref(), Some("meldewerk-sim-xpersonenstand"));
+
+    let path = dir.path().join("receipt.pdf");
+    std::fs::write(&path, &receipt_pdf).unwrap();
+    common::assert_qpdf_check(&path);
+    let text = common::squeeze(&common::pdf_text(&path));
+    let stored = office.received().unwrap().remove(0);
+    for value in [
+        &delivery.report_id,
+        &delivery.message_uuid,
+        &stored.sha256_hex,
+        &accepted.transport_ref,
+    ] {
+        assert!(
+            text.contains(value.as_str()),
+            "{value} missing from receipt"
+        );
+    }
+    assert!(text.contains("Empfangsbestätigung"));
+    assert!(text.contains("TEST/MOCKRECEIPT"));
+    assert!(matches!(
+        stored.outcome,
+        Some(RecordedOutcome::Acknowledged { receipt_pdf: ref pdf, .. }) if *pdf == receipt_pdf
+    ));
+}
+
+#[tokio::test]
+async fn failure_rate_decides_rejection() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(
+        &dir,
+        StandesamtConfig {
+            failure_rate: 1.0,
+            ..quick_config()
+        },
+    );
+    let failing = office.submit(unsigned_delivery("f1")).await.unwrap();
+    assert_eq!(
+        office
+            .acknowledgement(&failing.transport_ref)
+            .await
+            .unwrap(),
+        AckStatus::Rejected {
+            reason: "Standesamt: Nachricht abgelehnt (simuliert, Fehlerquote)".to_owned()
+        }
+    );
+
+    office.set_config(StandesamtConfig {
+        failure_rate: 0.0,
+        ..office.config()
+    });
+    let passing = office.submit(unsigned_delivery("f2")).await.unwrap();
+    assert!(matches!(
+        office
+            .acknowledgement(&passing.transport_ref)
+            .await
+            .unwrap(),
+        AckStatus::Acknowledged { .. }
+    ));
+}
+
+#[tokio::test]
+async fn outcome_is_stable_across_polls_config_changes_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let delivery = unsigned_delivery("stable");
+    let (transport_ref, first) = {
+        let office = open(&dir, quick_config());
+        let accepted = office.submit(delivery.clone()).await.unwrap();
+        let first = office
+            .acknowledgement(&accepted.transport_ref)
+            .await
+            .unwrap();
+        assert!(matches!(first, AckStatus::Acknowledged { .. }));
+
+        // A changed failure rate applies to undecided messages only.
+        office.set_config(StandesamtConfig {
+            failure_rate: 1.0,
+            ..quick_config()
+        });
+        assert_eq!(
+            office
+                .acknowledgement(&accepted.transport_ref)
+                .await
+                .unwrap(),
+            first
+        );
+        (accepted.transport_ref, first)
+    };
+
+    // Reopening the same directory is what a restarted test harness sees after an engine crash.
+    let office = open(
+        &dir,
+        StandesamtConfig {
+            failure_rate: 1.0,
+            ..quick_config()
+        },
+    );
+    assert_eq!(office.acknowledgement(&transport_ref).await.unwrap(), first);
+    let again = office.submit(delivery).await.unwrap();
+    assert!(again.duplicate);
+    assert_eq!(again.transport_ref, transport_ref);
+    let received = office.received().unwrap();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].repeat_submissions, 1);
+}
+
+#[tokio::test]
+async fn unknown_reference_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, quick_config());
+    assert_eq!(
+        office.acknowledgement("no-such-ref").await.unwrap_err(),
+        TransportError::Rejected("unknown transport reference".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn received_lists_in_order_and_filters_by_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, quick_config());
+    for key in ["a", "b", "c"] {
+        office.submit(unsigned_delivery(key)).await.unwrap();
+    }
+    let mut other_module = unsigned_delivery("d");
+    other_module.module = "deathnotice".to_owned();
+    other_module.report_id = "report-b".to_owned();
+    office.submit(other_module).await.unwrap();
+
+    let keys: Vec<_> = office
+        .received()
+        .unwrap()
+        .into_iter()
+        .map(|m| m.idempotency_key)
+        .collect();
+    assert_eq!(keys, ["a", "b", "c", "d"]);
+
+    let for_b = office
+        .received_by_report("birthnotice", "report-b")
+        .unwrap();
+    assert_eq!(for_b.len(), 1);
+    assert_eq!(for_b[0].idempotency_key, "b");
+    assert!(office
+        .received_by_report("birthnotice", "nope")
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn received_message_serialises_body_as_base64() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, quick_config());
+    office.submit(unsigned_delivery("json")).await.unwrap();
+    let json = serde_json::to_value(office.received().unwrap()).unwrap();
+    let body = json[0]["body"].as_str().expect("body is a string");
+    use base64::Engine as _;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .unwrap();
+    assert_eq!(decoded, unsigned_delivery("json").body);
+}
+
+#[test]
+fn second_open_of_a_journal_reports_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let _office = open(&dir, quick_config());
+    let error = SimulatedStandesamt::open(dir.path(), quick_config()).unwrap_err();
+    assert_eq!(error, SimulatorError::Locked(dir.path().to_path_buf()));
+    assert!(error.to_string().contains("in use by another process"));
+}

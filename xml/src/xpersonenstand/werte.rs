@@ -1,0 +1,176 @@
+//! Value checks for the simple types of the schema closure. The web layer validates
+//! formats too, but a memento or a stored draft may bypass it, and an invalid message is
+//! only noticed days later by the registry office; so the writer checks again.
+
+use chrono::NaiveDate;
+
+use super::XmlError;
+
+/// A form field counts as filled only with visible content; blank inputs are "missing".
+pub(crate) fn gesetzt(wert: &Option<String>) -> Option<&str> {
+    wert.as_deref().map(str::trim).filter(|w| !w.is_empty())
+}
+
+fn ungueltig(field: &'static str, reason: impl Into<String>) -> XmlError {
+    XmlError::InvalidValue {
+        field,
+        reason: reason.into(),
+    }
+}
+
+/// `xida:Tagesdatum`: a real calendar date written exactly as `YYYY-MM-DD`.
+pub(crate) fn pruefe_tagesdatum(field: &'static str, wert: &str) -> Result<(), XmlError> {
+    let b = wert.as_bytes();
+    let form_ok = b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    // chrono alone would also accept single-digit months and days.
+    if !form_ok || NaiveDate::parse_from_str(wert, "%Y-%m-%d").is_err() {
+        return Err(ungueltig(
+            field,
+            format!("'{wert}' is not a calendar date in the form YYYY-MM-DD"),
+        ));
+    }
+    Ok(())
+}
+
+/// Time of day `HH:mm`. The schema pattern would also admit `A`/`B` in the hour and
+/// hours up to 29; the module's contract is a real 24-hour time, so those are refused.
+pub(crate) fn pruefe_uhrzeit(field: &'static str, wert: &str) -> Result<(), XmlError> {
+    let b = wert.as_bytes();
+    let ziffern = |i: usize, j: usize| -> Option<u32> {
+        b[i..j]
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| wert[i..j].parse().ok())
+            .flatten()
+    };
+    let ok = b.len() == 5
+        && b[2] == b':'
+        && matches!(ziffern(0, 2), Some(h) if h < 24)
+        && matches!(ziffern(3, 5), Some(m) if m < 60);
+    if !ok {
+        return Err(ungueltig(
+            field,
+            format!("'{wert}' is not a time of day in the form HH:mm"),
+        ));
+    }
+    Ok(())
+}
+
+/// `Meldeanschrift.Postleitzahl`: at most five characters, digits (and spaces) only.
+pub(crate) fn pruefe_postleitzahl(field: &'static str, wert: &str) -> Result<(), XmlError> {
+    if wert.chars().count() > 5 || !wert.chars().all(|c| c.is_ascii_digit() || c == ' ') {
+        return Err(ungueltig(
+            field,
+            format!("'{wert}' is not a postal code of at most five digits"),
+        ));
+    }
+    Ok(())
+}
+
+/// House number split the way `Meldeanschrift` wants it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Hausnummer<'a> {
+    /// Numeric part, `Meldeanschrift.Hausnummer` (up to four digits).
+    pub(crate) nummer: &'a str,
+    /// Suffix such as `a` or `1/2`, `Meldeanschrift.HausnummerBuchstabeZusatzziffer`.
+    pub(crate) zusatz: Option<&'a str>,
+}
+
+/// Forms take a house number as one text like `12a`; the registry address type stores
+/// digits and suffix in separate elements with tight patterns, so split and check here.
+pub(crate) fn zerlege_hausnummer<'a>(
+    field: &'static str,
+    wert: &'a str,
+) -> Result<Hausnummer<'a>, XmlError> {
+    let ende = wert
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(wert.len());
+    let (nummer, rest) = wert.split_at(ende);
+    let zusatz = rest.trim();
+    let zusatz_ok = zusatz.chars().count() <= 4
+        && zusatz
+            .chars()
+            .all(|c| c.is_alphabetic() || c.is_ascii_digit() || matches!(c, '.' | '/' | ' '));
+    if nummer.is_empty() || nummer.len() > 4 || !zusatz_ok {
+        return Err(ungueltig(
+            field,
+            format!(
+                "'{wert}' is not a house number (up to four digits, optionally followed by \
+                 up to four letters, digits, '.' or '/')"
+            ),
+        ));
+    }
+    Ok(Hausnummer {
+        nummer,
+        zusatz: (!zusatz.is_empty()).then_some(zusatz),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tagesdatum() {
+        assert!(pruefe_tagesdatum("f", "2024-02-29").is_ok());
+        for falsch in [
+            "2023-02-29",
+            "2024-2-09",
+            "24-02-09",
+            "2024-02-09T00",
+            "heute",
+            "",
+        ] {
+            assert!(pruefe_tagesdatum("f", falsch).is_err(), "{falsch}");
+        }
+    }
+
+    #[test]
+    fn uhrzeit() {
+        for gut in ["00:00", "09:05", "23:59"] {
+            assert!(pruefe_uhrzeit("f", gut).is_ok(), "{gut}");
+        }
+        for falsch in [
+            "24:00", "1A:00", "9:05", "09:60", "09-05", "+9:05", "09:05:00", "",
+        ] {
+            assert!(pruefe_uhrzeit("f", falsch).is_err(), "{falsch}");
+        }
+    }
+
+    #[test]
+    fn postleitzahl() {
+        assert!(pruefe_postleitzahl("f", "10117").is_ok());
+        assert!(pruefe_postleitzahl("f", "101170").is_err());
+        assert!(pruefe_postleitzahl("f", "D-101").is_err());
+    }
+
+    #[test]
+    fn hausnummer() {
+        assert_eq!(
+            zerlege_hausnummer("f", "12").unwrap(),
+            Hausnummer {
+                nummer: "12",
+                zusatz: None
+            }
+        );
+        assert_eq!(
+            zerlege_hausnummer("f", "12 b").unwrap(),
+            Hausnummer {
+                nummer: "12",
+                zusatz: Some("b")
+            }
+        );
+        assert_eq!(
+            zerlege_hausnummer("f", "3 1/2").unwrap().zusatz,
+            Some("1/2")
+        );
+        for falsch in ["a", "12345", "12-14", "7 Hinterhaus"] {
+            assert!(zerlege_hausnummer("f", falsch).is_err(), "{falsch}");
+        }
+    }
+}

@@ -84,6 +84,10 @@ fn start(s: &Setup, seal: Arc<Ed25519Seal>, settings: EngineSettings) -> Engine 
 
 #[actix_rt::test]
 async fn reports_reach_success_through_sled_and_the_simulated_office() {
+    let _watchdog = watchdog(
+        "reports_reach_success_through_sled_and_the_simulated_office",
+        Duration::from_secs(90),
+    );
     let s = setup(30, 0.0);
     let engine = start(&s, Ed25519Seal::generate(), fast_settings());
     for i in 0..25 {
@@ -98,7 +102,10 @@ async fn reports_reach_success_through_sled_and_the_simulated_office() {
         let report = wait_final(&*s.store, &key(&id)).await;
         assert_eq!(report.status, ReportStatus::Success, "{id}: {report:?}");
         assert!(report.receipt_pdf.unwrap().starts_with(b"%PDF"));
-        assert_eq!(report.portal.as_deref(), Some("meldewerk-sim-xpersonenstand"));
+        assert_eq!(
+            report.portal.as_deref(),
+            Some("meldewerk-sim-xpersonenstand")
+        );
         let received = s.office.received_by_report(MODULE, &id).unwrap();
         assert_eq!(received.len(), 1, "{id} received once");
         assert_eq!(received[0].body, report.message.unwrap().body);
@@ -109,6 +116,10 @@ async fn reports_reach_success_through_sled_and_the_simulated_office() {
 
 #[actix_rt::test]
 async fn unsigned_or_rejected_messages_fail_with_the_office_reason() {
+    let _watchdog = watchdog(
+        "unsigned_or_rejected_messages_fail_with_the_office_reason",
+        Duration::from_secs(90),
+    );
     let s = setup(10, 1.0);
     let engine = start(&s, Ed25519Seal::generate(), fast_settings());
     s.store.submit_report(pending_report("r1")).await.unwrap();
@@ -116,7 +127,11 @@ async fn unsigned_or_rejected_messages_fail_with_the_office_reason() {
     let report = wait_final(&*s.store, &key("r1")).await;
     assert_eq!(report.status, ReportStatus::Failure);
     assert!(
-        report.failure_reason.as_deref().unwrap().contains("abgelehnt"),
+        report
+            .failure_reason
+            .as_deref()
+            .unwrap()
+            .contains("abgelehnt"),
         "{report:?}"
     );
     engine.shutdown(Duration::from_secs(5)).await;
@@ -124,6 +139,10 @@ async fn unsigned_or_rejected_messages_fail_with_the_office_reason() {
 
 #[actix_rt::test]
 async fn a_new_engine_resumes_what_the_previous_one_left() {
+    let _watchdog = watchdog(
+        "a_new_engine_resumes_what_the_previous_one_left",
+        Duration::from_secs(90),
+    );
     // The office acknowledges only after a while: the first engine stops in between.
     let s = setup(400, 0.0);
     let seal = Ed25519Seal::generate();
@@ -139,7 +158,10 @@ async fn a_new_engine_resumes_what_the_previous_one_left() {
     })
     .await;
     first.shutdown(Duration::from_secs(5)).await;
-    assert!(s.store.outbox_len().await.unwrap() > 0, "acks still outstanding");
+    assert!(
+        s.store.outbox_len().await.unwrap() > 0,
+        "acks still outstanding"
+    );
 
     let second = start(&s, seal, fast_settings());
     for i in 0..5 {
@@ -152,7 +174,41 @@ async fn a_new_engine_resumes_what_the_previous_one_left() {
 }
 
 #[actix_rt::test]
+async fn many_reports_through_sled_with_a_zero_latency_transport() {
+    let _watchdog = watchdog("sled volume", Duration::from_secs(90));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SledStore::open(dir.path()).unwrap());
+    let transport = ScriptedTransport::new(vec![], vec![]);
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(TestSigner),
+            transport.clone(),
+        )],
+        fast_settings(),
+    );
+    for i in 0..200 {
+        store
+            .submit_report(pending_report(&format!("r{i}")))
+            .await
+            .unwrap();
+        engine.wake();
+    }
+    for i in 0..200 {
+        let report = wait_final(&*store, &key(&format!("r{i}"))).await;
+        assert_eq!(report.status, ReportStatus::Success);
+    }
+    assert_eq!(transport.deliveries().len(), 200);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
 async fn retention_expires_final_reports_in_sled() {
+    let _watchdog = watchdog(
+        "retention_expires_final_reports_in_sled",
+        Duration::from_secs(90),
+    );
     let s = setup(0, 0.0);
     let engine = start(
         &s,

@@ -12,6 +12,7 @@
 //!   its result.
 
 mod model;
+pub mod sled_gate;
 mod sled_store;
 
 pub use model::*;

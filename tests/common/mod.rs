@@ -28,7 +28,9 @@ pub struct DataDir {
 impl DataDir {
     /// A fresh, empty data directory.
     pub fn new() -> Self {
-        DataDir { dir: tempfile::tempdir().expect("temp dir") }
+        DataDir {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
     }
 
     /// Its path.
@@ -52,7 +54,8 @@ impl DataDir {
             use std::io::Write;
             let mut input = child.stdin.take().unwrap();
             if let Some(text) = stdin {
-                input.write_all(text.as_bytes()).unwrap();
+                // A command that fails before reading its input closes the pipe: not our error.
+                let _ = input.write_all(text.as_bytes());
             }
         }
         let out = child.wait_with_output().unwrap();
@@ -84,9 +87,15 @@ pub struct Server {
 fn default_env() -> Vec<(String, String)> {
     vec![
         ("MELDEWERK_OPERATOR__PASSWORD".into(), OPERATOR.1.into()),
-        ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS".into(), "200".into()),
+        (
+            "MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS".into(),
+            "200".into(),
+        ),
         ("MELDEWERK_ENGINE__SCAN_INTERVAL_MS".into(), "50".into()),
-        ("MELDEWERK_ENGINE__ACK_POLL_INTERVAL_MS".into(), "100".into()),
+        (
+            "MELDEWERK_ENGINE__ACK_POLL_INTERVAL_MS".into(),
+            "100".into(),
+        ),
         ("MELDEWERK_LOG__LEVEL".into(), "info".into()),
     ]
 }
@@ -139,9 +148,14 @@ impl Server {
                 }
             }
         });
-        let base = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| {
-            panic!("server did not start; log:\n{}", std::fs::read_to_string(&self.log).unwrap_or_default())
-        });
+        let base = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "server did not start; log:\n{}",
+                    std::fs::read_to_string(&self.log).unwrap_or_default()
+                )
+            });
         self.base = base;
         self.child = Some(child);
     }
@@ -166,8 +180,14 @@ impl Server {
 
     /// SIGTERM and wait for the process to exit; returns whether it exited successfully.
     pub fn terminate(&mut self) -> bool {
-        let Some(mut child) = self.child.take() else { return true };
-        Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+        let Some(mut child) = self.child.take() else {
+            return true;
+        };
+        Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(status) = child.try_wait().unwrap() {
@@ -214,7 +234,11 @@ impl Server {
 
     /// GET an API path as `user`.
     pub fn get_as(&self, user: &str, path: &str) -> Response {
-        self.client().get(self.url(path)).basic_auth(user, Some(PASSWORD)).send().unwrap()
+        self.client()
+            .get(self.url(path))
+            .basic_auth(user, Some(PASSWORD))
+            .send()
+            .unwrap()
     }
 
     /// GET an operator API path.
@@ -230,14 +254,19 @@ impl Server {
     pub fn wait_for_status(&self, user: &str, id: &str, status: &str) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let response = self.get_as(user, &format!("/api/birthnotice/v1/reports/{id}?peek=true"));
+            let response =
+                self.get_as(user, &format!("/api/birthnotice/v1/reports/{id}?peek=true"));
             if response.status() == 200 {
                 let body: Value = response.json().unwrap();
                 if body["status"] == status {
                     return body;
                 }
             }
-            assert!(Instant::now() < deadline, "report {id} never reached {status}; log:\n{}", self.log());
+            assert!(
+                Instant::now() < deadline,
+                "report {id} never reached {status}; log:\n{}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -286,7 +315,10 @@ pub struct Form {
 impl Form {
     /// The value of a field.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Sets (or adds) a field.
@@ -297,7 +329,9 @@ impl Form {
 
     /// The error messages the page lists.
     pub fn errors(&self) -> Vec<String> {
-        let Some(start) = self.html.find("class=\"errors\"") else { return Vec::new() };
+        let Some(start) = self.html.find("class=\"errors\"") else {
+            return Vec::new();
+        };
         let section = &self.html[start..];
         let section = &section[..section.find("</div>").unwrap_or(section.len())];
         section
@@ -309,7 +343,11 @@ impl Form {
 }
 
 fn unescape(s: &str) -> String {
-    s.replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">").replace("&#39;", "'").replace("&amp;", "&")
+    s.replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
 }
 
 fn attribute(tag: &str, name: &str) -> Option<String> {
@@ -325,7 +363,9 @@ pub fn parse_form(html: &str) -> Vec<(String, String)> {
     for tag in html.split('<').skip(1) {
         let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
         if let Some(rest) = tag.strip_prefix("input") {
-            let (Some(name), kind) = (attribute(rest, "name"), attribute(rest, "type")) else { continue };
+            let (Some(name), kind) = (attribute(rest, "name"), attribute(rest, "type")) else {
+                continue;
+            };
             let value = attribute(rest, "value").unwrap_or_default();
             if kind.as_deref() == Some("checkbox") {
                 if rest.contains(" checked") {
@@ -346,7 +386,9 @@ pub fn parse_form(html: &str) -> Vec<(String, String)> {
             let selected = select
                 .split("<option ")
                 .skip(1)
-                .find(|o| o[..o.find('>').unwrap_or(0)].contains(" selected") || o.starts_with("selected"))
+                .find(|o| {
+                    o[..o.find('>').unwrap_or(0)].contains(" selected") || o.starts_with("selected")
+                })
                 .and_then(|o| attribute(&format!(" {o}"), "value"))
                 .unwrap_or_default();
             fields.push((name, selected));
@@ -379,7 +421,10 @@ impl Browser {
         let response = self.get(&server.url(magic_link));
         assert_eq!(response.status(), 302, "magic link must redirect");
         let location = response.headers()["location"].to_str().unwrap().to_string();
-        assert!(location.starts_with("/forms/birthnotice?m="), "redirect target {location}");
+        assert!(
+            location.starts_with("/forms/birthnotice?m="),
+            "redirect target {location}"
+        );
         self.form(&server.url(&location))
     }
 
@@ -388,12 +433,20 @@ impl Browser {
         let response = self.get(url);
         let status = response.status().as_u16();
         let html = response.text().unwrap();
-        Form { status, fields: parse_form(&html), html }
+        Form {
+            status,
+            fields: parse_form(&html),
+            html,
+        }
     }
 
     /// POSTs a form; returns the response (redirects are not followed).
     pub fn submit(&self, server: &Server, form: &Form) -> Response {
-        self.client.post(server.url("/forms/birthnotice")).form(&form.fields).send().unwrap()
+        self.client
+            .post(server.url("/forms/birthnotice"))
+            .form(&form.fields)
+            .send()
+            .unwrap()
     }
 
     /// POSTs a form and parses the page that comes back.
@@ -401,7 +454,11 @@ impl Browser {
         let response = self.submit(server, form);
         let status = response.status().as_u16();
         let html = response.text().unwrap();
-        Form { status, fields: parse_form(&html), html }
+        Form {
+            status,
+            fields: parse_form(&html),
+            html,
+        }
     }
 }
 
@@ -426,7 +483,11 @@ pub fn dispatch(server: &Server, user: &str, notice: &Value) -> String {
     let response = browser.submit(server, &form);
     if response.status() != 303 {
         let html = response.text().unwrap_or_default();
-        let page = Form { status: 0, fields: parse_form(&html), html };
+        let page = Form {
+            status: 0,
+            fields: parse_form(&html),
+            html,
+        };
         panic!("dispatch failed: {:?}", page.errors());
     }
     notice["id"].as_str().unwrap().to_string()
@@ -458,7 +519,13 @@ pub fn xmllint_xpersonenstand(xml: &[u8]) -> Result<(), String> {
     let schema = dir.join("schemas/xpsw.domap.de/xpsw2611/xpersonenstand-nachrichten-portale.xsd");
     let out = run_tool(
         "xmllint",
-        &["--noout", "--nonet", "--schema", schema.to_str().unwrap(), file.path().to_str().unwrap()],
+        &[
+            "--noout",
+            "--nonet",
+            "--schema",
+            schema.to_str().unwrap(),
+            file.path().to_str().unwrap(),
+        ],
         &[("XML_CATALOG_FILES", catalog.to_str().unwrap())],
     );
     if out.status.success() {

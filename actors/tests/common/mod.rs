@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
+use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -439,4 +440,39 @@ impl MessageSigner for NoSigner {
     async fn sign(&self, _: &Report, _: &[u8]) -> Result<Option<MessageSignature>, BuildError> {
         Ok(None)
     }
+}
+
+// ---------------------------------------------------------------- watchdog
+
+/// Ends the whole test process if a test is still running after `limit`: a deadlock blocks the
+/// runtime thread itself, so no async timeout could fire, and a hung `cargo test` says nothing.
+pub struct Watchdog(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+pub fn watchdog(what: &'static str, limit: Duration) -> Watchdog {
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = Arc::clone(&done);
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if seen.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Straight to stderr: the test harness captures eprintln!, even from this thread.
+        let _ = writeln!(
+            std::io::stderr(),
+            "{what}: still running after {limit:?}, the process is deadlocked \
+             (sled 0.34: a flush holds the global concurrency-control read lock while a \
+             transaction waits for the write lock); aborting the test process"
+        );
+        std::process::exit(101);
+    });
+    Watchdog(done)
 }

@@ -57,8 +57,7 @@ impl SledStore {
     /// `Locked` if another `SledStore` (in this or another process) has it open: sled takes an
     /// exclusive file lock, so a second server or an admin command cannot corrupt a running one.
     pub fn open(dir: &Path) -> StoreResult<SledStore> {
-        let db = sled::Config::new()
-            .path(dir)
+        let db = crate::sled_gate::config(dir)
             .open()
             .map_err(|e| open_error(dir, e))?;
         let tree = |name: &str| db.open_tree(name).map_err(backend);
@@ -82,7 +81,7 @@ impl SledStore {
     /// Makes every committed transaction durable; state-changing methods await it before they
     /// answer. sled flushes its single log, so this covers all trees.
     async fn flush(&self) -> StoreResult<()> {
-        self.db.flush_async().await.map_err(backend)?;
+        crate::sled_gate::flush(&self.db).await.map_err(backend)?;
         Ok(())
     }
 }

@@ -4,8 +4,9 @@
 //! and write through the transactional trees; ids, clocks and encoded inputs are prepared before.
 
 use async_trait::async_trait;
+
+use crate::sled_gate::GatedTransaction;
 use chrono::{DateTime, Utc};
-use sled::Transactional;
 
 use super::{
     abort, backend, decode, encode, in_tx, keys, put_job, stored_job, tx_error, utf8, SledStore,
@@ -30,7 +31,7 @@ impl Store for SledStore {
         let name = user.name.as_bytes();
         let key_id = user.memento_key.key_id.as_bytes();
         (&self.users, &self.user_key_ids)
-            .transaction(|(users, key_ids)| {
+            .gated_transaction(|(users, key_ids)| {
                 if users.get(name)?.is_some() {
                     return abort(StoreError::Conflict(user_what(&user.name)));
                 }
@@ -55,7 +56,7 @@ impl Store for SledStore {
         let name = user.name.as_bytes();
         let new_key_id = user.memento_key.key_id.as_bytes();
         (&self.users, &self.user_key_ids)
-            .transaction(|(users, key_ids)| {
+            .gated_transaction(|(users, key_ids)| {
                 let Some(old) = users.get(name)? else {
                     return abort(StoreError::NotFound(user_what(&user.name)));
                 };
@@ -83,7 +84,7 @@ impl Store for SledStore {
 
     async fn remove_user(&self, name: &str) -> StoreResult<bool> {
         let removed = (&self.users, &self.user_key_ids)
-            .transaction(|(users, key_ids)| {
+            .gated_transaction(|(users, key_ids)| {
                 let Some(old) = users.remove(name.as_bytes())? else {
                     return Ok(false);
                 };
@@ -155,7 +156,7 @@ impl Store for SledStore {
             &self.outbox,
             &self.outbox_by_id,
         )
-            .transaction(|(reports, pending, by_id, outbox, outbox_by_id)| {
+            .gated_transaction(|(reports, pending, by_id, outbox, outbox_by_id)| {
                 // Any stored report counts, expired or consumed: an id is used once per owner
                 // and module, so a late duplicate never overwrites the audit trail.
                 if reports.get(&report_key)?.is_some() {
@@ -184,7 +185,7 @@ impl Store for SledStore {
     async fn consume_report(&self, key: &ReportKey) -> StoreResult<Consumed> {
         let report_key = keys::report(key);
         let (consumed, changed) = (&self.reports, &self.pending)
-            .transaction(|(reports, pending)| {
+            .gated_transaction(|(reports, pending)| {
                 let Some(bytes) = reports.get(&report_key)? else {
                     return Ok((Consumed::NotFound, false));
                 };
@@ -261,7 +262,7 @@ impl Store for SledStore {
         }
         let now = Utc::now();
         let expired = (&self.reports, &self.pending)
-            .transaction(|(reports, pending)| {
+            .gated_transaction(|(reports, pending)| {
                 let mut count = 0;
                 for key in &candidates {
                     let Some(bytes) = reports.get(key)? else {
@@ -311,7 +312,7 @@ impl Store for SledStore {
 
     async fn begin_attempt(&self, job: &Job) -> StoreResult<Job> {
         let stored = (&self.outbox, &self.outbox_by_id)
-            .transaction(|(outbox, by_id)| {
+            .gated_transaction(|(outbox, by_id)| {
                 let (key, mut stored) = stored_job(outbox, by_id, job.id)?;
                 stored.attempts = stored.attempts.saturating_add(1);
                 put_job(outbox, by_id, &key, &stored)?;
@@ -330,7 +331,7 @@ impl Store for SledStore {
         last_error: Option<String>,
     ) -> StoreResult<()> {
         (&self.outbox, &self.outbox_by_id)
-            .transaction(|(outbox, by_id)| {
+            .gated_transaction(|(outbox, by_id)| {
                 // The stored job, not the caller's copy, keeps the attempt count authoritative.
                 let (key, mut stored) = stored_job(outbox, by_id, job.id)?;
                 stored.not_before = not_before;
@@ -350,7 +351,7 @@ impl Store for SledStore {
         let report_key = keys::report(key);
         let (stored, changed) = self
             .reports
-            .transaction(|reports| {
+            .gated_transaction(|reports| {
                 let Some(bytes) = reports.get(&report_key)? else {
                     return abort(StoreError::NotFound(report_what(key)));
                 };
@@ -378,7 +379,7 @@ impl Store for SledStore {
         ack_due: DateTime<Utc>,
     ) -> StoreResult<()> {
         (&self.reports, &self.outbox, &self.outbox_by_id)
-            .transaction(|(reports, outbox, by_id)| {
+            .gated_transaction(|(reports, outbox, by_id)| {
                 let (key, stored) = stored_job(outbox, by_id, job.id)?;
                 let report_key = keys::report(&stored.report);
                 let Some(bytes) = reports.get(&report_key)? else {
@@ -411,7 +412,7 @@ impl Store for SledStore {
         at: DateTime<Utc>,
     ) -> StoreResult<()> {
         (&self.reports, &self.outbox, &self.outbox_by_id)
-            .transaction(|(reports, outbox, by_id)| {
+            .gated_transaction(|(reports, outbox, by_id)| {
                 let (key, stored) = stored_job(outbox, by_id, job.id)?;
                 let report_key = keys::report(&stored.report);
                 let Some(bytes) = reports.get(&report_key)? else {

@@ -90,8 +90,7 @@ impl Journal {
         std::fs::create_dir_all(dir).map_err(|e| {
             SimulatorError::Journal(format!("cannot create {}: {e}", dir.display()))
         })?;
-        let db = sled::Config::new()
-            .path(dir)
+        let db = meldewerk_storage::sled_gate::config(dir)
             .open()
             .map_err(|e| open_error(dir, e))?;
         let tree = db.open_tree("standesamt-journal").map_err(journal_error)?;
@@ -165,7 +164,10 @@ impl Journal {
             prefixed(BY_REF, message.transport_ref.as_bytes()),
             message.idempotency_key.as_bytes(),
         );
-        self.tree.apply_batch(batch).map_err(journal_error)?;
+        {
+            let _gate = meldewerk_storage::sled_gate::exclusive();
+            self.tree.apply_batch(batch).map_err(journal_error)?;
+        }
         self.flush()?;
         Ok(seq)
     }
@@ -193,7 +195,7 @@ impl Journal {
     }
 
     fn flush(&self) -> Result<(), SimulatorError> {
-        self.db.flush().map_err(journal_error)?;
+        meldewerk_storage::sled_gate::flush_blocking(&self.db).map_err(journal_error)?;
         Ok(())
     }
 }

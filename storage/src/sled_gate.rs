@@ -1,0 +1,72 @@
+//! Keeps sled 0.34 out of a deadlock it has under concurrent load.
+//!
+//! sled guards every database in the process with one global reader-writer lock: transactions
+//! and batches take it exclusively, flushes and the log's own flusher threads take it shared. A
+//! flush holds its shared lock while it waits for the disk write; once a transaction queues for
+//! the exclusive lock, new shared requests (the very threads the flush waits for) queue behind it,
+//! and nothing moves again (sled issues #1308, #1412; reproduced here under a few hundred
+//! concurrent submissions).
+//!
+//! The cure is to never let a transaction queue while a flush runs: every sled transaction or
+//! batch in meldewerk runs inside [`exclusive`], every flush inside [`shared`], and sled's own
+//! periodic flusher is switched off ([`config`]) so that no flush escapes the gate. Flushes still
+//! run concurrently with each other and with reads.
+
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use sled::transaction::{ConflictableTransactionResult, TransactionResult, Transactional};
+
+static GATE: RwLock<()> = RwLock::new(());
+
+/// Held while a transaction or batch runs.
+pub fn exclusive() -> RwLockWriteGuard<'static, ()> {
+    GATE.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Held while a flush runs.
+pub fn shared() -> RwLockReadGuard<'static, ()> {
+    GATE.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// sled configuration for `dir` without the periodic background flusher (every flush is ours,
+/// and goes through the gate).
+pub fn config(dir: &std::path::Path) -> sled::Config {
+    sled::Config::new().path(dir).flush_every_ms(None)
+}
+
+/// Flushes `db` through the gate, blocking the calling thread until the data is on disk.
+pub fn flush_blocking(db: &sled::Db) -> sled::Result<usize> {
+    let _gate = shared();
+    db.flush()
+}
+
+/// Flushes `db` through the gate on a blocking thread, so async workers never wait for the disk.
+pub async fn flush(db: &sled::Db) -> sled::Result<usize> {
+    let db = db.clone();
+    match tokio::task::spawn_blocking(move || flush_blocking(&db)).await {
+        Ok(result) => result,
+        Err(e) => Err(sled::Error::Io(std::io::Error::other(format!("flush task failed: {e}")))),
+    }
+}
+
+/// `transaction`, run inside the gate.
+pub trait GatedTransaction<E> {
+    /// The transactional view the closure gets.
+    type View;
+    /// Runs `f` as one sled transaction while holding the gate exclusively.
+    fn gated_transaction<F, A>(&self, f: F) -> TransactionResult<A, E>
+    where
+        F: Fn(&Self::View) -> ConflictableTransactionResult<A, E>;
+}
+
+impl<E, T: Transactional<E>> GatedTransaction<E> for T {
+    type View = T::View;
+
+    fn gated_transaction<F, A>(&self, f: F) -> TransactionResult<A, E>
+    where
+        F: Fn(&Self::View) -> ConflictableTransactionResult<A, E>,
+    {
+        let _gate = exclusive();
+        self.transaction(f)
+    }
+}

@@ -19,7 +19,9 @@ impl UserName {
     pub fn parse(name: &str) -> Result<Self, AccountError> {
         let ok = !name.is_empty()
             && name.len() <= 64
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
         if ok {
             Ok(UserName(name.to_string()))
         } else {
@@ -107,7 +109,11 @@ pub struct Accounts {
 impl Accounts {
     /// Operations on `store`, wrapping keys under `master`.
     pub fn new(store: Arc<dyn Store>, master: Arc<MasterKey>, hasher: PasswordHasher) -> Self {
-        Accounts { store, master, hasher }
+        Accounts {
+            store,
+            master,
+            hasher,
+        }
     }
 
     /// Hashes the password and derives the memento key on a blocking thread: argon2 takes tens of

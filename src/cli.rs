@@ -121,9 +121,13 @@ fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliE
         )));
     }
     let store = startup::open_store(settings).map_err(err)?;
-    let master = MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref()).map_err(err)?;
-    let hasher = PasswordHasher::new(settings.security.argon2_memory_kib, settings.security.argon2_iterations)
+    let master = MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref())
         .map_err(err)?;
+    let hasher = PasswordHasher::new(
+        settings.security.argon2_memory_kib,
+        settings.security.argon2_iterations,
+    )
+    .map_err(err)?;
     Ok(Accounts::new(store, Arc::new(master), hasher))
 }
 
@@ -131,16 +135,29 @@ fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliE
 pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, CliError> {
     match command {
         Command::Serve { .. } => unreachable!("serve is not an admin command"),
-        Command::User(UserCommand::Add { name, password_stdin, customer }) => {
+        Command::User(UserCommand::Add {
+            name,
+            password_stdin,
+            customer,
+        }) => {
             let name = UserName::parse(&name).map_err(err)?;
             let password = read_password(password_stdin)?;
-            accounts(settings, true)?.add(&name, password, customer).await.map_err(err)?;
+            accounts(settings, true)?
+                .add(&name, password, customer)
+                .await
+                .map_err(err)?;
             Ok(format!("user {} added", name.as_str()))
         }
-        Command::User(UserCommand::Passwd { name, password_stdin }) => {
+        Command::User(UserCommand::Passwd {
+            name,
+            password_stdin,
+        }) => {
             let name = UserName::parse(&name).map_err(err)?;
             let password = read_password(password_stdin)?;
-            accounts(settings, false)?.change_password(&name, password).await.map_err(err)?;
+            accounts(settings, false)?
+                .change_password(&name, password)
+                .await
+                .map_err(err)?;
             Ok(format!(
                 "password of {} changed; its older mementos, magic links and sessions no longer work",
                 name.as_str()
@@ -151,7 +168,10 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
             if json {
                 return serde_json::to_string_pretty(&users).map_err(err);
             }
-            let mut out = format!("{:<24} {:<16} {:<5} {}", "NAME", "CUSTOMER", "SEAL", "CREATED");
+            let mut out = format!(
+                "{:<24} {:<16} {:<5} {}",
+                "NAME", "CUSTOMER", "SEAL", "CREATED"
+            );
             for u in users {
                 out.push_str(&format!(
                     "\n{:<24} {:<16} {:<5} {}",
@@ -165,7 +185,10 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
         }
         Command::User(UserCommand::Remove { name }) => {
             let name = UserName::parse(&name).map_err(err)?;
-            accounts(settings, false)?.remove(&name).await.map_err(err)?;
+            accounts(settings, false)?
+                .remove(&name)
+                .await
+                .map_err(err)?;
             Ok(format!("user {} removed", name.as_str()))
         }
         Command::Seal(SealCommand::Deposit { name, key_file }) => {
@@ -176,7 +199,10 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
                 })?),
                 None => None,
             };
-            let public_key = accounts(settings, false)?.deposit_seal(&name, key).await.map_err(err)?;
+            let public_key = accounts(settings, false)?
+                .deposit_seal(&name, key)
+                .await
+                .map_err(err)?;
             Ok(format!(
                 "seal deposited for {}; public key (Ed25519, base64): {}",
                 name.as_str(),

@@ -79,7 +79,10 @@ pub struct OperatorSettings {
 
 impl Default for OperatorSettings {
     fn default() -> Self {
-        OperatorSettings { username: "operator".into(), password: None }
+        OperatorSettings {
+            username: "operator".into(),
+            password: None,
+        }
     }
 }
 
@@ -129,7 +132,10 @@ pub struct LogSettings {
 
 impl Default for LogSettings {
     fn default() -> Self {
-        LogSettings { format: "text".into(), level: "info".into() }
+        LogSettings {
+            format: "text".into(),
+            level: "info".into(),
+        }
     }
 }
 
@@ -220,7 +226,9 @@ impl Settings {
             return Err(ConfigError("token_lifetime_secs must be at least 1".into()));
         }
         if self.security.argon2_concurrency == 0 {
-            return Err(ConfigError("security.argon2_concurrency must be at least 1".into()));
+            return Err(ConfigError(
+                "security.argon2_concurrency must be at least 1".into(),
+            ));
         }
         if self.log.format != "text" && self.log.format != "json" {
             return Err(ConfigError(format!(

@@ -55,8 +55,12 @@ fn seal(key: &LessSafeKey, aad: &[u8], plaintext: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(NONCE_LEN + plaintext.len() + 16);
     out.extend_from_slice(&nonce);
     let mut body = plaintext.to_vec();
-    key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(aad), &mut body)
-        .expect("AES-GCM sealing of a bounded buffer cannot fail");
+    key.seal_in_place_append_tag(
+        Nonce::assume_unique_for_key(nonce),
+        Aad::from(aad),
+        &mut body,
+    )
+    .expect("AES-GCM sealing of a bounded buffer cannot fail");
     out.extend_from_slice(&body);
     out
 }
@@ -117,7 +121,10 @@ impl MasterKey {
         let raw: [u8; 32] = raw
             .try_into()
             .map_err(|_| CryptoError::InvalidKey("the master key has 32 bytes".into()))?;
-        Ok(MasterKey { key: aes_key(&raw)?, raw })
+        Ok(MasterKey {
+            key: aes_key(&raw)?,
+            raw,
+        })
     }
 
     /// Wraps a secret; `purpose` and the key id are bound as associated data so that a wrapped
@@ -130,7 +137,11 @@ impl MasterKey {
 
     /// Opens a wrapped secret.
     pub fn unwrap(&self, purpose: &str, wrapped: &WrappedKey) -> Result<Vec<u8>, CryptoError> {
-        open(&self.key, wrap_aad(purpose, &wrapped.key_id).as_bytes(), &wrapped.wrapped)
+        open(
+            &self.key,
+            wrap_aad(purpose, &wrapped.key_id).as_bytes(),
+            &wrapped.wrapped,
+        )
     }
 
     /// A 32-byte secret derived from the master key for one purpose (HKDF-SHA256), so that the
@@ -144,7 +155,9 @@ impl MasterKey {
         }
         let prk = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, b"meldewerk").extract(&self.raw);
         let info = [purpose.as_bytes()];
-        let okm = prk.expand(&info, Len32).expect("32 bytes is a valid HKDF length");
+        let okm = prk
+            .expand(&info, Len32)
+            .expect("32 bytes is a valid HKDF length");
         let mut out = [0u8; 32];
         okm.fill(&mut out).expect("32 bytes is a valid HKDF length");
         out
@@ -174,7 +187,9 @@ impl PasswordHasher {
     pub fn new(memory_kib: u32, iterations: u32) -> Result<Self, CryptoError> {
         let params = Params::new(memory_kib, iterations, 1, Some(32))
             .map_err(|e| CryptoError::Hashing(e.to_string()))?;
-        Ok(PasswordHasher { argon2: Argon2::new(Algorithm::Argon2id, Version::V0x13, params) })
+        Ok(PasswordHasher {
+            argon2: Argon2::new(Algorithm::Argon2id, Version::V0x13, params),
+        })
     }
 
     /// PHC string of the password with a fresh salt.
@@ -189,7 +204,10 @@ impl PasswordHasher {
     /// Whether `password` matches the PHC string (its own parameters apply). Constant-time.
     pub fn verify(&self, password: &str, phc: &str) -> bool {
         match PasswordHash::new(phc) {
-            Ok(parsed) => self.argon2.verify_password(password.as_bytes(), &parsed).is_ok(),
+            Ok(parsed) => self
+                .argon2
+                .verify_password(password.as_bytes(), &parsed)
+                .is_ok(),
             Err(_) => false,
         }
     }
@@ -243,7 +261,11 @@ impl UserKey {
             .ok()
             .and_then(|b| b.try_into().ok())
             .ok_or_else(|| CryptoError::InvalidKey("malformed key id".into()))?;
-        Ok(UserKey { key_id: wrapped.key_id.clone(), key_id_raw, key: aes_key(&raw)? })
+        Ok(UserKey {
+            key_id: wrapped.key_id.clone(),
+            key_id_raw,
+            key: aes_key(&raw)?,
+        })
     }
 
     /// The key's public id.
@@ -271,7 +293,9 @@ impl UserKey {
 
     /// Opens an envelope sealed with this key for `kind`; any change to any byte fails.
     pub fn open(&self, kind: Envelope, envelope: &str) -> Result<Vec<u8>, CryptoError> {
-        let raw = URL_SAFE_NO_PAD.decode(envelope).map_err(|_| CryptoError::Decrypt)?;
+        let raw = URL_SAFE_NO_PAD
+            .decode(envelope)
+            .map_err(|_| CryptoError::Decrypt)?;
         if raw.len() < 1 + KEY_ID_LEN || raw[0] != ENVELOPE_VERSION {
             return Err(CryptoError::Decrypt);
         }
@@ -316,7 +340,10 @@ mod tests {
         let master = MasterKey::load_or_create(dir.path(), None).unwrap();
         let key = user_key(&master);
         let sealed = key.seal(Envelope::Memento, b"{\"id\":\"1\"}");
-        assert_eq!(key.open(Envelope::Memento, &sealed).unwrap(), b"{\"id\":\"1\"}");
+        assert_eq!(
+            key.open(Envelope::Memento, &sealed).unwrap(),
+            b"{\"id\":\"1\"}"
+        );
         assert!(key.open(Envelope::MagicToken, &sealed).is_err());
         assert!(user_key(&master).open(Envelope::Memento, &sealed).is_err());
         assert_eq!(envelope_key_id(&sealed).as_deref(), Some(key.key_id()));
@@ -334,7 +361,10 @@ mod tests {
             let mut chars: Vec<char> = sealed.chars().collect();
             chars[i] = if chars[i] == 'A' { 'B' } else { 'A' };
             let tampered: String = chars.into_iter().collect();
-            assert!(key.open(Envelope::MagicToken, &tampered).is_err(), "position {i}");
+            assert!(
+                key.open(Envelope::MagicToken, &tampered).is_err(),
+                "position {i}"
+            );
         }
     }
 
@@ -349,7 +379,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join("master.key")).unwrap().permissions().mode();
+            let mode = std::fs::metadata(dir.path().join("master.key"))
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
     }

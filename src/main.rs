@@ -22,9 +22,15 @@ fn main() -> std::process::ExitCode {
                     settings.listen = listen;
                 }
                 telemetry::init(&settings.log);
-                startup::run(settings).await.map(|_| None).map_err(|e| e.to_string())
+                startup::run(settings)
+                    .await
+                    .map(|_| None)
+                    .map_err(|e| e.to_string())
             }
-            admin => run_admin(&settings, admin).await.map(Some).map_err(|e| e.to_string()),
+            admin => run_admin(&settings, admin)
+                .await
+                .map(Some)
+                .map_err(|e| e.to_string()),
         }
     });
     match result {

@@ -21,7 +21,11 @@ impl Signer {
     pub fn new(store: Arc<dyn Store>, master: Arc<MasterKey>) -> Self {
         let seed = master.derive("portal-signing-key");
         let portal_key = Ed25519KeyPair::from_seed_unchecked(&seed).expect("32-byte seed");
-        Signer { store, master, portal_key }
+        Signer {
+            store,
+            master,
+            portal_key,
+        }
     }
 
     /// The portal's public key (receiving offices verify end-user signature attestations with it).
@@ -32,7 +36,11 @@ impl Signer {
 
 #[async_trait::async_trait]
 impl MessageSigner for Signer {
-    async fn sign(&self, report: &Report, body: &[u8]) -> Result<Option<MessageSignature>, BuildError> {
+    async fn sign(
+        &self,
+        report: &Report,
+        body: &[u8],
+    ) -> Result<Option<MessageSignature>, BuildError> {
         let owner = self
             .store
             .user(&report.key.owner)

@@ -96,19 +96,26 @@ pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
 /// deliveries finish (up to `shutdown_grace_secs`), and returns.
 pub async fn run(settings: Settings) -> Result<(), StartupError> {
     let store = open_store(&settings)?;
-    let master = Arc::new(MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref())?);
+    let master = Arc::new(MasterKey::load_or_create(
+        &settings.data_dir,
+        settings.master_key.as_deref(),
+    )?);
     let standesamt = SimulatedStandesamt::open(
         &settings.standesamt_journal_dir(),
         settings.transports.xpersonenstand.clone(),
     )?;
 
     let mut engine_settings = settings.engine.clone();
-    engine_settings.retention_secs.get_or_insert(settings.civil_registry.retention_secs);
+    engine_settings
+        .retention_secs
+        .get_or_insert(settings.civil_registry.retention_secs);
     let engine = Engine::start(
         store.clone(),
         vec![ModuleSpec {
             module: birthnotice::MODULE.segment.into(),
-            builder: Arc::new(BirthnoticeMessages { settings: settings.civil_registry.clone() }),
+            builder: Arc::new(BirthnoticeMessages {
+                settings: settings.civil_registry.clone(),
+            }),
             signer: Arc::new(Signer::new(store.clone(), master.clone())),
             transport: Arc::new(standesamt.clone()),
         }],
@@ -117,12 +124,19 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
 
     let security = &settings.security;
     let hasher = PasswordHasher::new(security.argon2_memory_kib, security.argon2_iterations)?;
-    let verifier = web::Data::new(CredentialVerifier::new(store.clone(), hasher, &master, security)?);
+    let verifier = web::Data::new(CredentialVerifier::new(
+        store.clone(),
+        hasher,
+        &master,
+        security,
+    )?);
     let listener = TcpListener::bind(&settings.listen).map_err(|e| StartupError::Listen {
         address: settings.listen.clone(),
         reason: e.to_string(),
     })?;
-    let address = listener.local_addr().map_err(|e| StartupError::Server(e.to_string()))?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| StartupError::Server(e.to_string()))?;
     let base_url = settings
         .base_url
         .clone()

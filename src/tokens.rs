@@ -22,7 +22,10 @@ pub struct MagicToken {
 impl MagicToken {
     /// Seals the token.
     pub fn seal(&self, key: &UserKey) -> String {
-        key.seal(Envelope::MagicToken, &serde_json::to_vec(self).expect("serializable"))
+        key.seal(
+            Envelope::MagicToken,
+            &serde_json::to_vec(self).expect("serializable"),
+        )
     }
 
     /// Opens a token; `None` for anything that is not a token sealed with this key.
@@ -72,7 +75,10 @@ pub fn strip_empty(value: Value) -> Option<Value> {
 
 /// Seals pre-fill data into a memento.
 pub fn seal_memento(key: &UserKey, data: &Value) -> String {
-    key.seal(Envelope::Memento, &serde_json::to_vec(data).expect("serializable"))
+    key.seal(
+        Envelope::Memento,
+        &serde_json::to_vec(data).expect("serializable"),
+    )
 }
 
 /// Opens a memento; `None` if it was not sealed with this key or was changed.
@@ -91,8 +97,18 @@ mod tests {
             assert!(is_safe_target(ok), "{ok}");
         }
         for bad in [
-            "forms", "//evil.example", "/a/../b", "/mtl/x", "/bal/x", "/a\\b", "/%2e%2e/x",
-            "/%5cevil", "/%2F/evil", "https://evil.example", "/a\nb", "",
+            "forms",
+            "//evil.example",
+            "/a/../b",
+            "/mtl/x",
+            "/bal/x",
+            "/a\\b",
+            "/%2e%2e/x",
+            "/%5cevil",
+            "/%2F/evil",
+            "https://evil.example",
+            "/a\nb",
+            "",
         ] {
             assert!(!is_safe_target(bad), "{bad}");
         }
@@ -101,6 +117,9 @@ mod tests {
     #[test]
     fn empty_values_are_left_out() {
         let v = serde_json::json!({"id":"1","a":null,"b":"","c":{"d":null},"e":[],"f":false,"g":{"h":"x"}});
-        assert_eq!(strip_empty(v).unwrap(), serde_json::json!({"id":"1","f":false,"g":{"h":"x"}}));
+        assert_eq!(
+            strip_empty(v).unwrap(),
+            serde_json::json!({"id":"1","f":false,"g":{"h":"x"}})
+        );
     }
 }

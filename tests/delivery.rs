@@ -33,8 +33,19 @@ fn killed_after_delivery_before_acknowledgement_delivers_exactly_once() {
     let slow_ack = [("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "3000")];
     let mut server = Server::start(&dir, &slow_ack);
     let id = dispatch(&server, "klinik", &complete_notice("geb-kill-1"));
-    wait_until("the office to receive the notice", || received(&server, &id).len() == 1);
-    assert_eq!(server.get_as("klinik", &format!("/api/birthnotice/v1/reports/{id}?peek=true")).json::<Value>().unwrap()["status"], "PENDING");
+    wait_until("the office to receive the notice", || {
+        received(&server, &id).len() == 1
+    });
+    assert_eq!(
+        server
+            .get_as(
+                "klinik",
+                &format!("/api/birthnotice/v1/reports/{id}?peek=true")
+            )
+            .json::<Value>()
+            .unwrap()["status"],
+        "PENDING"
+    );
 
     server.kill();
     server.start_again();
@@ -56,15 +67,29 @@ fn killed_right_after_dispatch_resumes_from_the_outbox() {
         ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "100"),
     ];
     let mut server = Server::start(&dir, &slow);
-    let ids: Vec<String> =
-        (0..3).map(|i| dispatch(&server, "klinik", &complete_notice(&format!("geb-kill-2-{i}")))).collect();
+    let ids: Vec<String> = (0..3)
+        .map(|i| {
+            dispatch(
+                &server,
+                "klinik",
+                &complete_notice(&format!("geb-kill-2-{i}")),
+            )
+        })
+        .collect();
     server.kill();
     server.start_again();
     for id in &ids {
         server.wait_for_status("klinik", id, "SUCCESS");
-        assert_eq!(received(&server, id).len(), 1, "{id} delivered exactly once");
+        assert_eq!(
+            received(&server, id).len(),
+            1,
+            "{id} delivered exactly once"
+        );
     }
-    let listed: Value = server.get_as("klinik", "/api/birthnotice/v1/reports").json().unwrap();
+    let listed: Value = server
+        .get_as("klinik", "/api/birthnotice/v1/reports")
+        .json()
+        .unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 3);
 }
 
@@ -72,14 +97,32 @@ fn killed_right_after_dispatch_resumes_from_the_outbox() {
 fn a_refused_notice_ends_in_failure_with_a_reason() {
     let dir = DataDir::new();
     dir.add_user("klinik");
-    let server = Server::start(&dir, &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__FAILURE_RATE", "1.0")]);
+    let server = Server::start(
+        &dir,
+        &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__FAILURE_RATE", "1.0")],
+    );
     let id = dispatch(&server, "klinik", &complete_notice("geb-fail"));
     let result = server.wait_for_status("klinik", &id, "FAILURE");
-    assert!(result["failureReason"].as_str().is_some_and(|r| !r.is_empty()), "{result}");
+    assert!(
+        result["failureReason"]
+            .as_str()
+            .is_some_and(|r| !r.is_empty()),
+        "{result}"
+    );
     assert!(result["receiptPdf"].is_null());
     // A final FAILURE is consumed like a SUCCESS.
-    assert_eq!(server.get_as("klinik", &format!("/api/birthnotice/v1/reports/{id}")).status(), 200);
-    assert_eq!(server.get_as("klinik", &format!("/api/birthnotice/v1/reports/{id}")).status(), 410);
+    assert_eq!(
+        server
+            .get_as("klinik", &format!("/api/birthnotice/v1/reports/{id}"))
+            .status(),
+        200
+    );
+    assert_eq!(
+        server
+            .get_as("klinik", &format!("/api/birthnotice/v1/reports/{id}"))
+            .status(),
+        410
+    );
 }
 
 #[test]
@@ -97,25 +140,48 @@ fn retention_turns_results_into_report_expired() {
     server.wait_for_status("klinik", &id, "SUCCESS");
     let path = format!("/api/birthnotice/v1/reports/{id}");
     let peek_path = format!("{path}?peek=true");
-    wait_until("retention to remove the result", || server.get_as("klinik", &peek_path).status() == 410);
+    wait_until("retention to remove the result", || {
+        server.get_as("klinik", &peek_path).status() == 410
+    });
     let body: Value = server.get_as("klinik", &path).json().unwrap();
-    assert!(body["errors"][0].as_str().unwrap().contains("expired"), "{body}");
+    assert!(
+        body["errors"][0].as_str().unwrap().contains("expired"),
+        "{body}"
+    );
     let peek: Value = server.get_as("klinik", &peek_path).json().unwrap();
-    assert!(peek["errors"][0].as_str().unwrap().contains("expired"), "{peek}");
-    let listed: Value = server.get_as("klinik", "/api/birthnotice/v1/reports").json().unwrap();
+    assert!(
+        peek["errors"][0].as_str().unwrap().contains("expired"),
+        "{peek}"
+    );
+    let listed: Value = server
+        .get_as("klinik", "/api/birthnotice/v1/reports")
+        .json()
+        .unwrap();
     assert_eq!(listed, serde_json::json!([]));
     // The payload is gone for operators too.
-    assert_eq!(server.admin_get(&format!("/admin/api/v1/reports/birthnotice/{id}/message")).status(), 404);
+    assert_eq!(
+        server
+            .admin_get(&format!("/admin/api/v1/reports/birthnotice/{id}/message"))
+            .status(),
+        404
+    );
 }
 
 #[test]
 fn sigterm_stops_cleanly_and_keeps_everything() {
     let dir = DataDir::new();
     dir.add_user("klinik");
-    let mut server = Server::start(&dir, &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "2000")]);
+    let mut server = Server::start(
+        &dir,
+        &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "2000")],
+    );
     let id = dispatch(&server, "klinik", &complete_notice("geb-term"));
     assert!(server.terminate(), "exit status after SIGTERM");
-    assert!(server.log().contains("meldewerk stopped"), "{}", server.log());
+    assert!(
+        server.log().contains("meldewerk stopped"),
+        "{}",
+        server.log()
+    );
     server.start_again();
     server.wait_for_status("klinik", &id, "SUCCESS");
     assert_eq!(received(&server, &id).len(), 1);
@@ -125,9 +191,22 @@ fn sigterm_stops_cleanly_and_keeps_everything() {
 fn operators_see_actor_health() {
     let dir = DataDir::new();
     let server = Server::start(&dir, &[]);
-    assert_eq!(server.client().get(server.url("/admin/api/v1/actors")).send().unwrap().status(), 401);
+    assert_eq!(
+        server
+            .client()
+            .get(server.url("/admin/api/v1/actors"))
+            .send()
+            .unwrap()
+            .status(),
+        401
+    );
     let actors: Vec<Value> = server.admin_get("/admin/api/v1/actors").json().unwrap();
     let names: Vec<&str> = actors.iter().map(|a| a["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"module:birthnotice"), "{names:?}");
-    assert!(actors.iter().all(|a| a["state"] == "running" && a["restarts"] == 0), "{actors:?}");
+    assert!(
+        actors
+            .iter()
+            .all(|a| a["state"] == "running" && a["restarts"] == 0),
+        "{actors:?}"
+    );
 }

@@ -12,7 +12,10 @@ use serde_json::Value;
 fn full_journey_from_memento_to_consumed_result() {
     let dir = DataDir::new();
     dir.add_user("klinik");
-    let server = Server::start(&dir, &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "1500")]);
+    let server = Server::start(
+        &dir,
+        &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "1500")],
+    );
 
     // Before dispatch the report does not exist.
     let before = server.get_as("klinik", "/api/birthnotice/v1/reports/geb-1?peek=true");
@@ -25,17 +28,32 @@ fn full_journey_from_memento_to_consumed_result() {
     let memento = body["memento"].as_str().unwrap();
     let link = body["magicLink"].as_str().unwrap();
     assert!(link.starts_with("/mtl/"), "{link}");
-    assert!(memento.len() >= 100 && memento.len() <= 2000, "memento length {}", memento.len());
-    assert!(memento.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    assert!(
+        memento.len() >= 100 && memento.len() <= 2000,
+        "memento length {}",
+        memento.len()
+    );
+    assert!(memento
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
     // Creating a memento submits nothing.
-    assert_eq!(server.get_as("klinik", "/api/birthnotice/v1/reports").json::<Value>().unwrap(), serde_json::json!([]));
+    assert_eq!(
+        server
+            .get_as("klinik", "/api/birthnotice/v1/reports")
+            .json::<Value>()
+            .unwrap(),
+        serde_json::json!([])
+    );
 
     // The magic link alone opens the pre-filled form.
     let browser = Browser::new();
     let mut form = browser.open_magic_link(&server, link);
     assert_eq!(form.status, 200);
     assert_eq!(form.get("nameEinrichtung"), Some("Klinikum Süd"));
-    assert_eq!(form.get("mutter.standard.name.familienname"), Some("Muster"));
+    assert_eq!(
+        form.get("mutter.standard.name.familienname"),
+        Some("Muster")
+    );
     assert_eq!(form.get("kind.geschlecht"), Some("WEIBLICH"));
     form.set("signatur.name", "Dr. Erika Beispiel");
     form.set("signatur.bestaetigt", "true");
@@ -51,30 +69,50 @@ fn full_journey_from_memento_to_consumed_result() {
     }
     assert_eq!(pending["module"], "birthnotice");
     assert_eq!(pending["clientReference"], "KIS-geb-1");
-    let listed: Value = server.get_as("klinik", "/api/birthnotice/v1/reports").json().unwrap();
+    let listed: Value = server
+        .get_as("klinik", "/api/birthnotice/v1/reports")
+        .json()
+        .unwrap();
     assert_eq!(listed, serde_json::json!(["geb-1"]));
 
     let success = server.wait_for_status("klinik", "geb-1", "SUCCESS");
     assert_eq!(success["portal"], "meldewerk-sim-xpersonenstand");
     assert!(success["failureReason"].is_null());
     // peek keeps it listed and readable
-    let listed: Value = server.get_as("klinik", "/api/birthnotice/v1/reports").json().unwrap();
+    let listed: Value = server
+        .get_as("klinik", "/api/birthnotice/v1/reports")
+        .json()
+        .unwrap();
     assert_eq!(listed, serde_json::json!(["geb-1"]));
 
     // The receipt is a sound PDF naming the report, the message UUID and the XML's SHA-256.
-    let pdf = base64::engine::general_purpose::STANDARD.decode(success["receiptPdf"].as_str().unwrap()).unwrap();
+    let pdf = base64::engine::general_purpose::STANDARD
+        .decode(success["receiptPdf"].as_str().unwrap())
+        .unwrap();
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), &pdf).unwrap();
     let check = run_tool("qpdf", &["--check", file.path().to_str().unwrap()], &[]);
-    assert!(check.status.success(), "qpdf: {}", String::from_utf8_lossy(&check.stdout));
+    assert!(
+        check.status.success(),
+        "qpdf: {}",
+        String::from_utf8_lossy(&check.stdout)
+    );
     let text = run_tool("pdftotext", &[file.path().to_str().unwrap(), "-"], &[]);
-    let text: String = String::from_utf8_lossy(&text.stdout).split_whitespace().collect();
+    let text: String = String::from_utf8_lossy(&text.stdout)
+        .split_whitespace()
+        .collect();
 
     // The delivered message is valid xPersonenstand 26.11 and matches the receipt.
     let message = server.admin_get("/admin/api/v1/reports/birthnotice/geb-1/message");
     assert_eq!(message.status(), 200);
-    let uuid = message.headers()["x-message-uuid"].to_str().unwrap().to_string();
-    let sha = message.headers()["x-message-sha256"].to_str().unwrap().to_string();
+    let uuid = message.headers()["x-message-uuid"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let sha = message.headers()["x-message-sha256"]
+        .to_str()
+        .unwrap()
+        .to_string();
     assert_eq!(message.headers()["x-signature-kind"], "end-user");
     let xml = message.bytes().unwrap();
     xmllint_xpersonenstand(&xml).expect("delivered XML is schema-valid");
@@ -92,10 +130,19 @@ fn full_journey_from_memento_to_consumed_result() {
     let again = server.get_as("klinik", "/api/birthnotice/v1/reports/geb-1");
     assert_eq!(again.status(), 410);
     let body: Value = again.json().unwrap();
-    assert!(body["errors"][0].as_str().unwrap().contains("already retrieved"), "{body}");
+    assert!(
+        body["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("already retrieved"),
+        "{body}"
+    );
     let peek_again = server.get_as("klinik", "/api/birthnotice/v1/reports/geb-1?peek=true");
     assert_eq!(peek_again.status(), 410);
-    let listed: Value = server.get_as("klinik", "/api/birthnotice/v1/reports").json().unwrap();
+    let listed: Value = server
+        .get_as("klinik", "/api/birthnotice/v1/reports")
+        .json()
+        .unwrap();
     assert_eq!(listed, serde_json::json!([]));
 }
 
@@ -113,7 +160,10 @@ fn state_survives_a_restart() {
 
     let body = server.wait_for_status("klinik", &id, "SUCCESS");
     assert_eq!(body["clientReference"], "KIS-geb-restart");
-    let listed: Value = server.get_as("klinik", "/api/birthnotice/v1/reports").json().unwrap();
+    let listed: Value = server
+        .get_as("klinik", "/api/birthnotice/v1/reports")
+        .json()
+        .unwrap();
     assert_eq!(listed, serde_json::json!(["geb-restart"]));
     let form = Browser::new().open_magic_link(&server, &link);
     assert_eq!(form.status, 200);
@@ -125,7 +175,11 @@ fn two_concurrent_consumers_get_one_result() {
     dir.add_user("klinik");
     let server = Server::start(&dir, &[]);
     for round in 0..3 {
-        let id = dispatch(&server, "klinik", &complete_notice(&format!("geb-race-{round}")));
+        let id = dispatch(
+            &server,
+            "klinik",
+            &complete_notice(&format!("geb-race-{round}")),
+        );
         server.wait_for_status("klinik", &id, "SUCCESS");
         let statuses: Vec<u16> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..2)

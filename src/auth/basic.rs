@@ -12,11 +12,11 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use actix_web::http::header::Header as _;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
 use actix_web_httpauth::headers::authorization::{Authorization, Basic};
-use actix_web::http::header::Header as _;
 use meldewerk_storage::{Store, UserRecord};
 use ring::hmac;
 use tokio::sync::Semaphore;
@@ -72,7 +72,10 @@ impl CredentialVerifier {
             ctx.update(&(part.len() as u64).to_be_bytes());
             ctx.update(part.as_bytes());
         }
-        ctx.sign().as_ref().try_into().expect("SHA-256 tags have 32 bytes")
+        ctx.sign()
+            .as_ref()
+            .try_into()
+            .expect("SHA-256 tags have 32 bytes")
     }
 
     fn cached(&self, tag: &[u8; 32]) -> bool {
@@ -115,7 +118,9 @@ impl CredentialVerifier {
     ) -> Result<UserRecord, AuthFailure> {
         if let Some(wait) = self.limiter.blocked(user, address) {
             tracing::warn!("login refused: too many failed attempts");
-            return Err(AuthFailure::TooManyAttempts { retry_after_secs: wait.as_secs().max(1) });
+            return Err(AuthFailure::TooManyAttempts {
+                retry_after_secs: wait.as_secs().max(1),
+            });
         }
         let record = self
             .store

@@ -29,7 +29,10 @@ fn quota(per_minute: u32) -> Quota {
     Quota::per_minute(NonZeroU32::new(per_minute.max(1)).expect("at least 1"))
 }
 
-fn remaining<K: std::hash::Hash + Eq>(map: &Mutex<HashMap<K, Instant>>, key: &K) -> Option<Duration> {
+fn remaining<K: std::hash::Hash + Eq>(
+    map: &Mutex<HashMap<K, Instant>>,
+    key: &K,
+) -> Option<Duration> {
     let map = map.lock().expect("limiter lock");
     map.get(key)
         .and_then(|until| until.checked_duration_since(Instant::now()))
@@ -94,7 +97,10 @@ mod tests {
             assert!(limiter.blocked("alice", Some(addr)).is_none());
             limiter.record_failure("alice", Some(addr));
         }
-        assert!(limiter.blocked("alice", Some(addr)).is_none(), "3 failures are allowed");
+        assert!(
+            limiter.blocked("alice", Some(addr)).is_none(),
+            "3 failures are allowed"
+        );
         limiter.record_failure("alice", Some(addr));
         assert!(limiter.blocked("alice", Some(addr)).is_some());
         assert!(limiter.blocked("bob", Some(addr)).is_none());

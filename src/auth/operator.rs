@@ -32,7 +32,9 @@ impl OperatorCredentials {
 
     fn matches(&self, user: &str, password: &str) -> bool {
         match &self.expected {
-            Some(tag) => hmac::verify(&self.key, &Self::message(user, password), tag.as_ref()).is_ok(),
+            Some(tag) => {
+                hmac::verify(&self.key, &Self::message(user, password), tag.as_ref()).is_ok()
+            }
             None => false,
         }
     }

@@ -51,7 +51,11 @@ fn digest(id: &str) -> [u8; 32] {
 impl Sessions {
     /// Sessions ending after `idle` without use; `secure` marks cookies HTTPS-only.
     pub fn new(idle: Duration, secure: bool) -> Self {
-        Sessions { map: Mutex::new(HashMap::new()), idle, secure }
+        Sessions {
+            map: Mutex::new(HashMap::new()),
+            idle,
+            secure,
+        }
     }
 
     /// Starts a session and returns the cookie that carries it.
@@ -81,7 +85,9 @@ impl Sessions {
     pub fn touch(&self, cookie_value: &str) -> Option<Session> {
         let key = digest(cookie_value);
         let mut map = self.map.lock().expect("session lock");
-        let alive = map.get(&key).is_some_and(|s| s.last_seen.elapsed() < self.idle);
+        let alive = map
+            .get(&key)
+            .is_some_and(|s| s.last_seen.elapsed() < self.idle);
         if !alive {
             map.remove(&key);
             return None;
@@ -93,7 +99,10 @@ impl Sessions {
 
     /// Ends a session.
     pub fn end(&self, cookie_value: &str) {
-        self.map.lock().expect("session lock").remove(&digest(cookie_value));
+        self.map
+            .lock()
+            .expect("session lock")
+            .remove(&digest(cookie_value));
     }
 
     fn cookie(&self, value: String) -> Cookie<'static> {
@@ -148,7 +157,12 @@ impl FromRequest for SessionUser {
         Box::pin(async move {
             let (sessions, store) = sessions.zip(store).expect("registered at start-up");
             let session = cookie.and_then(|c| sessions.touch(&c)).ok_or(NoSession)?;
-            let user = store.user(&session.username).await.ok().flatten().ok_or(NoSession)?;
+            let user = store
+                .user(&session.username)
+                .await
+                .ok()
+                .flatten()
+                .ok_or(NoSession)?;
             if user.memento_key.key_id != session.key_id {
                 return Err(NoSession);
             }

@@ -48,7 +48,11 @@ impl CivilRegistryModule {
     }
 
     fn key(&self, owner: &str, id: &str) -> ReportKey {
-        ReportKey { owner: owner.into(), module: self.segment.into(), id: id.into() }
+        ReportKey {
+            owner: owner.into(),
+            module: self.segment.into(),
+            id: id.into(),
+        }
     }
 
     /// The result body of a stored report.

@@ -43,10 +43,14 @@ impl ResponseError for ApiError {
             ApiError::Validation(errors) => errors.clone(),
             ApiError::NotFound(id) => vec![format!("report {id} not found")],
             ApiError::AlreadyRetrieved(id) => {
-                vec![format!("report {id} was already retrieved (without peek=true)")]
+                vec![format!(
+                    "report {id} was already retrieved (without peek=true)"
+                )]
             }
             ApiError::Expired(id) => {
-                vec![format!("report {id} has expired: its result was removed by retention")]
+                vec![format!(
+                    "report {id} has expired: its result was removed by retention"
+                )]
             }
             ApiError::TooLarge(limit) => vec![format!("request body exceeds {limit} bytes")],
             ApiError::Internal(cause) => {

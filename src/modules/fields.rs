@@ -94,7 +94,9 @@ impl Field {
                 let values: Vec<&str> = options.iter().map(|(v, _)| *v).collect();
                 Some(format!("{path} must be one of {}", values.join(", ")))
             }
-            (FieldKind::Text | FieldKind::Postleitzahl, _) => Some(format!("{path} must be a string")),
+            (FieldKind::Text | FieldKind::Postleitzahl, _) => {
+                Some(format!("{path} must be a string"))
+            }
         }
     }
 }
@@ -107,7 +109,13 @@ pub fn validate(fields: &[Field], object: &Map<String, Value>, skip: &[&str]) ->
     errors
 }
 
-fn walk(fields: &[Field], object: &Map<String, Value>, prefix: &str, skip: &[&str], errors: &mut Vec<String>) {
+fn walk(
+    fields: &[Field],
+    object: &Map<String, Value>,
+    prefix: &str,
+    skip: &[&str],
+    errors: &mut Vec<String>,
+) {
     for (name, value) in object {
         if prefix.is_empty() && skip.contains(&name.as_str()) {
             continue;
@@ -162,11 +170,18 @@ pub fn form_value(field: &Field, data: &Value) -> String {
 
 /// Reads posted form values into JSON, per the table: empty inputs are left out, checkboxes become
 /// `true`, numbers are parsed. Returns the object and the problems found on the way.
-pub fn from_form(fields: &[Field], form: &[(String, String)]) -> (Map<String, Value>, Vec<(&'static str, String)>) {
+pub fn from_form(
+    fields: &[Field],
+    form: &[(String, String)],
+) -> (Map<String, Value>, Vec<(&'static str, String)>) {
     let mut object = Map::new();
     let mut errors = Vec::new();
     for field in fields {
-        let Some(raw) = form.iter().find(|(k, _)| k == field.path).map(|(_, v)| v.trim()) else {
+        let Some(raw) = form
+            .iter()
+            .find(|(k, _)| k == field.path)
+            .map(|(_, v)| v.trim())
+        else {
             continue;
         };
         if raw.is_empty() {
@@ -177,7 +192,10 @@ pub fn from_form(fields: &[Field], form: &[(String, String)]) -> (Map<String, Va
             FieldKind::Integer { .. } => match raw.parse::<i64>() {
                 Ok(n) => Value::from(n),
                 Err(_) => {
-                    errors.push((field.path, format!("{}: bitte eine ganze Zahl angeben", field.label)));
+                    errors.push((
+                        field.path,
+                        format!("{}: bitte eine ganze Zahl angeben", field.label),
+                    ));
                     continue;
                 }
             },
@@ -212,9 +230,24 @@ mod tests {
     use serde_json::json;
 
     const TABLE: &[Field] = &[
-        Field { path: "a.tag", label: "Tag", kind: FieldKind::Date, section: "A" },
-        Field { path: "a.zeit", label: "Zeit", kind: FieldKind::Time, section: "A" },
-        Field { path: "n", label: "N", kind: FieldKind::Integer { min: 0, max: 9 }, section: "A" },
+        Field {
+            path: "a.tag",
+            label: "Tag",
+            kind: FieldKind::Date,
+            section: "A",
+        },
+        Field {
+            path: "a.zeit",
+            label: "Zeit",
+            kind: FieldKind::Time,
+            section: "A",
+        },
+        Field {
+            path: "n",
+            label: "N",
+            kind: FieldKind::Integer { min: 0, max: 9 },
+            section: "A",
+        },
     ];
 
     #[test]
@@ -223,7 +256,9 @@ mod tests {
         let errors = validate(TABLE, body.as_object().unwrap(), &[]);
         assert_eq!(errors.len(), 4, "{errors:?}");
         assert!(errors.iter().any(|e| e == "x is not a known field"));
-        assert!(errors.iter().any(|e| e == "a.tag must be a date YYYY-MM-DD"));
+        assert!(errors
+            .iter()
+            .any(|e| e == "a.tag must be a date YYYY-MM-DD"));
     }
 
     #[test]
@@ -235,7 +270,10 @@ mod tests {
 
     #[test]
     fn form_values_round_trip() {
-        let form = vec![("a.tag".to_string(), "2024-01-02".to_string()), ("n".to_string(), "3".to_string())];
+        let form = vec![
+            ("a.tag".to_string(), "2024-01-02".to_string()),
+            ("n".to_string(), "3".to_string()),
+        ];
         let (object, errors) = from_form(TABLE, &form);
         assert!(errors.is_empty());
         let value = Value::Object(object);

@@ -21,7 +21,11 @@ pub async fn bal_login(
 ) -> HttpResponse {
     // The raw (still percent-encoded) path, so that the redirect keeps exactly what was asked for.
     let raw_tail = req.uri().path().strip_prefix("/bal").unwrap_or("");
-    let mut target = if raw_tail.is_empty() { "/".to_string() } else { raw_tail.to_string() };
+    let mut target = if raw_tail.is_empty() {
+        "/".to_string()
+    } else {
+        raw_tail.to_string()
+    };
     if let Some(query) = req.uri().query().filter(|q| !q.is_empty()) {
         target = format!("{target}?{query}");
     }

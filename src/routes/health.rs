@@ -7,7 +7,9 @@ use crate::startup::Readiness;
 /// `GET /healthz`: the process answers. The cheapest endpoint there is.
 #[get("/healthz")]
 pub async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().content_type("application/json").body(r#"{"status":"ok"}"#)
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(r#"{"status":"ok"}"#)
 }
 
 /// `GET /readyz`: the store is open and the engine runs; 503 while starting or shutting down.

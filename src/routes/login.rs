@@ -14,7 +14,10 @@ pub(crate) fn redirect_to_login_error() -> HttpResponse {
 /// `GET /login`: a plain page. With `?error` it says that the link did not work.
 #[get("/login")]
 pub async fn login(req: HttpRequest) -> HttpResponse {
-    let error = req.query_string().split('&').any(|p| p == "error" || p.starts_with("error="));
+    let error = req
+        .query_string()
+        .split('&')
+        .any(|p| p == "error" || p.starts_with("error="));
     let body: Markup = html! {
         h1 { "Anmeldung" }
         @if error {

@@ -45,7 +45,9 @@ pub async fn flush(db: &sled::Db) -> sled::Result<usize> {
     let db = db.clone();
     match tokio::task::spawn_blocking(move || flush_blocking(&db)).await {
         Ok(result) => result,
-        Err(e) => Err(sled::Error::Io(std::io::Error::other(format!("flush task failed: {e}")))),
+        Err(e) => Err(sled::Error::Io(std::io::Error::other(format!(
+            "flush task failed: {e}"
+        )))),
     }
 }
 

@@ -9,8 +9,18 @@ const GESCHLECHT: &[(&str, &str)] = &[
     ("KEINE_ANGABE", "ohne Angabe"),
 ];
 
-const fn f(path: &'static str, label: &'static str, kind: FieldKind, section: &'static str) -> Field {
-    Field { path, label, kind, section }
+const fn f(
+    path: &'static str,
+    label: &'static str,
+    kind: FieldKind,
+    section: &'static str,
+) -> Field {
+    Field {
+        path,
+        label,
+        kind,
+        section,
+    }
 }
 
 const EINRICHTUNG: &str = "Einrichtung";
@@ -26,43 +36,185 @@ pub const FIELDS: &[Field] = &[
     f("nameEinrichtung", "Name der Einrichtung", Text, EINRICHTUNG),
     f("standortId", "Standort-ID", Text, EINRICHTUNG),
     f("ansprechpartner", "Ansprechpartner", Text, EINRICHTUNG),
-    f("anschriftAutor.gebaeude.strasse", "Straße der Einrichtung", Text, EINRICHTUNG),
-    f("anschriftAutor.gebaeude.hausnummer", "Hausnummer der Einrichtung", Text, EINRICHTUNG),
-    f("anschriftAutor.gebaeude.postleitzahl", "Postleitzahl der Einrichtung", Postleitzahl, EINRICHTUNG),
-    f("anschriftAutor.gebaeude.wohnort", "Ort der Einrichtung", Text, EINRICHTUNG),
+    f(
+        "anschriftAutor.gebaeude.strasse",
+        "Straße der Einrichtung",
+        Text,
+        EINRICHTUNG,
+    ),
+    f(
+        "anschriftAutor.gebaeude.hausnummer",
+        "Hausnummer der Einrichtung",
+        Text,
+        EINRICHTUNG,
+    ),
+    f(
+        "anschriftAutor.gebaeude.postleitzahl",
+        "Postleitzahl der Einrichtung",
+        Postleitzahl,
+        EINRICHTUNG,
+    ),
+    f(
+        "anschriftAutor.gebaeude.wohnort",
+        "Ort der Einrichtung",
+        Text,
+        EINRICHTUNG,
+    ),
     f("geburtsangaben.tag", "Tag der Geburt", Date, GEBURT),
     f("geburtsangaben.uhrzeit", "Uhrzeit der Geburt", Time, GEBURT),
-    f("geburtsangaben.ort.strasse", "Straße des Geburtsorts", Text, GEBURT),
-    f("geburtsangaben.ort.hausnummer", "Hausnummer des Geburtsorts", Text, GEBURT),
+    f(
+        "geburtsangaben.ort.strasse",
+        "Straße des Geburtsorts",
+        Text,
+        GEBURT,
+    ),
+    f(
+        "geburtsangaben.ort.hausnummer",
+        "Hausnummer des Geburtsorts",
+        Text,
+        GEBURT,
+    ),
     f("geburtsangaben.ort.ort", "Geburtsort", Text, GEBURT),
     f("totgeburt", "Totgeburt", Bool, GEBURT),
-    f("totgeburtAngaben.schwangerschaftswoche", "Schwangerschaftswoche (Totgeburt)", Integer { min: 1, max: 45 }, GEBURT),
-    f("totgeburtAngaben.geburtsgewicht", "Geburtsgewicht in Gramm (Totgeburt)", Integer { min: 1, max: 10_000 }, GEBURT),
+    f(
+        "totgeburtAngaben.schwangerschaftswoche",
+        "Schwangerschaftswoche (Totgeburt)",
+        Integer { min: 1, max: 45 },
+        GEBURT,
+    ),
+    f(
+        "totgeburtAngaben.geburtsgewicht",
+        "Geburtsgewicht in Gramm (Totgeburt)",
+        Integer {
+            min: 1,
+            max: 10_000,
+        },
+        GEBURT,
+    ),
     f("vertraulicheGeburt", "Vertrauliche Geburt", Bool, GEBURT),
-    f("mehrlingsgeburt.anzahlKnaben", "Mehrlingsgeburt: Anzahl Knaben", Integer { min: 0, max: 20 }, GEBURT),
-    f("mehrlingsgeburt.anzahlMaedchen", "Mehrlingsgeburt: Anzahl Mädchen", Integer { min: 0, max: 20 }, GEBURT),
-    f("mehrlingsgeburt.anzahlUnbestimmt", "Mehrlingsgeburt: Anzahl ohne bestimmtes Geschlecht", Integer { min: 0, max: 20 }, GEBURT),
-    f("kind.geschlecht", "Geschlecht des Kindes", Choice(GESCHLECHT), KIND),
+    f(
+        "mehrlingsgeburt.anzahlKnaben",
+        "Mehrlingsgeburt: Anzahl Knaben",
+        Integer { min: 0, max: 20 },
+        GEBURT,
+    ),
+    f(
+        "mehrlingsgeburt.anzahlMaedchen",
+        "Mehrlingsgeburt: Anzahl Mädchen",
+        Integer { min: 0, max: 20 },
+        GEBURT,
+    ),
+    f(
+        "mehrlingsgeburt.anzahlUnbestimmt",
+        "Mehrlingsgeburt: Anzahl ohne bestimmtes Geschlecht",
+        Integer { min: 0, max: 20 },
+        GEBURT,
+    ),
+    f(
+        "kind.geschlecht",
+        "Geschlecht des Kindes",
+        Choice(GESCHLECHT),
+        KIND,
+    ),
     f("kind.name.vornamen", "Vornamen des Kindes", Text, KIND),
-    f("kind.name.familienname", "Familienname des Kindes", Text, KIND),
-    f("mutter.standard.name.vornamen", "Vornamen der Mutter", Text, MUTTER),
-    f("mutter.standard.name.familienname", "Familienname der Mutter", Text, MUTTER),
-    f("mutter.standard.name.geburtsname", "Geburtsname der Mutter", Text, MUTTER),
-    f("mutter.standard.geburtsdatum", "Geburtsdatum der Mutter", Date, MUTTER),
-    f("mutter.standard.anschrift.strasse", "Straße (Mutter)", Text, MUTTER),
-    f("mutter.standard.anschrift.hausnummer", "Hausnummer (Mutter)", Text, MUTTER),
-    f("mutter.standard.anschrift.postleitzahl", "Postleitzahl (Mutter)", Postleitzahl, MUTTER),
-    f("mutter.standard.anschrift.wohnort", "Wohnort (Mutter)", Text, MUTTER),
-    f("mutter.vertraulich.vornamen", "Pseudonym der Mutter: Vornamen (nur vertrauliche Geburt)", Text, MUTTER),
-    f("mutter.vertraulich.familienname", "Pseudonym der Mutter: Familienname (nur vertrauliche Geburt)", Text, MUTTER),
+    f(
+        "kind.name.familienname",
+        "Familienname des Kindes",
+        Text,
+        KIND,
+    ),
+    f(
+        "mutter.standard.name.vornamen",
+        "Vornamen der Mutter",
+        Text,
+        MUTTER,
+    ),
+    f(
+        "mutter.standard.name.familienname",
+        "Familienname der Mutter",
+        Text,
+        MUTTER,
+    ),
+    f(
+        "mutter.standard.name.geburtsname",
+        "Geburtsname der Mutter",
+        Text,
+        MUTTER,
+    ),
+    f(
+        "mutter.standard.geburtsdatum",
+        "Geburtsdatum der Mutter",
+        Date,
+        MUTTER,
+    ),
+    f(
+        "mutter.standard.anschrift.strasse",
+        "Straße (Mutter)",
+        Text,
+        MUTTER,
+    ),
+    f(
+        "mutter.standard.anschrift.hausnummer",
+        "Hausnummer (Mutter)",
+        Text,
+        MUTTER,
+    ),
+    f(
+        "mutter.standard.anschrift.postleitzahl",
+        "Postleitzahl (Mutter)",
+        Postleitzahl,
+        MUTTER,
+    ),
+    f(
+        "mutter.standard.anschrift.wohnort",
+        "Wohnort (Mutter)",
+        Text,
+        MUTTER,
+    ),
+    f(
+        "mutter.vertraulich.vornamen",
+        "Pseudonym der Mutter: Vornamen (nur vertrauliche Geburt)",
+        Text,
+        MUTTER,
+    ),
+    f(
+        "mutter.vertraulich.familienname",
+        "Pseudonym der Mutter: Familienname (nur vertrauliche Geburt)",
+        Text,
+        MUTTER,
+    ),
     f("elternteil2.name.vornamen", "Vornamen", Text, ELTERNTEIL2),
-    f("elternteil2.name.familienname", "Familienname", Text, ELTERNTEIL2),
-    f("elternteil2.name.geburtsname", "Geburtsname", Text, ELTERNTEIL2),
-    f("standesamtKennung", "Kennung des Standesamts", Text, ZUORDNUNG),
-    f("zuordnungGeburtsanzeige", "Zuordnungskennung", Text, ZUORDNUNG),
+    f(
+        "elternteil2.name.familienname",
+        "Familienname",
+        Text,
+        ELTERNTEIL2,
+    ),
+    f(
+        "elternteil2.name.geburtsname",
+        "Geburtsname",
+        Text,
+        ELTERNTEIL2,
+    ),
+    f(
+        "standesamtKennung",
+        "Kennung des Standesamts",
+        Text,
+        ZUORDNUNG,
+    ),
+    f(
+        "zuordnungGeburtsanzeige",
+        "Zuordnungskennung",
+        Text,
+        ZUORDNUNG,
+    ),
 ];
 
 /// The label of a field path, for messages about missing fields.
 pub fn label(path: &str) -> &str {
-    FIELDS.iter().find(|f| f.path == path).map(|f| f.label).unwrap_or(path)
+    FIELDS
+        .iter()
+        .find(|f| f.path == path)
+        .map(|f| f.label)
+        .unwrap_or(path)
 }

@@ -62,7 +62,11 @@ fn invalid_link() -> HttpResponse {
 }
 
 fn input(field: &Field, view: &FormView) -> Markup {
-    let value = view.values.get(field.path).map(String::as_str).unwrap_or("");
+    let value = view
+        .values
+        .get(field.path)
+        .map(String::as_str)
+        .unwrap_or("");
     let error = view.field_errors.get(field.path);
     let invalid = if error.is_some() { "true" } else { "false" };
     html! {
@@ -169,7 +173,10 @@ pub async fn show(
         csrf: &session.session.csrf,
         id: data["id"].as_str().unwrap_or_default(),
         sealed: session.user.seal.is_some(),
-        values: FIELDS.iter().map(|f| (f.path, form_value(f, &data))).collect(),
+        values: FIELDS
+            .iter()
+            .map(|f| (f.path, form_value(f, &data)))
+            .collect(),
         field_errors: HashMap::new(),
         errors: Vec::new(),
         signatory: String::new(),
@@ -179,7 +186,9 @@ pub async fn show(
 }
 
 fn posted<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    form.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    form.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// `POST /forms/birthnotice`: validate everything, then store the report (`PENDING`) and its
@@ -237,7 +246,10 @@ pub async fn submit(
         }
     }
     let sealed = session.user.seal.is_some();
-    let signatory = posted(&form, "signatur.name").unwrap_or_default().trim().to_string();
+    let signatory = posted(&form, "signatur.name")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
     let signed = posted(&form, "signatur.bestaetigt") == Some("true");
     if !sealed && (signatory.is_empty() || !signed) {
         errors.push(
@@ -249,7 +261,12 @@ pub async fn submit(
     let Some(anzeige) = anzeige.filter(|_| errors.is_empty() && field_errors.is_empty()) else {
         let values = FIELDS
             .iter()
-            .map(|f| (f.path, posted(&form, f.path).unwrap_or_default().to_string()))
+            .map(|f| {
+                (
+                    f.path,
+                    posted(&form, f.path).unwrap_or_default().to_string(),
+                )
+            })
             .collect();
         let view = FormView {
             memento: &memento,
@@ -262,7 +279,11 @@ pub async fn submit(
             signatory,
             signed,
         };
-        return html_response(StatusCode::UNPROCESSABLE_ENTITY, "Geburtsanzeige", render(&view));
+        return html_response(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Geburtsanzeige",
+            render(&view),
+        );
     };
 
     let now = Utc::now();
@@ -271,7 +292,11 @@ pub async fn submit(
         end_user_signature: (!sealed).then(|| json!({ "name": signatory, "signedAt": now })),
     };
     let report = Report::new_pending(
-        ReportKey { owner: session.user.name.clone(), module: MODULE.segment.into(), id: id.clone() },
+        ReportKey {
+            owner: session.user.name.clone(),
+            module: MODULE.segment.into(),
+            id: id.clone(),
+        },
         serde_json::to_value(&submission).expect("serializable"),
         client_reference,
         uuid::Uuid::new_v4().to_string(),

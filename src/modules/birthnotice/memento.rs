@@ -18,11 +18,15 @@ use crate::tokens::{seal_memento, strip_empty, MagicToken};
 pub const MAX_ID: usize = 128;
 
 /// Reads the body up to `limit` bytes; a larger body is refused without reading it all.
-pub(crate) async fn read_body(mut payload: web::Payload, limit: usize) -> Result<Vec<u8>, ApiError> {
+pub(crate) async fn read_body(
+    mut payload: web::Payload,
+    limit: usize,
+) -> Result<Vec<u8>, ApiError> {
     use futures::StreamExt;
     let mut body = Vec::new();
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| ApiError::Validation(vec![format!("unreadable body: {e}")]))?;
+        let chunk =
+            chunk.map_err(|e| ApiError::Validation(vec![format!("unreadable body: {e}")]))?;
         if body.len() + chunk.len() > limit {
             return Err(ApiError::TooLarge(limit));
         }
@@ -53,9 +57,9 @@ fn check_identity(object: &Map<String, Value>) -> Vec<String> {
     }
     match object.get("clientReference") {
         None | Some(Value::Null) => {}
-        Some(Value::String(r)) if r.chars().count() > MAX_TEXT => {
-            errors.push(format!("clientReference must have at most {MAX_TEXT} characters"))
-        }
+        Some(Value::String(r)) if r.chars().count() > MAX_TEXT => errors.push(format!(
+            "clientReference must have at most {MAX_TEXT} characters"
+        )),
         Some(Value::String(_)) => {}
         Some(_) => errors.push("clientReference must be a string".to_string()),
     }
@@ -74,7 +78,9 @@ pub async fn create(
     let value: Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::Validation(vec![format!("invalid JSON: {e}")]))?;
     let Value::Object(object) = value else {
-        return Err(ApiError::Validation(vec!["the body must be a JSON object".into()]));
+        return Err(ApiError::Validation(vec![
+            "the body must be a JSON object".into()
+        ]));
     };
     let mut errors = check_identity(&object);
     errors.extend(validate(FIELDS, &object, &["id", "clientReference"]));

@@ -52,7 +52,10 @@ fn header(anzeige: &Geburtsanzeige, settings: &CivilRegistrySettings) -> Nachric
 
 /// Writes the notice once without keeping the result, so that the form refuses what the engine
 /// could not build (instead of a report that can only fail).
-pub fn trial_build(anzeige: &Geburtsanzeige, settings: &CivilRegistrySettings) -> Result<(), String> {
+pub fn trial_build(
+    anzeige: &Geburtsanzeige,
+    settings: &CivilRegistrySettings,
+) -> Result<(), String> {
     write_geburt_081020(&header(anzeige, settings), anzeige)
         .map(|_| ())
         .map_err(|e| format!("Die Anzeige kann so nicht übermittelt werden: {e}"))
@@ -71,7 +74,8 @@ impl MessageBuilder for BirthnoticeMessages {
             .clone()
             .ok_or_else(|| BuildError("the report has no payload any more".into()))
             .and_then(|s| {
-                serde_json::from_value(s).map_err(|e| BuildError(format!("unreadable submission: {e}")))
+                serde_json::from_value(s)
+                    .map_err(|e| BuildError(format!("unreadable submission: {e}")))
             })?;
         let kopf = header(&submission.anzeige, &self.settings);
         let xml = write_geburt_081020(&kopf, &submission.anzeige)

@@ -27,17 +27,27 @@ pub async fn delivered_message(
 ) -> HttpResponse {
     let (module, id) = path.into_inner();
     let key = match &query.user {
-        Some(owner) => ReportKey { owner: owner.clone(), module: module.clone(), id: id.clone() },
+        Some(owner) => ReportKey {
+            owner: owner.clone(),
+            module: module.clone(),
+            id: id.clone(),
+        },
         None => match store.reports_with_id(&module, &id).await {
             Ok(mut keys) if keys.len() == 1 => keys.remove(0),
             Ok(keys) if keys.is_empty() => {
-                return error(StatusCode::NOT_FOUND, format!("no {module} report with id {id}"))
+                return error(
+                    StatusCode::NOT_FOUND,
+                    format!("no {module} report with id {id}"),
+                )
             }
             Ok(keys) => {
                 let owners: Vec<String> = keys.into_iter().map(|k| k.owner).collect();
                 return error(
                     StatusCode::CONFLICT,
-                    format!("id {id} exists for several users ({}); add ?user=", owners.join(", ")),
+                    format!(
+                        "id {id} exists for several users ({}); add ?user=",
+                        owners.join(", ")
+                    ),
                 );
             }
             Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
@@ -45,7 +55,12 @@ pub async fn delivered_message(
     };
     let report = match store.report(&key).await {
         Ok(Some(report)) => report,
-        Ok(None) => return error(StatusCode::NOT_FOUND, format!("no {module} report with id {id}")),
+        Ok(None) => {
+            return error(
+                StatusCode::NOT_FOUND,
+                format!("no {module} report with id {id}"),
+            )
+        }
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     };
     let Some(message) = report.message else {

@@ -17,6 +17,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 /// `{"errors": [message]}` with the given status.
-pub(crate) fn error(status: actix_web::http::StatusCode, message: String) -> actix_web::HttpResponse {
+pub(crate) fn error(
+    status: actix_web::http::StatusCode,
+    message: String,
+) -> actix_web::HttpResponse {
     actix_web::HttpResponse::build(status).json(serde_json::json!({ "errors": [message] }))
 }

@@ -32,7 +32,12 @@ pub async fn received(
         Ok(messages) => {
             let items: Vec<serde_json::Value> = messages
                 .into_iter()
-                .filter(|m| query.module.as_ref().is_none_or(|module| &m.module == module))
+                .filter(|m| {
+                    query
+                        .module
+                        .as_ref()
+                        .is_none_or(|module| &m.module == module)
+                })
                 .map(|m| {
                     let mut value = serde_json::to_value(&m).unwrap_or_default();
                     if let Some(obj) = value.as_object_mut() {

@@ -4,6 +4,39 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+/// Byte fields are stored as base64 text: serde_json would otherwise write them as arrays of
+/// numbers, several times larger and slow to read back on every poll.
+mod base64_bytes {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        STANDARD.decode(text.as_bytes()).map_err(serde::de::Error::custom)
+    }
+
+    pub(crate) mod option {
+        use super::*;
+
+        pub(crate) fn serialize<S: Serializer>(bytes: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+            match bytes {
+                Some(bytes) => super::serialize(bytes, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+            let text = <Option<std::borrow::Cow<'de, str>>>::deserialize(d)?;
+            text.map(|t| STANDARD.decode(t.as_bytes()).map_err(serde::de::Error::custom)).transpose()
+        }
+    }
+}
+
 /// An API user: a service account that integrators authenticate with over HTTP Basic.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct UserRecord {
@@ -30,6 +63,7 @@ pub struct WrappedKey {
     /// which key opens them; a password change issues a new id, so older tokens find no key.
     pub key_id: String,
     /// 96-bit nonce followed by the ciphertext and tag of the key material.
+    #[serde(with = "base64_bytes")]
     pub wrapped: Vec<u8>,
 }
 
@@ -41,6 +75,7 @@ pub struct SealRecord {
     /// The PKCS#8 document of the private key, wrapped under the master key.
     pub private_key: WrappedKey,
     /// Public key (raw bytes) so that a receiving office can verify.
+    #[serde(with = "base64_bytes")]
     pub public_key: Vec<u8>,
     /// When the seal was deposited.
     pub deposited_at: DateTime<Utc>,
@@ -91,6 +126,7 @@ pub struct PreparedMessage {
     /// Media type of `body`, e.g. `application/xml`.
     pub content_type: String,
     /// The exact bytes delivered.
+    #[serde(with = "base64_bytes")]
     pub body: Vec<u8>,
     /// Detached signature over `body` (seal or end-user signature), if any.
     pub signature: Option<MessageSignature>,
@@ -106,8 +142,10 @@ pub struct MessageSignature {
     /// Algorithm name, e.g. `Ed25519`.
     pub algorithm: String,
     /// Signature bytes.
+    #[serde(with = "base64_bytes")]
     pub value: Vec<u8>,
     /// Public key that verifies `value`.
+    #[serde(with = "base64_bytes")]
     pub public_key: Vec<u8>,
     /// Who signed: the API user for a seal, the signatory's name for an end-user signature.
     pub signer: String,
@@ -140,6 +178,7 @@ pub struct Report {
     /// When the final state was reached.
     pub finished_at: Option<DateTime<Utc>>,
     /// Receipt PDF, only for `Success`.
+    #[serde(with = "base64_bytes::option")]
     pub receipt_pdf: Option<Vec<u8>>,
     /// Failure reason, only for `Failure`.
     pub failure_reason: Option<String>,

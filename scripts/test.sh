@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs meldewerk's whole test suite, after installing the outside tools the tests check our
-# output with: xmllint (schemas), qpdf and pdftotext (receipt PDFs).
+# output with: xmllint (schemas), qpdf and pdftotext (receipt PDFs), chromium and chromedriver
+# (tests/browser.rs drives the form in a real headless browser).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,6 +9,7 @@ missing=()
 command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium chromium-driver)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"

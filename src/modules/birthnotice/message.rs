@@ -25,13 +25,19 @@ fn header(anzeige: &Geburtsanzeige, settings: &CivilRegistrySettings) -> Nachric
     Nachrichtenkopf {
         nachrichten_uuid: uuid::Uuid::new_v4(),
         erstellungszeitpunkt: Utc::now(),
-        leser: Behoerde {
-            kennung: anzeige
-                .standesamt_kennung
-                .clone()
-                .unwrap_or_else(|| settings.standesamt_kennung.clone()),
-            name: settings.standesamt_name.clone(),
-            erreichbarkeit: Vec::new(),
+        // A request may name another office than the configured one; its configured name would
+        // then be wrong, so that office is named by its identifier.
+        leser: match &anzeige.standesamt_kennung {
+            Some(kennung) => Behoerde {
+                kennung: kennung.clone(),
+                name: format!("Standesamt {kennung}"),
+                erreichbarkeit: Vec::new(),
+            },
+            None => Behoerde {
+                kennung: settings.standesamt_kennung.clone(),
+                name: settings.standesamt_name.clone(),
+                erreichbarkeit: Vec::new(),
+            },
         },
         autor: Behoerde {
             kennung: settings.portal_kennung.clone(),

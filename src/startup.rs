@@ -222,8 +222,14 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
     .run();
 
     tracing::info!(%address, %base_url, "meldewerk started");
-    // Tests and scripts read this line to learn the port when listening on port 0.
-    println!("meldewerk listening on http://{address}");
+    // Tests and scripts read this line to learn the port when listening on port 0. A closed
+    // standard output (a detached start) must not stop the service, so errors are ignored.
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout();
+        let _ = writeln!(stdout, "meldewerk listening on http://{address}");
+        let _ = stdout.flush();
+    }
     readiness.set(true);
     let result = server.await;
     readiness.set(false);

@@ -83,6 +83,29 @@ pub enum StartupError {
     Server(String),
 }
 
+/// A form post that cannot be read (too large, not url-encoded): an HTML page, like the form.
+fn form_error(error: actix_web::error::UrlencodedError, _: &actix_web::HttpRequest) -> actix_web::Error {
+    let status = match error {
+        actix_web::error::UrlencodedError::Overflow { .. } => actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+        _ => actix_web::http::StatusCode::BAD_REQUEST,
+    };
+    let body = maud::html! {
+        h1 { "Formular nicht lesbar" }
+        p { "Die gesendeten Formulardaten konnten nicht gelesen werden (" (error.to_string()) "). Bitte laden Sie das Formular neu." }
+    };
+    let response = HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .body(crate::forms::page("Formular nicht lesbar", body).into_string());
+    actix_web::error::InternalError::from_response(error, response).into()
+}
+
+/// A query string that does not fit the endpoint: 400 `{"errors": [...]}`.
+fn query_error(error: actix_web::error::QueryPayloadError, _: &actix_web::HttpRequest) -> actix_web::Error {
+    let response = HttpResponse::BadRequest()
+        .json(serde_json::json!({ "errors": [format!("invalid query string: {error}")] }));
+    actix_web::error::InternalError::from_response(error, response).into()
+}
+
 /// Opens the store in the data directory (created when missing).
 pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
     std::fs::create_dir_all(&settings.data_dir).map_err(|e| StartupError::DataDir {
@@ -179,7 +202,8 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
                 .app_data(readiness.clone())
                 .app_data(engine_data.clone())
                 .app_data(standesamt_data.clone())
-                .app_data(web::FormConfig::default().limit(max_body))
+                .app_data(web::FormConfig::default().limit(max_body).error_handler(form_error))
+                .app_data(web::QueryConfig::default().error_handler(query_error))
                 .app_data(web::PayloadConfig::new(max_body))
                 .wrap(
                     middleware::DefaultHeaders::new()

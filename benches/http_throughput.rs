@@ -2,7 +2,7 @@
 //! in one run: `/healthz`, authenticated memento creation, and result polling (`peek=true`).
 //!
 //! Run with `cargo bench --bench http_throughput` (release build). Each endpoint is loaded for
-//! `MELDEWERK_BENCH_SECS` seconds (default 5) by `MELDEWERK_BENCH_CONNECTIONS` keep-alive
+//! `BENCH_SECONDS` seconds (default 5) by `BENCH_CONNECTIONS` keep-alive
 //! connections (default 4), one thread each, over loopback. The load generator writes raw HTTP/1.1
 //! so that the client's own cost stays small next to the server's. The numbers that matter are the
 //! ratios: both sides share the same two cores.
@@ -29,7 +29,10 @@ fn load(address: &str, request: &[u8], until: Instant) -> u64 {
         writer.write_all(request).unwrap();
         line.clear();
         reader.read_line(&mut line).unwrap();
-        assert!(line.starts_with("HTTP/1.1 200"), "unexpected answer: {line}");
+        assert!(
+            line.starts_with("HTTP/1.1 200"),
+            "unexpected answer: {line}"
+        );
         let mut length = 0usize;
         loop {
             line.clear();
@@ -65,9 +68,14 @@ fn requests_per_second(address: &str, request: Vec<u8>, connections: usize, seco
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is accepted.
-    let seconds: u64 = std::env::var("MELDEWERK_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
-    let connections: usize =
-        std::env::var("MELDEWERK_BENCH_CONNECTIONS").ok().and_then(|s| s.parse().ok()).unwrap_or(4);
+    let seconds: u64 = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let connections: usize = std::env::var("BENCH_CONNECTIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4);
 
     let dir = DataDir::new();
     dir.add_user("bench");
@@ -100,6 +108,16 @@ fn main() {
     println!("meldewerk HTTP throughput ({connections} keep-alive connections, {seconds} s each, one run)");
     println!("{:<44} {:>10} {:>8}", "endpoint", "req/s", "ratio");
     println!("{:<44} {:>10.0} {:>8.2}", "GET /healthz", health_rps, 1.0);
-    println!("{:<44} {:>10.0} {:>8.2}", "POST /api/birthnotice/v1/memento", memento_rps, memento_rps / health_rps);
-    println!("{:<44} {:>10.0} {:>8.2}", "GET /api/birthnotice/v1/reports/{id}?peek", peek_rps, peek_rps / health_rps);
+    println!(
+        "{:<44} {:>10.0} {:>8.2}",
+        "POST /api/birthnotice/v1/memento",
+        memento_rps,
+        memento_rps / health_rps
+    );
+    println!(
+        "{:<44} {:>10.0} {:>8.2}",
+        "GET /api/birthnotice/v1/reports/{id}?peek",
+        peek_rps,
+        peek_rps / health_rps
+    );
 }

@@ -1,8 +1,10 @@
 //! Keys: the server's master key, wrapping of per-user keys under it, argon2id password hashing and
 //! memento-key derivation, and the sealed (AES-256-GCM) envelope shared by mementos and magic tokens.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier, SaltString};
@@ -82,7 +84,17 @@ fn open(key: &LessSafeKey, aad: &[u8], sealed: &[u8]) -> Result<Vec<u8>, CryptoE
 pub struct MasterKey {
     key: LessSafeKey,
     raw: [u8; 32],
+    /// Memento keys opened so far, by key id, with the wrapped bytes they were opened from.
+    /// A password change issues a new key id, so a cached key is never served for a record
+    /// that no longer names it; the wrapped bytes are compared on every hit all the same.
+    user_keys: Mutex<HashMap<String, OpenUserKey>>,
 }
+
+/// A memento key as opened: the wrapped bytes it came from, and the key.
+type OpenUserKey = (Vec<u8>, Arc<UserKey>);
+
+/// Most memento keys kept open at once; the cache starts over when it is full.
+const MAX_OPEN_USER_KEYS: usize = 1024;
 
 impl MasterKey {
     /// Uses the configured key (base64url, 32 bytes) or the key file in the data directory,
@@ -124,6 +136,7 @@ impl MasterKey {
         Ok(MasterKey {
             key: aes_key(&raw)?,
             raw,
+            user_keys: Mutex::new(HashMap::new()),
         })
     }
 
@@ -266,6 +279,26 @@ impl UserKey {
             key_id_raw,
             key: aes_key(&raw)?,
         })
+    }
+
+    /// Like [`UserKey::unwrap`], but each wrapped key is opened only once: unwrapping is an
+    /// AES-GCM open plus a key schedule, and every memento request needs the key.
+    pub fn cached(master: &MasterKey, wrapped: &WrappedKey) -> Result<Arc<Self>, CryptoError> {
+        let mut keys = master.user_keys.lock().expect("user key cache lock");
+        if let Some((bytes, key)) = keys.get(&wrapped.key_id) {
+            if *bytes == wrapped.wrapped {
+                return Ok(key.clone());
+            }
+        }
+        let key = Arc::new(Self::unwrap(master, wrapped)?);
+        if keys.len() >= MAX_OPEN_USER_KEYS {
+            keys.clear();
+        }
+        keys.insert(
+            wrapped.key_id.clone(),
+            (wrapped.wrapped.clone(), key.clone()),
+        );
+        Ok(key)
     }
 
     /// The key's public id.

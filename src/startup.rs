@@ -84,9 +84,14 @@ pub enum StartupError {
 }
 
 /// A form post that cannot be read (too large, not url-encoded): an HTML page, like the form.
-fn form_error(error: actix_web::error::UrlencodedError, _: &actix_web::HttpRequest) -> actix_web::Error {
+fn form_error(
+    error: actix_web::error::UrlencodedError,
+    _: &actix_web::HttpRequest,
+) -> actix_web::Error {
     let status = match error {
-        actix_web::error::UrlencodedError::Overflow { .. } => actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+        actix_web::error::UrlencodedError::Overflow { .. } => {
+            actix_web::http::StatusCode::PAYLOAD_TOO_LARGE
+        }
         _ => actix_web::http::StatusCode::BAD_REQUEST,
     };
     let body = maud::html! {
@@ -100,7 +105,10 @@ fn form_error(error: actix_web::error::UrlencodedError, _: &actix_web::HttpReque
 }
 
 /// A query string that does not fit the endpoint: 400 `{"errors": [...]}`.
-fn query_error(error: actix_web::error::QueryPayloadError, _: &actix_web::HttpRequest) -> actix_web::Error {
+fn query_error(
+    error: actix_web::error::QueryPayloadError,
+    _: &actix_web::HttpRequest,
+) -> actix_web::Error {
     let response = HttpResponse::BadRequest()
         .json(serde_json::json!({ "errors": [format!("invalid query string: {error}")] }));
     actix_web::error::InternalError::from_response(error, response).into()
@@ -202,7 +210,11 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
                 .app_data(readiness.clone())
                 .app_data(engine_data.clone())
                 .app_data(standesamt_data.clone())
-                .app_data(web::FormConfig::default().limit(max_body).error_handler(form_error))
+                .app_data(
+                    web::FormConfig::default()
+                        .limit(max_body)
+                        .error_handler(form_error),
+                )
                 .app_data(web::QueryConfig::default().error_handler(query_error))
                 .app_data(web::PayloadConfig::new(max_body))
                 .wrap(

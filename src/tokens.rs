@@ -54,22 +54,24 @@ pub fn is_safe_target(target: &str) -> bool {
 
 /// Removes `null`, empty strings, empty objects and empty arrays, recursively: the memento
 /// carries only what was given.
-pub fn strip_empty(value: Value) -> Option<Value> {
+pub fn strip_empty(mut value: Value) -> Option<Value> {
+    (!prune(&mut value)).then_some(value)
+}
+
+/// Strips `value` in place (no map or vector is rebuilt); true if nothing is left of it.
+fn prune(value: &mut Value) -> bool {
     match value {
-        Value::Null => None,
-        Value::String(s) if s.is_empty() => None,
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
         Value::Object(map) => {
-            let map: serde_json::Map<String, Value> = map
-                .into_iter()
-                .filter_map(|(k, v)| strip_empty(v).map(|v| (k, v)))
-                .collect();
-            (!map.is_empty()).then_some(Value::Object(map))
+            map.retain(|_, v| !prune(v));
+            map.is_empty()
         }
         Value::Array(items) => {
-            let items: Vec<Value> = items.into_iter().filter_map(strip_empty).collect();
-            (!items.is_empty()).then_some(Value::Array(items))
+            items.retain_mut(|v| !prune(v));
+            items.is_empty()
         }
-        other => Some(other),
+        _ => false,
     }
 }
 

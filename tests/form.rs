@@ -454,12 +454,21 @@ fn unreadable_posts_and_queries_get_clear_answers() {
     form.set("ansprechpartner", &"x".repeat(4096));
     let response = browser.submit(&server, &form);
     assert_eq!(response.status(), 413);
-    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
     assert!(response.text().unwrap().contains("Formular nicht lesbar"));
     assert_nothing_dispatched(&server, "klinik", "geb-unreadable");
     // A query string that does not fit (the memento given twice): 400 with an errors body.
     let response = browser.get(&server.url("/forms/birthnotice?m=a&m=b"));
     assert_eq!(response.status(), 400);
     let body: Value = response.json().unwrap();
-    assert!(body["errors"][0].as_str().unwrap().contains("invalid query string"), "{body}");
+    assert!(
+        body["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("invalid query string"),
+        "{body}"
+    );
 }

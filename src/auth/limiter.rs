@@ -4,9 +4,12 @@
 //! used its allowance, every attempt for it (even with the right password) is refused until the
 //! allowance refills, which is what stops password guessing.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -20,8 +23,8 @@ const MAX_BLOCKED: usize = 100_000;
 pub struct FailedLoginLimiter {
     per_user: DefaultKeyedRateLimiter<String>,
     per_address: DefaultKeyedRateLimiter<IpAddr>,
-    blocked_users: Mutex<HashMap<String, Instant>>,
-    blocked_addresses: Mutex<HashMap<IpAddr, Instant>>,
+    blocked_users: BlockList<String>,
+    blocked_addresses: BlockList<IpAddr>,
     clock: DefaultClock,
 }
 
@@ -29,23 +32,49 @@ fn quota(per_minute: u32) -> Quota {
     Quota::per_minute(NonZeroU32::new(per_minute.max(1)).expect("at least 1"))
 }
 
-fn remaining<K: std::hash::Hash + Eq>(
-    map: &Mutex<HashMap<K, Instant>>,
-    key: &K,
-) -> Option<Duration> {
-    let map = map.lock().expect("limiter lock");
-    map.get(key)
-        .and_then(|until| until.checked_duration_since(Instant::now()))
+/// Blocked keys and when each may try again.
+struct BlockList<K> {
+    map: Mutex<HashMap<K, Instant>>,
+    /// `map.len()`, kept in step under the lock: every authenticated request asks, and almost
+    /// always nothing is blocked, so that answer should need no lock.
+    len: AtomicUsize,
 }
 
-fn block<K: std::hash::Hash + Eq>(map: &Mutex<HashMap<K, Instant>>, key: K, wait: Duration) {
-    let mut map = map.lock().expect("limiter lock");
-    if map.len() >= MAX_BLOCKED {
-        let now = Instant::now();
-        map.retain(|_, until| *until > now);
+impl<K: Hash + Eq> BlockList<K> {
+    fn new() -> Self {
+        BlockList {
+            map: Mutex::new(HashMap::new()),
+            len: AtomicUsize::new(0),
+        }
     }
-    if map.len() < MAX_BLOCKED {
-        map.insert(key, Instant::now() + wait);
+
+    fn remaining<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<Duration>
+    where
+        K: Borrow<Q>,
+    {
+        if self.len.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let mut map = self.map.lock().expect("limiter lock");
+        let left = map.get(key)?.checked_duration_since(Instant::now());
+        if left.is_none() {
+            // Expired: forget it, so that the lock-free answer above applies again.
+            map.remove(key);
+            self.len.store(map.len(), Ordering::SeqCst);
+        }
+        left
+    }
+
+    fn block(&self, key: K, wait: Duration) {
+        let mut map = self.map.lock().expect("limiter lock");
+        if map.len() >= MAX_BLOCKED {
+            let now = Instant::now();
+            map.retain(|_, until| *until > now);
+        }
+        if map.len() < MAX_BLOCKED {
+            map.insert(key, Instant::now() + wait);
+        }
+        self.len.store(map.len(), Ordering::SeqCst);
     }
 }
 
@@ -55,16 +84,16 @@ impl FailedLoginLimiter {
         FailedLoginLimiter {
             per_user: RateLimiter::keyed(quota(per_user)),
             per_address: RateLimiter::keyed(quota(per_address)),
-            blocked_users: Mutex::new(HashMap::new()),
-            blocked_addresses: Mutex::new(HashMap::new()),
+            blocked_users: BlockList::new(),
+            blocked_addresses: BlockList::new(),
             clock: DefaultClock::default(),
         }
     }
 
     /// How long the user or the address must still wait, if either is blocked.
     pub fn blocked(&self, user: &str, address: Option<IpAddr>) -> Option<Duration> {
-        let by_user = remaining(&self.blocked_users, &user.to_string());
-        let by_address = address.and_then(|a| remaining(&self.blocked_addresses, &a));
+        let by_user = self.blocked_users.remaining(user);
+        let by_address = address.and_then(|a| self.blocked_addresses.remaining(&a));
         by_user.into_iter().chain(by_address).max()
     }
 
@@ -72,12 +101,12 @@ impl FailedLoginLimiter {
     pub fn record_failure(&self, user: &str, address: Option<IpAddr>) {
         if let Err(not_until) = self.per_user.check_key(&user.to_string()) {
             let wait = not_until.wait_time_from(self.clock.now());
-            block(&self.blocked_users, user.to_string(), wait);
+            self.blocked_users.block(user.to_string(), wait);
         }
         if let Some(address) = address {
             if let Err(not_until) = self.per_address.check_key(&address) {
                 let wait = not_until.wait_time_from(self.clock.now());
-                block(&self.blocked_addresses, address, wait);
+                self.blocked_addresses.block(address, wait);
             }
         }
         self.per_user.retain_recent();

@@ -7,7 +7,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
-use meldewerk_storage::{Consumed, Report, ReportKey, ReportStatus, Store};
+use meldewerk_storage::{Consumed, ReportKey, ReportResult, ReportStatus, Store};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::errors::ApiError;
@@ -55,25 +56,24 @@ impl CivilRegistryModule {
         }
     }
 
-    /// The result body of a stored report.
-    pub fn result_json(&self, report: &Report) -> Value {
-        let mut body = json!({
-            "id": report.key.id,
-            "status": report.status,
-            "module": self.segment,
-            "submittedAt": rfc3339(report.submitted_at),
-            "portal": report.portal,
-            "receiptPdf": (report.status == ReportStatus::Success)
-                .then(|| report.receipt_pdf.as_ref().map(|pdf| STANDARD.encode(pdf)))
+    /// The result body of the stored report `id`.
+    fn result_body<'a>(&self, id: &'a str, report: &'a ReportResult) -> ResultBody<'a> {
+        ResultBody {
+            client_reference: self
+                .echoes_client_reference
+                .then_some(report.client_reference.as_deref()),
+            failure_reason: (report.status == ReportStatus::Failure)
+                .then_some(report.failure_reason.as_deref())
                 .flatten(),
-            "failureReason": (report.status == ReportStatus::Failure)
-                .then(|| report.failure_reason.clone())
+            id,
+            module: self.segment,
+            portal: report.portal.as_deref(),
+            receipt_pdf: (report.status == ReportStatus::Success)
+                .then_some(report.receipt_pdf_base64.as_deref())
                 .flatten(),
-        });
-        if self.echoes_client_reference {
-            body["clientReference"] = json!(report.client_reference);
+            status: report.status,
+            submitted_at: rfc3339(report.submitted_at),
         }
-        body
     }
 
     fn mock_json(&self, id: &str, outcome: MockOutcome) -> Value {
@@ -105,6 +105,23 @@ impl CivilRegistryModule {
         }
         body
     }
+}
+
+/// The result body of a stored report, serialized from borrowed fields: polls are frequent and
+/// the receipt is large. Members in alphabetical order, as the `json!` map this replaces wrote
+/// them; `clientReference` only for modules that echo it (then `null` when absent).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultBody<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_reference: Option<Option<&'a str>>,
+    failure_reason: Option<&'a str>,
+    id: &'a str,
+    module: &'a str,
+    portal: Option<&'a str>,
+    receipt_pdf: Option<&'a str>,
+    status: ReportStatus,
+    submitted_at: String,
 }
 
 /// `YYYY-MM-DDThh:mm:ss+00:00`, the contract's date-time with offset.
@@ -183,20 +200,20 @@ async fn get_report(
         return Ok(HttpResponse::Ok().json(module.mock_json(&id, outcome)));
     }
     let key = module.key(&user.0.name, &id);
-    let report = if peek {
-        match store.report(&key).await? {
-            Some(report) if report.expired_at.is_some() => return Err(ApiError::Expired(id)),
-            Some(report) if report.polled => return Err(ApiError::AlreadyRetrieved(id)),
-            Some(report) => report,
+    let result = if peek {
+        match store.report_result(&key).await? {
+            Some(result) if result.expired_at.is_some() => return Err(ApiError::Expired(id)),
+            Some(result) if result.polled => return Err(ApiError::AlreadyRetrieved(id)),
+            Some(result) => result,
             None => return Err(ApiError::NotFound(id)),
         }
     } else {
         match store.consume_report(&key).await? {
-            Consumed::Report(report) => *report,
+            Consumed::Report(report) => ReportResult::from(&*report),
             Consumed::AlreadyRetrieved => return Err(ApiError::AlreadyRetrieved(id)),
             Consumed::Expired => return Err(ApiError::Expired(id)),
             Consumed::NotFound => return Err(ApiError::NotFound(id)),
         }
     };
-    Ok(HttpResponse::Ok().json(module.result_json(&report)))
+    Ok(HttpResponse::Ok().json(module.result_body(&id, &result)))
 }

@@ -60,7 +60,6 @@ impl Field {
     /// Why `value` does not fit the field, if it does not. `null` always fits (not given).
     pub fn check(&self, value: &Value) -> Option<String> {
         let path = self.path;
-        let text = |v: &Value| v.as_str().map(str::to_string);
         match (self.kind, value) {
             (_, Value::Null) => None,
             (FieldKind::Text, Value::String(s)) => {
@@ -75,9 +74,9 @@ impl Field {
             (FieldKind::Postleitzahl, Value::String(s)) => (s.len() != 5
                 || !s.bytes().all(|b| b.is_ascii_digit()))
             .then(|| format!("{path} must be a postcode of five digits")),
-            (FieldKind::Date, v) if text(v).is_some_and(|s| is_date(&s)) => None,
+            (FieldKind::Date, v) if v.as_str().is_some_and(is_date) => None,
             (FieldKind::Date, _) => Some(format!("{path} must be a date YYYY-MM-DD")),
-            (FieldKind::Time, v) if text(v).is_some_and(|s| is_time(&s)) => None,
+            (FieldKind::Time, v) if v.as_str().is_some_and(is_time) => None,
             (FieldKind::Time, _) => Some(format!("{path} must be a time HH:mm")),
             (FieldKind::Bool, Value::Bool(_)) => None,
             (FieldKind::Bool, _) => Some(format!("{path} must be true or false")),
@@ -105,37 +104,54 @@ impl Field {
 /// type, and members no field describes. `skip` names top-level members checked elsewhere.
 pub fn validate(fields: &[Field], object: &Map<String, Value>, skip: &[&str]) -> Vec<String> {
     let mut errors = Vec::new();
-    walk(fields, object, "", skip, &mut errors);
+    let mut path = String::with_capacity(64);
+    walk(fields, object, &mut path, skip, &mut errors);
     errors
 }
 
+/// Whether some field lies below `group` (i.e. its path starts with `group.`).
+fn is_group(fields: &[Field], group: &str) -> bool {
+    fields.iter().any(|f| {
+        f.path.len() > group.len()
+            && f.path.as_bytes()[group.len()] == b'.'
+            && f.path.starts_with(group)
+    })
+}
+
+/// `path` holds the dotted prefix of `object` (empty or ending in `.`); it is one buffer for the
+/// whole walk, since this runs for every key of every memento request.
 fn walk(
     fields: &[Field],
     object: &Map<String, Value>,
-    prefix: &str,
+    path: &mut String,
     skip: &[&str],
     errors: &mut Vec<String>,
 ) {
+    let prefix_len = path.len();
     for (name, value) in object {
-        if prefix.is_empty() && skip.contains(&name.as_str()) {
+        if prefix_len == 0 && skip.contains(&name.as_str()) {
             continue;
         }
-        let path = format!("{prefix}{name}");
-        if let Some(field) = fields.iter().find(|f| f.path == path) {
+        path.truncate(prefix_len);
+        path.push_str(name);
+        if let Some(field) = fields.iter().find(|f| f.path == path.as_str()) {
             errors.extend(field.check(value));
             continue;
         }
-        let group = format!("{path}.");
-        if !fields.iter().any(|f| f.path.starts_with(&group)) {
+        if !is_group(fields, path) {
             errors.push(format!("{path} is not a known field"));
             continue;
         }
         match value {
             Value::Null => {}
-            Value::Object(inner) => walk(fields, inner, &group, skip, errors),
+            Value::Object(inner) => {
+                path.push('.');
+                walk(fields, inner, path, skip, errors);
+            }
             _ => errors.push(format!("{path} must be an object")),
         }
     }
+    path.truncate(prefix_len);
 }
 
 /// The value at a dotted path, if present.

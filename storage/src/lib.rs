@@ -70,6 +70,14 @@ pub trait Store: Send + Sync + 'static {
     async fn submit_report(&self, report: Report) -> StoreResult<Job>;
     /// Reads a report without changing it (`peek`).
     async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>>;
+    /// [`Store::report`] reduced to what a poll answers. An engine may read it without decoding
+    /// the payload; the default reads the whole report.
+    async fn report_result(&self, key: &ReportKey) -> StoreResult<Option<ReportResult>> {
+        Ok(self
+            .report(key)
+            .await?
+            .map(|report| ReportResult::from(&report)))
+    }
     /// Reads a report the way a poll without `peek` does: a final, unpolled report is marked polled
     /// and leaves the pending list atomically, so two concurrent consumers never both get it.
     async fn consume_report(&self, key: &ReportKey) -> StoreResult<Consumed>;

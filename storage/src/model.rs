@@ -17,22 +17,34 @@ mod base64_bytes {
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        STANDARD.decode(text.as_bytes()).map_err(serde::de::Error::custom)
+        STANDARD
+            .decode(text.as_bytes())
+            .map_err(serde::de::Error::custom)
     }
 
     pub(crate) mod option {
         use super::*;
 
-        pub(crate) fn serialize<S: Serializer>(bytes: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+        pub(crate) fn serialize<S: Serializer>(
+            bytes: &Option<Vec<u8>>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
             match bytes {
                 Some(bytes) => super::serialize(bytes, s),
                 None => s.serialize_none(),
             }
         }
 
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<Vec<u8>>, D::Error> {
             let text = <Option<std::borrow::Cow<'de, str>>>::deserialize(d)?;
-            text.map(|t| STANDARD.decode(t.as_bytes()).map_err(serde::de::Error::custom)).transpose()
+            text.map(|t| {
+                STANDARD
+                    .decode(t.as_bytes())
+                    .map_err(serde::de::Error::custom)
+            })
+            .transpose()
         }
     }
 }
@@ -213,6 +225,47 @@ impl Report {
             failure_reason: None,
             polled: false,
             expired_at: None,
+        }
+    }
+}
+
+/// What a poll answers about a report: its state and result, without the payload (submission,
+/// delivered message) that only the engine needs. See [`crate::Store::report_result`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportResult {
+    /// Transport state.
+    pub status: ReportStatus,
+    /// When the end user dispatched the form.
+    pub submitted_at: DateTime<Utc>,
+    /// Opaque integrator reference echoed in results (birthnotice).
+    pub client_reference: Option<String>,
+    /// Identifier of the delivery portal used.
+    pub portal: Option<String>,
+    /// Receipt PDF in standard base64 (results carry it so), only for `Success`.
+    pub receipt_pdf_base64: Option<String>,
+    /// Failure reason, only for `Failure`.
+    pub failure_reason: Option<String>,
+    /// Whether a read without `peek` consumed the final result.
+    pub polled: bool,
+    /// When retention removed the payload.
+    pub expired_at: Option<DateTime<Utc>>,
+}
+
+impl From<&Report> for ReportResult {
+    fn from(report: &Report) -> Self {
+        use base64::Engine as _;
+        ReportResult {
+            status: report.status,
+            submitted_at: report.submitted_at,
+            client_reference: report.client_reference.clone(),
+            portal: report.portal.clone(),
+            receipt_pdf_base64: report
+                .receipt_pdf
+                .as_ref()
+                .map(|pdf| base64::engine::general_purpose::STANDARD.encode(pdf)),
+            failure_reason: report.failure_reason.clone(),
+            polled: report.polled,
+            expired_at: report.expired_at,
         }
     }
 }

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use meldewerk_storage::{
-    Consumed, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportStatus, SledStore,
-    Store, StoreError, UserRecord, WrappedKey,
+    Consumed, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
+    ReportStatus, SledStore, Store, StoreError, UserRecord, WrappedKey,
 };
 use tempfile::TempDir;
 
@@ -312,6 +312,56 @@ async fn peek_changes_nothing() {
     assert_eq!(store.pending_ids("alice", MODULE).await.unwrap(), ["r1"]);
     assert_eq!(
         store.report(&key("alice", MODULE, "nope")).await.unwrap(),
+        None
+    );
+}
+
+/// The poll's reduced read must answer exactly what the full report says, in every state.
+#[tokio::test]
+async fn report_result_is_the_report_reduced() {
+    let (_dir, store) = open();
+    let pending = store
+        .submit_report(report("alice", MODULE, "pending"))
+        .await
+        .unwrap();
+    store
+        .record_prepared(&pending.report, message("m"))
+        .await
+        .unwrap();
+    final_report(&store, "alice", "success", t(10)).await;
+    final_report(&store, "alice", "consumed", t(10)).await;
+    store
+        .consume_report(&key("alice", MODULE, "consumed"))
+        .await
+        .unwrap();
+    final_report(&store, "alice", "expired", t(1)).await;
+    assert_eq!(store.expire_finished_before(t(5)).await.unwrap(), 1);
+    let failed = store
+        .submit_report(report("alice", MODULE, "failed"))
+        .await
+        .unwrap();
+    let reason = Outcome::Failed {
+        reason: "rejected".into(),
+    };
+    store.record_outcome(&failed, reason, t(5)).await.unwrap();
+
+    for id in ["pending", "success", "consumed", "expired", "failed"] {
+        let k = key("alice", MODULE, id);
+        let full = store.report(&k).await.unwrap().unwrap();
+        let reduced = store.report_result(&k).await.unwrap().unwrap();
+        assert_eq!(reduced, ReportResult::from(&full), "{id}");
+    }
+    let success = store
+        .report_result(&key("alice", MODULE, "success"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(success.receipt_pdf_base64.as_deref(), Some("JVBERi0xLjc="));
+    assert_eq!(
+        store
+            .report_result(&key("alice", MODULE, "nope"))
+            .await
+            .unwrap(),
         None
     );
 }

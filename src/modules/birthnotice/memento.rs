@@ -88,7 +88,7 @@ pub async fn create(
         return Err(ApiError::Validation(errors));
     }
     let data = strip_empty(Value::Object(object)).unwrap_or_else(|| json!({}));
-    let key = UserKey::unwrap(&master, &user.0.memento_key)
+    let key = UserKey::cached(&master, &user.0.memento_key)
         .map_err(|e| ApiError::Internal(format!("memento key of {}: {e}", user.0.name)))?;
     let memento = seal_memento(&key, &data);
     let token = MagicToken {
@@ -98,8 +98,17 @@ pub async fn create(
     }
     .seal(&key);
     tracing::info!(id = %data["id"].as_str().unwrap_or_default(), "memento created");
-    Ok(HttpResponse::Ok().json(json!({
-        "memento": memento,
-        "magicLink": format!("/mtl/{token}?m={memento}"),
-    })))
+    Ok(HttpResponse::Ok().json(MementoAnswer {
+        magic_link: &format!("/mtl/{token}?m={memento}"),
+        memento: &memento,
+    }))
+}
+
+/// The answer, serialized straight from borrowed strings. Members in alphabetical order, as the
+/// `json!` map this replaces wrote them.
+#[derive(serde::Serialize)]
+struct MementoAnswer<'a> {
+    #[serde(rename = "magicLink")]
+    magic_link: &'a str,
+    memento: &'a str,
 }

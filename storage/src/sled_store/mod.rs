@@ -19,6 +19,7 @@
 
 mod keys;
 mod store_impl;
+mod user_cache;
 
 use std::path::Path;
 
@@ -36,6 +37,7 @@ use crate::{Job, StoreError, StoreResult};
 #[derive(Clone)]
 pub struct SledStore {
     db: sled::Db,
+    user_cache: std::sync::Arc<user_cache::UserCache>,
     users: Tree,
     user_key_ids: Tree,
     reports: Tree,
@@ -69,6 +71,7 @@ impl SledStore {
             reports_by_id: tree("reports_by_id")?,
             outbox: tree("outbox")?,
             outbox_by_id: tree("outbox_by_id")?,
+            user_cache: Default::default(),
             db,
         })
     }

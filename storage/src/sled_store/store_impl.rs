@@ -78,6 +78,7 @@ impl Store for SledStore {
                 Ok(())
             })
             .map_err(tx_error)?;
+        self.user_cache.invalidate(&user.name);
         self.flush().await
     }
 
@@ -109,6 +110,7 @@ impl Store for SledStore {
                 Ok(())
             })
             .map_err(tx_error)?;
+        self.user_cache.invalidate(&user.name);
         self.flush().await
     }
 
@@ -126,6 +128,7 @@ impl Store for SledStore {
                 Ok(true)
             })
             .map_err(tx_error)?;
+        self.user_cache.invalidate(name);
         if removed {
             self.flush().await?;
         }
@@ -133,11 +136,18 @@ impl Store for SledStore {
     }
 
     async fn user(&self, name: &str) -> StoreResult<Option<UserRecord>> {
+        if let Some(user) = self.user_cache.get(name) {
+            return Ok(Some(user));
+        }
+        let generation = self.user_cache.generation();
         match self.users.get(name.as_bytes()).map_err(backend)? {
             // Every authenticated request reads its user: the error context is built only on error.
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| StoreError::Corrupt(format!("{}: {e}", user_what(name)))),
+            Some(bytes) => {
+                let user: UserRecord = serde_json::from_slice(&bytes)
+                    .map_err(|e| StoreError::Corrupt(format!("{}: {e}", user_what(name))))?;
+                self.user_cache.fill(generation, &user);
+                Ok(Some(user))
+            }
             None => Ok(None),
         }
     }

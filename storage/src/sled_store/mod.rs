@@ -108,7 +108,7 @@ fn backend(e: sled::Error) -> StoreError {
 
 /// Result inside a transaction closure: sled's own errors convert with `?`, ours travel as
 /// `Abort`.
-type TxResult<T> = ConflictableTransactionResult<T, StoreError>;
+pub(super) type TxResult<T> = ConflictableTransactionResult<T, StoreError>;
 
 /// Unwraps the result of a whole transaction.
 fn tx_error(e: TransactionError<StoreError>) -> StoreError {

@@ -4,13 +4,15 @@
 //! and write through the transactional trees; ids, clocks and encoded inputs are prepared before.
 
 use async_trait::async_trait;
-
-use crate::sled_gate::GatedTransaction;
 use chrono::{DateTime, Utc};
+use sled::transaction::TransactionalTree;
+use sled::IVec;
 
 use super::{
     abort, backend, decode, encode, in_tx, keys, put_job, stored_job, tx_error, utf8, SledStore,
+    TxResult,
 };
+use crate::sled_gate::GatedTransaction;
 use crate::{
     Consumed, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
     ReportStatus, Store, StoreError, StoreResult, UserRecord,
@@ -22,6 +24,23 @@ fn user_what(name: &str) -> String {
 
 fn report_what(key: &ReportKey) -> String {
     format!("report {key}")
+}
+
+/// Inside a transaction: a job as stored (with its outbox key) and the report it works on (with
+/// its key). `NotFound` if the job left the outbox or its report is gone.
+fn job_with_report(
+    reports: &TransactionalTree,
+    outbox: &TransactionalTree,
+    by_id: &TransactionalTree,
+    job_id: u64,
+) -> TxResult<(IVec, Job, Vec<u8>, Report)> {
+    let (key, stored) = stored_job(outbox, by_id, job_id)?;
+    let report_key = keys::report(&stored.report);
+    let Some(bytes) = reports.get(&report_key)? else {
+        return abort(StoreError::NotFound(report_what(&stored.report)));
+    };
+    let report: Report = in_tx(decode(&report_what(&stored.report), &bytes))?;
+    Ok((key, stored, report_key, report))
 }
 
 /// The members of a stored [`Report`] that make up its [`ReportResult`], under `Report`'s own
@@ -432,12 +451,8 @@ impl Store for SledStore {
     ) -> StoreResult<()> {
         (&self.reports, &self.outbox, &self.outbox_by_id)
             .gated_transaction(|(reports, outbox, by_id)| {
-                let (key, stored) = stored_job(outbox, by_id, job.id)?;
-                let report_key = keys::report(&stored.report);
-                let Some(bytes) = reports.get(&report_key)? else {
-                    return abort(StoreError::NotFound(report_what(&stored.report)));
-                };
-                let mut report: Report = in_tx(decode(&report_what(&stored.report), &bytes))?;
+                let (key, stored, report_key, mut report) =
+                    job_with_report(reports, outbox, by_id, job.id)?;
                 report.transport_ref = Some(transport_ref.clone());
                 report.delivered_at = Some(delivered_at);
                 reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
@@ -465,12 +480,8 @@ impl Store for SledStore {
     ) -> StoreResult<()> {
         (&self.reports, &self.outbox, &self.outbox_by_id)
             .gated_transaction(|(reports, outbox, by_id)| {
-                let (key, stored) = stored_job(outbox, by_id, job.id)?;
-                let report_key = keys::report(&stored.report);
-                let Some(bytes) = reports.get(&report_key)? else {
-                    return abort(StoreError::NotFound(report_what(&stored.report)));
-                };
-                let mut report: Report = in_tx(decode(&report_what(&stored.report), &bytes))?;
+                let (key, stored, report_key, mut report) =
+                    job_with_report(reports, outbox, by_id, job.id)?;
                 match &outcome {
                     Outcome::Acknowledged {
                         receipt_pdf,

@@ -542,18 +542,7 @@ fn mock_ids_simulate_outcomes_and_are_never_consumed() {
             receipt = receipt.or(pdf);
         }
     }
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), receipt.unwrap()).unwrap();
-    let check = run_tool("qpdf", &["--check", file.path().to_str().unwrap()], &[]);
-    assert!(
-        check.status.success(),
-        "qpdf: {}",
-        String::from_utf8_lossy(&check.stdout)
-    );
-    let text = run_tool("pdftotext", &[file.path().to_str().unwrap(), "-"], &[]);
-    let text: String = String::from_utf8_lossy(&text.stdout)
-        .split_whitespace()
-        .collect();
+    let text = checked_receipt_text(&receipt.unwrap());
     assert!(text.contains("BIRTHNOTICE-TEST-SUCCESS"), "{text}");
 
     // Other suffixes are ordinary (unknown) ids, and so is another module's mock id.

@@ -9,15 +9,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::Value;
 
-/// What the simulated office received for a report.
-fn received(server: &Server, id: &str) -> Vec<Value> {
-    let response = server.admin_get(&format!(
-        "/admin/api/v1/transports/xpersonenstand/received?module=birthnotice&report={id}"
-    ));
-    assert_eq!(response.status(), 200);
-    response.json::<Vec<Value>>().unwrap()
-}
-
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !done() {

@@ -91,33 +91,13 @@ fn assert_nothing_dispatched(server: &Server, user: &str, id: &str) {
 fn submit_ok(server: &Server, browser: &Browser, form: &Form, id: &str) {
     let response = browser.submit(server, form);
     if response.status() != 303 {
-        let html = response.text().unwrap_or_default();
-        let page = Form {
-            status: 0,
-            fields: parse_form(&html),
-            html,
-        };
-        panic!("dispatch refused: {:?}", page.errors());
+        panic!("dispatch refused: {:?}", page_errors(response));
     }
     let location = response.headers()["location"].to_str().unwrap().to_string();
     assert_eq!(location, format!("/forms/birthnotice/sent?id={id}"));
     let sent = browser.get(&server.url(&location));
     assert_eq!(sent.status(), 200);
     assert!(sent.text().unwrap().contains(id));
-}
-
-/// What the simulated office recorded for a report.
-fn received(server: &Server, id: &str) -> Vec<Value> {
-    let response = server.admin_get(&format!(
-        "/admin/api/v1/transports/xpersonenstand/received?module=birthnotice&report={id}"
-    ));
-    assert_eq!(response.status(), 200);
-    response
-        .json::<Value>()
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
 }
 
 /// A byte field of the JSON: an array of numbers or a base64 string.

@@ -89,18 +89,7 @@ fn full_journey_from_memento_to_consumed_result() {
     let pdf = base64::engine::general_purpose::STANDARD
         .decode(success["receiptPdf"].as_str().unwrap())
         .unwrap();
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), &pdf).unwrap();
-    let check = run_tool("qpdf", &["--check", file.path().to_str().unwrap()], &[]);
-    assert!(
-        check.status.success(),
-        "qpdf: {}",
-        String::from_utf8_lossy(&check.stdout)
-    );
-    let text = run_tool("pdftotext", &[file.path().to_str().unwrap(), "-"], &[]);
-    let text: String = String::from_utf8_lossy(&text.stdout)
-        .split_whitespace()
-        .collect();
+    let text = checked_receipt_text(&pdf);
 
     // The delivered message is valid xPersonenstand 26.11 and matches the receipt.
     let message = server.admin_get("/admin/api/v1/reports/birthnotice/geb-1/message");

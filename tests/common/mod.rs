@@ -482,15 +482,46 @@ pub fn dispatch(server: &Server, user: &str, notice: &Value) -> String {
     }
     let response = browser.submit(server, &form);
     if response.status() != 303 {
-        let html = response.text().unwrap_or_default();
-        let page = Form {
-            status: 0,
-            fields: parse_form(&html),
-            html,
-        };
-        panic!("dispatch failed: {:?}", page.errors());
+        panic!("dispatch failed: {:?}", page_errors(response));
     }
     notice["id"].as_str().unwrap().to_string()
+}
+
+/// The error list of a form page that came back instead of a dispatch.
+pub fn page_errors(response: Response) -> Vec<String> {
+    let html = response.text().unwrap_or_default();
+    Form {
+        status: 0,
+        fields: parse_form(&html),
+        html,
+    }
+    .errors()
+}
+
+/// What the simulated office recorded for a report, oldest first.
+pub fn received(server: &Server, id: &str) -> Vec<Value> {
+    let response = server.admin_get(&format!(
+        "/admin/api/v1/transports/xpersonenstand/received?module=birthnotice&report={id}"
+    ));
+    assert_eq!(response.status(), 200);
+    response.json::<Vec<Value>>().unwrap()
+}
+
+/// Checks a receipt PDF with `qpdf --check` and returns its text (`pdftotext`) without white space,
+/// so that long values broken across lines can be searched for whole.
+pub fn checked_receipt_text(pdf: &[u8]) -> String {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), pdf).unwrap();
+    let check = run_tool("qpdf", &["--check", file.path().to_str().unwrap()], &[]);
+    assert!(
+        check.status.success(),
+        "qpdf: {}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let text = run_tool("pdftotext", &[file.path().to_str().unwrap(), "-"], &[]);
+    String::from_utf8_lossy(&text.stdout)
+        .split_whitespace()
+        .collect()
 }
 
 /// Runs an external checking tool; fails the test with a clear message when it is missing.

@@ -98,17 +98,10 @@ pub async fn create(
     }
     .seal(&key);
     tracing::info!(id = %data["id"].as_str().unwrap_or_default(), "memento created");
-    Ok(HttpResponse::Ok().json(MementoAnswer {
-        magic_link: &format!("/mtl/{token}?m={memento}"),
-        memento: &memento,
-    }))
-}
-
-/// The answer, serialized straight from borrowed strings. Members in alphabetical order, as the
-/// `json!` map this replaces wrote them.
-#[derive(serde::Serialize)]
-struct MementoAnswer<'a> {
-    #[serde(rename = "magicLink")]
-    magic_link: &'a str,
-    memento: &'a str,
+    // Both values are base64url (`A-Z a-z 0-9 - _`), which JSON never escapes: writing the answer
+    // directly saves scanning 2 KB for characters that cannot be there.
+    let body = format!(r#"{{"magicLink":"/mtl/{token}?m={memento}","memento":"{memento}"}}"#);
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(body))
 }

@@ -1,11 +1,12 @@
 //! Throughput of the HTTP API against the same server's cheapest endpoint, measured side by side
 //! in one run: `/healthz`, authenticated memento creation, and result polling (`peek=true`).
 //!
-//! Run with `cargo bench --bench http_throughput` (release build). Each endpoint is loaded for
-//! `BENCH_SECONDS` seconds (default 5) by `BENCH_CONNECTIONS` keep-alive
-//! connections (default 4), one thread each, over loopback. The load generator writes raw HTTP/1.1
-//! so that the client's own cost stays small next to the server's. The numbers that matter are the
-//! ratios: both sides share the same two cores.
+//! Run with `cargo bench --bench http_throughput` (release build). The three endpoints take turns
+//! in slices of `BENCH_SLICE_MS` milliseconds (default 1000) for `BENCH_ROUNDS` rounds (default
+//! 10), each loaded by `BENCH_CONNECTIONS` keep-alive connections (default 4), one thread each,
+//! over loopback. Taking turns means that whatever else the machine does hits all three alike, so
+//! the ratios hold even when the absolute numbers move. The load generator writes raw HTTP/1.1 so
+//! that the client's own cost stays small next to the server's; client and server share the cores.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -51,31 +52,35 @@ fn load(address: &str, request: &[u8], until: Instant) -> u64 {
     done
 }
 
-fn requests_per_second(address: &str, request: Vec<u8>, connections: usize, seconds: u64) -> f64 {
-    let until = Instant::now() + Duration::from_secs(seconds);
+/// Requests answered by `connections` connections within `slice`, and the time it took.
+fn run_slice(address: &str, request: &[u8], connections: usize, slice: Duration) -> (u64, f64) {
+    let until = Instant::now() + slice;
     let started = Instant::now();
     let total: u64 = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..connections)
-            .map(|_| {
-                let request = request.clone();
-                scope.spawn(move || load(address, &request, until))
-            })
+            .map(|_| scope.spawn(move || load(address, request, until)))
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
-    total as f64 / started.elapsed().as_secs_f64()
+    (total, started.elapsed().as_secs_f64())
+}
+
+fn setting<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; nothing else is accepted.
-    let seconds: u64 = std::env::var("BENCH_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5);
-    let connections: usize = std::env::var("BENCH_CONNECTIONS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(4);
+    let rounds: usize = setting("BENCH_ROUNDS", 10).max(1);
+    let slice = Duration::from_millis(setting("BENCH_SLICE_MS", 1000));
+    let connections: usize = setting("BENCH_CONNECTIONS", 4);
 
     let dir = DataDir::new();
     dir.add_user("bench");
@@ -99,25 +104,45 @@ fn main() {
     .into_bytes();
 
     // Warm-up: the first authenticated request runs argon2 once; later ones hit the cache.
-    requests_per_second(&address, memento.clone(), 1, 1);
+    run_slice(&address, &memento, 1, Duration::from_millis(500));
 
-    let health_rps = requests_per_second(&address, healthz, connections, seconds);
-    let memento_rps = requests_per_second(&address, memento, connections, seconds);
-    let peek_rps = requests_per_second(&address, peek, connections, seconds);
+    let endpoints: [(&str, Vec<u8>); 3] = [
+        ("GET /healthz", healthz),
+        ("POST /api/birthnotice/v1/memento", memento),
+        ("GET /api/birthnotice/v1/reports/{id}?peek", peek),
+    ];
+    let mut totals = [(0u64, 0f64); 3];
+    let mut round_ratios: [Vec<f64>; 3] = Default::default();
+    for _ in 0..rounds {
+        let mut round = [0f64; 3];
+        for (i, (_, request)) in endpoints.iter().enumerate() {
+            let (done, took) = run_slice(&address, request, connections, slice);
+            totals[i].0 += done;
+            totals[i].1 += took;
+            round[i] = done as f64 / took;
+        }
+        for i in 0..3 {
+            round_ratios[i].push(round[i] / round[0]);
+        }
+    }
 
-    println!("meldewerk HTTP throughput ({connections} keep-alive connections, {seconds} s each, one run)");
-    println!("{:<44} {:>10} {:>8}", "endpoint", "req/s", "ratio");
-    println!("{:<44} {:>10.0} {:>8.2}", "GET /healthz", health_rps, 1.0);
     println!(
-        "{:<44} {:>10.0} {:>8.2}",
-        "POST /api/birthnotice/v1/memento",
-        memento_rps,
-        memento_rps / health_rps
+        "meldewerk HTTP throughput: {rounds} rounds of {} ms per endpoint, {connections} keep-alive connections",
+        slice.as_millis()
     );
     println!(
-        "{:<44} {:>10.0} {:>8.2}",
-        "GET /api/birthnotice/v1/reports/{id}?peek",
-        peek_rps,
-        peek_rps / health_rps
+        "{:<44} {:>10} {:>8} {:>14}",
+        "endpoint", "req/s", "ratio", "median ratio"
     );
+    let health_rps = totals[0].0 as f64 / totals[0].1;
+    for (i, (name, _)) in endpoints.iter().enumerate() {
+        let rps = totals[i].0 as f64 / totals[i].1;
+        println!(
+            "{:<44} {:>10.0} {:>8.2} {:>14.2}",
+            name,
+            rps,
+            rps / health_rps,
+            median(round_ratios[i].clone())
+        );
+    }
 }

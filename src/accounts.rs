@@ -98,12 +98,29 @@ pub struct UserSummary {
     pub password_changed_at: chrono::DateTime<Utc>,
 }
 
+impl From<&UserRecord> for UserSummary {
+    fn from(u: &UserRecord) -> Self {
+        UserSummary {
+            name: u.name.clone(),
+            customer: u.customer.clone(),
+            seal: u.seal.is_some(),
+            created_at: u.created_at,
+            password_changed_at: u.password_changed_at,
+        }
+    }
+}
+
 /// The account operations.
 #[derive(Clone)]
 pub struct Accounts {
     store: Arc<dyn Store>,
     master: Arc<MasterKey>,
     hasher: PasswordHasher,
+    /// Held across every write of a user record (and the read before it). Online, two operator
+    /// requests can run at once: without it a seal deposit that read the record before a
+    /// password change would write the old memento key back and revive everything the change
+    /// revoked, and a change could overwrite a user removed and added again meanwhile.
+    updates: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Accounts {
@@ -113,6 +130,7 @@ impl Accounts {
             store,
             master,
             hasher,
+            updates: Arc::default(),
         }
     }
 
@@ -133,14 +151,14 @@ impl Accounts {
         .expect("the hashing task does not panic")
     }
 
-    /// Adds a user.
+    /// Adds a user and returns what `list` shows of it.
     #[tracing::instrument(skip(self, password))]
     pub async fn add(
         &self,
         name: &UserName,
         password: Password,
         customer: Option<String>,
-    ) -> Result<(), AccountError> {
+    ) -> Result<UserSummary, AccountError> {
         if self.store.user(name.as_str()).await?.is_some() {
             return Err(AccountError::Duplicate(name.as_str().into()));
         }
@@ -155,10 +173,13 @@ impl Accounts {
             created_at: now,
             password_changed_at: now,
         };
+        let summary = UserSummary::from(&record);
+        let _update = self.updates.lock().await;
         self.store.create_user(record).await.map_err(|e| match e {
             StoreError::Conflict(_) => AccountError::Duplicate(name.as_str().into()),
             other => other.into(),
-        })
+        })?;
+        Ok(summary)
     }
 
     /// Sets a new password. The memento key is replaced with it, so every memento, magic link
@@ -169,8 +190,11 @@ impl Accounts {
         name: &UserName,
         password: Password,
     ) -> Result<(), AccountError> {
-        let mut record = self.existing(name).await?;
+        self.existing(name).await?;
+        // argon2 runs before the lock, so that it never holds up other changes.
         let (password_hash, memento_key) = self.credentials(password).await?;
+        let _update = self.updates.lock().await;
+        let mut record = self.existing(name).await?;
         record.password_hash = password_hash;
         record.memento_key = memento_key;
         record.password_changed_at = Utc::now();
@@ -180,6 +204,7 @@ impl Accounts {
     /// Removes a user; their reports stay in the store.
     #[tracing::instrument(skip(self))]
     pub async fn remove(&self, name: &UserName) -> Result<(), AccountError> {
+        let _update = self.updates.lock().await;
         if self.store.remove_user(name.as_str()).await? {
             Ok(())
         } else {
@@ -193,14 +218,8 @@ impl Accounts {
             .store
             .users()
             .await?
-            .into_iter()
-            .map(|u| UserSummary {
-                name: u.name,
-                customer: u.customer,
-                seal: u.seal.is_some(),
-                created_at: u.created_at,
-                password_changed_at: u.password_changed_at,
-            })
+            .iter()
+            .map(UserSummary::from)
             .collect())
     }
 
@@ -212,7 +231,7 @@ impl Accounts {
         name: &UserName,
         pkcs8: Option<Vec<u8>>,
     ) -> Result<Vec<u8>, AccountError> {
-        let mut record = self.existing(name).await?;
+        self.existing(name).await?;
         let pkcs8 = match pkcs8 {
             Some(bytes) => bytes,
             None => Ed25519KeyPair::generate_pkcs8(&ring::rand::SystemRandom::new())
@@ -224,6 +243,8 @@ impl Accounts {
             AccountError::InvalidSeal(format!("not an Ed25519 PKCS#8 (DER) key: {e}"))
         })?;
         let public_key = pair.public_key().as_ref().to_vec();
+        let _update = self.updates.lock().await;
+        let mut record = self.existing(name).await?;
         record.seal = Some(SealRecord {
             algorithm: "Ed25519".into(),
             private_key: self.master.wrap(SEAL_KEY, &pkcs8),

@@ -14,6 +14,7 @@ use meldewerk_storage::{SledStore, Store, StoreError};
 use meldewerk_transports::standesamt::{SimulatedStandesamt, SimulatorError};
 use tracing_actix_web::{RequestId, TracingLogger};
 
+use crate::accounts::Accounts;
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::{CredentialVerifier, Sessions};
 use crate::configuration::{CivilRegistrySettings, Settings};
@@ -155,6 +156,8 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
 
     let security = &settings.security;
     let hasher = PasswordHasher::new(security.argon2_memory_kib, security.argon2_iterations)?;
+    // The operator API's user administration: the same operations as `meldewerk user …`.
+    let accounts = web::Data::new(Accounts::new(store.clone(), master.clone(), hasher.clone()));
     let verifier = web::Data::new(CredentialVerifier::new(
         store.clone(),
         hasher,
@@ -204,6 +207,7 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
                 .app_data(store_data.clone())
                 .app_data(master_data.clone())
                 .app_data(verifier.clone())
+                .app_data(accounts.clone())
                 .app_data(sessions.clone())
                 .app_data(web_settings.clone())
                 .app_data(operator.clone())

@@ -3,6 +3,7 @@
 pub mod actors;
 pub mod messages;
 pub mod transports;
+pub mod users;
 
 use actix_web::web;
 
@@ -12,7 +13,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::scope("/admin/api/v1")
             .service(messages::delivered_message)
             .service(actors::actors)
-            .service(transports::received),
+            .service(transports::received)
+            .service(users::list_users)
+            .service(users::add_user)
+            .service(users::change_password)
+            .service(users::remove_user)
+            .service(users::deposit_seal),
     );
 }
 

@@ -1,0 +1,305 @@
+//! `/admin/api/v1/users`: online administration of API users, the same [`Accounts`] operations as
+//! the command line (`meldewerk user …`, `meldewerk seal deposit`), while the server runs.
+//!
+//! A password change or a removal takes effect at once: sessions are checked against the user's
+//! current memento key on every request, magic links and mementos name the key that sealed them,
+//! and the credential cache is keyed by the stored password hash.
+//!
+//! Passwords are never echoed in an answer and never logged.
+
+use actix_web::http::StatusCode;
+use actix_web::{delete, get, post, put, web, HttpResponse};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use futures::StreamExt;
+use meldewerk_storage::StoreError;
+use serde_json::{json, Map, Value};
+
+use super::error;
+use crate::accounts::{AccountError, Accounts, Password, UserName};
+use crate::auth::Operator;
+use crate::startup::WebSettings;
+
+/// Why a request failed, before or inside an account operation.
+enum Failure {
+    /// The body or a value in it is unusable: 400 with one message per problem.
+    Invalid(Vec<String>),
+    /// The body is larger than `max_body_bytes`: 413.
+    TooLarge(usize),
+    /// The account operation failed.
+    Account(AccountError),
+}
+
+impl From<AccountError> for Failure {
+    fn from(e: AccountError) -> Self {
+        Failure::Account(e)
+    }
+}
+
+/// The one place that maps failures to status codes and `{"errors": [...]}` bodies.
+fn respond(failure: Failure) -> HttpResponse {
+    let (status, errors) = match failure {
+        Failure::Invalid(errors) => (StatusCode::BAD_REQUEST, errors),
+        Failure::TooLarge(limit) => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            vec![format!("request body exceeds {limit} bytes")],
+        ),
+        Failure::Account(e) => {
+            let status = match &e {
+                AccountError::InvalidName(_)
+                | AccountError::WeakPassword
+                | AccountError::InvalidSeal(_) => StatusCode::BAD_REQUEST,
+                AccountError::Duplicate(_) => StatusCode::CONFLICT,
+                // A user removed between reading and writing their record is just as gone.
+                AccountError::UnknownUser(_) | AccountError::Store(StoreError::NotFound(_)) => {
+                    StatusCode::NOT_FOUND
+                }
+                AccountError::Store(_) | AccountError::Crypto(_) => {
+                    StatusCode::INTERNAL_SERVER_ERROR
+                }
+            };
+            if status == StatusCode::INTERNAL_SERVER_ERROR {
+                tracing::error!(cause = %e, "user administration failed");
+                (status, vec!["internal error".to_string()])
+            } else {
+                (status, vec![e.to_string()])
+            }
+        }
+    };
+    if errors.len() == 1 {
+        return error(status, errors.into_iter().next().unwrap_or_default());
+    }
+    HttpResponse::build(status).json(json!({ "errors": errors }))
+}
+
+/// Reads the body up to `limit` bytes; a larger body is refused without reading all of it.
+async fn read_body(mut payload: web::Payload, limit: usize) -> Result<Vec<u8>, Failure> {
+    let mut body = Vec::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| Failure::Invalid(vec![format!("unreadable body: {e}")]))?;
+        if body.len() + chunk.len() > limit {
+            return Err(Failure::TooLarge(limit));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// The body as a JSON object whose members are all in `allowed`.
+async fn read_object(
+    payload: web::Payload,
+    limit: usize,
+    allowed: &[&str],
+) -> Result<Map<String, Value>, Failure> {
+    let body = read_body(payload, limit).await?;
+    object_of(&body, allowed)
+}
+
+fn object_of(body: &[u8], allowed: &[&str]) -> Result<Map<String, Value>, Failure> {
+    // serde_json's message names the position, never the text, so no password is echoed.
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| Failure::Invalid(vec![format!("invalid JSON: {e}")]))?;
+    let Value::Object(object) = value else {
+        return Err(Failure::Invalid(vec![
+            "the body must be a JSON object".into()
+        ]));
+    };
+    let unknown: Vec<String> = object
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| format!("{k} is not a known field"))
+        .collect();
+    if unknown.is_empty() {
+        Ok(object)
+    } else {
+        Err(Failure::Invalid(unknown))
+    }
+}
+
+/// A required string member; `errors` collects what is wrong with it.
+fn required_string<'a>(
+    object: &'a Map<String, Value>,
+    member: &str,
+    errors: &mut Vec<String>,
+) -> Option<&'a str> {
+    match object.get(member) {
+        Some(Value::String(s)) => Some(s),
+        None | Some(Value::Null) => {
+            errors.push(format!("{member} must not be null"));
+            None
+        }
+        Some(_) => {
+            errors.push(format!("{member} must be a string"));
+            None
+        }
+    }
+}
+
+/// The name from a path, checked against the naming rule.
+fn path_name(name: &str) -> Result<UserName, Failure> {
+    Ok(UserName::parse(name)?)
+}
+
+/// All API users with customer, seal and dates (never a password hash or key): 200 with an array.
+#[get("/users")]
+#[tracing::instrument(name = "admin_list_users", skip_all)]
+pub async fn list_users(_operator: Operator, accounts: web::Data<Accounts>) -> HttpResponse {
+    match accounts.list().await {
+        Ok(users) => HttpResponse::Ok().json(users),
+        Err(e) => respond(e.into()),
+    }
+}
+
+/// Adds an API user from `{"name", "password", "customer"?}`: 201 with the user's summary;
+/// 400 for an invalid body, name or password (all problems at once); 409 when the name is taken.
+#[post("/users")]
+#[tracing::instrument(name = "admin_add_user", skip_all, fields(user = tracing::field::Empty))]
+pub async fn add_user(
+    _operator: Operator,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    accounts: web::Data<Accounts>,
+) -> HttpResponse {
+    let result = async {
+        let object = read_object(
+            payload,
+            settings.max_body_bytes,
+            &["name", "password", "customer"],
+        )
+        .await?;
+        let mut errors = Vec::new();
+        let name = required_string(&object, "name", &mut errors).and_then(|n| {
+            tracing::Span::current().record("user", n);
+            UserName::parse(n)
+                .map_err(|e| errors.push(e.to_string()))
+                .ok()
+        });
+        let password = required_string(&object, "password", &mut errors).and_then(|p| {
+            Password::parse(p)
+                .map_err(|e| errors.push(e.to_string()))
+                .ok()
+        });
+        let customer = match object.get("customer") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) if c.trim().is_empty() => {
+                errors.push("customer must not be empty".into());
+                None
+            }
+            Some(Value::String(c)) => Some(c.clone()),
+            Some(_) => {
+                errors.push("customer must be a string".into());
+                None
+            }
+        };
+        let (Some(name), Some(password), true) = (name, password, errors.is_empty()) else {
+            return Err(Failure::Invalid(errors));
+        };
+        let summary = accounts.add(&name, password, customer).await?;
+        tracing::info!("user added by operator");
+        Ok(summary)
+    }
+    .await;
+    match result {
+        Ok(summary) => HttpResponse::Created().json(summary),
+        Err(failure) => respond(failure),
+    }
+}
+
+/// Sets a user's password from `{"password"}`: 204. Every memento, magic link and session made
+/// under the old password stops working at once. 404 for an unknown user, 400 for a weak password.
+#[put("/users/{name}/password")]
+#[tracing::instrument(name = "admin_change_password", skip_all, fields(user = %name.as_str()))]
+pub async fn change_password(
+    _operator: Operator,
+    name: web::Path<String>,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    accounts: web::Data<Accounts>,
+) -> HttpResponse {
+    let result = async {
+        let name = path_name(&name)?;
+        let object = read_object(payload, settings.max_body_bytes, &["password"]).await?;
+        let mut errors = Vec::new();
+        let password = required_string(&object, "password", &mut errors).and_then(|p| {
+            Password::parse(p)
+                .map_err(|e| errors.push(e.to_string()))
+                .ok()
+        });
+        let Some(password) = password else {
+            return Err(Failure::Invalid(errors));
+        };
+        accounts.change_password(&name, password).await?;
+        tracing::info!("password changed by operator; older mementos, links and sessions revoked");
+        Ok(())
+    }
+    .await;
+    match result {
+        Ok(()) => HttpResponse::NoContent().finish(),
+        Err(failure) => respond(failure),
+    }
+}
+
+/// Removes a user: 204; their sessions and links stop working at once, their reports stay.
+/// 404 for an unknown user.
+#[delete("/users/{name}")]
+#[tracing::instrument(name = "admin_remove_user", skip_all, fields(user = %name.as_str()))]
+pub async fn remove_user(
+    _operator: Operator,
+    name: web::Path<String>,
+    accounts: web::Data<Accounts>,
+) -> HttpResponse {
+    let result = async {
+        let name = path_name(&name)?;
+        accounts.remove(&name).await?;
+        tracing::info!("user removed by operator");
+        Ok(())
+    }
+    .await;
+    match result {
+        Ok(()) => HttpResponse::NoContent().finish(),
+        Err(failure) => respond(failure),
+    }
+}
+
+/// Deposits a seal: the Ed25519 PKCS#8 (DER) key in `{"pkcs8": "<base64>"}`, or a new key when
+/// the body is empty (or `pkcs8` is null). 201 `{"algorithm": "Ed25519", "publicKey": "<base64>"}`;
+/// the user's notices dispatched from now on are sealed. 404 unknown user, 400 invalid key.
+#[post("/users/{name}/seal")]
+#[tracing::instrument(name = "admin_deposit_seal", skip_all, fields(user = %name.as_str()))]
+pub async fn deposit_seal(
+    _operator: Operator,
+    name: web::Path<String>,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    accounts: web::Data<Accounts>,
+) -> HttpResponse {
+    let result = async {
+        let name = path_name(&name)?;
+        let body = read_body(payload, settings.max_body_bytes).await?;
+        let pkcs8 = if body.iter().all(u8::is_ascii_whitespace) {
+            None
+        } else {
+            let object = object_of(&body, &["pkcs8"])?;
+            match object.get("pkcs8") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(text)) => Some(STANDARD.decode(text.trim()).map_err(|e| {
+                    Failure::Invalid(vec![format!("pkcs8 must be standard base64: {e}")])
+                })?),
+                Some(_) => {
+                    return Err(Failure::Invalid(vec!["pkcs8 must be a string".into()]));
+                }
+            }
+        };
+        let public_key = accounts.deposit_seal(&name, pkcs8).await?;
+        tracing::info!("seal deposited by operator");
+        Ok(public_key)
+    }
+    .await;
+    match result {
+        Ok(public_key) => HttpResponse::Created().json(json!({
+            "algorithm": "Ed25519",
+            "publicKey": STANDARD.encode(public_key),
+        })),
+        Err(failure) => respond(failure),
+    }
+}

@@ -68,6 +68,9 @@ pub enum AccountError {
     /// The name is taken.
     #[error("user {0} exists already")]
     Duplicate(String),
+    /// The name belonged to a removed user: their reports keep it, so it is not given out again.
+    #[error("the name {0} belonged to a removed user whose reports remain; choose another name")]
+    NameRetired(String),
     /// There is no such user.
     #[error("there is no user {0}")]
     UnknownUser(String),
@@ -175,10 +178,17 @@ impl Accounts {
         };
         let summary = UserSummary::from(&record);
         let _update = self.updates.lock().await;
-        self.store.create_user(record).await.map_err(|e| match e {
-            StoreError::Conflict(_) => AccountError::Duplicate(name.as_str().into()),
-            other => other.into(),
-        })?;
+        match self.store.create_user(record).await {
+            Ok(()) => {}
+            // Taken by a live user, or retired with a removed one.
+            Err(StoreError::Conflict(_)) if self.store.user(name.as_str()).await?.is_none() => {
+                return Err(AccountError::NameRetired(name.as_str().into()))
+            }
+            Err(StoreError::Conflict(_)) => {
+                return Err(AccountError::Duplicate(name.as_str().into()))
+            }
+            Err(other) => return Err(other.into()),
+        }
         Ok(summary)
     }
 

@@ -282,6 +282,15 @@ fn remove_takes_the_user_off_the_api() {
         "there is no user",
     );
     assert_fails_with(cli(&dir, &["user", "remove", "a:b"], None), "invalid");
+    // The name of a removed user is not given out again: its reports keep it.
+    assert_fails_with(
+        cli(
+            &dir,
+            &["user", "add", "klinik", "--password-stdin"],
+            Some(PASSWORD),
+        ),
+        "belonged to a removed user",
+    );
     let names: Vec<Value> = users_json(&dir).iter().map(|u| u["name"].clone()).collect();
     assert_eq!(names, vec![Value::from("stays")]);
 

@@ -504,12 +504,20 @@ fn a_live_removal_ends_sessions_and_links_but_keeps_reports() {
     assert_eq!(message.status(), 200);
     assert!(!message.bytes().unwrap().is_empty());
 
-    // A new account under the same name does not inherit the old sessions and links.
-    create_ok(&server, "klinik");
-    assert_login_error(browser.get(&open_form), "the old session after re-creation");
+    // The name is not given out again: a new account under it would read the old reports.
+    let refused = post_raw(
+        &server,
+        USERS,
+        json!({"name": "klinik", "password": PASSWORD}).to_string(),
+    );
+    assert_errors(
+        refused,
+        409,
+        &["the name klinik belonged to a removed user whose reports remain; choose another name"],
+    );
     assert_login_error(
-        Browser::new().get(&server.url(&unredeemed)),
-        "the old link after re-creation",
+        browser.get(&open_form),
+        "the old session after the refused re-creation",
     );
 }
 

@@ -49,12 +49,14 @@ pub type StoreResult<T> = Result<T, StoreError>;
 pub trait Store: Send + Sync + 'static {
     // ---- users and keys ----
 
-    /// Adds a user. `Conflict` if the name is taken.
+    /// Adds a user. `Conflict` if the name is taken, or belonged to a removed user: reports keep
+    /// their owner's name, so a new account under it would read them.
     async fn create_user(&self, user: UserRecord) -> StoreResult<()>;
     /// Replaces a user's record (password change, seal deposit). `NotFound` if absent.
     /// Keeps the key-id index in step: the old memento key id stops resolving.
     async fn update_user(&self, user: UserRecord) -> StoreResult<()>;
-    /// Removes a user; `false` if there was none. Reports stay (they belong to the audit trail).
+    /// Removes a user; `false` if there was none. Reports stay (they belong to the audit trail),
+    /// and the name is never given to another user.
     async fn remove_user(&self, name: &str) -> StoreResult<bool>;
     /// Reads a user by name.
     async fn user(&self, name: &str) -> StoreResult<Option<UserRecord>>;

@@ -811,3 +811,24 @@ async fn a_second_open_of_the_same_directory_is_locked() {
     drop(clone);
     SledStore::open(&path).unwrap();
 }
+
+#[tokio::test]
+async fn a_removed_users_name_is_never_given_out_again() {
+    let (_dir, store) = open();
+    store.create_user(user("alice", "k1")).await.unwrap();
+    store
+        .submit_report(report("alice", "birthnotice", "r1"))
+        .await
+        .unwrap();
+    assert!(store.remove_user("alice").await.unwrap());
+    let again = store.create_user(user("alice", "k2")).await;
+    assert!(matches!(again, Err(StoreError::Conflict(_))), "{again:?}");
+    assert!(store.user("alice").await.unwrap().is_none());
+    // The old report stays, readable by operators under the old name only.
+    assert!(store
+        .report(&key("alice", "birthnotice", "r1"))
+        .await
+        .unwrap()
+        .is_some());
+    store.create_user(user("alice2", "k3")).await.unwrap();
+}

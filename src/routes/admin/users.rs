@@ -49,7 +49,7 @@ fn respond(failure: Failure) -> HttpResponse {
                 AccountError::InvalidName(_)
                 | AccountError::WeakPassword
                 | AccountError::InvalidSeal(_) => StatusCode::BAD_REQUEST,
-                AccountError::Duplicate(_) => StatusCode::CONFLICT,
+                AccountError::Duplicate(_) | AccountError::NameRetired(_) => StatusCode::CONFLICT,
                 // A user removed between reading and writing their record is just as gone.
                 AccountError::UnknownUser(_) | AccountError::Store(StoreError::NotFound(_)) => {
                     StatusCode::NOT_FOUND

@@ -40,6 +40,8 @@ pub struct SledStore {
     user_cache: std::sync::Arc<user_cache::UserCache>,
     users: Tree,
     user_key_ids: Tree,
+    /// Names of removed users, never given out again (their reports keep the name).
+    retired_users: Tree,
     reports: Tree,
     pending: Tree,
     reports_by_id: Tree,
@@ -66,6 +68,7 @@ impl SledStore {
         Ok(SledStore {
             users: tree("users")?,
             user_key_ids: tree("user_key_ids")?,
+            retired_users: tree("retired_users")?,
             reports: tree("reports")?,
             pending: tree("pending")?,
             reports_by_id: tree("reports_by_id")?,

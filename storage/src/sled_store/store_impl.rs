@@ -79,10 +79,18 @@ impl Store for SledStore {
         let value = encode(&user)?;
         let name = user.name.as_bytes();
         let key_id = user.memento_key.key_id.as_bytes();
-        (&self.users, &self.user_key_ids)
-            .gated_transaction(|(users, key_ids)| {
+        (&self.users, &self.user_key_ids, &self.retired_users)
+            .gated_transaction(|(users, key_ids, retired)| {
                 if users.get(name)?.is_some() {
                     return abort(StoreError::Conflict(user_what(&user.name)));
+                }
+                // Reports stay with the name of a removed user; a new account under that name
+                // would read them.
+                if retired.get(name)?.is_some() {
+                    return abort(StoreError::Conflict(format!(
+                        "{} (the name of a removed user)",
+                        user_what(&user.name)
+                    )));
                 }
                 // Key ids are random, so a clash is a bug; resolving it would hand one user's
                 // tokens to another.
@@ -134,11 +142,12 @@ impl Store for SledStore {
     }
 
     async fn remove_user(&self, name: &str) -> StoreResult<bool> {
-        let removed = (&self.users, &self.user_key_ids)
-            .gated_transaction(|(users, key_ids)| {
+        let removed = (&self.users, &self.user_key_ids, &self.retired_users)
+            .gated_transaction(|(users, key_ids, retired)| {
                 let Some(old) = users.remove(name.as_bytes())? else {
                     return Ok(false);
                 };
+                retired.insert(name.as_bytes(), &[])?;
                 let old: UserRecord = in_tx(decode(&user_what(name), &old))?;
                 let key_id = old.memento_key.key_id.as_bytes();
                 if key_ids.get(key_id)?.as_deref() == Some(name.as_bytes()) {

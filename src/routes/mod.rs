@@ -16,3 +16,28 @@ pub(crate) fn found(location: &str) -> HttpResponse {
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .finish()
 }
+
+/// Why a request body could not be read.
+pub(crate) enum BodyError {
+    /// Larger than the limit (the rest is not read).
+    TooLarge(usize),
+    /// The connection failed while reading.
+    Unreadable(String),
+}
+
+/// Reads a request body up to `limit` bytes; a larger body is refused without reading it all.
+pub(crate) async fn read_limited(
+    mut payload: actix_web::web::Payload,
+    limit: usize,
+) -> Result<Vec<u8>, BodyError> {
+    use futures::StreamExt;
+    let mut body = Vec::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| BodyError::Unreadable(e.to_string()))?;
+        if body.len() + chunk.len() > limit {
+            return Err(BodyError::TooLarge(limit));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}

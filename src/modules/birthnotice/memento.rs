@@ -11,28 +11,19 @@ use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::modules::errors::ApiError;
 use crate::modules::fields::{validate, MAX_TEXT};
+use crate::routes::{read_limited, BodyError};
 use crate::startup::WebSettings;
 use crate::tokens::{seal_memento, strip_empty, MagicToken};
 
 /// Longest accepted report id.
 pub const MAX_ID: usize = 128;
 
-/// Reads the body up to `limit` bytes; a larger body is refused without reading it all.
-pub(crate) async fn read_body(
-    mut payload: web::Payload,
-    limit: usize,
-) -> Result<Vec<u8>, ApiError> {
-    use futures::StreamExt;
-    let mut body = Vec::new();
-    while let Some(chunk) = payload.next().await {
-        let chunk =
-            chunk.map_err(|e| ApiError::Validation(vec![format!("unreadable body: {e}")]))?;
-        if body.len() + chunk.len() > limit {
-            return Err(ApiError::TooLarge(limit));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+/// Reads the body up to `limit` bytes, answering 413 above it.
+async fn read_body(payload: web::Payload, limit: usize) -> Result<Vec<u8>, ApiError> {
+    read_limited(payload, limit).await.map_err(|e| match e {
+        BodyError::TooLarge(limit) => ApiError::TooLarge(limit),
+        BodyError::Unreadable(e) => ApiError::Validation(vec![format!("unreadable body: {e}")]),
+    })
 }
 
 /// Problems with `id` and `clientReference`, the members every field table leaves out.

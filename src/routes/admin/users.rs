@@ -11,13 +11,13 @@ use actix_web::http::StatusCode;
 use actix_web::{delete, get, post, put, web, HttpResponse};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use futures::StreamExt;
 use meldewerk_storage::StoreError;
 use serde_json::{json, Map, Value};
 
 use super::error;
 use crate::accounts::{AccountError, Accounts, Password, UserName};
 use crate::auth::Operator;
+use crate::routes::{read_limited, BodyError};
 use crate::startup::WebSettings;
 
 /// Why a request failed, before or inside an account operation.
@@ -72,17 +72,12 @@ fn respond(failure: Failure) -> HttpResponse {
     HttpResponse::build(status).json(json!({ "errors": errors }))
 }
 
-/// Reads the body up to `limit` bytes; a larger body is refused without reading all of it.
-async fn read_body(mut payload: web::Payload, limit: usize) -> Result<Vec<u8>, Failure> {
-    let mut body = Vec::new();
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| Failure::Invalid(vec![format!("unreadable body: {e}")]))?;
-        if body.len() + chunk.len() > limit {
-            return Err(Failure::TooLarge(limit));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+/// Reads the body up to `limit` bytes, answering 413 above it.
+async fn read_body(payload: web::Payload, limit: usize) -> Result<Vec<u8>, Failure> {
+    read_limited(payload, limit).await.map_err(|e| match e {
+        BodyError::TooLarge(limit) => Failure::TooLarge(limit),
+        BodyError::Unreadable(e) => Failure::Invalid(vec![format!("unreadable body: {e}")]),
+    })
 }
 
 /// The body as a JSON object whose members are all in `allowed`.

@@ -1,4 +1,10 @@
 use clap::Parser;
+
+// Requests build and drop many small JSON values; mimalloc serves those faster than glibc's
+// allocator (measured with `cargo bench --bench http_throughput`).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use meldewerk::cli::{run_admin, Cli, Command};
 use meldewerk::configuration::Settings;
 use meldewerk::{startup, telemetry};

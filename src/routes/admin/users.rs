@@ -36,16 +36,42 @@ impl From<AccountError> for Failure {
     }
 }
 
+impl std::fmt::Debug for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Invalid(errors) => write!(f, "invalid: {errors:?}"),
+            Failure::TooLarge(limit) => write!(f, "body over {limit} bytes"),
+            Failure::Account(e) => write!(f, "{e:?}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Invalid(errors) => f.write_str(&errors.join("; ")),
+            Failure::TooLarge(limit) => write!(f, "request body exceeds {limit} bytes"),
+            Failure::Account(e) => e.fmt(f),
+        }
+    }
+}
+
+impl actix_web::ResponseError for Failure {
+    fn error_response(&self) -> HttpResponse {
+        respond(self)
+    }
+}
+
 /// The one place that maps failures to status codes and `{"errors": [...]}` bodies.
-fn respond(failure: Failure) -> HttpResponse {
+fn respond(failure: &Failure) -> HttpResponse {
     let (status, errors) = match failure {
-        Failure::Invalid(errors) => (StatusCode::BAD_REQUEST, errors),
+        Failure::Invalid(errors) => (StatusCode::BAD_REQUEST, errors.clone()),
         Failure::TooLarge(limit) => (
             StatusCode::PAYLOAD_TOO_LARGE,
             vec![format!("request body exceeds {limit} bytes")],
         ),
         Failure::Account(e) => {
-            let status = match &e {
+            let status = match e {
                 AccountError::InvalidName(_)
                 | AccountError::WeakPassword
                 | AccountError::InvalidSeal(_) => StatusCode::BAD_REQUEST,
@@ -138,11 +164,11 @@ fn path_name(name: &str) -> Result<UserName, Failure> {
 /// All API users with customer, seal and dates (never a password hash or key): 200 with an array.
 #[get("/users")]
 #[tracing::instrument(name = "admin_list_users", skip_all)]
-pub async fn list_users(_operator: Operator, accounts: web::Data<Accounts>) -> HttpResponse {
-    match accounts.list().await {
-        Ok(users) => HttpResponse::Ok().json(users),
-        Err(e) => respond(e.into()),
-    }
+pub async fn list_users(
+    _operator: Operator,
+    accounts: web::Data<Accounts>,
+) -> Result<HttpResponse, Failure> {
+    Ok(HttpResponse::Ok().json(accounts.list().await?))
 }
 
 /// Adds an API user from `{"name", "password", "customer"?}`: 201 with the user's summary;
@@ -154,50 +180,43 @@ pub async fn add_user(
     payload: web::Payload,
     settings: web::Data<WebSettings>,
     accounts: web::Data<Accounts>,
-) -> HttpResponse {
-    let result = async {
-        let object = read_object(
-            payload,
-            settings.max_body_bytes,
-            &["name", "password", "customer"],
-        )
-        .await?;
-        let mut errors = Vec::new();
-        let name = required_string(&object, "name", &mut errors).and_then(|n| {
-            tracing::Span::current().record("user", n);
-            UserName::parse(n)
-                .map_err(|e| errors.push(e.to_string()))
-                .ok()
-        });
-        let password = required_string(&object, "password", &mut errors).and_then(|p| {
-            Password::parse(p)
-                .map_err(|e| errors.push(e.to_string()))
-                .ok()
-        });
-        let customer = match object.get("customer") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(c)) if c.trim().is_empty() => {
-                errors.push("customer must not be empty".into());
-                None
-            }
-            Some(Value::String(c)) => Some(c.clone()),
-            Some(_) => {
-                errors.push("customer must be a string".into());
-                None
-            }
-        };
-        let (Some(name), Some(password), true) = (name, password, errors.is_empty()) else {
-            return Err(Failure::Invalid(errors));
-        };
-        let summary = accounts.add(&name, password, customer).await?;
-        tracing::info!("user added by operator");
-        Ok(summary)
-    }
-    .await;
-    match result {
-        Ok(summary) => HttpResponse::Created().json(summary),
-        Err(failure) => respond(failure),
-    }
+) -> Result<HttpResponse, Failure> {
+    let object = read_object(
+        payload,
+        settings.max_body_bytes,
+        &["name", "password", "customer"],
+    )
+    .await?;
+    let mut errors = Vec::new();
+    let name = required_string(&object, "name", &mut errors).and_then(|n| {
+        tracing::Span::current().record("user", n);
+        UserName::parse(n)
+            .map_err(|e| errors.push(e.to_string()))
+            .ok()
+    });
+    let password = required_string(&object, "password", &mut errors).and_then(|p| {
+        Password::parse(p)
+            .map_err(|e| errors.push(e.to_string()))
+            .ok()
+    });
+    let customer = match object.get("customer") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) if c.trim().is_empty() => {
+            errors.push("customer must not be empty".into());
+            None
+        }
+        Some(Value::String(c)) => Some(c.clone()),
+        Some(_) => {
+            errors.push("customer must be a string".into());
+            None
+        }
+    };
+    let (Some(name), Some(password), true) = (name, password, errors.is_empty()) else {
+        return Err(Failure::Invalid(errors));
+    };
+    let summary = accounts.add(&name, password, customer).await?;
+    tracing::info!("user added by operator");
+    Ok(HttpResponse::Created().json(summary))
 }
 
 /// Sets a user's password from `{"password"}`: 204. Every memento, magic link and session made
@@ -210,28 +229,21 @@ pub async fn change_password(
     payload: web::Payload,
     settings: web::Data<WebSettings>,
     accounts: web::Data<Accounts>,
-) -> HttpResponse {
-    let result = async {
-        let name = path_name(&name)?;
-        let object = read_object(payload, settings.max_body_bytes, &["password"]).await?;
-        let mut errors = Vec::new();
-        let password = required_string(&object, "password", &mut errors).and_then(|p| {
-            Password::parse(p)
-                .map_err(|e| errors.push(e.to_string()))
-                .ok()
-        });
-        let Some(password) = password else {
-            return Err(Failure::Invalid(errors));
-        };
-        accounts.change_password(&name, password).await?;
-        tracing::info!("password changed by operator; older mementos, links and sessions revoked");
-        Ok(())
-    }
-    .await;
-    match result {
-        Ok(()) => HttpResponse::NoContent().finish(),
-        Err(failure) => respond(failure),
-    }
+) -> Result<HttpResponse, Failure> {
+    let name = path_name(&name)?;
+    let object = read_object(payload, settings.max_body_bytes, &["password"]).await?;
+    let mut errors = Vec::new();
+    let password = required_string(&object, "password", &mut errors).and_then(|p| {
+        Password::parse(p)
+            .map_err(|e| errors.push(e.to_string()))
+            .ok()
+    });
+    let Some(password) = password else {
+        return Err(Failure::Invalid(errors));
+    };
+    accounts.change_password(&name, password).await?;
+    tracing::info!("password changed by operator; older mementos, links and sessions revoked");
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// Removes a user: 204; their sessions and links stop working at once, their reports stay.
@@ -242,18 +254,11 @@ pub async fn remove_user(
     _operator: Operator,
     name: web::Path<String>,
     accounts: web::Data<Accounts>,
-) -> HttpResponse {
-    let result = async {
-        let name = path_name(&name)?;
-        accounts.remove(&name).await?;
-        tracing::info!("user removed by operator");
-        Ok(())
-    }
-    .await;
-    match result {
-        Ok(()) => HttpResponse::NoContent().finish(),
-        Err(failure) => respond(failure),
-    }
+) -> Result<HttpResponse, Failure> {
+    let name = path_name(&name)?;
+    accounts.remove(&name).await?;
+    tracing::info!("user removed by operator");
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// Deposits a seal: the Ed25519 PKCS#8 (DER) key in `{"pkcs8": "<base64>"}`, or a new key when
@@ -267,34 +272,27 @@ pub async fn deposit_seal(
     payload: web::Payload,
     settings: web::Data<WebSettings>,
     accounts: web::Data<Accounts>,
-) -> HttpResponse {
-    let result = async {
-        let name = path_name(&name)?;
-        let body = read_body(payload, settings.max_body_bytes).await?;
-        let pkcs8 = if body.iter().all(u8::is_ascii_whitespace) {
-            None
-        } else {
-            let object = object_of(&body, &["pkcs8"])?;
-            match object.get("pkcs8") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(text)) => Some(STANDARD.decode(text.trim()).map_err(|e| {
-                    Failure::Invalid(vec![format!("pkcs8 must be standard base64: {e}")])
-                })?),
-                Some(_) => {
-                    return Err(Failure::Invalid(vec!["pkcs8 must be a string".into()]));
-                }
+) -> Result<HttpResponse, Failure> {
+    let name = path_name(&name)?;
+    let body = read_body(payload, settings.max_body_bytes).await?;
+    let pkcs8 = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        let object = object_of(&body, &["pkcs8"])?;
+        match object.get("pkcs8") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(STANDARD.decode(text.trim()).map_err(|e| {
+                Failure::Invalid(vec![format!("pkcs8 must be standard base64: {e}")])
+            })?),
+            Some(_) => {
+                return Err(Failure::Invalid(vec!["pkcs8 must be a string".into()]));
             }
-        };
-        let public_key = accounts.deposit_seal(&name, pkcs8).await?;
-        tracing::info!("seal deposited by operator");
-        Ok(public_key)
-    }
-    .await;
-    match result {
-        Ok(public_key) => HttpResponse::Created().json(json!({
-            "algorithm": "Ed25519",
-            "publicKey": STANDARD.encode(public_key),
-        })),
-        Err(failure) => respond(failure),
-    }
+        }
+    };
+    let public_key = accounts.deposit_seal(&name, pkcs8).await?;
+    tracing::info!("seal deposited by operator");
+    Ok(HttpResponse::Created().json(json!({
+        "algorithm": "Ed25519",
+        "publicKey": STANDARD.encode(public_key),
+    })))
 }

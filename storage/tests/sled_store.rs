@@ -773,6 +773,8 @@ async fn state_survives_reopening() {
     let due = store.due_jobs(far_future(), 10).await.unwrap();
     assert_eq!(due.len(), 2);
     assert!(due.contains(&job));
+    // The backlog count is taken from the reopened outbox: "done" finished, two jobs remain.
+    assert_eq!(store.outbox_len().await.unwrap(), 2);
     assert!(due
         .iter()
         .any(|j| j.id == awaiting_id && j.kind == JobKind::AwaitAck));

@@ -47,6 +47,10 @@ pub struct SledStore {
     reports_by_id: Tree,
     outbox: Tree,
     outbox_by_id: Tree,
+    /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
+    /// the count is taken once at open and kept in step by the two methods that add or remove a
+    /// job, after their transaction commits.
+    outbox_jobs: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for SledStore {
@@ -65,6 +69,8 @@ impl SledStore {
             .open()
             .map_err(|e| open_error(dir, e))?;
         let tree = |name: &str| db.open_tree(name).map_err(backend);
+        let outbox_by_id = tree("outbox_by_id")?;
+        let outbox_jobs = std::sync::Arc::new(outbox_by_id.len().into());
         Ok(SledStore {
             users: tree("users")?,
             user_key_ids: tree("user_key_ids")?,
@@ -73,7 +79,8 @@ impl SledStore {
             pending: tree("pending")?,
             reports_by_id: tree("reports_by_id")?,
             outbox: tree("outbox")?,
-            outbox_by_id: tree("outbox_by_id")?,
+            outbox_by_id,
+            outbox_jobs,
             user_cache: Default::default(),
             db,
         })

@@ -3,6 +3,8 @@
 //! Transaction closures may run more than once when sled detects a conflict, so they only read
 //! and write through the transactional trees; ids, clocks and encoded inputs are prepared before.
 
+use std::sync::atomic::Ordering;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sled::transaction::TransactionalTree;
@@ -241,6 +243,7 @@ impl Store for SledStore {
                 Ok(())
             })
             .map_err(tx_error)?;
+        self.outbox_jobs.fetch_add(1, Ordering::SeqCst);
         self.flush().await?;
         Ok(job)
     }
@@ -387,7 +390,7 @@ impl Store for SledStore {
     }
 
     async fn outbox_len(&self) -> StoreResult<usize> {
-        Ok(self.outbox_by_id.len())
+        Ok(self.outbox_jobs.load(Ordering::SeqCst))
     }
 
     async fn begin_attempt(&self, job: &Job) -> StoreResult<Job> {
@@ -514,6 +517,7 @@ impl Store for SledStore {
                 Ok(())
             })
             .map_err(tx_error)?;
+        self.outbox_jobs.fetch_sub(1, Ordering::SeqCst);
         self.flush().await
     }
 }

@@ -3,8 +3,6 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpResponse};
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine as _;
 use meldewerk_transports::standesamt::SimulatedStandesamt;
 
 use super::error;
@@ -29,24 +27,12 @@ pub async fn received(
         _ => standesamt.received(),
     };
     match received {
-        Ok(messages) => {
-            let items: Vec<serde_json::Value> = messages
-                .into_iter()
-                .filter(|m| {
-                    query
-                        .module
-                        .as_ref()
-                        .is_none_or(|module| &m.module == module)
-                })
-                .map(|m| {
-                    let mut value = serde_json::to_value(&m).unwrap_or_default();
-                    if let Some(obj) = value.as_object_mut() {
-                        obj.insert("body".into(), STANDARD.encode(&m.body).into());
-                    }
-                    value
-                })
-                .collect();
-            HttpResponse::Ok().json(items)
+        // The record type serialises its byte fields (body, receipt) as base64 itself.
+        Ok(mut messages) => {
+            if let Some(module) = &query.module {
+                messages.retain(|m| &m.module == module);
+            }
+            HttpResponse::Ok().json(messages)
         }
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }

@@ -179,15 +179,7 @@ async fn many_reports_through_sled_with_a_zero_latency_transport() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SledStore::open(dir.path()).unwrap());
     let transport = ScriptedTransport::new(vec![], vec![]);
-    let engine = Engine::start(
-        store.clone(),
-        vec![spec(
-            Arc::new(TestBuilder::default()),
-            Arc::new(TestSigner),
-            transport.clone(),
-        )],
-        fast_settings(),
-    );
+    let engine = start_engine(store.clone(), transport.clone(), fast_settings());
     for i in 0..200 {
         store
             .submit_report(pending_report(&format!("r{i}")))

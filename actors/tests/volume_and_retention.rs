@@ -13,13 +13,9 @@ use meldewerk_storage::{ReportStatus, Store};
 async fn a_thousand_reports_all_reach_success() {
     let store = Arc::new(MemStore::default());
     let transport = ScriptedTransport::new(vec![], vec![]);
-    let engine = Engine::start(
+    let engine = start_engine(
         store.clone(),
-        vec![spec(
-            Arc::new(TestBuilder::default()),
-            Arc::new(TestSigner),
-            transport.clone(),
-        )],
+        transport.clone(),
         EngineSettings {
             max_in_flight: 32,
             ..fast_settings()

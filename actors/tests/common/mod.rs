@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use meldewerk_actors::{
-    BuildError, BuiltMessage, EngineSettings, MessageBuilder, MessageSigner, ModuleSpec,
+    BuildError, BuiltMessage, Engine, EngineSettings, MessageBuilder, MessageSigner, ModuleSpec,
 };
 use meldewerk_storage::{
     Consumed, Job, JobKind, MessageSignature, Outcome, PreparedMessage, Report, ReportKey,
@@ -53,6 +53,24 @@ pub fn pending_report(id: &str) -> Report {
         Some(format!("ref-{id}")),
         format!("idem-{id}"),
         Utc::now(),
+    )
+}
+
+/// Starts an engine over `store` with the one test module: the default test builder and signer,
+/// and `transport`.
+pub fn start_engine(
+    store: Arc<dyn Store>,
+    transport: Arc<dyn Transport>,
+    settings: EngineSettings,
+) -> Engine {
+    Engine::start(
+        store,
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(TestSigner),
+            transport,
+        )],
+        settings,
     )
 }
 

@@ -1,13 +1,16 @@
 //! Settings: embedded defaults < `meldewerk.toml` (or `--config FILE`) < `MELDEWERK_*` environment
 //! variables, nested keys joined by `__` (`MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use figment::providers::{Env, Format, Toml};
 use figment::Figment;
 use meldewerk_actors::EngineSettings;
-use meldewerk_transports::standesamt::StandesamtConfig;
+use meldewerk_transports::xpersonenstand;
 use serde::Deserialize;
+
+use crate::xpersonenstand::XPersonenstandSettings;
 
 /// Everything the service can be configured with. Every field has an embedded default, so that
 /// `meldewerk serve` runs with no configuration at all.
@@ -40,8 +43,10 @@ pub struct Settings {
     pub log: LogSettings,
     /// The delivery engine.
     pub engine: EngineSettings,
-    /// The civil-registry modules.
-    pub civil_registry: CivilRegistrySettings,
+    /// Header addresses of every XPersonenstand message (the civil-registry modules).
+    pub xpersonenstand: XPersonenstandSettings,
+    /// Each module's own section, `[modules.<segment>]`, read by the module itself.
+    pub modules: BTreeMap<String, figment::value::Value>,
     /// The transports (all simulated in this version).
     pub transports: TransportSettings,
 }
@@ -61,7 +66,8 @@ impl Default for Settings {
             security: SecuritySettings::default(),
             log: LogSettings::default(),
             engine: EngineSettings::default(),
-            civil_registry: CivilRegistrySettings::default(),
+            xpersonenstand: XPersonenstandSettings::default(),
+            modules: BTreeMap::new(),
             transports: TransportSettings::default(),
         }
     }
@@ -139,49 +145,12 @@ impl Default for LogSettings {
     }
 }
 
-/// Addresses written into xPersonenstand message headers, and result retention.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CivilRegistrySettings {
-    /// DVDV identifier of the receiving civil registry office (`leser`).
-    pub standesamt_kennung: String,
-    /// Name of the receiving civil registry office.
-    pub standesamt_name: String,
-    /// DVDV identifier of this portal (`autor`).
-    pub portal_kennung: String,
-    /// Name of this portal.
-    pub portal_name: String,
-    /// Contact channel of this portal, code of the XÖV list `erreichbarkeit` (`01` e-mail).
-    pub portal_kanal: String,
-    /// Contact address on that channel, for queries by the registry office.
-    pub portal_kontakt: String,
-    /// Seconds a final result is kept before retention removes its payload (410 report-expired).
-    pub retention_secs: u64,
-    /// Whether messages carry `test="test"` (marks them as test messages for the office).
-    pub test_messages: bool,
-}
-
-impl Default for CivilRegistrySettings {
-    fn default() -> Self {
-        CivilRegistrySettings {
-            standesamt_kennung: "psw:11000000".into(),
-            standesamt_name: "Standesamt (simuliert)".into(),
-            portal_kennung: "sap:000000001".into(),
-            portal_name: "meldewerk".into(),
-            portal_kanal: "01".into(),
-            portal_kontakt: "poststelle@meldewerk.invalid".into(),
-            retention_secs: 30 * 24 * 3600,
-            test_messages: true,
-        }
-    }
-}
-
 /// Transport settings; every transport is simulated in-process in this version.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TransportSettings {
     /// The simulated civil registry office (xPersonenstand).
-    pub xpersonenstand: StandesamtConfig,
+    pub xpersonenstand: xpersonenstand::SimulatorConfig,
 }
 
 /// Why the settings could not be loaded.
@@ -245,7 +214,7 @@ impl Settings {
     }
 
     /// Path of the simulated civil registry office's journal.
-    pub fn standesamt_journal_dir(&self) -> PathBuf {
+    pub fn xpersonenstand_journal_dir(&self) -> PathBuf {
         self.data_dir.join("simulators").join("xpersonenstand")
     }
 }

@@ -1,5 +1,6 @@
 //! Signatures on delivered messages: the API user's deposited seal when there is one, otherwise
-//! the end user's signature act from the form, attested with the portal's own key.
+//! the end user's signature act from the form, attested with the portal's own key; messages that
+//! need no personal signature are signed by the portal as their sender.
 
 use std::sync::Arc;
 
@@ -8,23 +9,37 @@ use meldewerk_storage::{MessageSignature, Report, Store};
 use ring::signature::{Ed25519KeyPair, KeyPair};
 
 use crate::crypto::{MasterKey, SEAL_KEY};
+use crate::module_layer::{Module, SignatureRule};
 
-/// Signs built messages for the engine.
+/// Signs one module's built messages for the engine.
 pub struct Signer {
     store: Arc<dyn Store>,
     master: Arc<MasterKey>,
     portal_key: Ed25519KeyPair,
+    module: Arc<dyn Module>,
 }
 
 impl Signer {
-    /// A signer; the portal key is derived from the master key, so it is stable across restarts.
-    pub fn new(store: Arc<dyn Store>, master: Arc<MasterKey>) -> Self {
+    /// A signer for `module`'s messages; the portal key is derived from the master key, so it is
+    /// stable across restarts.
+    pub fn new(store: Arc<dyn Store>, master: Arc<MasterKey>, module: Arc<dyn Module>) -> Self {
         let seed = master.derive("portal-signing-key");
         let portal_key = Ed25519KeyPair::from_seed_unchecked(&seed).expect("32-byte seed");
         Signer {
             store,
             master,
             portal_key,
+            module,
+        }
+    }
+
+    fn portal_signature(&self, body: &[u8], kind: &str, signer: &str) -> MessageSignature {
+        MessageSignature {
+            kind: kind.into(),
+            algorithm: "Ed25519".into(),
+            value: self.portal_key.sign(body).as_ref().to_vec(),
+            public_key: self.portal_public_key(),
+            signer: signer.into(),
         }
     }
 
@@ -61,23 +76,24 @@ impl MessageSigner for Signer {
                 signer: report.key.owner.clone(),
             }));
         }
-        let signatory = report
+        if let Some(signature) = &report.end_user_signature {
+            return Ok(Some(self.portal_signature(
+                body,
+                "end-user",
+                &signature.name,
+            )));
+        }
+        let rule = report
             .submission
             .as_ref()
-            .and_then(|s| s.get("endUserSignature"))
-            .and_then(|s| s.get("name"))
-            .and_then(|n| n.as_str())
-            .filter(|n| !n.trim().is_empty());
-        match signatory {
-            Some(name) => Ok(Some(MessageSignature {
-                kind: "end-user".into(),
-                algorithm: "Ed25519".into(),
-                value: self.portal_key.sign(body).as_ref().to_vec(),
-                public_key: self.portal_public_key(),
-                signer: name.to_string(),
-            })),
-            None => Err(BuildError(
-                "neither a seal nor a signature is present; the notice cannot be sent".into(),
+            .and_then(|content| self.module.form_for(content))
+            .map(|form| form.signature);
+        match rule {
+            Some(SignatureRule::Portal) => {
+                Ok(Some(self.portal_signature(body, "portal", "meldewerk")))
+            }
+            _ => Err(BuildError(
+                "neither a seal nor a signature is present; the report cannot be sent".into(),
             )),
         }
     }

@@ -1,7 +1,9 @@
-//! Builds the running service from [`Settings`]: store, keys, simulated transports, the engine and
-//! the HTTP server; runs it until SIGTERM/SIGINT and shuts down in order.
+//! Builds the running service from [`Settings`] as an [`Application`]: store, keys, transports,
+//! the modules (from [`crate::modules::MODULES`]), the engine and the HTTP server; runs it until
+//! SIGTERM/SIGINT and shuts down in order.
 
-use std::net::TcpListener;
+use std::collections::HashMap;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,15 +13,16 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{middleware, web, App, HttpMessage, HttpResponse, HttpServer};
 use meldewerk_actors::{Engine, ModuleSpec};
 use meldewerk_storage::{SledStore, Store, StoreError};
-use meldewerk_transports::standesamt::{SimulatedStandesamt, SimulatorError};
+use meldewerk_transports::xpersonenstand::{self, SimulatorError};
+use meldewerk_transports::Transport;
 use tracing_actix_web::{RequestId, TracingLogger};
 
 use crate::accounts::Accounts;
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::{CredentialVerifier, Sessions};
-use crate::configuration::{CivilRegistrySettings, Settings};
+use crate::configuration::Settings;
 use crate::crypto::{CryptoError, MasterKey, PasswordHasher};
-use crate::modules::birthnotice::{self, message::BirthnoticeMessages};
+use crate::module_layer::{self, Module, ModuleSetup};
 use crate::routes;
 use crate::signing::Signer;
 use crate::telemetry::RedactingRootSpan;
@@ -32,8 +35,6 @@ pub struct WebSettings {
     pub token_lifetime: chrono::Duration,
     /// Largest accepted request body.
     pub max_body_bytes: usize,
-    /// Header addresses of xPersonenstand messages.
-    pub civil_registry: CivilRegistrySettings,
 }
 
 /// Whether the service takes traffic (`/readyz`).
@@ -68,6 +69,9 @@ pub enum StartupError {
     /// A key could not be loaded.
     #[error(transparent)]
     Crypto(#[from] CryptoError),
+    /// The configuration does not fit the modules or transports.
+    #[error("invalid configuration: {0}")]
+    Config(String),
     /// A simulated transport could not be opened.
     #[error("simulated transport: {0}")]
     Simulator(#[from] SimulatorError),
@@ -124,157 +128,267 @@ pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
     Ok(Arc::new(SledStore::open(&settings.db_dir())?))
 }
 
-/// Runs the service until a shutdown signal, then stops accepting, lets in-flight requests and
-/// deliveries finish (up to `shutdown_grace_secs`), and returns.
-pub async fn run(settings: Settings) -> Result<(), StartupError> {
-    let store = open_store(&settings)?;
-    let master = Arc::new(MasterKey::load_or_create(
-        &settings.data_dir,
-        settings.master_key.as_deref(),
-    )?);
-    let standesamt = SimulatedStandesamt::open(
-        &settings.standesamt_journal_dir(),
-        settings.transports.xpersonenstand.clone(),
-    )?;
+/// The transports the service delivers through, by name, and the simulators behind them (the
+/// operator API reads what they received).
+struct Transports {
+    by_name: HashMap<&'static str, Arc<dyn Transport>>,
+    xpersonenstand: xpersonenstand::Simulator,
+}
 
-    let mut engine_settings = settings.engine.clone();
-    engine_settings
-        .retention_secs
-        .get_or_insert(settings.civil_registry.retention_secs);
-    let engine = Engine::start(
-        store.clone(),
-        vec![ModuleSpec {
-            module: birthnotice::MODULE.segment.into(),
-            builder: Arc::new(BirthnoticeMessages {
-                settings: settings.civil_registry.clone(),
-            }),
-            signer: Arc::new(Signer::new(store.clone(), master.clone())),
-            transport: Arc::new(standesamt.clone()),
-        }],
-        engine_settings,
-    );
-
-    let security = &settings.security;
-    let hasher = PasswordHasher::new(security.argon2_memory_kib, security.argon2_iterations)?;
-    // The operator API's user administration: the same operations as `meldewerk user …`.
-    let accounts = web::Data::new(Accounts::new(store.clone(), master.clone(), hasher.clone()));
-    let verifier = web::Data::new(CredentialVerifier::new(
-        store.clone(),
-        hasher,
-        &master,
-        security,
-    )?);
-    let listener = TcpListener::bind(&settings.listen).map_err(|e| StartupError::Listen {
-        address: settings.listen.clone(),
-        reason: e.to_string(),
-    })?;
-    let address = listener
-        .local_addr()
-        .map_err(|e| StartupError::Server(e.to_string()))?;
-    let base_url = settings
-        .base_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{address}"))
-        .trim_end_matches('/')
-        .to_string();
-    let sessions = web::Data::new(Sessions::new(
-        Duration::from_secs(settings.session_idle_secs),
-        base_url.starts_with("https://"),
-    ));
-    let web_settings = web::Data::new(WebSettings {
-        base_url: base_url.clone(),
-        token_lifetime: chrono::Duration::seconds(settings.token_lifetime_secs as i64),
-        max_body_bytes: settings.max_body_bytes,
-        civil_registry: settings.civil_registry.clone(),
-    });
-    let operator = web::Data::new(OperatorCredentials::new(
-        &settings.operator.username,
-        settings.operator.password.as_deref(),
-        &master.derive("operator-credentials"),
-    ));
-    let readiness = web::Data::new(Readiness::default());
-    let store_data = web::Data::new(store.clone());
-    let master_data = web::Data::from(master.clone());
-    let engine_data = web::Data::new(engine.clone());
-    let standesamt_data = web::Data::new(standesamt.clone());
-    let max_body = settings.max_body_bytes;
-    let grace = Duration::from_secs(settings.shutdown_grace_secs);
-
-    let server = HttpServer::new({
-        let readiness = readiness.clone();
-        move || {
-            App::new()
-                .app_data(store_data.clone())
-                .app_data(master_data.clone())
-                .app_data(verifier.clone())
-                .app_data(accounts.clone())
-                .app_data(sessions.clone())
-                .app_data(web_settings.clone())
-                .app_data(operator.clone())
-                .app_data(readiness.clone())
-                .app_data(engine_data.clone())
-                .app_data(standesamt_data.clone())
-                .app_data(
-                    web::FormConfig::default()
-                        .limit(max_body)
-                        .error_handler(form_error),
-                )
-                .app_data(web::QueryConfig::default().error_handler(query_error))
-                .app_data(web::PayloadConfig::new(max_body))
-                .wrap(
-                    middleware::DefaultHeaders::new()
-                        .add(("X-Content-Type-Options", "nosniff"))
-                        .add(("X-Frame-Options", "DENY"))
-                        .add(("Referrer-Policy", "no-referrer")),
-                )
-                .wrap_fn(|req, srv| {
-                    let request_id = req.extensions().get::<RequestId>().copied();
-                    let response = srv.call(req);
-                    async move {
-                        let mut response = response.await?;
-                        if let Some(id) = request_id {
-                            if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
-                                response
-                                    .headers_mut()
-                                    .insert(HeaderName::from_static("x-request-id"), value);
-                            }
-                        }
-                        Ok(response)
-                    }
-                })
-                .wrap(TracingLogger::<RedactingRootSpan>::new())
-                .service(routes::health::healthz)
-                .service(routes::health::readyz)
-                .service(routes::magic_link::redeem)
-                .service(routes::bal::bal_login)
-                .service(routes::login::login)
-                .service(routes::login::logout)
-                .configure(birthnotice::configure)
-                .configure(routes::admin::configure)
-                .default_service(web::to(|| async {
-                    HttpResponse::NotFound().json(serde_json::json!({ "errors": ["not found"] }))
-                }))
-        }
-    })
-    .listen(listener)
-    .map_err(|e| StartupError::Server(e.to_string()))?
-    .shutdown_timeout(grace.as_secs())
-    .run();
-
-    tracing::info!(%address, %base_url, "meldewerk started");
-    // Tests and scripts read this line to learn the port when listening on port 0. A closed
-    // standard output (a detached start) must not stop the service, so errors are ignored.
-    {
-        use std::io::Write;
-        let mut stdout = std::io::stdout();
-        let _ = writeln!(stdout, "meldewerk listening on http://{address}");
-        let _ = stdout.flush();
+impl Transports {
+    /// Opens every transport. Adding a transport is one entry here and its settings section.
+    fn open(settings: &Settings) -> Result<Self, StartupError> {
+        let xpersonenstand = xpersonenstand::Simulator::open(
+            &settings.xpersonenstand_journal_dir(),
+            settings.transports.xpersonenstand.clone(),
+        )?;
+        let by_name = HashMap::from([(
+            "xpersonenstand",
+            Arc::new(xpersonenstand.clone()) as Arc<dyn Transport>,
+        )]);
+        Ok(Transports {
+            by_name,
+            xpersonenstand,
+        })
     }
-    readiness.set(true);
-    let result = server.await;
-    readiness.set(false);
-    tracing::info!("HTTP server stopped; finishing deliveries");
-    engine.shutdown(grace).await;
-    tracing::info!("meldewerk stopped");
-    result.map_err(|e| StartupError::Server(e.to_string()))
+
+    fn get(&self, name: &str) -> Result<Arc<dyn Transport>, StartupError> {
+        self.by_name
+            .get(name)
+            .cloned()
+            .ok_or_else(|| StartupError::Config(format!("no transport named {name}")))
+    }
+}
+
+/// Builds every module of [`crate::modules::MODULES`] from its configuration section; refuses
+/// sections of modules that do not exist.
+fn build_modules(
+    settings: &Settings,
+    base_url: &str,
+) -> Result<Vec<Arc<dyn Module>>, StartupError> {
+    let setup = ModuleSetup {
+        sections: &settings.modules,
+        xpersonenstand: &settings.xpersonenstand,
+        base_url,
+    };
+    let modules = crate::modules::MODULES
+        .iter()
+        .map(|build| build(&setup))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| StartupError::Config(e.to_string()))?;
+    for section in settings.modules.keys() {
+        if !modules.iter().any(|m| m.info().segment == section) {
+            let known: Vec<&str> = modules.iter().map(|m| m.info().segment).collect();
+            return Err(StartupError::Config(format!(
+                "modules.{section}: no such module (known: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(modules)
+}
+
+/// The service, built from [`Settings`] and bound to its address, not yet serving.
+pub struct Application {
+    server: actix_web::dev::Server,
+    address: SocketAddr,
+    base_url: String,
+    engine: Engine,
+    readiness: web::Data<Readiness>,
+    grace: Duration,
+}
+
+impl Application {
+    /// Opens the store, the keys and the transports, builds the modules, starts the engine and
+    /// binds the HTTP server. Must run inside an actix System (`#[actix_web::main]`).
+    pub async fn build(settings: Settings) -> Result<Application, StartupError> {
+        let store = open_store(&settings)?;
+        let master = Arc::new(MasterKey::load_or_create(
+            &settings.data_dir,
+            settings.master_key.as_deref(),
+        )?);
+        let transports = Transports::open(&settings)?;
+        let listener = TcpListener::bind(&settings.listen).map_err(|e| StartupError::Listen {
+            address: settings.listen.clone(),
+            reason: e.to_string(),
+        })?;
+        let address = listener
+            .local_addr()
+            .map_err(|e| StartupError::Server(e.to_string()))?;
+        let base_url = settings
+            .base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{address}"))
+            .trim_end_matches('/')
+            .to_string();
+        let modules = build_modules(&settings, &base_url)?;
+
+        let specs = modules
+            .iter()
+            .map(|module| {
+                Ok(ModuleSpec {
+                    module: module.info().segment.into(),
+                    builder: module.messages(),
+                    signer: Arc::new(Signer::new(
+                        store.clone(),
+                        master.clone(),
+                        Arc::clone(module),
+                    )),
+                    transport: transports.get(module.info().transport)?,
+                    retention: module.retention(),
+                })
+            })
+            .collect::<Result<Vec<_>, StartupError>>()?;
+        let engine = Engine::start(store.clone(), specs, settings.engine.clone());
+
+        let security = &settings.security;
+        let hasher = PasswordHasher::new(security.argon2_memory_kib, security.argon2_iterations)?;
+        // The operator API's user administration: the same operations as `meldewerk user …`.
+        let accounts = web::Data::new(Accounts::new(store.clone(), master.clone(), hasher.clone()));
+        let verifier = web::Data::new(CredentialVerifier::new(
+            store.clone(),
+            hasher,
+            &master,
+            security,
+        )?);
+        let sessions = web::Data::new(Sessions::new(
+            Duration::from_secs(settings.session_idle_secs),
+            base_url.starts_with("https://"),
+        ));
+        let web_settings = web::Data::new(WebSettings {
+            base_url: base_url.clone(),
+            token_lifetime: chrono::Duration::seconds(settings.token_lifetime_secs as i64),
+            max_body_bytes: settings.max_body_bytes,
+        });
+        let operator = web::Data::new(OperatorCredentials::new(
+            &settings.operator.username,
+            settings.operator.password.as_deref(),
+            &master.derive("operator-credentials"),
+        ));
+        let readiness = web::Data::new(Readiness::default());
+        let store_data = web::Data::new(store.clone());
+        let master_data = web::Data::from(master.clone());
+        let engine_data = web::Data::new(engine.clone());
+        let xpersonenstand_data = web::Data::new(transports.xpersonenstand.clone());
+        let max_body = settings.max_body_bytes;
+        let grace = Duration::from_secs(settings.shutdown_grace_secs);
+
+        let server = HttpServer::new({
+            let readiness = readiness.clone();
+            move || {
+                let modules = modules.clone();
+                App::new()
+                    .app_data(store_data.clone())
+                    .app_data(master_data.clone())
+                    .app_data(verifier.clone())
+                    .app_data(accounts.clone())
+                    .app_data(sessions.clone())
+                    .app_data(web_settings.clone())
+                    .app_data(operator.clone())
+                    .app_data(readiness.clone())
+                    .app_data(engine_data.clone())
+                    .app_data(xpersonenstand_data.clone())
+                    .app_data(
+                        web::FormConfig::default()
+                            .limit(max_body)
+                            .error_handler(form_error),
+                    )
+                    .app_data(web::QueryConfig::default().error_handler(query_error))
+                    .app_data(web::PayloadConfig::new(max_body))
+                    .wrap(
+                        middleware::DefaultHeaders::new()
+                            .add(("X-Content-Type-Options", "nosniff"))
+                            .add(("X-Frame-Options", "DENY"))
+                            .add(("Referrer-Policy", "no-referrer")),
+                    )
+                    .wrap_fn(|req, srv| {
+                        let request_id = req.extensions().get::<RequestId>().copied();
+                        let response = srv.call(req);
+                        async move {
+                            let mut response = response.await?;
+                            if let Some(id) = request_id {
+                                if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
+                                    response
+                                        .headers_mut()
+                                        .insert(HeaderName::from_static("x-request-id"), value);
+                                }
+                            }
+                            Ok(response)
+                        }
+                    })
+                    .wrap(TracingLogger::<RedactingRootSpan>::new())
+                    .service(routes::health::healthz)
+                    .service(routes::health::readyz)
+                    .service(routes::magic_link::redeem)
+                    .service(routes::bal::bal_login)
+                    .service(routes::login::login)
+                    .service(routes::login::logout)
+                    .configure(|cfg| {
+                        for module in modules {
+                            module_layer::routes::configure(module)(cfg);
+                        }
+                    })
+                    .configure(routes::admin::configure)
+                    .default_service(web::to(|| async {
+                        HttpResponse::NotFound()
+                            .json(serde_json::json!({ "errors": ["not found"] }))
+                    }))
+            }
+        })
+        .listen(listener)
+        .map_err(|e| StartupError::Server(e.to_string()))?
+        .shutdown_timeout(grace.as_secs())
+        .run();
+
+        Ok(Application {
+            server,
+            address,
+            base_url,
+            engine,
+            readiness,
+            grace,
+        })
+    }
+
+    /// The address the server is bound to (the real port when configured with port 0).
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Serves until SIGTERM/SIGINT, then stops accepting, lets in-flight requests and deliveries
+    /// finish (up to `shutdown_grace_secs`), and returns.
+    pub async fn run_until_stopped(self) -> Result<(), StartupError> {
+        let Application {
+            server,
+            address,
+            base_url,
+            engine,
+            readiness,
+            grace,
+        } = self;
+        tracing::info!(%address, %base_url, "meldewerk started");
+        // Tests and scripts read this line to learn the port when listening on port 0. A closed
+        // standard output (a detached start) must not stop the service, so errors are ignored.
+        {
+            use std::io::Write;
+            let mut stdout = std::io::stdout();
+            let _ = writeln!(stdout, "meldewerk listening on http://{address}");
+            let _ = stdout.flush();
+        }
+        readiness.set(true);
+        let result = server.await;
+        readiness.set(false);
+        tracing::info!("HTTP server stopped; finishing deliveries");
+        engine.shutdown(grace).await;
+        tracing::info!("meldewerk stopped");
+        result.map_err(|e| StartupError::Server(e.to_string()))
+    }
+}
+
+/// Builds the service from `settings` and runs it until a shutdown signal.
+pub async fn run(settings: Settings) -> Result<(), StartupError> {
+    Application::build(settings)
+        .await?
+        .run_until_stopped()
+        .await
 }

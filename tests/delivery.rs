@@ -123,7 +123,7 @@ fn retention_turns_results_into_report_expired() {
     let server = Server::start(
         &dir,
         &[
-            ("MELDEWERK_CIVIL_REGISTRY__RETENTION_SECS", "1"),
+            ("MELDEWERK_MODULES__BIRTHNOTICE__RETENTION_SECS", "1"),
             ("MELDEWERK_ENGINE__RETENTION_SWEEP_INTERVAL_SECS", "1"),
         ],
     );

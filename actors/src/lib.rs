@@ -88,6 +88,8 @@ pub struct ModuleSpec {
     pub signer: Arc<dyn MessageSigner>,
     /// Delivers the module's messages and reports their acknowledgement.
     pub transport: Arc<dyn Transport>,
+    /// How long the module's final reports keep their payload; `None` keeps them forever.
+    pub retention: Option<Duration>,
 }
 
 /// Handle to a running engine. Cheap to clone; every clone controls the same engine.
@@ -129,6 +131,7 @@ impl Engine {
 
         let outbox_sup = supervision("outbox".to_string());
         let mut routes = HashMap::new();
+        let mut retention = Vec::new();
         for spec in modules {
             let module: Arc<str> = Arc::from(spec.module);
             if routes.contains_key(&module) {
@@ -148,11 +151,15 @@ impl Engine {
                 supervision(format!("module:{module}")),
             );
             let addr = Supervisor::start_in_arbiter(&arbiter, move |_| actor);
+            if let Some(keep) = spec.retention {
+                retention.push((Arc::clone(&module), keep));
+            }
             routes.insert(module, addr);
         }
 
         let retention = RetentionActor::new(
             Arc::clone(&store),
+            retention,
             settings.clone(),
             supervision("retention".to_string()),
         );
@@ -228,6 +235,14 @@ pub(crate) fn after(at: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
         .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
+/// `at - delay`, saturating at the earliest time instead of overflowing for absurd periods.
+pub(crate) fn before(at: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
+    chrono::Duration::from_std(delay)
+        .ok()
+        .and_then(|d| at.checked_sub_signed(d))
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,5 +262,10 @@ mod tests {
             DateTime::<Utc>::MAX_UTC
         );
         assert!(after(now, Duration::from_millis(5)) > now);
+        assert_eq!(
+            before(now, Duration::from_secs(u64::MAX)),
+            DateTime::<Utc>::MIN_UTC
+        );
+        assert!(before(now, Duration::from_millis(5)) < now);
     }
 }

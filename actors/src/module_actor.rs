@@ -17,7 +17,7 @@ use futures::FutureExt;
 use meldewerk_storage::{
     Job, JobKind, Outcome, PreparedMessage, Report, Store, StoreError, StoreResult,
 };
-use meldewerk_transports::{AckStatus, Delivery, DetachedSignature, Transport, TransportError};
+use meldewerk_transports::{AckStatus, Delivery, Transport, TransportError};
 
 use crate::inflight::{InFlight, InFlightGuard};
 use crate::settings::EngineSettings;
@@ -133,13 +133,7 @@ impl Worker {
             message_uuid: message.message_uuid,
             content_type: message.content_type,
             body: message.body,
-            signature: message.signature.map(|s| DetachedSignature {
-                kind: s.kind,
-                algorithm: s.algorithm,
-                value: s.value,
-                public_key: s.public_key,
-                signer: s.signer,
-            }),
+            signature: message.signature,
         };
         match self.transport.submit(delivery).await {
             Ok(accepted) => {

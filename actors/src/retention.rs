@@ -15,18 +15,26 @@ use crate::supervise::{panic_message, Supervision};
 /// Delay of the first sweep after start: soon, but after start-up work has settled.
 const FIRST_SWEEP_DELAY: Duration = Duration::from_secs(1);
 
-/// Supervised actor running the retention sweep.
+/// Supervised actor running the retention sweep of every module that has a retention period.
 pub(crate) struct RetentionActor {
     store: Arc<dyn Store>,
+    /// Each module with its retention period.
+    modules: Vec<(Arc<str>, Duration)>,
     settings: EngineSettings,
     sweeping: bool,
     sup: Supervision,
 }
 
 impl RetentionActor {
-    pub(crate) fn new(store: Arc<dyn Store>, settings: EngineSettings, sup: Supervision) -> Self {
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        modules: Vec<(Arc<str>, Duration)>,
+        settings: EngineSettings,
+        sup: Supervision,
+    ) -> Self {
         RetentionActor {
             store,
+            modules,
             settings,
             sweeping: false,
             sup,
@@ -34,18 +42,24 @@ impl RetentionActor {
     }
 
     fn sweep(&mut self, ctx: &mut Context<Self>) {
-        let Some(secs) = self.settings.retention_secs else {
-            return;
-        };
-        if self.sweeping {
+        if self.sweeping || self.modules.is_empty() {
             return;
         }
         self.sweeping = true;
-        // Beyond a century the cutoff would only overflow; nothing is that old.
-        let keep = chrono::Duration::seconds(secs.min(100 * 366 * 86_400) as i64);
-        let cutoff = Utc::now() - keep;
+        let now = Utc::now();
+        let sweeps: Vec<_> = self
+            .modules
+            .iter()
+            .map(|(module, keep)| (Arc::clone(module), crate::before(now, *keep)))
+            .collect();
         let store = Arc::clone(&self.store);
-        let work = async move { store.expire_finished_before(cutoff).await };
+        let work = async move {
+            let mut expired = 0;
+            for (module, cutoff) in sweeps {
+                expired += store.expire_finished_before(&module, cutoff).await?;
+            }
+            Ok::<_, meldewerk_storage::StoreError>(expired)
+        };
         let work = AssertUnwindSafe(work).catch_unwind().into_actor(self);
         ctx.spawn(work.map(|result, act, ctx| {
             act.sweeping = false;
@@ -83,7 +97,7 @@ impl Actor for RetentionActor {
         ctx.run_interval(self.settings.scan_interval(), |act, _| {
             act.sup.on_tick(None)
         });
-        if self.settings.retention_secs.is_some() {
+        if !self.modules.is_empty() {
             ctx.run_later(FIRST_SWEEP_DELAY, |act, ctx| act.sweep(ctx));
             ctx.run_interval(self.settings.retention_sweep_interval(), |act, ctx| {
                 act.sweep(ctx)

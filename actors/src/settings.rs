@@ -30,8 +30,6 @@ pub struct EngineSettings {
     pub max_restarts: u32,
     /// Window, in seconds, over which restarts are counted for `max_restarts`.
     pub restart_window_secs: u64,
-    /// How long final reports keep their payload, in seconds; `None` keeps them forever.
-    pub retention_secs: Option<u64>,
     /// How often the retention sweep runs, in seconds.
     pub retention_sweep_interval_secs: u64,
 }
@@ -47,7 +45,6 @@ impl Default for EngineSettings {
             max_in_flight: 64,
             max_restarts: 5,
             restart_window_secs: 60,
-            retention_secs: None,
             retention_sweep_interval_secs: 3600,
         }
     }
@@ -103,7 +100,6 @@ mod tests {
         assert_eq!(s.max_attempts, 3);
         assert_eq!(s.scan_interval_ms, 200);
         assert_eq!(s.max_in_flight, 64);
-        assert_eq!(s.retention_secs, None);
     }
 
     #[test]

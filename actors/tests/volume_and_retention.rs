@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use meldewerk_actors::{Engine, EngineSettings};
+use meldewerk_actors::{Engine, EngineSettings, ModuleSpec};
 use meldewerk_storage::{ReportStatus, Store};
 
 #[actix_rt::test]
@@ -57,13 +57,15 @@ async fn retention_expires_final_reports() {
     let store = Arc::new(MemStore::default());
     let engine = Engine::start(
         store.clone(),
-        vec![spec(
-            Arc::new(TestBuilder::default()),
-            Arc::new(NoSigner),
-            ScriptedTransport::new(vec![], vec![]),
-        )],
+        vec![ModuleSpec {
+            retention: Some(Duration::ZERO),
+            ..spec(
+                Arc::new(TestBuilder::default()),
+                Arc::new(NoSigner),
+                ScriptedTransport::new(vec![], vec![]),
+            )
+        }],
         EngineSettings {
-            retention_secs: Some(0),
             retention_sweep_interval_secs: 1,
             ..fast_settings()
         },

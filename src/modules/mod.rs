@@ -1,7 +1,9 @@
-//! The reporting modules. Each lives in its own folder with its request schema, validation, form
-//! and message builder; what the civil-registry modules share is in [`civil_registry`].
+//! The reporting modules, one folder each, holding only what is their own; the layer around them
+//! is [`crate::module_layer`].
 
-pub mod birthnotice;
-pub mod civil_registry;
-pub mod errors;
-pub mod fields;
+mod birthnotice;
+
+use crate::module_layer::BuildModule;
+
+/// Every module the service runs. Adding a module is its folder plus one line here.
+pub const MODULES: &[BuildModule] = &[birthnotice::build];

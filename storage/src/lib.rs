@@ -11,10 +11,12 @@
 //! - outbox jobs are never lost: a job leaves the outbox only in the transaction that records
 //!   its result.
 
+pub mod journal;
 mod model;
-pub mod sled_gate;
+mod sled_gate;
 mod sled_store;
 
+pub use journal::{Journal, JournalError};
 pub use model::*;
 pub use sled_store::SledStore;
 
@@ -87,9 +89,14 @@ pub trait Store: Send + Sync + 'static {
     async fn pending_ids(&self, owner: &str, module: &str) -> StoreResult<Vec<String>>;
     /// Every report with this module and id, whatever its owner (operator look-ups).
     async fn reports_with_id(&self, module: &str, id: &str) -> StoreResult<Vec<ReportKey>>;
-    /// Removes the payload (submission, message, receipt) of final reports that finished before
-    /// `cutoff` and marks them expired; returns how many. Later reads answer 410 report-expired.
-    async fn expire_finished_before(&self, cutoff: DateTime<Utc>) -> StoreResult<usize>;
+    /// Removes the payload (submission, message, receipt) of the module's final reports that
+    /// finished before `cutoff` and marks them expired; returns how many. Later reads answer as
+    /// the module's retention rule says (410 report-expired for the civil-registry modules).
+    async fn expire_finished_before(
+        &self,
+        module: &str,
+        cutoff: DateTime<Utc>,
+    ) -> StoreResult<usize>;
 
     // ---- outbox ----
 

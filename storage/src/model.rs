@@ -4,40 +4,41 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// Byte fields are stored as base64 text: serde_json would otherwise write them as arrays of
-/// numbers, several times larger and slow to read back on every poll.
-mod base64_bytes {
+/// Byte fields as base64 text (`#[serde(with = "base64_bytes")]`): serde_json would otherwise
+/// write them as arrays of numbers, several times larger and slow to read back on every poll.
+/// Every crate that stores or shows bytes as JSON uses this one.
+pub mod base64_bytes {
     use base64::engine::general_purpose::STANDARD;
     use base64::Engine as _;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub(crate) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    /// Writes `bytes` as standard base64.
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&STANDARD.encode(bytes))
     }
 
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    /// Reads standard base64.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         STANDARD
             .decode(text.as_bytes())
             .map_err(serde::de::Error::custom)
     }
 
-    pub(crate) mod option {
+    /// The same for `Option<Vec<u8>>` (`null` when absent).
+    pub mod option {
         use super::*;
 
-        pub(crate) fn serialize<S: Serializer>(
-            bytes: &Option<Vec<u8>>,
-            s: S,
-        ) -> Result<S::Ok, S::Error> {
+        /// Writes `Some(bytes)` as standard base64, `None` as `null`.
+        pub fn serialize<S: Serializer>(bytes: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
             match bytes {
                 Some(bytes) => super::serialize(bytes, s),
                 None => s.serialize_none(),
             }
         }
 
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-            d: D,
-        ) -> Result<Option<Vec<u8>>, D::Error> {
+        /// Reads standard base64 or `null`.
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
             let text = <Option<std::borrow::Cow<'de, str>>>::deserialize(d)?;
             text.map(|t| {
                 STANDARD
@@ -146,7 +147,9 @@ pub struct PreparedMessage {
     pub prepared_at: DateTime<Utc>,
 }
 
-/// A detached signature over a delivered message.
+/// A detached signature over a delivered message. It travels with the delivery (the transport
+/// envelope carries it, so the message itself stays valid against its schema) and is kept with
+/// the report and in the simulators' journals.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct MessageSignature {
     /// `seal` (applied automatically) or `end-user` (applied in the form).
@@ -174,6 +177,10 @@ pub struct Report {
     pub submitted_at: DateTime<Utc>,
     /// Opaque integrator reference echoed in results (birthnotice).
     pub client_reference: Option<String>,
+    /// The end user's signature act in the form, when the message is signed by the end user
+    /// (no seal deposited). Kept beside the submission, which holds only the report's content.
+    #[serde(default)]
+    pub end_user_signature: Option<EndUserSignature>,
     /// Identifier of the delivery portal used.
     pub portal: Option<String>,
     /// The typed submission the engine builds the message from (module-specific JSON).
@@ -214,6 +221,7 @@ impl Report {
             status: ReportStatus::Pending,
             submitted_at,
             client_reference,
+            end_user_signature: None,
             portal: None,
             submission: Some(submission),
             idempotency_key,
@@ -227,6 +235,16 @@ impl Report {
             expired_at: None,
         }
     }
+}
+
+/// The end user's signature act: who signed in the form, and when.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct EndUserSignature {
+    /// Name the signatory entered.
+    pub name: String,
+    /// When the form was signed and dispatched.
+    pub signed_at: DateTime<Utc>,
 }
 
 /// What a poll answers about a report: its state and result, without the payload (submission,

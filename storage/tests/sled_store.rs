@@ -335,7 +335,7 @@ async fn report_result_is_the_report_reduced() {
         .await
         .unwrap();
     final_report(&store, "alice", "expired", t(1)).await;
-    assert_eq!(store.expire_finished_before(t(5)).await.unwrap(), 1);
+    assert_eq!(store.expire_finished_before(MODULE, t(5)).await.unwrap(), 1);
     let failed = store
         .submit_report(report("alice", MODULE, "failed"))
         .await
@@ -413,7 +413,10 @@ async fn consume_follows_the_poll_rules() {
 
     // An expired report says so, consumed or not.
     final_report(&store, "alice", "e", t(10)).await;
-    assert_eq!(store.expire_finished_before(t(20)).await.unwrap(), 2);
+    assert_eq!(
+        store.expire_finished_before(MODULE, t(20)).await.unwrap(),
+        2
+    );
     assert_eq!(
         store
             .consume_report(&key("alice", MODULE, "e"))
@@ -691,7 +694,18 @@ async fn expiry_removes_payload_of_old_final_reports() {
     let old = key("alice", MODULE, "old");
     store.record_prepared(&old, message("m")).await.unwrap();
 
-    assert_eq!(store.expire_finished_before(t(50)).await.unwrap(), 1);
+    // Retention is per module: another module's sweep leaves these reports alone.
+    assert_eq!(
+        store
+            .expire_finished_before("deathnotice", t(50))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store.expire_finished_before(MODULE, t(50)).await.unwrap(),
+        1
+    );
     let expired = store.report(&old).await.unwrap().unwrap();
     assert!(expired.expired_at.is_some());
     assert_eq!(expired.submission, None);
@@ -706,8 +720,17 @@ async fn expiry_removes_payload_of_old_final_reports() {
     assert_eq!(store.consume_report(&old).await.unwrap(), Consumed::Expired);
 
     // Already expired reports are not counted again; pending ones are never expired.
-    assert_eq!(store.expire_finished_before(t(50)).await.unwrap(), 0);
-    assert_eq!(store.expire_finished_before(far_future()).await.unwrap(), 1);
+    assert_eq!(
+        store.expire_finished_before(MODULE, t(50)).await.unwrap(),
+        0
+    );
+    assert_eq!(
+        store
+            .expire_finished_before(MODULE, far_future())
+            .await
+            .unwrap(),
+        1
+    );
     let pending = store
         .report(&key("alice", MODULE, "pending"))
         .await

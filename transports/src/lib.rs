@@ -6,7 +6,9 @@
 //! receipt PDFs ([`receipt`]).
 
 pub mod receipt;
-pub mod standesamt;
+pub mod xpersonenstand;
+
+pub use meldewerk_storage::MessageSignature;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -29,23 +31,7 @@ pub struct Delivery {
     /// The exact bytes to deliver.
     pub body: Vec<u8>,
     /// Detached signature over `body`, when the message is signed or sealed.
-    pub signature: Option<DetachedSignature>,
-}
-
-/// A detached signature travelling with a delivery (the transport envelope carries it, so the
-/// message itself stays valid against its schema).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct DetachedSignature {
-    /// `seal` or `end-user`.
-    pub kind: String,
-    /// Algorithm name; the simulators verify `Ed25519`.
-    pub algorithm: String,
-    /// Signature over the delivery body.
-    pub value: Vec<u8>,
-    /// Public key verifying `value`.
-    pub public_key: Vec<u8>,
-    /// Name of the signer.
-    pub signer: String,
+    pub signature: Option<MessageSignature>,
 }
 
 /// The transport took the delivery.

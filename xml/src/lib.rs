@@ -1,7 +1,9 @@
 //! Typed models and writers for the XML messages meldewerk delivers.
 //!
-//! Currently XPersonenstand 26.11 (civil registry), see [`xpersonenstand`].
+//! Currently XPersonenstand 26.11 (civil registry), see [`xpersonenstand`]; the value formats
+//! shared with the web layer's validation are in [`formate`].
 
 #![warn(missing_docs)]
 
+pub mod formate;
 pub mod xpersonenstand;

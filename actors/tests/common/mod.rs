@@ -33,7 +33,6 @@ pub fn fast_settings() -> EngineSettings {
         max_in_flight: 64,
         max_restarts: 1_000,
         restart_window_secs: 60,
-        retention_secs: None,
         retention_sweep_interval_secs: 3600,
     }
 }
@@ -84,6 +83,7 @@ pub fn spec(
         builder,
         signer,
         transport,
+        retention: None,
     }
 }
 
@@ -188,10 +188,14 @@ impl Store for MemStore {
     async fn reports_with_id(&self, _: &str, _: &str) -> StoreResult<Vec<ReportKey>> {
         unimplemented!("not used by the engine")
     }
-    async fn expire_finished_before(&self, cutoff: DateTime<Utc>) -> StoreResult<usize> {
+    async fn expire_finished_before(
+        &self,
+        module: &str,
+        cutoff: DateTime<Utc>,
+    ) -> StoreResult<usize> {
         let mut s = self.state.lock().unwrap();
         let mut n = 0;
-        for r in s.reports.values_mut() {
+        for r in s.reports.values_mut().filter(|r| r.key.module == module) {
             let finished_early = r.finished_at.is_some_and(|at| at < cutoff);
             if r.status.is_final() && finished_early && r.expired_at.is_none() {
                 r.submission = None;

@@ -1,6 +1,6 @@
 //! The fields of a birth notice (spec/01 §2.3), in form order.
 
-use crate::modules::fields::{Field, FieldKind};
+use crate::module_layer::fields::{field as f, Field, FieldKind};
 
 const GESCHLECHT: &[(&str, &str)] = &[
     ("WEIBLICH", "weiblich"),
@@ -8,20 +8,6 @@ const GESCHLECHT: &[(&str, &str)] = &[
     ("DIVERS", "divers"),
     ("KEINE_ANGABE", "ohne Angabe"),
 ];
-
-const fn f(
-    path: &'static str,
-    label: &'static str,
-    kind: FieldKind,
-    section: &'static str,
-) -> Field {
-    Field {
-        path,
-        label,
-        kind,
-        section,
-    }
-}
 
 const EINRICHTUNG: &str = "Einrichtung";
 const GEBURT: &str = "Geburt";
@@ -212,9 +198,5 @@ pub const FIELDS: &[Field] = &[
 
 /// The label of a field path, for messages about missing fields.
 pub fn label(path: &str) -> &str {
-    FIELDS
-        .iter()
-        .find(|f| f.path == path)
-        .map(|f| f.label)
-        .unwrap_or(path)
+    crate::module_layer::fields::label(FIELDS, path)
 }

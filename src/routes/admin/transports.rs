@@ -3,7 +3,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpResponse};
-use meldewerk_transports::standesamt::SimulatedStandesamt;
+use meldewerk_transports::xpersonenstand::Simulator;
 
 use super::error;
 use crate::auth::Operator;
@@ -20,7 +20,7 @@ pub struct ReceivedQuery {
 pub async fn received(
     _operator: Operator,
     query: web::Query<ReceivedQuery>,
-    standesamt: web::Data<SimulatedStandesamt>,
+    standesamt: web::Data<Simulator>,
 ) -> HttpResponse {
     let received = match (&query.module, &query.report) {
         (Some(module), Some(report)) => standesamt.received_by_report(module, report),

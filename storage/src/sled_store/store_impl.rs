@@ -325,10 +325,15 @@ impl Store for SledStore {
         Ok(found)
     }
 
-    async fn expire_finished_before(&self, cutoff: DateTime<Utc>) -> StoreResult<usize> {
+    async fn expire_finished_before(
+        &self,
+        module: &str,
+        cutoff: DateTime<Utc>,
+    ) -> StoreResult<usize> {
         // A transaction cannot scan, so candidates are found first and checked again inside.
         let expirable = |report: &Report| {
-            report.status.is_final()
+            report.key.module == module
+                && report.status.is_final()
                 && report.expired_at.is_none()
                 && report.finished_at.is_some_and(|at| at < cutoff)
         };

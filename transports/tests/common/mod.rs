@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use meldewerk_transports::{Delivery, DetachedSignature};
+use meldewerk_transports::{Delivery, MessageSignature};
 use ring::rand::SystemRandom;
 use ring::signature::{Ed25519KeyPair, KeyPair};
 
@@ -69,7 +69,7 @@ pub fn signed_delivery(key: &str) -> Delivery {
     let mut delivery = unsigned_delivery(key);
     let pkcs8 = Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).unwrap();
     let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
-    delivery.signature = Some(DetachedSignature {
+    delivery.signature = Some(MessageSignature {
         kind: "seal".to_owned(),
         algorithm: "Ed25519".to_owned(),
         value: pair.sign(&delivery.body).as_ref().to_vec(),

@@ -2,9 +2,8 @@
 //! formats too, but a memento or a stored draft may bypass it, and an invalid message is
 //! only noticed days later by the registry office; so the writer checks again.
 
-use chrono::NaiveDate;
-
 use super::XmlError;
+use crate::formate;
 
 /// A form field counts as filled only with visible content; blank inputs are "missing".
 pub(crate) fn gesetzt(wert: &Option<String>) -> Option<&str> {
@@ -20,15 +19,7 @@ fn ungueltig(field: &'static str, reason: impl Into<String>) -> XmlError {
 
 /// `xida:Tagesdatum`: a real calendar date written exactly as `YYYY-MM-DD`.
 pub(crate) fn pruefe_tagesdatum(field: &'static str, wert: &str) -> Result<(), XmlError> {
-    let b = wert.as_bytes();
-    let form_ok = b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
-    // chrono alone would also accept single-digit months and days.
-    if !form_ok || NaiveDate::parse_from_str(wert, "%Y-%m-%d").is_err() {
+    if !formate::ist_tagesdatum(wert) {
         return Err(ungueltig(
             field,
             format!("'{wert}' is not a calendar date in the form YYYY-MM-DD"),
@@ -40,19 +31,7 @@ pub(crate) fn pruefe_tagesdatum(field: &'static str, wert: &str) -> Result<(), X
 /// Time of day `HH:mm`. The schema pattern would also admit `A`/`B` in the hour and
 /// hours up to 29; the module's contract is a real 24-hour time, so those are refused.
 pub(crate) fn pruefe_uhrzeit(field: &'static str, wert: &str) -> Result<(), XmlError> {
-    let b = wert.as_bytes();
-    let ziffern = |i: usize, j: usize| -> Option<u32> {
-        b[i..j]
-            .iter()
-            .all(u8::is_ascii_digit)
-            .then(|| wert[i..j].parse().ok())
-            .flatten()
-    };
-    let ok = b.len() == 5
-        && b[2] == b':'
-        && matches!(ziffern(0, 2), Some(h) if h < 24)
-        && matches!(ziffern(3, 5), Some(m) if m < 60);
-    if !ok {
+    if !formate::ist_uhrzeit(wert) {
         return Err(ungueltig(
             field,
             format!("'{wert}' is not a time of day in the form HH:mm"),
@@ -61,12 +40,13 @@ pub(crate) fn pruefe_uhrzeit(field: &'static str, wert: &str) -> Result<(), XmlE
     Ok(())
 }
 
-/// `Meldeanschrift.Postleitzahl`: at most five characters, digits (and spaces) only.
+/// `Meldeanschrift.Postleitzahl` admits at most five digits; a German postcode has exactly five,
+/// the rule the web layer applies too.
 pub(crate) fn pruefe_postleitzahl(field: &'static str, wert: &str) -> Result<(), XmlError> {
-    if wert.chars().count() > 5 || !wert.chars().all(|c| c.is_ascii_digit() || c == ' ') {
+    if !formate::ist_postleitzahl(wert) {
         return Err(ungueltig(
             field,
-            format!("'{wert}' is not a postal code of at most five digits"),
+            format!("'{wert}' is not a postal code of five digits"),
         ));
     }
     Ok(())

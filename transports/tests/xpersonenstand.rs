@@ -3,22 +3,22 @@
 mod common;
 
 use common::{signed_delivery, unsigned_delivery};
-use meldewerk_transports::standesamt::{
-    RecordedOutcome, SimulatedStandesamt, SimulatorError, StandesamtConfig,
+use meldewerk_transports::xpersonenstand::{
+    RecordedOutcome, Simulator, SimulatorConfig, SimulatorError,
 };
 use meldewerk_transports::{AckStatus, Transport, TransportError};
 
 /// Acknowledges at the first poll, accepts unsigned messages unless a test says otherwise.
-fn quick_config() -> StandesamtConfig {
-    StandesamtConfig {
+fn quick_config() -> SimulatorConfig {
+    SimulatorConfig {
         ack_delay_ms: 0,
         require_signature: false,
-        ..StandesamtConfig::default()
+        ..SimulatorConfig::default()
     }
 }
 
-fn open(dir: &tempfile::TempDir, config: StandesamtConfig) -> SimulatedStandesamt {
-    SimulatedStandesamt::open(dir.path(), config).expect("open simulator")
+fn open(dir: &tempfile::TempDir, config: SimulatorConfig) -> Simulator {
+    Simulator::open(dir.path(), config).expect("open simulator")
 }
 
 #[tokio::test]
@@ -73,7 +73,7 @@ async fn concurrent_repeats_store_one_message() {
 #[tokio::test]
 async fn unsigned_message_is_rejected_when_signature_required() {
     let dir = tempfile::tempdir().unwrap();
-    let office = open(&dir, StandesamtConfig::default());
+    let office = open(&dir, SimulatorConfig::default());
 
     let error = office.submit(unsigned_delivery("u1")).await.unwrap_err();
     match error {
@@ -91,7 +91,7 @@ async fn unsigned_message_is_rejected_when_signature_required() {
 #[tokio::test]
 async fn tampered_body_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
-    let office = open(&dir, StandesamtConfig::default());
+    let office = open(&dir, SimulatorConfig::default());
 
     let mut delivery = signed_delivery("bad");
     delivery.body.push(b' ');
@@ -120,7 +120,7 @@ async fn foreign_algorithm_is_rejected_even_when_signatures_are_optional() {
 #[tokio::test]
 async fn valid_ed25519_signature_is_accepted_and_recorded() {
     let dir = tempfile::tempdir().unwrap();
-    let office = open(&dir, StandesamtConfig::default());
+    let office = open(&dir, SimulatorConfig::default());
 
     let delivery = signed_delivery("good");
     let accepted = office.submit(delivery.clone()).await.unwrap();
@@ -142,7 +142,7 @@ async fn acknowledgement_is_pending_before_the_delay() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(
         &dir,
-        StandesamtConfig {
+        SimulatorConfig {
             ack_delay_ms: 3_600_000,
             ..quick_config()
         },
@@ -209,7 +209,7 @@ async fn failure_rate_decides_rejection() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(
         &dir,
-        StandesamtConfig {
+        SimulatorConfig {
             failure_rate: 1.0,
             ..quick_config()
         },
@@ -225,7 +225,7 @@ async fn failure_rate_decides_rejection() {
         }
     );
 
-    office.set_config(StandesamtConfig {
+    office.set_config(SimulatorConfig {
         failure_rate: 0.0,
         ..office.config()
     });
@@ -253,7 +253,7 @@ async fn outcome_is_stable_across_polls_config_changes_and_reopen() {
         assert!(matches!(first, AckStatus::Acknowledged { .. }));
 
         // A changed failure rate applies to undecided messages only.
-        office.set_config(StandesamtConfig {
+        office.set_config(SimulatorConfig {
             failure_rate: 1.0,
             ..quick_config()
         });
@@ -270,7 +270,7 @@ async fn outcome_is_stable_across_polls_config_changes_and_reopen() {
     // Reopening the same directory is what a restarted test harness sees after an engine crash.
     let office = open(
         &dir,
-        StandesamtConfig {
+        SimulatorConfig {
             failure_rate: 1.0,
             ..quick_config()
         },
@@ -343,7 +343,7 @@ async fn received_message_serialises_body_as_base64() {
 fn second_open_of_a_journal_reports_locked() {
     let dir = tempfile::tempdir().unwrap();
     let _office = open(&dir, quick_config());
-    let error = SimulatedStandesamt::open(dir.path(), quick_config()).unwrap_err();
+    let error = Simulator::open(dir.path(), quick_config()).unwrap_err();
     assert_eq!(error, SimulatorError::Locked(dir.path().to_path_buf()));
     assert!(error.to_string().contains("in use by another process"));
 }

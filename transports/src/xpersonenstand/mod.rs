@@ -1,13 +1,14 @@
-//! A simulated Standesamt (civil-registry office) receiving XPersonenstand messages.
+//! The `xpersonenstand` transport: a simulated Standesamt (civil-registry office) receiving
+//! XPersonenstand messages.
 //!
 //! It behaves like the real office as far as the engine can tell: it verifies the detached
 //! Ed25519 signature, accepts each idempotency key exactly once, acknowledges after a delay with a
-//! receipt PDF, and occasionally refuses a message. Unlike the engine it keeps its own sled
+//! receipt PDF, and occasionally refuses a message. Unlike the engine it keeps its own durable
 //! journal, so that after the engine crashed and retried, a test can still ask the office what it
 //! really received and how often.
 
 mod config;
-mod journal;
+mod records;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -18,12 +19,13 @@ use chrono::{TimeDelta, Utc};
 use ring::digest;
 use ring::signature::{UnparsedPublicKey, ED25519};
 
-pub use config::StandesamtConfig;
-pub use journal::{ReceivedMessage, RecordedOutcome};
+pub use config::SimulatorConfig;
+pub use records::{ReceivedMessage, RecordedOutcome};
 
 use crate::receipt::{render_receipt, ReceiptFields};
-use crate::{Accepted, AckStatus, Delivery, DetachedSignature, Transport, TransportError};
-use journal::Journal;
+use crate::{Accepted, AckStatus, Delivery, MessageSignature, Transport, TransportError};
+use meldewerk_storage::{Journal, JournalError};
+use records::{BY_IDEMPOTENCY_KEY, BY_TRANSPORT_REF};
 
 /// Reason given for messages the simulated failure rate picked.
 const SIMULATED_FAILURE: &str = "Standesamt: Nachricht abgelehnt (simuliert, Fehlerquote)";
@@ -45,6 +47,22 @@ pub enum SimulatorError {
     Corrupt(String),
 }
 
+impl From<JournalError> for SimulatorError {
+    fn from(error: JournalError) -> Self {
+        match error {
+            JournalError::Locked(dir) => SimulatorError::Locked(dir),
+            JournalError::Backend(e) => SimulatorError::Journal(e),
+            JournalError::Corrupt(e) => SimulatorError::Corrupt(e),
+        }
+    }
+}
+
+impl From<JournalError> for TransportError {
+    fn from(error: JournalError) -> Self {
+        SimulatorError::from(error).into()
+    }
+}
+
 impl From<SimulatorError> for TransportError {
     /// The office being unable to consult its records is an outage, not a verdict on the message.
     fn from(error: SimulatorError) -> Self {
@@ -55,23 +73,23 @@ impl From<SimulatorError> for TransportError {
 /// The simulated Standesamt: a [`Transport`] named `xpersonenstand` backed by its own durable
 /// journal. Cheap to clone; clones share the journal and the configuration.
 #[derive(Clone)]
-pub struct SimulatedStandesamt {
+pub struct Simulator {
     inner: Arc<Inner>,
 }
 
 struct Inner {
-    journal: Journal,
-    config: RwLock<StandesamtConfig>,
+    journal: Journal<ReceivedMessage>,
+    config: RwLock<SimulatorConfig>,
     /// Serialises the journal's read-modify-write steps: two concurrent submits of one key must
     /// not both store a message, and two concurrent polls must not both decide an outcome.
     write: Mutex<()>,
 }
 
-impl SimulatedStandesamt {
+impl Simulator {
     /// Opens (or creates) the office's journal in `dir`. Fails with [`SimulatorError::Locked`]
     /// while another process has the same directory open.
-    pub fn open(dir: &Path, config: StandesamtConfig) -> Result<Self, SimulatorError> {
-        let journal = Journal::open(dir)?;
+    pub fn open(dir: &Path, config: SimulatorConfig) -> Result<Self, SimulatorError> {
+        let journal = Journal::open(dir, "xpersonenstand")?;
         Ok(Self {
             inner: Arc::new(Inner {
                 journal,
@@ -83,7 +101,7 @@ impl SimulatedStandesamt {
 
     /// Every message the office accepted, in the order it received them.
     pub fn received(&self) -> Result<Vec<ReceivedMessage>, SimulatorError> {
-        self.inner.journal.all()
+        Ok(self.inner.journal.all()?)
     }
 
     /// The messages accepted for one report (normally one; more means the engine delivered the
@@ -99,12 +117,12 @@ impl SimulatedStandesamt {
     }
 
     /// The current behaviour settings.
-    pub fn config(&self) -> StandesamtConfig {
+    pub fn config(&self) -> SimulatorConfig {
         self.inner.config()
     }
 
     /// Changes the behaviour from now on. Outcomes already decided stay as they are.
-    pub fn set_config(&self, config: StandesamtConfig) {
+    pub fn set_config(&self, config: SimulatorConfig) {
         *self
             .inner
             .config
@@ -125,16 +143,16 @@ impl SimulatedStandesamt {
     }
 }
 
-impl std::fmt::Debug for SimulatedStandesamt {
+impl std::fmt::Debug for Simulator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SimulatedStandesamt")
+        f.debug_struct("Simulator")
             .field("config", &self.config())
             .finish_non_exhaustive()
     }
 }
 
 #[async_trait]
-impl Transport for SimulatedStandesamt {
+impl Transport for Simulator {
     fn name(&self) -> &str {
         "xpersonenstand"
     }
@@ -155,7 +173,7 @@ impl Transport for SimulatedStandesamt {
 }
 
 impl Inner {
-    fn config(&self) -> StandesamtConfig {
+    fn config(&self) -> SimulatorConfig {
         self.config
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -168,8 +186,10 @@ impl Inner {
 
         // Repeats come first: a retry must get the original answer even if, say, the signature
         // requirement changed in between.
-        if let Some(seq) = self.journal.seq_by_key(&delivery.idempotency_key)? {
-            let mut message = self.journal.message(seq)?;
+        if let Some((seq, mut message)) = self
+            .journal
+            .find(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?
+        {
             message.repeat_submissions = message.repeat_submissions.saturating_add(1);
             if message.body != delivery.body {
                 tracing::warn!(
@@ -178,7 +198,7 @@ impl Inner {
                     "repeat submission carries a different body; answering with the original acceptance"
                 );
             }
-            self.journal.update(seq, &message)?;
+            self.journal.replace(seq, &message)?;
             tracing::info!(
                 idempotency_key = %delivery.idempotency_key,
                 transport_ref = %message.transport_ref,
@@ -215,7 +235,13 @@ impl Inner {
         };
         // Durable before the answer: once the sender holds a transport reference, the office
         // must remember it across any crash.
-        self.journal.insert_new(&message)?;
+        self.journal.append(
+            &message,
+            &[
+                (BY_IDEMPOTENCY_KEY, &message.idempotency_key),
+                (BY_TRANSPORT_REF, &message.transport_ref),
+            ],
+        )?;
         tracing::info!(
             report_id = %message.report_id,
             transport_ref = %message.transport_ref,
@@ -232,11 +258,10 @@ impl Inner {
         let config = self.config();
         let _guard = self.write.lock().unwrap_or_else(PoisonError::into_inner);
 
-        let seq = self
+        let (seq, mut message) = self
             .journal
-            .seq_by_ref(transport_ref)?
+            .find(BY_TRANSPORT_REF, transport_ref)?
             .ok_or_else(|| TransportError::Rejected("unknown transport reference".to_owned()))?;
-        let mut message = self.journal.message(seq)?;
         if let Some(outcome) = &message.outcome {
             return Ok(ack_status(outcome));
         }
@@ -280,7 +305,7 @@ impl Inner {
             };
         let status = ack_status(&outcome);
         message.outcome = Some(outcome);
-        self.journal.update(seq, &message)?;
+        self.journal.replace(seq, &message)?;
         tracing::info!(
             report_id = %message.report_id,
             transport_ref = %message.transport_ref,
@@ -310,7 +335,7 @@ fn ack_status(outcome: &RecordedOutcome) -> AckStatus {
 /// Checks the detached signature the way the office does; `Err` carries the rejection reason.
 fn verify_signature(
     body: &[u8],
-    signature: Option<&DetachedSignature>,
+    signature: Option<&MessageSignature>,
     required: bool,
 ) -> Result<(), String> {
     let Some(signature) = signature else {

@@ -1,5 +1,7 @@
-//! The birth-notice form: pre-filled from the memento, completed by the end user, validated on
-//! the server, and dispatched as a report with its outbox job in one transaction.
+//! The form mechanics of every module: a form pre-filled from the memento, completed by the end
+//! user, validated on the server (re-rendered with every value kept and every problem next to its
+//! field), built once on trial, and dispatched as a report with its outbox job in one
+//! transaction. Works without JavaScript.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,17 +11,15 @@ use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use maud::{html, Markup};
 use meldewerk_actors::Engine;
-use meldewerk_storage::{Report, ReportKey, Store, StoreError};
-use meldewerk_xml::xpersonenstand::Geburtsanzeige;
-use serde_json::{json, Value};
+use meldewerk_storage::{EndUserSignature, Report, ReportKey, Store, StoreError};
+use serde_json::Value;
 
-use super::fields::{label, FIELDS};
-use super::message::{trial_build, Submission};
-use super::{FORM_PATH, MODULE};
+use super::fields::{form_value, from_form, Field, FieldKind};
+use super::routes::FormContext;
+use super::{Form, SignatureRule};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::forms::page;
-use crate::modules::fields::{form_value, from_form, Field, FieldKind};
 use crate::tokens::open_memento;
 
 /// Query of the form page: the memento.
@@ -30,6 +30,8 @@ pub struct FormQuery {
 
 /// Everything the form shows besides the field values.
 struct FormView<'a> {
+    form: &'static Form,
+    fields: Vec<&'static Field>,
     memento: &'a str,
     csrf: &'a str,
     id: &'a str,
@@ -103,86 +105,101 @@ fn input(field: &Field, view: &FormView) -> Markup {
 }
 
 fn render(view: &FormView) -> Markup {
+    let form = view.form;
     let mut sections: Vec<&str> = Vec::new();
-    for field in FIELDS {
+    for field in &view.fields {
         if !sections.contains(&field.section) {
             sections.push(field.section);
         }
     }
     html! {
-        h1 { "Geburtsanzeige" }
-        p { "Meldung " strong { (view.id) } ". Bitte prüfen und ergänzen Sie die Angaben und senden Sie die Anzeige ab." }
+        h1 { (form.title) }
+        p { "Meldung " strong { (view.id) } ". Bitte prüfen und ergänzen Sie die Angaben und senden Sie die Meldung ab." }
         @if !view.errors.is_empty() || !view.field_errors.is_empty() {
             div.errors role="alert" {
-                p { strong { "Die Anzeige wurde noch nicht abgesendet:" } }
+                p { strong { "Die Meldung wurde noch nicht abgesendet:" } }
                 ul {
                     @for error in &view.errors { li { (error) } }
-                    @for field in FIELDS {
+                    @for field in &view.fields {
                         @if let Some(error) = view.field_errors.get(field.path) { li { (error) } }
                     }
                 }
             }
         }
-        form method="post" action=(FORM_PATH) novalidate {
+        form method="post" action=(form.path) novalidate {
             input type="hidden" name="m" value=(view.memento);
             input type="hidden" name="csrf" value=(view.csrf);
             @for section in &sections {
                 fieldset {
                     legend { (section) }
-                    @for field in FIELDS.iter().filter(|f| f.section == *section) { (input(field, view)) }
+                    @for field in view.fields.iter().filter(|f| f.section == *section) { (input(field, view)) }
                 }
             }
-            fieldset {
-                legend { "Signatur" }
-                @if view.sealed {
-                    p.note { "Für Ihre Einrichtung ist ein Siegel hinterlegt. Die Anzeige wird beim Absenden automatisch gesiegelt." }
-                } @else {
-                    p.note { "Für Ihre Einrichtung ist kein Siegel hinterlegt. Bitte unterschreiben Sie die Anzeige vor dem Absenden." }
-                    label for="signatur.name" { "Name der unterzeichnenden Person" }
-                    input type="text" id="signatur.name" name="signatur.name" value=(view.signatory);
-                    div.check {
-                        input type="checkbox" id="signatur.bestaetigt" name="signatur.bestaetigt" value="true" checked[view.signed];
-                        label for="signatur.bestaetigt" { "Ich unterschreibe diese Geburtsanzeige und bestätige die Richtigkeit der Angaben." }
+            @if form.signature == SignatureRule::SealOrEndUser {
+                fieldset {
+                    legend { "Signatur" }
+                    @if view.sealed {
+                        p.note { "Für Ihre Einrichtung ist ein Siegel hinterlegt. Die Meldung wird beim Absenden automatisch gesiegelt." }
+                    } @else {
+                        p.note { "Für Ihre Einrichtung ist kein Siegel hinterlegt. Bitte unterschreiben Sie die Meldung vor dem Absenden." }
+                        label for="signatur.name" { "Name der unterzeichnenden Person" }
+                        input type="text" id="signatur.name" name="signatur.name" value=(view.signatory);
+                        div.check {
+                            input type="checkbox" id="signatur.bestaetigt" name="signatur.bestaetigt" value="true" checked[view.signed];
+                            label for="signatur.bestaetigt" { "Ich unterschreibe diese Meldung (" (form.title) ") und bestätige die Richtigkeit der Angaben." }
+                        }
                     }
                 }
             }
-            button type="submit" { "Geburtsanzeige absenden" }
+            button type="submit" { (form.submit) }
         }
     }
 }
 
-/// The memento's content, opened with the session user's key.
-fn open(master: &MasterKey, session: &SessionUser, memento: &str) -> Option<Value> {
+/// The memento's content, opened with the session user's key; `None` unless it is a memento of
+/// this form (a memento of another module or report type opens only its own form).
+fn open(
+    master: &MasterKey,
+    session: &SessionUser,
+    context: &FormContext,
+    memento: &str,
+) -> Option<Value> {
     let key = UserKey::unwrap(master, &session.user.memento_key).ok()?;
-    open_memento(&key, memento).filter(|data| data["id"].is_string())
+    let data = open_memento(&key, memento).filter(|data| data["id"].is_string())?;
+    let form = context.module.form_for(&data)?;
+    std::ptr::eq(form, context.form).then_some(data)
 }
 
-/// `GET /forms/birthnotice?m=…`: the form, pre-filled.
-#[tracing::instrument(name = "birthnotice_form", skip_all, fields(user = %session.user.name))]
-pub async fn show(
+/// `GET {form}?m=…`: the form, pre-filled.
+#[tracing::instrument(name = "form", skip_all, fields(form = context.form.path))]
+pub(crate) async fn show(
     session: SessionUser,
     query: web::Query<FormQuery>,
     master: web::Data<MasterKey>,
+    context: web::Data<FormContext>,
 ) -> HttpResponse {
     let memento = query.m.clone().unwrap_or_default();
-    let Some(data) = open(&master, &session, &memento) else {
+    let Some(data) = open(&master, &session, &context, &memento) else {
         return invalid_link();
     };
+    let fields: Vec<&'static Field> = context.form.fields(context.module.info().fields).collect();
     let view = FormView {
+        form: context.form,
+        values: fields
+            .iter()
+            .map(|f| (f.path, form_value(f, &data)))
+            .collect(),
+        fields,
         memento: &memento,
         csrf: &session.session.csrf,
         id: data["id"].as_str().unwrap_or_default(),
         sealed: session.user.seal.is_some(),
-        values: FIELDS
-            .iter()
-            .map(|f| (f.path, form_value(f, &data)))
-            .collect(),
         field_errors: HashMap::new(),
         errors: Vec::new(),
         signatory: String::new(),
         signed: false,
     };
-    html_response(StatusCode::OK, "Geburtsanzeige", render(&view))
+    html_response(StatusCode::OK, context.form.title, render(&view))
 }
 
 fn posted<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
@@ -191,135 +208,130 @@ fn posted<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// `POST /forms/birthnotice`: validate everything, then store the report (`PENDING`) and its
-/// delivery job in one transaction and hand over to the engine. Invalid input re-renders the form
-/// with every problem listed and every value kept.
-#[tracing::instrument(name = "birthnotice_submit", skip_all, fields(user = %session.user.name))]
-pub async fn submit(
+/// `POST {form}`: validate everything, then store the report (`PENDING`) and its delivery job in
+/// one transaction and hand over to the engine. Invalid input re-renders the form with every
+/// problem listed and every value kept.
+#[tracing::instrument(name = "form_submit", skip_all, fields(form = context.form.path))]
+pub(crate) async fn submit(
     session: SessionUser,
     form: web::Form<Vec<(String, String)>>,
     master: web::Data<MasterKey>,
     store: web::Data<Arc<dyn Store>>,
     engine: web::Data<Engine>,
-    settings: web::Data<crate::startup::WebSettings>,
+    context: web::Data<FormContext>,
 ) -> HttpResponse {
-    let form = form.into_inner();
-    if posted(&form, "csrf") != Some(session.session.csrf.as_str()) {
+    let posted_form = form.into_inner();
+    if posted(&posted_form, "csrf") != Some(session.session.csrf.as_str()) {
         return message_page(
             StatusCode::FORBIDDEN,
             "Sitzung abgelaufen",
             "Das Formular gehört nicht zu Ihrer aktuellen Sitzung. Bitte öffnen Sie den Link erneut.",
         );
     }
-    let memento = posted(&form, "m").unwrap_or_default().to_string();
-    let Some(data) = open(&master, &session, &memento) else {
+    let memento = posted(&posted_form, "m").unwrap_or_default().to_string();
+    let Some(data) = open(&master, &session, &context, &memento) else {
         return invalid_link();
     };
+    let form = context.form;
+    let info = context.module.info();
     let id = data["id"].as_str().unwrap_or_default().to_string();
-    let client_reference = data["clientReference"].as_str().map(str::to_string);
+    let client_reference = info
+        .echoes_client_reference
+        .then(|| data["clientReference"].as_str().map(str::to_string))
+        .flatten();
+    let fields: Vec<&'static Field> = form.fields(info.fields).collect();
 
-    let (object, problems) = from_form(FIELDS, &form);
+    let (object, problems) = from_form(&fields, &posted_form);
     let mut field_errors: HashMap<&'static str, String> = problems.into_iter().collect();
     let mut errors = Vec::new();
-    let anzeige = match serde_json::from_value::<Geburtsanzeige>(Value::Object(object)) {
-        Ok(anzeige) => Some(anzeige),
-        Err(e) => {
-            errors.push(format!("Die Angaben passen nicht zusammen: {e}"));
-            None
-        }
-    };
-    if let Some(anzeige) = &anzeige {
-        for path in anzeige.missing_for_dispatch() {
-            let field = FIELDS.iter().find(|f| f.path == path).map(|f| f.path);
-            let message = format!("{}: Pflichtangabe", label(path));
-            match field {
-                Some(path) => {
-                    field_errors.entry(path).or_insert(message);
+    let content = Value::Object(object);
+    if field_errors.is_empty() {
+        for problem in context.module.check_dispatch(form, &content) {
+            match problem
+                .path
+                .and_then(|path| fields.iter().find(|f| f.path == path))
+            {
+                Some(field) => {
+                    field_errors.entry(field.path).or_insert(problem.message);
                 }
-                None => errors.push(message),
-            }
-        }
-        if field_errors.is_empty() && errors.is_empty() {
-            if let Err(problem) = trial_build(anzeige, &settings.civil_registry) {
-                errors.push(problem);
+                None => errors.push(problem.message),
             }
         }
     }
     let sealed = session.user.seal.is_some();
-    let signatory = posted(&form, "signatur.name")
+    let signatory = posted(&posted_form, "signatur.name")
         .unwrap_or_default()
         .trim()
         .to_string();
-    let signed = posted(&form, "signatur.bestaetigt") == Some("true");
-    if !sealed && (signatory.is_empty() || !signed) {
+    let signed = posted(&posted_form, "signatur.bestaetigt") == Some("true");
+    let needs_signature = form.signature == SignatureRule::SealOrEndUser && !sealed;
+    if needs_signature && (signatory.is_empty() || !signed) {
         errors.push(
             "Signatur: Bitte geben Sie Ihren Namen an und bestätigen Sie die Unterschrift. \
-             Ohne Siegel oder Signatur kann die Anzeige nicht versendet werden."
+             Ohne Siegel oder Signatur kann die Meldung nicht versendet werden."
                 .into(),
         );
     }
-    let Some(anzeige) = anzeige.filter(|_| errors.is_empty() && field_errors.is_empty()) else {
-        let values = FIELDS
-            .iter()
-            .map(|f| {
-                (
-                    f.path,
-                    posted(&form, f.path).unwrap_or_default().to_string(),
-                )
-            })
-            .collect();
+    if !errors.is_empty() || !field_errors.is_empty() {
         let view = FormView {
+            form,
+            values: fields
+                .iter()
+                .map(|f| {
+                    (
+                        f.path,
+                        posted(&posted_form, f.path).unwrap_or_default().to_string(),
+                    )
+                })
+                .collect(),
+            fields,
             memento: &memento,
             csrf: &session.session.csrf,
             id: &id,
             sealed,
-            values,
             field_errors,
             errors,
             signatory,
             signed,
         };
-        return html_response(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "Geburtsanzeige",
-            render(&view),
-        );
-    };
+        return html_response(StatusCode::UNPROCESSABLE_ENTITY, form.title, render(&view));
+    }
 
     let now = Utc::now();
-    let submission = Submission {
-        anzeige,
-        end_user_signature: (!sealed).then(|| json!({ "name": signatory, "signedAt": now })),
-    };
-    let report = Report::new_pending(
+    let mut report = Report::new_pending(
         ReportKey {
             owner: session.user.name.clone(),
-            module: MODULE.segment.into(),
+            module: info.segment.into(),
             id: id.clone(),
         },
-        serde_json::to_value(&submission).expect("serializable"),
+        content,
         client_reference,
         uuid::Uuid::new_v4().to_string(),
         now,
     );
+    report.end_user_signature = needs_signature.then_some(EndUserSignature {
+        name: signatory,
+        signed_at: now,
+    });
     match store.submit_report(report).await {
         Ok(_) => {
             engine.wake();
-            tracing::info!(%id, "birth notice dispatched");
-            let location = crate::routes::magic_link::append_query("/forms/birthnotice/sent", "id", &id);
+            tracing::info!("report dispatched");
+            let sent = format!("{}/sent", form.path);
+            let location = crate::routes::magic_link::append_query(&sent, "id", &id);
             HttpResponse::SeeOther().insert_header(("Location", location)).finish()
         }
         Err(StoreError::Conflict(_)) => message_page(
             StatusCode::CONFLICT,
             "Bereits abgesendet",
-            "Diese Geburtsanzeige wurde bereits abgesendet. Eine Meldung kann nur einmal versendet werden.",
+            "Diese Meldung wurde bereits abgesendet. Eine Meldung kann nur einmal versendet werden.",
         ),
         Err(e) => {
             tracing::error!(error = %e, "storing the report failed");
             message_page(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "Nicht abgesendet",
-                "Die Anzeige konnte wegen einer Störung nicht gespeichert werden und wurde nicht abgesendet. \
+                "Die Meldung konnte wegen einer Störung nicht gespeichert werden und wurde nicht abgesendet. \
                  Bitte versuchen Sie es in einigen Minuten erneut.",
             )
         }
@@ -332,15 +344,24 @@ pub struct SentQuery {
     id: Option<String>,
 }
 
-/// `GET /forms/birthnotice/sent?id=…`: confirmation after dispatch.
-pub async fn sent(_session: SessionUser, query: web::Query<SentQuery>) -> HttpResponse {
+/// `GET {form}/sent?id=…`: confirmation after dispatch.
+pub(crate) async fn sent(
+    _session: SessionUser,
+    query: web::Query<SentQuery>,
+    context: web::Data<FormContext>,
+) -> HttpResponse {
     let id = query.id.clone().unwrap_or_default();
+    let form = context.form;
+    let (before, after) = form
+        .sent_text
+        .split_once("{id}")
+        .unwrap_or((form.sent_text, ""));
     html_response(
         StatusCode::OK,
         "Abgesendet",
         html! {
-            h1 { "Geburtsanzeige abgesendet" }
-            p { "Die Anzeige " strong { (id) } " wurde zur Übermittlung an das Standesamt übergeben. Sie können dieses Fenster schließen." }
+            h1 { (form.sent_title) }
+            p { (before) strong { (id) } (after) }
         },
     )
 }

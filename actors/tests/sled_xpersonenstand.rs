@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use common::*;
-use meldewerk_actors::{BuildError, Engine, EngineSettings, MessageSigner};
+use meldewerk_actors::{BuildError, Engine, EngineSettings, MessageSigner, ModuleSpec};
 use meldewerk_storage::{MessageSignature, Report, ReportStatus, SledStore, Store};
-use meldewerk_transports::standesamt::{SimulatedStandesamt, StandesamtConfig};
+use meldewerk_transports::xpersonenstand::{Simulator, SimulatorConfig};
 use ring::rand::SystemRandom;
 use ring::signature::{Ed25519KeyPair, KeyPair};
 
@@ -47,19 +47,19 @@ impl MessageSigner for Ed25519Seal {
 struct Setup {
     _dirs: (tempfile::TempDir, tempfile::TempDir),
     store: Arc<SledStore>,
-    office: SimulatedStandesamt,
+    office: Simulator,
 }
 
 fn setup(ack_delay_ms: u64, failure_rate: f64) -> Setup {
     let store_dir = tempfile::tempdir().unwrap();
     let office_dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SledStore::open(store_dir.path()).unwrap());
-    let office = SimulatedStandesamt::open(
+    let office = Simulator::open(
         office_dir.path(),
-        StandesamtConfig {
+        SimulatorConfig {
             ack_delay_ms,
             failure_rate,
-            ..StandesamtConfig::default()
+            ..SimulatorConfig::default()
         },
     )
     .unwrap();
@@ -202,11 +202,17 @@ async fn retention_expires_final_reports_in_sled() {
         Duration::from_secs(90),
     );
     let s = setup(0, 0.0);
-    let engine = start(
-        &s,
-        Ed25519Seal::generate(),
+    let engine = Engine::start(
+        s.store.clone(),
+        vec![ModuleSpec {
+            retention: Some(Duration::ZERO),
+            ..spec(
+                Arc::new(TestBuilder::default()),
+                Ed25519Seal::generate(),
+                Arc::new(s.office.clone()),
+            )
+        }],
         EngineSettings {
-            retention_secs: Some(0),
             retention_sweep_interval_secs: 1,
             ..fast_settings()
         },

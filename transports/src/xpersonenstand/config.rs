@@ -3,10 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 /// How the simulated Standesamt behaves. Read from configuration (every field is optional there)
-/// and changeable at runtime through [`SimulatedStandesamt::set_config`](super::SimulatedStandesamt::set_config).
+/// and changeable at runtime through [`Simulator::set_config`](super::Simulator::set_config).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct StandesamtConfig {
+pub struct SimulatorConfig {
     /// How long after receipt the office takes to decide on a message, in milliseconds; polls
     /// before that answer `Pending`. Default 2000.
     pub ack_delay_ms: u64,
@@ -24,7 +24,7 @@ pub struct StandesamtConfig {
     pub portal: String,
 }
 
-impl Default for StandesamtConfig {
+impl Default for SimulatorConfig {
     fn default() -> Self {
         Self {
             ack_delay_ms: 2000,
@@ -37,7 +37,7 @@ impl Default for StandesamtConfig {
     }
 }
 
-impl StandesamtConfig {
+impl SimulatorConfig {
     /// `failure_rate` forced into 0.0..=1.0, so that a typo in configuration cannot make the
     /// decision meaningless.
     pub(crate) fn effective_failure_rate(&self) -> f64 {
@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn missing_fields_take_defaults() {
-        let config: StandesamtConfig =
+        let config: SimulatorConfig =
             serde_json::from_str(r#"{"failure_rate": 0.25, "ack_delay_ms": 10}"#).unwrap();
         assert_eq!(config.failure_rate, 0.25);
         assert_eq!(config.ack_delay_ms, 10);
@@ -65,9 +65,9 @@ mod tests {
 
     #[test]
     fn failure_rate_is_clamped() {
-        let mut config = StandesamtConfig {
+        let mut config = SimulatorConfig {
             failure_rate: 3.0,
-            ..StandesamtConfig::default()
+            ..SimulatorConfig::default()
         };
         assert_eq!(config.effective_failure_rate(), 1.0);
         config.failure_rate = -1.0;

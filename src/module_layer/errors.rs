@@ -1,0 +1,287 @@
+//! Error answers of the module endpoints, in each module's error style.
+//!
+//! A handler fails with an [`ApiError`]; the module's [`ErrorStyle`] decides how it is written:
+//! - [`ErrorStyle::Plain`]: `{"errors": ["…", …]}` (`birthnotice`, `deathnotice`);
+//! - [`ErrorStyle::Problem`]: RFC 9457 problem details, `application/problem+json`, with the
+//!   `type` URIs of spec/01 §7 under the configured `problems_base` (`birthdata`).
+//!
+//! The 401 of every module is written by the Basic authentication extractor (empty body with
+//! `WWW-Authenticate`), never here.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use serde_json::json;
+
+/// One violated rule of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON Pointer (RFC 6901) to the offending member, e.g. `/geburtsangaben/tag`; `None` for
+    /// violations of the whole request (unparseable body, rules across several members).
+    pub pointer: Option<String>,
+    /// What is wrong, naming the member where there is one (`geburtsangaben.tag must be a date
+    /// YYYY-MM-DD`): plain errors show only this text.
+    pub detail: String,
+}
+
+impl Violation {
+    /// A violation of the member at `pointer`.
+    pub fn at(pointer: impl Into<String>, detail: impl Into<String>) -> Self {
+        Violation {
+            pointer: Some(pointer.into()),
+            detail: detail.into(),
+        }
+    }
+
+    /// A violation of the whole request.
+    pub fn whole(detail: impl Into<String>) -> Self {
+        Violation {
+            pointer: None,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Why a module endpoint refused a request.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: invalid JSON or validation errors, every violation at once.
+    #[error("validation failed")]
+    Validation(Vec<Violation>),
+    /// 404: no such report for this user and module.
+    #[error("report not found")]
+    NotFound(String),
+    /// 410: consumed earlier by a read without `peek=true`.
+    #[error("report already retrieved")]
+    AlreadyRetrieved(String),
+    /// 410: payload removed by retention.
+    #[error("report expired")]
+    Expired(String),
+    /// 413: body larger than the limit.
+    #[error("request body too large")]
+    TooLarge(usize),
+    /// 415: the body is not declared as `application/json`.
+    #[error("unsupported media type")]
+    UnsupportedMediaType,
+    /// 500: logged with its cause; the caller sees no detail.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<meldewerk_storage::StoreError> for ApiError {
+    fn from(e: meldewerk_storage::StoreError) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Validation(_) => StatusCode::BAD_REQUEST,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::AlreadyRetrieved(_) | ApiError::Expired(_) => StatusCode::GONE,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The human-readable sentence, also the `detail` of a problem.
+    fn detail(&self) -> String {
+        match self {
+            ApiError::Validation(_) => "the request is invalid; see errors".into(),
+            ApiError::NotFound(id) => format!("report {id} not found"),
+            ApiError::AlreadyRetrieved(id) => {
+                format!("report {id} was already retrieved (without peek=true)")
+            }
+            ApiError::Expired(id) => {
+                format!("report {id} has expired: its result was removed by retention")
+            }
+            ApiError::TooLarge(limit) => format!("request body exceeds {limit} bytes"),
+            ApiError::UnsupportedMediaType => {
+                "the request body must be sent as Content-Type: application/json".into()
+            }
+            ApiError::Internal(_) => "internal error".into(),
+        }
+    }
+
+    /// The `{"errors": [...]}` strings of the plain style.
+    fn plain_errors(&self) -> Vec<String> {
+        match self {
+            ApiError::Validation(violations) => {
+                violations.iter().map(|v| v.detail.clone()).collect()
+            }
+            other => vec![other.detail()],
+        }
+    }
+}
+
+/// How a module writes its errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorStyle {
+    /// `{"errors": ["…"]}`.
+    Plain,
+    /// RFC 9457 problem details; `base` is the configured `problems_base` without a trailing
+    /// slash.
+    Problem {
+        /// Base of the problem type URIs.
+        base: String,
+    },
+}
+
+/// An [`ApiError`] with what it takes to write it: the module's style, its name and the request
+/// path (a problem's `instance`).
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct ModuleError {
+    /// What went wrong.
+    pub error: ApiError,
+    /// The module's error style.
+    pub style: ErrorStyle,
+    /// The module's path segment.
+    pub module: &'static str,
+    /// The request path.
+    pub instance: String,
+}
+
+/// One entry of a problem's `errors`.
+#[derive(Serialize)]
+struct ProblemEntry<'a> {
+    detail: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pointer: Option<&'a str>,
+}
+
+impl ModuleError {
+    /// The problem type URI and title of the error (spec/01 §7; types the contract does not list
+    /// follow the same scheme, see docs/decisions.md).
+    fn problem_type(&self, base: &str) -> (String, &'static str) {
+        let module = self.module;
+        match &self.error {
+            ApiError::Validation(_) => (
+                format!("{base}/problems/validation-error"),
+                "Request validation failed",
+            ),
+            ApiError::NotFound(_) => (
+                format!("{base}/Products/{module}/problems/report-not-found"),
+                "Report not found",
+            ),
+            ApiError::AlreadyRetrieved(_) => (
+                format!("{base}/Products/{module}/problems/report-already-retrieved"),
+                "Report already retrieved",
+            ),
+            ApiError::Expired(_) => (
+                format!("{base}/Products/{module}/problems/report-expired"),
+                "Report expired",
+            ),
+            ApiError::TooLarge(_) => (
+                format!("{base}/problems/request-too-large"),
+                "Request body too large",
+            ),
+            ApiError::UnsupportedMediaType => (
+                format!("{base}/problems/unsupported-media-type"),
+                "Unsupported media type",
+            ),
+            ApiError::Internal(_) => ("about:blank".into(), "Internal Server Error"),
+        }
+    }
+}
+
+impl ResponseError for ModuleError {
+    fn status_code(&self) -> StatusCode {
+        self.error.status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let ApiError::Internal(cause) = &self.error {
+            tracing::error!(%cause, module = self.module, "internal error");
+        }
+        let status = self.error.status();
+        match &self.style {
+            ErrorStyle::Plain => {
+                HttpResponse::build(status).json(json!({ "errors": self.error.plain_errors() }))
+            }
+            ErrorStyle::Problem { base } => {
+                let (kind, title) = self.problem_type(base);
+                let mut body = json!({
+                    "type": kind,
+                    "title": title,
+                    "status": status.as_u16(),
+                    "detail": self.error.detail(),
+                    "instance": self.instance,
+                });
+                if let ApiError::Validation(violations) = &self.error {
+                    let entries: Vec<ProblemEntry> = violations
+                        .iter()
+                        .map(|v| ProblemEntry {
+                            detail: &v.detail,
+                            pointer: v.pointer.as_deref(),
+                        })
+                        .collect();
+                    body["errors"] = json!(entries);
+                }
+                HttpResponse::build(status)
+                    .content_type("application/problem+json")
+                    .body(body.to_string())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(error: ApiError, style: ErrorStyle) -> ModuleError {
+        ModuleError {
+            error,
+            style,
+            module: "birthdata",
+            instance: "/api/birthdata/v1/memento".into(),
+        }
+    }
+
+    #[test]
+    fn plain_errors_list_every_violation() {
+        let e = error(
+            ApiError::Validation(vec![
+                Violation::at("/id", "id must not be null"),
+                Violation::whole("invalid JSON"),
+            ]),
+            ErrorStyle::Plain,
+        );
+        assert_eq!(
+            e.error.plain_errors(),
+            vec!["id must not be null", "invalid JSON"]
+        );
+    }
+
+    #[test]
+    fn problem_types_follow_the_contract() {
+        let style = ErrorStyle::Problem {
+            base: "https://p.example".into(),
+        };
+        let cases = [
+            (
+                ApiError::Validation(vec![]),
+                "https://p.example/problems/validation-error",
+            ),
+            (
+                ApiError::NotFound("x".into()),
+                "https://p.example/Products/birthdata/problems/report-not-found",
+            ),
+            (
+                ApiError::AlreadyRetrieved("x".into()),
+                "https://p.example/Products/birthdata/problems/report-already-retrieved",
+            ),
+            (
+                ApiError::Expired("x".into()),
+                "https://p.example/Products/birthdata/problems/report-expired",
+            ),
+        ];
+        for (api, expected) in cases {
+            let e = error(api, style.clone());
+            assert_eq!(e.problem_type("https://p.example").0, expected);
+        }
+    }
+}

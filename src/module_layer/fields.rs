@@ -1,0 +1,455 @@
+//! Field tables: one description of a module's fields drives the validation of memento requests,
+//! the rendering of the form and the reading of what the end user posted back.
+//!
+//! A field's path is dotted (`geburtsangaben.tag`). A member that holds an array of objects is
+//! written with `[]` (`kontaktdaten[].kanal`): every element is checked against the fields below
+//! it, and violations point at the element (`/kontaktdaten/0/kanal`).
+
+use meldewerk_xml::formate;
+use serde_json::{Map, Value};
+
+use super::errors::Violation;
+
+/// What a field holds.
+#[derive(Debug, Clone, Copy)]
+pub enum FieldKind {
+    /// Free text, at most [`MAX_TEXT`] characters, no control characters.
+    Text,
+    /// German postcode: five digits.
+    Postleitzahl,
+    /// Calendar date `YYYY-MM-DD`.
+    Date,
+    /// Time of day `HH:mm`.
+    Time,
+    /// Time of day in the XPersonenstand pattern `^[0-2][0-9AB]:[0-5][0-9]$`.
+    TimeXPersonenstand,
+    /// Date-time with offset, `YYYY-MM-DDThh:mm:ss±hh:mm`.
+    DateTime,
+    /// `true` or `false`; a checkbox in the form.
+    Bool,
+    /// Only `true` is allowed (absent means "no"); a checkbox in the form.
+    OnlyTrue,
+    /// Whole number within the bounds.
+    Integer {
+        /// Smallest allowed value.
+        min: i64,
+        /// Largest allowed value.
+        max: i64,
+    },
+    /// One of the listed values (value, label).
+    Choice(&'static [(&'static str, &'static str)]),
+}
+
+/// One field of a module.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// Dotted JSON path, e.g. `geburtsangaben.tag`; also the form input's name.
+    pub path: &'static str,
+    /// Label shown in the form and in form error messages.
+    pub label: &'static str,
+    /// Value type.
+    pub kind: FieldKind,
+    /// Heading of the form section the field belongs to.
+    pub section: &'static str,
+}
+
+/// A field; `const`, so that a module's table is a `static` slice.
+pub const fn field(
+    path: &'static str,
+    label: &'static str,
+    kind: FieldKind,
+    section: &'static str,
+) -> Field {
+    Field {
+        path,
+        label,
+        kind,
+        section,
+    }
+}
+
+/// The label of the field at `path`, or the path itself when the table has no such field.
+pub fn label<'a>(fields: &'a [Field], path: &'a str) -> &'a str {
+    fields
+        .iter()
+        .find(|f| f.path == path)
+        .map(|f| f.label)
+        .unwrap_or(path)
+}
+
+/// Asserts that every field of `fields` below `prefix` is a member of the typed model `T`: a value
+/// of the field's kind at its path deserializes (the models refuse unknown members) and survives
+/// the round trip. Ties a module's field table to its model, so that the two cannot drift.
+#[cfg(test)]
+pub fn assert_table_fits<T: serde::de::DeserializeOwned + serde::Serialize>(
+    fields: &[Field],
+    prefix: &str,
+) {
+    for field in fields {
+        let Some(path) = field.path.strip_prefix(prefix) else {
+            continue;
+        };
+        let value = match field.kind {
+            FieldKind::Bool | FieldKind::OnlyTrue => Value::Bool(true),
+            FieldKind::Integer { min, .. } => Value::from(min),
+            FieldKind::Choice(options) => Value::String(options[0].0.into()),
+            FieldKind::Date => Value::String("2026-11-20".into()),
+            FieldKind::Time | FieldKind::TimeXPersonenstand => Value::String("10:15".into()),
+            FieldKind::DateTime => Value::String("2026-11-20T10:15:00+01:00".into()),
+            FieldKind::Postleitzahl => Value::String("10117".into()),
+            FieldKind::Text => Value::String("Wert".into()),
+        };
+        let mut object = Map::new();
+        insert(&mut object, &path.replace("[]", ""), value.clone());
+        let model: T = serde_json::from_value(Value::Object(object))
+            .unwrap_or_else(|e| panic!("field {} is not a member of the model: {e}", field.path));
+        let back = serde_json::to_value(&model).expect("serializable");
+        assert_eq!(
+            lookup(&back, &path.replace("[]", "")),
+            Some(&value),
+            "field {} does not survive the model",
+            field.path
+        );
+    }
+}
+
+/// Longest accepted text value.
+pub const MAX_TEXT: usize = 500;
+
+impl Field {
+    /// Why `value` does not fit the field, if it does not. `null` always fits (not given).
+    /// `path` is the member's dotted path as the message names it.
+    pub fn check(&self, path: &str, value: &Value) -> Option<String> {
+        let text = value.as_str();
+        let fits = |rule: fn(&str) -> bool| text.is_some_and(rule);
+        match (self.kind, value) {
+            (_, Value::Null) => None,
+            (FieldKind::Text, Value::String(s)) => {
+                if s.chars().count() > MAX_TEXT {
+                    Some(format!("{path} must have at most {MAX_TEXT} characters"))
+                } else if s.chars().any(char::is_control) {
+                    Some(format!("{path} must not contain control characters"))
+                } else {
+                    None
+                }
+            }
+            (FieldKind::Postleitzahl, Value::String(_)) => (!fits(formate::ist_postleitzahl))
+                .then(|| format!("{path} must be a postcode of five digits")),
+            (FieldKind::Date, _) => (!fits(formate::ist_tagesdatum))
+                .then(|| format!("{path} must be a date YYYY-MM-DD")),
+            (FieldKind::Time, _) => {
+                (!fits(formate::ist_uhrzeit)).then(|| format!("{path} must be a time HH:mm"))
+            }
+            (FieldKind::TimeXPersonenstand, _) => (!fits(formate::ist_uhrzeit_xpersonenstand))
+                .then(|| format!("{path} must match the pattern ^[0-2][0-9AB]:[0-5][0-9]$")),
+            (FieldKind::DateTime, _) => (!fits(formate::ist_zeitpunkt_mit_offset)).then(|| {
+                format!("{path} must be a date-time with offset YYYY-MM-DDThh:mm:ss+hh:mm")
+            }),
+            (FieldKind::Bool, Value::Bool(_)) => None,
+            (FieldKind::Bool, _) => Some(format!("{path} must be true or false")),
+            (FieldKind::OnlyTrue, Value::Bool(true)) => None,
+            (FieldKind::OnlyTrue, _) => Some(format!("{path} must be true or absent")),
+            (FieldKind::Integer { min, max }, v) => match v.as_i64() {
+                Some(n) if (min..=max).contains(&n) => None,
+                _ => Some(format!("{path} must be a whole number from {min} to {max}")),
+            },
+            (FieldKind::Choice(options), Value::String(s))
+                if options.iter().any(|(value, _)| value == s) =>
+            {
+                None
+            }
+            (FieldKind::Choice(options), _) => {
+                let values: Vec<&str> = options.iter().map(|(v, _)| *v).collect();
+                Some(format!("{path} must be one of {}", values.join(", ")))
+            }
+            (FieldKind::Text | FieldKind::Postleitzahl, _) => {
+                Some(format!("{path} must be a string"))
+            }
+        }
+    }
+}
+
+/// Checks a JSON object against a field table, collecting every problem: values of the wrong
+/// type, and members no field describes. `skip` names top-level members checked elsewhere.
+pub fn validate(fields: &[Field], object: &Map<String, Value>, skip: &[&str]) -> Vec<Violation> {
+    let mut walk = Walk {
+        fields,
+        skip,
+        table_path: String::with_capacity(64),
+        shown_path: String::with_capacity(64),
+        pointer: String::with_capacity(64),
+        violations: Vec::new(),
+    };
+    walk.object(object);
+    walk.violations
+}
+
+/// Whether some field lies below `group` (i.e. its path starts with `group.`).
+fn is_group(fields: &[Field], group: &str) -> bool {
+    fields.iter().any(|f| {
+        f.path.len() > group.len()
+            && f.path.as_bytes()[group.len()] == b'.'
+            && f.path.starts_with(group)
+    })
+}
+
+/// One validation run. The three paths are buffers for the whole walk, since this runs for
+/// every key of every memento request: the table path (`kontaktdaten[].kanal`), the path shown in
+/// messages (`kontaktdaten[0].kanal`) and the JSON Pointer (`/kontaktdaten/0/kanal`).
+struct Walk<'a> {
+    fields: &'a [Field],
+    skip: &'a [&'a str],
+    table_path: String,
+    shown_path: String,
+    pointer: String,
+    violations: Vec<Violation>,
+}
+
+impl Walk<'_> {
+    fn lengths(&self) -> (usize, usize, usize) {
+        (
+            self.table_path.len(),
+            self.shown_path.len(),
+            self.pointer.len(),
+        )
+    }
+
+    fn restore(&mut self, (t, s, p): (usize, usize, usize)) {
+        self.table_path.truncate(t);
+        self.shown_path.truncate(s);
+        self.pointer.truncate(p);
+    }
+
+    fn violation(&mut self, detail: String) {
+        self.violations
+            .push(Violation::at(self.pointer.clone(), detail));
+    }
+
+    fn object(&mut self, object: &Map<String, Value>) {
+        let at = self.lengths();
+        for (name, value) in object {
+            if at.0 == 0 && self.skip.contains(&name.as_str()) {
+                continue;
+            }
+            self.restore(at);
+            if at.0 > 0 {
+                self.table_path.push('.');
+                self.shown_path.push('.');
+            }
+            self.table_path.push_str(name);
+            self.shown_path.push_str(name);
+            self.pointer.push('/');
+            // RFC 6901: `~` and `/` in a member name are escaped.
+            self.pointer
+                .push_str(&name.replace('~', "~0").replace('/', "~1"));
+            self.member(value);
+        }
+        self.restore(at);
+    }
+
+    fn member(&mut self, value: &Value) {
+        let fields = self.fields;
+        if let Some(field) = fields.iter().find(|f| f.path == self.table_path) {
+            if let Some(problem) = field.check(&self.shown_path, value) {
+                self.violation(problem);
+            }
+            return;
+        }
+        if is_group(fields, &self.table_path) {
+            match value {
+                Value::Null => {}
+                Value::Object(inner) => self.object(inner),
+                _ => self.violation(format!("{} must be an object", self.shown_path)),
+            }
+            return;
+        }
+        self.table_path.push_str("[]");
+        if is_group(fields, &self.table_path) {
+            match value {
+                Value::Null => {}
+                Value::Array(items) => {
+                    let at = self.lengths();
+                    for (i, item) in items.iter().enumerate() {
+                        self.restore(at);
+                        self.shown_path.push_str(&format!("[{i}]"));
+                        self.pointer.push_str(&format!("/{i}"));
+                        match item {
+                            Value::Object(inner) => self.object(inner),
+                            _ => self.violation(format!("{} must be an object", self.shown_path)),
+                        }
+                    }
+                    self.restore(at);
+                }
+                _ => self.violation(format!("{} must be an array", self.shown_path)),
+            }
+            return;
+        }
+        self.table_path.truncate(self.table_path.len() - 2);
+        self.violation(format!("{} is not a known field", self.shown_path));
+    }
+}
+
+/// The value at a dotted path, if present.
+pub fn lookup<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(value, |v, segment| v.get(segment))
+}
+
+/// Sets the value at a dotted path, creating objects on the way.
+pub fn insert(root: &mut Map<String, Value>, path: &str, value: Value) {
+    let mut segments: Vec<&str> = path.split('.').collect();
+    let last = segments.pop().expect("a path has a segment");
+    let mut node = root;
+    for segment in segments {
+        node = node
+            .entry(segment)
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .expect("paths of a table never cross a leaf");
+    }
+    node.insert(last.to_string(), value);
+}
+
+/// The form input value of a field, from pre-fill JSON.
+pub fn form_value(field: &Field, data: &Value) -> String {
+    match lookup(data, field.path) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Reads posted form values into JSON, per the table: empty inputs are left out, checkboxes become
+/// `true`, numbers are parsed. Returns the object and the problems found on the way.
+pub fn from_form(
+    fields: &[&'static Field],
+    form: &[(String, String)],
+) -> (Map<String, Value>, Vec<(&'static str, String)>) {
+    let mut object = Map::new();
+    let mut errors = Vec::new();
+    for field in fields {
+        let Some(raw) = form
+            .iter()
+            .find(|(k, _)| k == field.path)
+            .map(|(_, v)| v.trim())
+        else {
+            continue;
+        };
+        if raw.is_empty() {
+            continue;
+        }
+        let value = match field.kind {
+            FieldKind::Bool | FieldKind::OnlyTrue => Value::Bool(matches!(raw, "on" | "true")),
+            FieldKind::Integer { .. } => match raw.parse::<i64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => {
+                    errors.push((
+                        field.path,
+                        format!("{}: bitte eine ganze Zahl angeben", field.label),
+                    ));
+                    continue;
+                }
+            },
+            _ => Value::String(raw.to_string()),
+        };
+        if let Some(problem) = field.check(field.path, &value) {
+            errors.push((field.path, form_message(field, &problem)));
+            continue;
+        }
+        insert(&mut object, field.path, value);
+    }
+    (object, errors)
+}
+
+/// A form error message in the end user's language.
+fn form_message(field: &Field, _technical: &str) -> String {
+    let hint = match field.kind {
+        FieldKind::Text => format!("höchstens {MAX_TEXT} Zeichen, keine Steuerzeichen"),
+        FieldKind::Postleitzahl => "fünfstellige Postleitzahl".into(),
+        FieldKind::Date => "Datum im Format JJJJ-MM-TT".into(),
+        FieldKind::Time | FieldKind::TimeXPersonenstand => "Uhrzeit im Format HH:MM".into(),
+        FieldKind::DateTime => "Zeitpunkt im Format JJJJ-MM-TTThh:mm:ss+hh:mm".into(),
+        FieldKind::Bool | FieldKind::OnlyTrue => "ja oder nein".into(),
+        FieldKind::Integer { min, max } => format!("ganze Zahl von {min} bis {max}"),
+        FieldKind::Choice(_) => "bitte einen der angebotenen Werte wählen".into(),
+    };
+    format!("{}: {hint}", field.label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const TABLE: &[Field] = &[
+        Field {
+            path: "a.tag",
+            label: "Tag",
+            kind: FieldKind::Date,
+            section: "A",
+        },
+        Field {
+            path: "a.zeit",
+            label: "Zeit",
+            kind: FieldKind::Time,
+            section: "A",
+        },
+        Field {
+            path: "n",
+            label: "N",
+            kind: FieldKind::Integer { min: 0, max: 9 },
+            section: "A",
+        },
+        Field {
+            path: "k[].kanal",
+            label: "Kanal",
+            kind: FieldKind::Text,
+            section: "A",
+        },
+    ];
+
+    #[test]
+    fn validation_names_every_problem() {
+        let body = json!({"a": {"tag": "2024-02-30", "zeit": "24:00"}, "n": 10, "x": 1});
+        let errors = validate(TABLE, body.as_object().unwrap(), &[]);
+        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert!(errors.contains(&Violation::at("/x", "x is not a known field")));
+        assert!(errors.contains(&Violation::at("/a/tag", "a.tag must be a date YYYY-MM-DD")));
+    }
+
+    #[test]
+    fn arrays_are_checked_element_by_element() {
+        let body = json!({"k": [{"kanal": "01"}, {"kanal": 5, "y": 1}, 3], "n": 1});
+        let errors = validate(TABLE, body.as_object().unwrap(), &[]);
+        assert_eq!(
+            errors,
+            vec![
+                Violation::at("/k/1/kanal", "k[1].kanal must be a string"),
+                Violation::at("/k/1/y", "k[1].y is not a known field"),
+                Violation::at("/k/2", "k[2] must be an object"),
+            ]
+        );
+        let errors = validate(TABLE, json!({"k": {}}).as_object().unwrap(), &[]);
+        assert_eq!(errors, vec![Violation::at("/k", "k must be an array")]);
+    }
+
+    #[test]
+    fn pointers_escape_member_names() {
+        let errors = validate(TABLE, json!({"a/b~": 1}).as_object().unwrap(), &[]);
+        assert_eq!(errors[0].pointer.as_deref(), Some("/a~1b~0"));
+    }
+
+    #[test]
+    fn form_values_round_trip() {
+        let form = vec![
+            ("a.tag".to_string(), "2024-01-02".to_string()),
+            ("n".to_string(), "3".to_string()),
+        ];
+        let table: Vec<&Field> = TABLE.iter().collect();
+        let (object, errors) = from_form(&table, &form);
+        assert!(errors.is_empty());
+        let value = Value::Object(object);
+        assert_eq!(form_value(&TABLE[0], &value), "2024-01-02");
+        assert_eq!(form_value(&TABLE[2], &value), "3");
+    }
+}

@@ -1,0 +1,199 @@
+//! The module layer: what every reporting module gets without writing it.
+//!
+//! A module (one folder under `src/modules/`) provides only what is its own, through [`Module`]:
+//! its identity ([`ModuleInfo`]), its request schema (a field table plus the rules across
+//! members), its forms, the checks before dispatch (the full rule set and a trial build of the
+//! message), its message builder and transport, its error style and its retention.
+//!
+//! Everything else is written once here, generic over the module:
+//! - [`memento`]: `POST /api/{seg}/v1/memento` (validate, encrypt, answer the link);
+//! - [`reports`]: `GET /api/{seg}/v1/reports` and `GET /reports/{id}[?peek=true]`, with the
+//!   404/410 rules and the reserved mock ids;
+//! - [`form`]: the form mechanics (pre-fill, CSRF, validation with re-render keeping every value,
+//!   trial build, dispatch in one transaction, double-dispatch refusal, confirmation page);
+//! - [`errors`]: the error styles;
+//! - [`fields`]: the field tables that drive validation and forms;
+//! - [`routes`]: registration of a module's routes under its path segment.
+
+pub mod errors;
+pub mod fields;
+pub mod form;
+pub mod json;
+pub mod memento;
+pub mod mock;
+pub mod reports;
+pub mod routes;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use meldewerk_actors::{BuildError, MessageBuilder};
+use meldewerk_storage::Report;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::xpersonenstand::XPersonenstandSettings;
+
+pub use errors::{ApiError, ErrorStyle, Violation};
+pub use fields::{Field, FieldKind};
+
+/// A module's identity: everything about it that never depends on configuration.
+#[derive(Debug)]
+pub struct ModuleInfo {
+    /// Path segment, `module` constant of results, and name in configuration, e.g. `birthnotice`.
+    pub segment: &'static str,
+    /// Prefix of the reserved mock ids (`BIRTHNOTICE` for `BIRTHNOTICE-TEST-SUCCESS`); `None`
+    /// when the module reserves none.
+    pub mock_prefix: Option<&'static str>,
+    /// Whether the request has a `clientReference` that results echo.
+    pub echoes_client_reference: bool,
+    /// Every member of the memento request besides `id` (and `clientReference`).
+    pub fields: &'static [Field],
+    /// The forms a magic link can open; the first is the default.
+    pub forms: &'static [Form],
+    /// Name of the transport the module's messages go to, e.g. `xpersonenstand`.
+    pub transport: &'static str,
+    /// What a read answers once retention removed a report's payload.
+    pub expired: ExpiredAnswer,
+}
+
+/// What reads answer after retention removed a report's payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpiredAnswer {
+    /// 410 `report-expired` (the civil-registry modules).
+    Gone,
+    /// 404, as if the report never existed.
+    NotFound,
+}
+
+/// One browser form of a module. A module with several report types (deathnotice) has one form
+/// per type; the memento decides which one a magic link opens.
+#[derive(Debug)]
+pub struct Form {
+    /// Path of the form, e.g. `/forms/birthnotice`; the confirmation page is `{path}/sent`.
+    pub path: &'static str,
+    /// Only fields whose path starts with this belong to the form (`Einrichtung.`); empty for all.
+    pub prefix: &'static str,
+    /// Heading and page title, e.g. `Geburtsanzeige`.
+    pub title: &'static str,
+    /// Text of the submit button.
+    pub submit: &'static str,
+    /// Heading of the confirmation page.
+    pub sent_title: &'static str,
+    /// Text of the confirmation page; `{id}` stands for the report id.
+    pub sent_text: &'static str,
+    /// Who signs the message.
+    pub signature: SignatureRule,
+}
+
+impl Form {
+    /// The fields of the form, out of the module's table.
+    pub fn fields<'a>(
+        &'a self,
+        table: &'static [Field],
+    ) -> impl Iterator<Item = &'static Field> + 'a {
+        table
+            .iter()
+            .filter(move |f| f.path.starts_with(self.prefix))
+    }
+}
+
+/// Who signs the messages of a form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureRule {
+    /// A message the law wants signed by its author: the API user's deposited seal, or else the
+    /// end user signs in the form (name and declaration), attested by the portal's key. Nothing
+    /// leaves without one of the two.
+    SealOrEndUser,
+    /// A message that needs no personal signature: the portal signs it as sender.
+    Portal,
+}
+
+/// A problem found before dispatch, shown next to its field or above the form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DispatchProblem {
+    /// Dotted path of the field (as in the field table), when the problem belongs to one.
+    pub path: Option<String>,
+    /// Message for the end user.
+    pub message: String,
+}
+
+/// A reporting module, as the layer around it needs to know it.
+pub trait Module: Send + Sync + 'static {
+    /// The module's identity.
+    fn info(&self) -> &'static ModuleInfo;
+
+    /// How the module writes its errors.
+    fn error_style(&self) -> &ErrorStyle;
+
+    /// How long final reports keep their payload; `None` keeps them forever.
+    fn retention(&self) -> Option<Duration>;
+
+    /// Rules across several members of a memento request, beyond what the field table checks
+    /// member by member (exactly one slot, one branch of a choice, `ehe` only with
+    /// `elternVerheiratet`).
+    fn check_request(&self, _request: &Map<String, Value>) -> Vec<Violation> {
+        Vec::new()
+    }
+
+    /// The form a memento opens; `None` when the memento fits no form (then the request was not
+    /// validated by this module).
+    fn form_for(&self, _memento: &Value) -> Option<&'static Form> {
+        self.info().forms.first()
+    }
+
+    /// Checks the completed content of `form` against the full rule set of the message and builds
+    /// the message once on trial; the report is dispatched only when this finds nothing.
+    fn check_dispatch(&self, form: &Form, content: &Value) -> Vec<DispatchProblem>;
+
+    /// The engine's builder for the module's messages.
+    fn messages(&self) -> Arc<dyn MessageBuilder>;
+}
+
+/// Builds a module from its configuration. The list of every module the service runs is
+/// [`crate::modules::MODULES`].
+pub type BuildModule = fn(&ModuleSetup) -> Result<Arc<dyn Module>, SetupError>;
+
+/// What a module is built from.
+pub struct ModuleSetup<'a> {
+    /// The `[modules.*]` sections of the configuration, by module segment.
+    pub sections: &'a BTreeMap<String, figment::value::Value>,
+    /// Header addresses of XPersonenstand messages (`[xpersonenstand]`).
+    pub xpersonenstand: &'a XPersonenstandSettings,
+    /// Public base address of the service, without a trailing slash.
+    pub base_url: &'a str,
+}
+
+/// A module's configuration section could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("modules.{module}: {reason}")]
+pub struct SetupError {
+    /// The module.
+    pub module: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl ModuleSetup<'_> {
+    /// The module's own settings out of `[modules.<segment>]`; the defaults when the section is
+    /// absent. Unknown keys are refused by the module's settings type.
+    pub fn settings<T: DeserializeOwned + Default>(&self, segment: &str) -> Result<T, SetupError> {
+        match self.sections.get(segment) {
+            None => Ok(T::default()),
+            Some(section) => section.deserialize().map_err(|e| SetupError {
+                module: segment.to_owned(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+}
+
+/// The report's content as the module's typed model, for its message builder.
+pub fn submission<T: DeserializeOwned>(report: &Report) -> Result<T, BuildError> {
+    let content = report
+        .submission
+        .clone()
+        .ok_or_else(|| BuildError("the report has no payload any more".into()))?;
+    serde_json::from_value(content).map_err(|e| BuildError(format!("unreadable submission: {e}")))
+}

@@ -1,0 +1,164 @@
+//! `GET /api/{seg}/v1/reports` and `GET /api/{seg}/v1/reports/{id}[?peek=true]`, for every module.
+
+use std::sync::Arc;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::{DateTime, Utc};
+use meldewerk_storage::{Consumed, ReportKey, ReportResult, ReportStatus, Store};
+use serde::Serialize;
+
+use super::errors::{ApiError, ModuleError, Violation};
+use super::routes::ModuleContext;
+use super::{mock, ExpiredAnswer};
+use crate::auth::ApiUser;
+
+/// `YYYY-MM-DDThh:mm:ss+00:00`, the contract's date-time with offset.
+pub fn rfc3339(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
+}
+
+/// The result body of a stored report, serialized from borrowed fields: polls are frequent and
+/// the receipt is large. Members in alphabetical order; `clientReference` only for modules that
+/// echo it (then `null` when absent).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultBody<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_reference: Option<Option<&'a str>>,
+    failure_reason: Option<&'a str>,
+    id: &'a str,
+    module: &'a str,
+    portal: Option<&'a str>,
+    receipt_pdf: Option<&'a str>,
+    status: ReportStatus,
+    submitted_at: String,
+}
+
+fn result_body<'a>(
+    context: &ModuleContext,
+    id: &'a str,
+    report: &'a ReportResult,
+) -> ResultBody<'a> {
+    ResultBody {
+        client_reference: context
+            .info
+            .echoes_client_reference
+            .then_some(report.client_reference.as_deref()),
+        failure_reason: (report.status == ReportStatus::Failure)
+            .then_some(report.failure_reason.as_deref())
+            .flatten(),
+        id,
+        module: context.info.segment,
+        portal: report.portal.as_deref(),
+        receipt_pdf: (report.status == ReportStatus::Success)
+            .then_some(report.receipt_pdf_base64.as_deref())
+            .flatten(),
+        status: report.status,
+        submitted_at: rfc3339(report.submitted_at),
+    }
+}
+
+/// `GET /api/{seg}/v1/reports`: ids of the caller's dispatched reports not yet consumed.
+#[tracing::instrument(name = "pending_list", skip_all, fields(module = context.info.segment))]
+pub(crate) async fn list_pending(
+    req: HttpRequest,
+    user: ApiUser,
+    context: web::Data<ModuleContext>,
+    store: web::Data<Arc<dyn Store>>,
+) -> Result<HttpResponse, ModuleError> {
+    let ids = store
+        .pending_ids(&user.0.name, context.info.segment)
+        .await
+        .map_err(|e| context.error(&req, e.into()))?;
+    Ok(HttpResponse::Ok().json(ids))
+}
+
+/// Whether `peek` asks for a non-consuming read; anything but `true`/`false` is a 400.
+fn parse_peek(req: &HttpRequest) -> Result<bool, ApiError> {
+    let mut peek = false;
+    for (name, value) in url_pairs(req.query_string()) {
+        if name == "peek" {
+            peek = match value.as_str() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(ApiError::Validation(vec![Violation::whole(format!(
+                        "peek must be true or false, got {other:?}"
+                    ))]))
+                }
+            };
+        }
+    }
+    Ok(peek)
+}
+
+fn url_pairs(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let decode = |s: &str| {
+                percent_encoding::percent_decode_str(&s.replace('+', " "))
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+/// `GET /api/{seg}/v1/reports/{id}[?peek=true]`: the result. Without `peek` a final result is
+/// consumed (atomically: of two concurrent reads one gets 200, the other 410).
+#[tracing::instrument(name = "report_read", skip_all, fields(module = context.info.segment))]
+pub(crate) async fn get_report(
+    req: HttpRequest,
+    user: ApiUser,
+    id: web::Path<String>,
+    context: web::Data<ModuleContext>,
+    store: web::Data<Arc<dyn Store>>,
+) -> Result<HttpResponse, ModuleError> {
+    let id = id.into_inner();
+    read(&user, &id, &req, &context, &store)
+        .await
+        .map_err(|e| context.error(&req, e))
+}
+
+async fn read(
+    user: &ApiUser,
+    id: &str,
+    req: &HttpRequest,
+    context: &ModuleContext,
+    store: &Arc<dyn Store>,
+) -> Result<HttpResponse, ApiError> {
+    let peek = parse_peek(req)?;
+    let info = context.info;
+    if let Some(outcome) = mock::outcome(info, id) {
+        return Ok(HttpResponse::Ok().json(mock::result(info, id, outcome)));
+    }
+    let expired = || match info.expired {
+        ExpiredAnswer::Gone => ApiError::Expired(id.to_owned()),
+        ExpiredAnswer::NotFound => ApiError::NotFound(id.to_owned()),
+    };
+    let key = ReportKey {
+        owner: user.0.name.clone(),
+        module: info.segment.into(),
+        id: id.into(),
+    };
+    let result = if peek {
+        match store.report_result(&key).await? {
+            Some(result) if result.expired_at.is_some() => return Err(expired()),
+            Some(result) if result.polled => return Err(ApiError::AlreadyRetrieved(id.into())),
+            Some(result) => result,
+            None => return Err(ApiError::NotFound(id.into())),
+        }
+    } else {
+        match store.consume_report(&key).await? {
+            Consumed::Report(report) => ReportResult::from(&*report),
+            Consumed::AlreadyRetrieved => return Err(ApiError::AlreadyRetrieved(id.into())),
+            Consumed::Expired => return Err(expired()),
+            Consumed::NotFound => return Err(ApiError::NotFound(id.into())),
+        }
+    };
+    Ok(HttpResponse::Ok().json(result_body(context, id, &result)))
+}

@@ -1,0 +1,69 @@
+//! What the simulated office records of each message, kept in its journal
+//! ([`meldewerk_storage::Journal`]) and indexed by idempotency key and by transport reference.
+
+use chrono::{DateTime, Utc};
+use meldewerk_storage::base64_bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::MessageSignature;
+
+/// Journal index of messages by the sender's idempotency key.
+pub(crate) const BY_IDEMPOTENCY_KEY: &str = "idempotency-key";
+/// Journal index of messages by the transport reference the office handed out.
+pub(crate) const BY_TRANSPORT_REF: &str = "transport-ref";
+
+/// A message as the simulated office recorded it. Serialises to JSON with `body` and
+/// `receipt_pdf` as standard base64.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceivedMessage {
+    /// Reference the office handed out on acceptance (a UUID v4).
+    pub transport_ref: String,
+    /// The sender's idempotency key; the office accepts each key once.
+    pub idempotency_key: String,
+    /// Module path segment, e.g. `birthnotice`.
+    pub module: String,
+    /// The integrator's report id.
+    pub report_id: String,
+    /// Message UUID from the message header.
+    pub message_uuid: String,
+    /// Media type of `body`.
+    pub content_type: String,
+    /// The exact bytes received.
+    #[serde(with = "base64_bytes")]
+    pub body: Vec<u8>,
+    /// The detached signature that came with the message, if any (already verified).
+    pub signature: Option<MessageSignature>,
+    /// Lower-case hex SHA-256 of `body`, as printed on the receipt.
+    pub sha256_hex: String,
+    /// When the office accepted the message.
+    pub received_at: DateTime<Utc>,
+    /// How often the same idempotency key was submitted again after the first acceptance; each
+    /// repeat was answered with the original acceptance and stored nothing new.
+    pub repeat_submissions: u32,
+    /// The office's decision, once made; `None` while the acknowledgement is still pending.
+    pub outcome: Option<RecordedOutcome>,
+}
+
+/// The office's final decision on a message. Made once and then repeated on every poll, also
+/// after a restart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RecordedOutcome {
+    /// Receipt confirmed.
+    Acknowledged {
+        /// When the office decided.
+        decided_at: DateTime<Utc>,
+        /// The receipt PDF handed back with every acknowledgement.
+        #[serde(with = "base64_bytes")]
+        receipt_pdf: Vec<u8>,
+        /// Portal identifier reported with the acknowledgement.
+        portal: String,
+    },
+    /// Message refused.
+    Rejected {
+        /// When the office decided.
+        decided_at: DateTime<Utc>,
+        /// Reason reported to the sender.
+        reason: String,
+    },
+}

@@ -6,6 +6,7 @@
 
 mod din91379;
 mod geburt_081020;
+mod geburt_081021;
 mod header;
 mod modell;
 mod pflichtfelder;
@@ -13,6 +14,14 @@ mod werte;
 mod xml_out;
 
 pub use geburt_081020::write_geburt_081020;
+pub use geburt_081021::write_geburt_081021;
+pub use geburt_081021::{
+    AllgemeinerName, AngabenEhe, AngabenElternteil2, AngabenEreignis, AngabenGeburt, AngabenMutter,
+    AnschriftInland, BehoerdeMitAnschrift, EreignisortErweitert, Geburtsdaten, Geschlecht,
+    InlandsanschriftGebaeude, InlandsanschriftPostfach, Kontakt, Neugeborenes,
+    PersonNameVeraenderung, PostalischeInlandsanschrift, Staatsangehoerigkeit, Urkundenanforderung,
+    VorangegangenesKind, Vorgangsereignis, Vorgangsidentifikation,
+};
 pub use modell::{
     AnschriftAutor, AnschriftMutter, Ereignisort, Gebaeudeanschrift, Geburtsangaben,
     Geburtsanzeige, Kind, KindGeschlecht, KindName, Mehrlingsgeburt, Mutter, MutterStandard,

@@ -90,7 +90,8 @@ pub struct Produkt {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum XmlError {
     /// A field the schema makes mandatory is absent; carries the JSON path as returned
-    /// by [`Geburtsanzeige::missing_for_dispatch`] (or `kopf.*` for header fields).
+    /// by [`Geburtsanzeige::missing_for_dispatch`] or [`Geburtsdaten::missing_for_dispatch`]
+    /// (or `kopf.*` for header fields).
     #[error("mandatory field missing: {0}")]
     MissingField(&'static str),
     /// A field is present but its value would make the message schema-invalid or

@@ -6,6 +6,7 @@
 
 mod din91379;
 mod geburt_081020;
+mod geburt_081021;
 mod header;
 mod modell;
 mod pflichtfelder;
@@ -13,6 +14,14 @@ mod werte;
 mod xml_out;
 
 pub use geburt_081020::write_geburt_081020;
+pub use geburt_081021::write_geburt_081021;
+pub use geburt_081021::{
+    AllgemeinerName, AngabenEhe, AngabenElternteil2, AngabenEreignis, AngabenGeburt, AngabenMutter,
+    AnschriftInland, BehoerdeMitAnschrift, EreignisortErweitert, Geburtsdaten, Geschlecht,
+    InlandsanschriftGebaeude, InlandsanschriftPostfach, Kontakt, Neugeborenes,
+    PersonNameVeraenderung, PostalischeInlandsanschrift, Staatsangehoerigkeit, Urkundenanforderung,
+    VorangegangenesKind, Vorgangsereignis, Vorgangsidentifikation,
+};
 pub use modell::{
     AnschriftAutor, AnschriftMutter, Ereignisort, Gebaeudeanschrift, Geburtsangaben,
     Geburtsanzeige, Kind, KindGeschlecht, KindName, Mehrlingsgeburt, Mutter, MutterStandard,
@@ -81,7 +90,8 @@ pub struct Produkt {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum XmlError {
     /// A field the schema makes mandatory is absent; carries the JSON path as returned
-    /// by [`Geburtsanzeige::missing_for_dispatch`] (or `kopf.*` for header fields).
+    /// by [`Geburtsanzeige::missing_for_dispatch`] or [`Geburtsdaten::missing_for_dispatch`]
+    /// (or `kopf.*` for header fields).
     #[error("mandatory field missing: {0}")]
     MissingField(&'static str),
     /// A field is present but its value would make the message schema-invalid or

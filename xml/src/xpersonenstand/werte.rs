@@ -91,6 +91,50 @@ pub(crate) fn zerlege_hausnummer<'a>(
     })
 }
 
+/// `UhrzeitPersonenstandswesen` as used by 081021: exactly the schema pattern
+/// `[0-2][0-9AB]:[0-5][0-9]`. Unlike [`pruefe_uhrzeit`], the letters `A` and `B` in the
+/// second position of the hour and hours up to 29 are admitted, because the `birthdata`
+/// contract admits them.
+pub(crate) fn pruefe_uhrzeit_personenstand(
+    field: &'static str,
+    wert: &str,
+) -> Result<(), XmlError> {
+    let b = wert.as_bytes();
+    let ok = b.len() == 5
+        && (b'0'..=b'2').contains(&b[0])
+        && (b[1].is_ascii_digit() || b[1] == b'A' || b[1] == b'B')
+        && b[2] == b':'
+        && (b'0'..=b'5').contains(&b[3])
+        && b[4].is_ascii_digit();
+    if !ok {
+        return Err(ungueltig(
+            field,
+            format!("'{wert}' does not match the time pattern [0-2][0-9AB]:[0-5][0-9]"),
+        ));
+    }
+    Ok(())
+}
+
+/// `xs:dateTime` as a JSON date-time (RFC 3339): `YYYY-MM-DDThh:mm:ss`, optional fraction,
+/// then `Z` or an offset. Lower-case `t`/`z`, a space separator and the leap second `60`,
+/// which RFC 3339 parsers admit, are refused because `xs:dateTime` does not admit them.
+pub(crate) fn pruefe_zeitpunkt(field: &'static str, wert: &str) -> Result<(), XmlError> {
+    let b = wert.as_bytes();
+    let ok = b.len() >= 20
+        && b[10] == b'T'
+        && !wert.contains(['t', 'z'])
+        && b[17..19].iter().all(u8::is_ascii_digit)
+        && &wert[17..19] != "60"
+        && chrono::DateTime::parse_from_rfc3339(wert).is_ok();
+    if !ok {
+        return Err(ungueltig(
+            field,
+            format!("'{wert}' is not a date-time such as 2026-11-02T10:15:00+01:00"),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +195,45 @@ mod tests {
         );
         for falsch in ["a", "12345", "12-14", "7 Hinterhaus"] {
             assert!(zerlege_hausnummer("f", falsch).is_err(), "{falsch}");
+        }
+    }
+
+    #[test]
+    fn uhrzeit_personenstand() {
+        for gut in ["00:00", "23:59", "1A:30", "2B:05", "29:59"] {
+            assert!(pruefe_uhrzeit_personenstand("f", gut).is_ok(), "{gut}");
+        }
+        for falsch in [
+            "30:00", "1C:00", "9:05", "09:60", "09-05", "09:05:00", "1a:00", "",
+        ] {
+            assert!(
+                pruefe_uhrzeit_personenstand("f", falsch).is_err(),
+                "{falsch}"
+            );
+        }
+    }
+
+    #[test]
+    fn zeitpunkt() {
+        for gut in [
+            "2026-11-02T10:15:00Z",
+            "2026-11-02T10:15:00.123+01:00",
+            "2024-02-29T23:59:59-05:30",
+        ] {
+            assert!(pruefe_zeitpunkt("f", gut).is_ok(), "{gut}");
+        }
+        for falsch in [
+            "2026-11-02",
+            "2026-11-02T10:15:00",
+            "2026-11-02 10:15:00Z",
+            "2026-11-02t10:15:00Z",
+            "2026-11-02T10:15:00z",
+            "2023-02-29T10:15:00Z",
+            "2026-11-02T10:15:60Z",
+            "2026-11-02T10:15Z",
+            "",
+        ] {
+            assert!(pruefe_zeitpunkt("f", falsch).is_err(), "{falsch}");
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Shared fixtures and the schema validation harness for the integration tests.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod geburtsdaten;
+
 use std::path::PathBuf;
 use std::process::Command;
 

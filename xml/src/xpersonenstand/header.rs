@@ -18,9 +18,9 @@ const LISTURI_VERZEICHNISDIENST: &str = "urn:xoev-de:kosit:codeliste:verzeichnis
 const VERSION_VERZEICHNISDIENST: &str = "3";
 /// Registry offices and portals are addressed through the DVDV.
 const VERZEICHNISDIENST_DVDV: &str = "DVDV";
-const LISTURI_ERREICHBARKEIT: &str = "urn:de:xoev:codeliste:erreichbarkeit";
+pub(crate) const LISTURI_ERREICHBARKEIT: &str = "urn:de:xoev:codeliste:erreichbarkeit";
 /// Version of the contact-channel code list used by the reference samples.
-const VERSION_ERREICHBARKEIT: &str = "1";
+pub(crate) const VERSION_ERREICHBARKEIT: &str = "1";
 
 /// Identifies the message type in the header's `nachrichtentyp`.
 pub(crate) struct Nachrichtentyp {

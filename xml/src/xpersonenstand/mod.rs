@@ -9,6 +9,7 @@ mod geburt_081020;
 mod header;
 mod modell;
 mod pflichtfelder;
+mod sterbefall;
 mod werte;
 mod xml_out;
 
@@ -18,6 +19,8 @@ pub use modell::{
     Geburtsanzeige, Kind, KindGeschlecht, KindName, Mehrlingsgeburt, Mutter, MutterStandard,
     MutterVertraulich, PersonName, TotgeburtAngaben, ZweitesElternteil,
 };
+// Death notices (084020, 084021, 084040), see `sterbefall`.
+pub use sterbefall::*;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

@@ -2,7 +2,7 @@
 //! formats too, but a memento or a stored draft may bypass it, and an invalid message is
 //! only noticed days later by the registry office; so the writer checks again.
 
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate};
 
 use super::XmlError;
 
@@ -171,6 +171,75 @@ mod tests {
         );
         for falsch in ["a", "12345", "12-14", "7 Hinterhaus"] {
             assert!(zerlege_hausnummer("f", falsch).is_err(), "{falsch}");
+        }
+    }
+}
+
+/// Local date (`YYYY-MM-DD`) and time of day (`HH:mm`) of a date-time with offset.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct OrtsZeitpunkt {
+    /// Calendar date in the offset the value was given in.
+    pub(crate) tag: String,
+    /// Time of day in the offset the value was given in; seconds are dropped because the
+    /// registry's time types stop at minutes.
+    pub(crate) uhrzeit: String,
+}
+
+/// Date-time with offset as the contract defines it (`YYYY-MM-DDThh:mm:ss±hh:mm`, RFC 3339;
+/// `Z` counts as the offset `+00:00`). A value without offset is refused: the registry
+/// records the local date and time of death, which is only defined with the offset.
+pub(crate) fn zerlege_zeitpunkt(
+    field: &'static str,
+    wert: &str,
+) -> Result<OrtsZeitpunkt, XmlError> {
+    let b = wert.as_bytes();
+    // chrono also admits a lowercase `t` or a space as separator; the contract does not.
+    let form_ok = b.len() >= 20 && b[10] == b'T' && pruefe_tagesdatum(field, &wert[..10]).is_ok();
+    match DateTime::parse_from_rfc3339(wert) {
+        Ok(zeitpunkt) if form_ok => Ok(OrtsZeitpunkt {
+            tag: zeitpunkt.format("%Y-%m-%d").to_string(),
+            uhrzeit: zeitpunkt.format("%H:%M").to_string(),
+        }),
+        _ => Err(ungueltig(
+            field,
+            format!(
+                "'{wert}' is not a date-time with offset in the form YYYY-MM-DDThh:mm:ss+hh:mm"
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod zeitpunkt_tests {
+    use super::*;
+
+    #[test]
+    fn zeitpunkt_mit_offset() {
+        assert_eq!(
+            zerlege_zeitpunkt("f", "2026-11-20T14:30:59+01:00").unwrap(),
+            OrtsZeitpunkt {
+                tag: "2026-11-20".into(),
+                uhrzeit: "14:30".into()
+            }
+        );
+        // The local date of the given offset counts, not the UTC date.
+        assert_eq!(
+            zerlege_zeitpunkt("f", "2026-11-20T00:15:00+02:00")
+                .unwrap()
+                .tag,
+            "2026-11-20"
+        );
+        assert!(zerlege_zeitpunkt("f", "2026-11-20T14:30:00Z").is_ok());
+        for falsch in [
+            "2026-11-20T14:30:00",
+            "2026-11-20 14:30:00+01:00",
+            "2026-11-20t14:30:00+01:00",
+            "2026-11-20T14:30+01:00",
+            "2026-02-30T14:30:00+01:00",
+            "2026-11-20",
+            "",
+        ] {
+            assert!(zerlege_zeitpunkt("f", falsch).is_err(), "{falsch}");
         }
     }
 }

@@ -388,6 +388,12 @@ fn schreibe_anschrift_inland(
     element: &str,
     f: InlandFelder<'_>,
 ) -> Result<(), XmlError> {
+    if [f.hausnummer.0, f.postleitzahl.0, f.strasse.0, f.wohnort.0]
+        .into_iter()
+        .all(|w| gesetzt(w).is_none())
+    {
+        return out.leer(element);
+    }
     out.start(element, &[])?;
     if let Some(h) = gesetzt(f.hausnummer.0) {
         let h = zerlege_hausnummer(f.hausnummer.1, h)?;

@@ -44,12 +44,17 @@ pub fn ist_postleitzahl(wert: &str) -> bool {
 }
 
 /// A date-time with an explicit offset, `YYYY-MM-DDThh:mm:ss±hh:mm` (or `Z`), seconds fractions
-/// allowed, as RFC 3339 and `xs:dateTime` with time zone have it.
+/// allowed, as RFC 3339 and `xs:dateTime` with time zone have it. Lower-case `t`/`z`, a space
+/// separator and the leap second `60`, which RFC 3339 parsers admit, are refused because
+/// `xs:dateTime` does not admit them.
 pub fn ist_zeitpunkt_mit_offset(wert: &str) -> bool {
     let b = wert.as_bytes();
     b.len() >= 20
         && b[10] == b'T'
+        && !wert.contains(['t', 'z'])
         && ist_tagesdatum(&wert[..10])
+        && b[17..19].iter().all(u8::is_ascii_digit)
+        && &wert[17..19] != "60"
         && chrono::DateTime::parse_from_rfc3339(wert).is_ok()
 }
 
@@ -96,5 +101,7 @@ mod tests {
         assert!(!ist_zeitpunkt_mit_offset("2026-11-20T14:30:00"));
         assert!(!ist_zeitpunkt_mit_offset("2026-11-20 14:30:00+01:00"));
         assert!(!ist_zeitpunkt_mit_offset("2026-02-30T14:30:00+01:00"));
+        assert!(!ist_zeitpunkt_mit_offset("2026-11-20t14:30:00z"));
+        assert!(!ist_zeitpunkt_mit_offset("2026-12-31T23:59:60Z"));
     }
 }

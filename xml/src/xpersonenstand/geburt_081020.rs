@@ -20,8 +20,8 @@ const TYP: Nachrichtentyp = Nachrichtentyp {
     code: "081020",
     name: "portal2StA.Geburt.081020",
 };
-const LISTURI_GESCHLECHT: &str = "urn:xoev-de:xinneres:codeliste:geschlecht";
-const VERSION_GESCHLECHT: &str = "1";
+pub(crate) const LISTURI_GESCHLECHT: &str = "urn:xoev-de:xinneres:codeliste:geschlecht";
+pub(crate) const VERSION_GESCHLECHT: &str = "1";
 
 /// Writes a birth notice as XPersonenstand 26.11 message 081020 (UTF-8, indented).
 ///
@@ -201,7 +201,7 @@ fn schreibe_inhalt(out: &mut XmlOut, a: &Geburtsanzeige) -> Result<(), XmlError>
 }
 
 /// `PostalischeInlandsanschrift.Gebaeudeanschrift`; children in schema order.
-fn schreibe_gebaeude(out: &mut XmlOut, g: Gebaeudeanschrift) -> Result<(), XmlError> {
+pub(crate) fn schreibe_gebaeude(out: &mut XmlOut, g: Gebaeudeanschrift) -> Result<(), XmlError> {
     out.start("gebaeude", &[])?;
     if let Some(h) = gesetzt(&g.hausnummer) {
         let h = zerlege_hausnummer("anschriftAutor.gebaeude.hausnummer", h)?;
@@ -336,7 +336,7 @@ fn schreibe_personname(
 
 /// `AllgemeinerName.Personenstandswesen` with a known name (the `nichtVorhanden` branch
 /// is not offered by the form).
-fn schreibe_allgemeiner_name(
+pub(crate) fn schreibe_allgemeiner_name(
     out: &mut XmlOut,
     element: &str,
     feld: &'static str,

@@ -10,6 +10,7 @@ mod geburt_081021;
 mod header;
 mod modell;
 mod pflichtfelder;
+mod sterbefall;
 mod werte;
 mod xml_out;
 
@@ -27,6 +28,8 @@ pub use modell::{
     Geburtsanzeige, Kind, KindGeschlecht, KindName, Mehrlingsgeburt, Mutter, MutterStandard,
     MutterVertraulich, PersonName, TotgeburtAngaben, ZweitesElternteil,
 };
+// Death notices (084020, 084021, 084040), see `sterbefall`.
+pub use sterbefall::*;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

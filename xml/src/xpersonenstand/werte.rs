@@ -2,6 +2,8 @@
 //! formats too, but a memento or a stored draft may bypass it, and an invalid message is
 //! only noticed days later by the registry office; so the writer checks again.
 
+use chrono::DateTime;
+
 use super::XmlError;
 use crate::formate;
 
@@ -99,14 +101,7 @@ pub(crate) fn pruefe_uhrzeit_personenstand(
     field: &'static str,
     wert: &str,
 ) -> Result<(), XmlError> {
-    let b = wert.as_bytes();
-    let ok = b.len() == 5
-        && (b'0'..=b'2').contains(&b[0])
-        && (b[1].is_ascii_digit() || b[1] == b'A' || b[1] == b'B')
-        && b[2] == b':'
-        && (b'0'..=b'5').contains(&b[3])
-        && b[4].is_ascii_digit();
-    if !ok {
+    if !formate::ist_uhrzeit_xpersonenstand(wert) {
         return Err(ungueltig(
             field,
             format!("'{wert}' does not match the time pattern [0-2][0-9AB]:[0-5][0-9]"),
@@ -119,14 +114,7 @@ pub(crate) fn pruefe_uhrzeit_personenstand(
 /// then `Z` or an offset. Lower-case `t`/`z`, a space separator and the leap second `60`,
 /// which RFC 3339 parsers admit, are refused because `xs:dateTime` does not admit them.
 pub(crate) fn pruefe_zeitpunkt(field: &'static str, wert: &str) -> Result<(), XmlError> {
-    let b = wert.as_bytes();
-    let ok = b.len() >= 20
-        && b[10] == b'T'
-        && !wert.contains(['t', 'z'])
-        && b[17..19].iter().all(u8::is_ascii_digit)
-        && &wert[17..19] != "60"
-        && chrono::DateTime::parse_from_rfc3339(wert).is_ok();
-    if !ok {
+    if !formate::ist_zeitpunkt_mit_offset(wert) {
         return Err(ungueltig(
             field,
             format!("'{wert}' is not a date-time such as 2026-11-02T10:15:00+01:00"),
@@ -234,6 +222,73 @@ mod tests {
             "",
         ] {
             assert!(pruefe_zeitpunkt("f", falsch).is_err(), "{falsch}");
+        }
+    }
+}
+
+/// Local date (`YYYY-MM-DD`) and time of day (`HH:mm`) of a date-time with offset.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct OrtsZeitpunkt {
+    /// Calendar date in the offset the value was given in.
+    pub(crate) tag: String,
+    /// Time of day in the offset the value was given in; seconds are dropped because the
+    /// registry's time types stop at minutes.
+    pub(crate) uhrzeit: String,
+}
+
+/// Date-time with offset as the contract defines it (`YYYY-MM-DDThh:mm:ss±hh:mm`, RFC 3339;
+/// `Z` counts as the offset `+00:00`). A value without offset is refused: the registry
+/// records the local date and time of death, which is only defined with the offset.
+pub(crate) fn zerlege_zeitpunkt(
+    field: &'static str,
+    wert: &str,
+) -> Result<OrtsZeitpunkt, XmlError> {
+    let form_ok = formate::ist_zeitpunkt_mit_offset(wert);
+    match DateTime::parse_from_rfc3339(wert) {
+        Ok(zeitpunkt) if form_ok => Ok(OrtsZeitpunkt {
+            tag: zeitpunkt.format("%Y-%m-%d").to_string(),
+            uhrzeit: zeitpunkt.format("%H:%M").to_string(),
+        }),
+        _ => Err(ungueltig(
+            field,
+            format!(
+                "'{wert}' is not a date-time with offset in the form YYYY-MM-DDThh:mm:ss+hh:mm"
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod zeitpunkt_tests {
+    use super::*;
+
+    #[test]
+    fn zeitpunkt_mit_offset() {
+        assert_eq!(
+            zerlege_zeitpunkt("f", "2026-11-20T14:30:59+01:00").unwrap(),
+            OrtsZeitpunkt {
+                tag: "2026-11-20".into(),
+                uhrzeit: "14:30".into()
+            }
+        );
+        // The local date of the given offset counts, not the UTC date.
+        assert_eq!(
+            zerlege_zeitpunkt("f", "2026-11-20T00:15:00+02:00")
+                .unwrap()
+                .tag,
+            "2026-11-20"
+        );
+        assert!(zerlege_zeitpunkt("f", "2026-11-20T14:30:00Z").is_ok());
+        for falsch in [
+            "2026-11-20T14:30:00",
+            "2026-11-20 14:30:00+01:00",
+            "2026-11-20t14:30:00+01:00",
+            "2026-11-20T14:30+01:00",
+            "2026-02-30T14:30:00+01:00",
+            "2026-11-20",
+            "",
+        ] {
+            assert!(zerlege_zeitpunkt("f", falsch).is_err(), "{falsch}");
         }
     }
 }

@@ -77,6 +77,20 @@ impl XmlOut {
         Ok(())
     }
 
+    /// Like [`XmlOut::wert`], with attributes (e.g. `exakt` of a time of death).
+    pub(crate) fn wert_mit_attributen(
+        &mut self,
+        name: &str,
+        attrs: &[(&str, &str)],
+        wert: &str,
+    ) -> Result<(), XmlError> {
+        self.w
+            .create_element(name)
+            .with_attributes(attrs.iter().copied())
+            .write_text_content(BytesText::new(wert))?;
+        Ok(())
+    }
+
     /// A code element of an XÖV code list: `<name listURI=.. listVersionID=..><code>..</code></name>`.
     pub(crate) fn code(
         &mut self,

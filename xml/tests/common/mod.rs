@@ -10,6 +10,8 @@ use chrono::{TimeZone, Utc};
 use meldewerk_xml::xpersonenstand::*;
 use uuid::Uuid;
 
+pub mod sterbefall;
+
 pub fn kopf() -> Nachrichtenkopf {
     Nachrichtenkopf {
         nachrichten_uuid: Uuid::parse_str("0b8a6a3e-5c1f-4f63-9a43-2f4a8e1d7c11").unwrap(),

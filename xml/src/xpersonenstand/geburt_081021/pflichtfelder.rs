@@ -328,7 +328,9 @@ impl VorangegangenesKind {
 }
 
 impl Kontakt {
-    pub(super) fn angegeben(&self) -> bool {
+    /// An entry counts only once one of its fields is filled (an untouched form row is
+    /// neither required nor written).
+    pub(crate) fn angegeben(&self) -> bool {
         eins(&[&self.kanal, &self.kennung, &self.zusatz])
     }
 }

@@ -99,13 +99,14 @@ pub fn assert_table_fits<T: serde::de::DeserializeOwned + serde::Serialize>(
             FieldKind::Postleitzahl => Value::String("10117".into()),
             FieldKind::Text => Value::String("Wert".into()),
         };
+        let path = in_row(path, 0);
         let mut object = Map::new();
-        insert(&mut object, &path.replace("[]", ""), value.clone());
+        insert(&mut object, &path, value.clone());
         let model: T = serde_json::from_value(Value::Object(object))
             .unwrap_or_else(|e| panic!("field {} is not a member of the model: {e}", field.path));
         let back = serde_json::to_value(&model).expect("serializable");
         assert_eq!(
-            lookup(&back, &path.replace("[]", "")),
+            lookup(&back, &path),
             Some(&value),
             "field {} does not survive the model",
             field.path
@@ -289,91 +290,69 @@ impl Walk<'_> {
     }
 }
 
-/// The value at a dotted path, if present.
-pub fn lookup<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('.').try_fold(value, |v, segment| v.get(segment))
+/// The steps of a concrete path: member names, each with the index of `name[i]` where an array
+/// element is meant (`kontaktdaten[0].kanal` → `kontaktdaten`/0, `kanal`).
+fn steps(path: &str) -> impl Iterator<Item = (&str, Option<usize>)> {
+    path.split('.').map(|step| {
+        match step
+            .strip_suffix(']')
+            .and_then(|s| s.split_once('['))
+            .and_then(|(name, i)| Some((name, i.parse().ok()?)))
+        {
+            Some((name, i)) => (name, Some(i)),
+            None => (step, None),
+        }
+    })
 }
 
-/// Sets the value at a dotted path, creating objects on the way.
+/// The value at a concrete path (`geburtsangaben.tag`, `kontaktdaten[0].kanal`), if present.
+pub fn lookup<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+    steps(path).try_fold(value, |v, (name, index)| {
+        let member = v.get(name)?;
+        match index {
+            Some(i) => member.get(i),
+            None => Some(member),
+        }
+    })
+}
+
+/// Sets the value at a concrete path, creating objects (and array elements, as empty objects)
+/// on the way.
 pub fn insert(root: &mut Map<String, Value>, path: &str, value: Value) {
-    let mut segments: Vec<&str> = path.split('.').collect();
-    let last = segments.pop().expect("a path has a segment");
+    let mut steps: Vec<(&str, Option<usize>)> = steps(path).collect();
+    let (last, _) = steps.pop().expect("a path has a step");
     let mut node = root;
-    for segment in segments {
-        node = node
-            .entry(segment)
-            .or_insert_with(|| Value::Object(Map::new()))
+    for (name, index) in steps {
+        let member = node.entry(name).or_insert_with(|| match index {
+            Some(_) => Value::Array(Vec::new()),
+            None => Value::Object(Map::new()),
+        });
+        let member = match index {
+            Some(i) => {
+                let items = member.as_array_mut().expect("an indexed step is an array");
+                while items.len() <= i {
+                    items.push(Value::Object(Map::new()));
+                }
+                &mut items[i]
+            }
+            None => member,
+        };
+        node = member
             .as_object_mut()
             .expect("paths of a table never cross a leaf");
     }
     node.insert(last.to_string(), value);
 }
 
-/// The form input value of a field, from pre-fill JSON.
-pub fn form_value(field: &Field, data: &Value) -> String {
-    match lookup(data, field.path) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Bool(b)) => b.to_string(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    }
+/// The table path of an array field with its row filled in: `kontaktdaten[].kanal`, 2 →
+/// `kontaktdaten[2].kanal`.
+pub fn in_row(path: &str, row: usize) -> String {
+    path.replacen("[]", &format!("[{row}]"), 1)
 }
 
-/// Reads posted form values into JSON, per the table: empty inputs are left out, checkboxes become
-/// `true`, numbers are parsed. Returns the object and the problems found on the way.
-pub fn from_form(
-    fields: &[&'static Field],
-    form: &[(String, String)],
-) -> (Map<String, Value>, Vec<(&'static str, String)>) {
-    let mut object = Map::new();
-    let mut errors = Vec::new();
-    for field in fields {
-        let Some(raw) = form
-            .iter()
-            .find(|(k, _)| k == field.path)
-            .map(|(_, v)| v.trim())
-        else {
-            continue;
-        };
-        if raw.is_empty() {
-            continue;
-        }
-        let value = match field.kind {
-            FieldKind::Bool | FieldKind::OnlyTrue => Value::Bool(matches!(raw, "on" | "true")),
-            FieldKind::Integer { .. } => match raw.parse::<i64>() {
-                Ok(n) => Value::from(n),
-                Err(_) => {
-                    errors.push((
-                        field.path,
-                        format!("{}: bitte eine ganze Zahl angeben", field.label),
-                    ));
-                    continue;
-                }
-            },
-            _ => Value::String(raw.to_string()),
-        };
-        if let Some(problem) = field.check(field.path, &value) {
-            errors.push((field.path, form_message(field, &problem)));
-            continue;
-        }
-        insert(&mut object, field.path, value);
-    }
-    (object, errors)
-}
-
-/// A form error message in the end user's language.
-fn form_message(field: &Field, _technical: &str) -> String {
-    let hint = match field.kind {
-        FieldKind::Text => format!("höchstens {MAX_TEXT} Zeichen, keine Steuerzeichen"),
-        FieldKind::Postleitzahl => "fünfstellige Postleitzahl".into(),
-        FieldKind::Date => "Datum im Format JJJJ-MM-TT".into(),
-        FieldKind::Time | FieldKind::TimeXPersonenstand => "Uhrzeit im Format HH:MM".into(),
-        FieldKind::DateTime => "Zeitpunkt im Format JJJJ-MM-TTThh:mm:ss+hh:mm".into(),
-        FieldKind::Bool | FieldKind::OnlyTrue => "ja oder nein".into(),
-        FieldKind::Integer { min, max } => format!("ganze Zahl von {min} bis {max}"),
-        FieldKind::Choice(_) => "bitte einen der angebotenen Werte wählen".into(),
-    };
-    format!("{}: {hint}", field.label)
+/// The array a field lies in (`kontaktdaten` for `kontaktdaten[].kanal`), if any.
+pub fn array_of(path: &str) -> Option<&str> {
+    path.split_once("[]").map(|(array, _)| array)
 }
 
 #[cfg(test)]
@@ -434,22 +413,25 @@ mod tests {
     }
 
     #[test]
-    fn pointers_escape_member_names() {
-        let errors = validate(TABLE, json!({"a/b~": 1}).as_object().unwrap(), &[]);
-        assert_eq!(errors[0].pointer.as_deref(), Some("/a~1b~0"));
+    fn concrete_paths_reach_into_arrays() {
+        let mut root = Map::new();
+        insert(&mut root, "k[1].kanal", json!("01"));
+        insert(&mut root, "a.tag", json!("x"));
+        assert_eq!(
+            Value::Object(root.clone()),
+            json!({"k": [{}, {"kanal": "01"}], "a": {"tag": "x"}})
+        );
+        let root = Value::Object(root);
+        assert_eq!(lookup(&root, "k[1].kanal"), Some(&json!("01")));
+        assert_eq!(lookup(&root, "k[2].kanal"), None);
+        assert_eq!(in_row("k[].kanal", 3), "k[3].kanal");
+        assert_eq!(array_of("k[].kanal"), Some("k"));
+        assert_eq!(array_of("a.tag"), None);
     }
 
     #[test]
-    fn form_values_round_trip() {
-        let form = vec![
-            ("a.tag".to_string(), "2024-01-02".to_string()),
-            ("n".to_string(), "3".to_string()),
-        ];
-        let table: Vec<&Field> = TABLE.iter().collect();
-        let (object, errors) = from_form(&table, &form);
-        assert!(errors.is_empty());
-        let value = Value::Object(object);
-        assert_eq!(form_value(&TABLE[0], &value), "2024-01-02");
-        assert_eq!(form_value(&TABLE[2], &value), "3");
+    fn pointers_escape_member_names() {
+        let errors = validate(TABLE, json!({"a/b~": 1}).as_object().unwrap(), &[]);
+        assert_eq!(errors[0].pointer.as_deref(), Some("/a~1b~0"));
     }
 }

@@ -1,7 +1,10 @@
 //! The form mechanics of every module: a form pre-filled from the memento, completed by the end
 //! user, validated on the server (re-rendered with every value kept and every problem next to its
-//! field), built once on trial, and dispatched as a report with its outbox job in one
-//! transaction. Works without JavaScript.
+//! input), built once on trial, and dispatched as a report with its outbox job in one
+//! transaction. Works without JavaScript: arrays get one empty row and a "Weitere Zeile" button.
+
+mod render;
+mod values;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,49 +12,24 @@ use std::sync::Arc;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono::Utc;
-use maud::{html, Markup};
+use maud::html;
 use meldewerk_actors::Engine;
 use meldewerk_storage::{EndUserSignature, Report, ReportKey, Store, StoreError};
 use serde_json::Value;
 
-use super::fields::{form_value, from_form, Field, FieldKind};
+use super::fields::{array_of, Field};
 use super::routes::FormContext;
-use super::{Form, SignatureRule};
+use super::SignatureRule;
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
-use crate::forms::page;
 use crate::tokens::open_memento;
+use render::{html_response, message_page, render, FormView};
+use values::{inputs, posted};
 
 /// Query of the form page: the memento.
 #[derive(serde::Deserialize)]
 pub struct FormQuery {
     m: Option<String>,
-}
-
-/// Everything the form shows besides the field values.
-struct FormView<'a> {
-    form: &'static Form,
-    fields: Vec<&'static Field>,
-    memento: &'a str,
-    csrf: &'a str,
-    id: &'a str,
-    sealed: bool,
-    values: HashMap<&'static str, String>,
-    field_errors: HashMap<&'static str, String>,
-    errors: Vec<String>,
-    signatory: String,
-    signed: bool,
-}
-
-fn html_response(status: StatusCode, title: &str, body: Markup) -> HttpResponse {
-    HttpResponse::build(status)
-        .content_type("text/html; charset=utf-8")
-        .insert_header(("Cache-Control", "no-store"))
-        .body(page(title, body).into_string())
-}
-
-fn message_page(status: StatusCode, title: &str, text: &str) -> HttpResponse {
-    html_response(status, title, html! { h1 { (title) } p { (text) } })
 }
 
 fn invalid_link() -> HttpResponse {
@@ -61,99 +39,6 @@ fn invalid_link() -> HttpResponse {
         "Die Formulardaten dieses Links sind ungültig oder gehören zu einem anderen Zugang. \
          Bitte öffnen Sie den Link erneut oder fordern Sie einen neuen an.",
     )
-}
-
-fn input(field: &Field, view: &FormView) -> Markup {
-    let value = view
-        .values
-        .get(field.path)
-        .map(String::as_str)
-        .unwrap_or("");
-    let error = view.field_errors.get(field.path);
-    let invalid = if error.is_some() { "true" } else { "false" };
-    html! {
-        @match field.kind {
-            FieldKind::Bool => {
-                div.check {
-                    input type="checkbox" id=(field.path) name=(field.path) value="true"
-                        checked[value == "true"] aria-invalid=(invalid);
-                    label for=(field.path) { (field.label) }
-                }
-            }
-            FieldKind::Choice(options) => {
-                label for=(field.path) { (field.label) }
-                select id=(field.path) name=(field.path) aria-invalid=(invalid) {
-                    option value="" { "– bitte wählen –" }
-                    @for (option, text) in options {
-                        option value=(option) selected[*option == value] { (text) }
-                    }
-                }
-            }
-            _ => {
-                label for=(field.path) { (field.label) }
-                @let kind = match field.kind {
-                    FieldKind::Date => "date",
-                    FieldKind::Time => "time",
-                    FieldKind::Integer { .. } => "number",
-                    _ => "text",
-                };
-                input type=(kind) id=(field.path) name=(field.path) value=(value) aria-invalid=(invalid);
-            }
-        }
-        @if let Some(error) = error { div.error { (error) } }
-    }
-}
-
-fn render(view: &FormView) -> Markup {
-    let form = view.form;
-    let mut sections: Vec<&str> = Vec::new();
-    for field in &view.fields {
-        if !sections.contains(&field.section) {
-            sections.push(field.section);
-        }
-    }
-    html! {
-        h1 { (form.title) }
-        p { "Meldung " strong { (view.id) } ". Bitte prüfen und ergänzen Sie die Angaben und senden Sie die Meldung ab." }
-        @if !view.errors.is_empty() || !view.field_errors.is_empty() {
-            div.errors role="alert" {
-                p { strong { "Die Meldung wurde noch nicht abgesendet:" } }
-                ul {
-                    @for error in &view.errors { li { (error) } }
-                    @for field in &view.fields {
-                        @if let Some(error) = view.field_errors.get(field.path) { li { (error) } }
-                    }
-                }
-            }
-        }
-        form method="post" action=(form.path) novalidate {
-            input type="hidden" name="m" value=(view.memento);
-            input type="hidden" name="csrf" value=(view.csrf);
-            @for section in &sections {
-                fieldset {
-                    legend { (section) }
-                    @for field in view.fields.iter().filter(|f| f.section == *section) { (input(field, view)) }
-                }
-            }
-            @if form.signature == SignatureRule::SealOrEndUser {
-                fieldset {
-                    legend { "Signatur" }
-                    @if view.sealed {
-                        p.note { "Für Ihre Einrichtung ist ein Siegel hinterlegt. Die Meldung wird beim Absenden automatisch gesiegelt." }
-                    } @else {
-                        p.note { "Für Ihre Einrichtung ist kein Siegel hinterlegt. Bitte unterschreiben Sie die Meldung vor dem Absenden." }
-                        label for="signatur.name" { "Name der unterzeichnenden Person" }
-                        input type="text" id="signatur.name" name="signatur.name" value=(view.signatory);
-                        div.check {
-                            input type="checkbox" id="signatur.bestaetigt" name="signatur.bestaetigt" value="true" checked[view.signed];
-                            label for="signatur.bestaetigt" { "Ich unterschreibe diese Meldung (" (form.title) ") und bestätige die Richtigkeit der Angaben." }
-                        }
-                    }
-                }
-            }
-            button type="submit" { (form.submit) }
-        }
-    }
 }
 
 /// The memento's content, opened with the session user's key; `None` unless it is a memento of
@@ -183,13 +68,11 @@ pub(crate) async fn show(
         return invalid_link();
     };
     let fields: Vec<&'static Field> = context.form.fields(context.module.info().fields).collect();
+    let inputs = inputs(&fields, &values::rows_in_data(&fields, &data));
     let view = FormView {
         form: context.form,
-        values: fields
-            .iter()
-            .map(|f| (f.path, form_value(f, &data)))
-            .collect(),
-        fields,
+        values: values::prefilled(&inputs, &data),
+        inputs,
         memento: &memento,
         csrf: &session.session.csrf,
         id: data["id"].as_str().unwrap_or_default(),
@@ -200,12 +83,6 @@ pub(crate) async fn show(
         signed: false,
     };
     html_response(StatusCode::OK, context.form.title, render(&view))
-}
-
-fn posted<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    form.iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
 }
 
 /// `POST {form}`: validate everything, then store the report (`PENDING`) and its delivery job in
@@ -240,19 +117,27 @@ pub(crate) async fn submit(
         .then(|| data["clientReference"].as_str().map(str::to_string))
         .flatten();
     let fields: Vec<&'static Field> = form.fields(info.fields).collect();
+    let inputs = inputs(&fields, &values::rows_in_post(&fields, &posted_form));
 
-    let (object, problems) = from_form(&fields, &posted_form);
-    let mut field_errors: HashMap<&'static str, String> = problems.into_iter().collect();
+    let (object, problems) = values::read(&inputs, &posted_form);
+    let mut field_errors: HashMap<String, String> = problems.into_iter().collect();
     let mut errors = Vec::new();
     let content = Value::Object(object);
-    if field_errors.is_empty() {
+    // "Weitere Zeile" asks for one more row of an array: the form again, nothing checked yet.
+    let more_rows = posted(&posted_form, "_zeile").is_some();
+    if field_errors.is_empty() && !more_rows {
         for problem in context.module.check_dispatch(form, &content) {
-            match problem
-                .path
-                .and_then(|path| fields.iter().find(|f| f.path == path))
-            {
-                Some(field) => {
-                    field_errors.entry(field.path).or_insert(problem.message);
+            // A problem of an array field names the field, not the row: it is listed above.
+            let input = problem.path.as_deref().and_then(|path| {
+                inputs
+                    .iter()
+                    .find(|i| i.field.path == path && array_of(path).is_none())
+            });
+            match input {
+                Some(input) => {
+                    field_errors
+                        .entry(input.name.clone())
+                        .or_insert(problem.message);
                 }
                 None => errors.push(problem.message),
             }
@@ -265,26 +150,23 @@ pub(crate) async fn submit(
         .to_string();
     let signed = posted(&posted_form, "signatur.bestaetigt") == Some("true");
     let needs_signature = form.signature == SignatureRule::SealOrEndUser && !sealed;
-    if needs_signature && (signatory.is_empty() || !signed) {
+    if needs_signature && !more_rows && (signatory.is_empty() || !signed) {
         errors.push(
             "Signatur: Bitte geben Sie Ihren Namen an und bestätigen Sie die Unterschrift. \
              Ohne Siegel oder Signatur kann die Meldung nicht versendet werden."
                 .into(),
         );
     }
-    if !errors.is_empty() || !field_errors.is_empty() {
+    if more_rows || !errors.is_empty() || !field_errors.is_empty() {
+        let status = if errors.is_empty() && field_errors.is_empty() {
+            StatusCode::OK
+        } else {
+            StatusCode::UNPROCESSABLE_ENTITY
+        };
         let view = FormView {
             form,
-            values: fields
-                .iter()
-                .map(|f| {
-                    (
-                        f.path,
-                        posted(&posted_form, f.path).unwrap_or_default().to_string(),
-                    )
-                })
-                .collect(),
-            fields,
+            values: values::as_posted(&inputs, &posted_form),
+            inputs,
             memento: &memento,
             csrf: &session.session.csrf,
             id: &id,
@@ -294,7 +176,7 @@ pub(crate) async fn submit(
             signatory,
             signed,
         };
-        return html_response(StatusCode::UNPROCESSABLE_ENTITY, form.title, render(&view));
+        return html_response(status, form.title, render(&view));
     }
 
     let now = Utc::now();
@@ -319,7 +201,9 @@ pub(crate) async fn submit(
             tracing::info!("report dispatched");
             let sent = format!("{}/sent", form.path);
             let location = crate::routes::magic_link::append_query(&sent, "id", &id);
-            HttpResponse::SeeOther().insert_header(("Location", location)).finish()
+            HttpResponse::SeeOther()
+                .insert_header(("Location", location))
+                .finish()
         }
         Err(StoreError::Conflict(_)) => message_page(
             StatusCode::CONFLICT,
@@ -331,8 +215,8 @@ pub(crate) async fn submit(
             message_page(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "Nicht abgesendet",
-                "Die Meldung konnte wegen einer Störung nicht gespeichert werden und wurde nicht abgesendet. \
-                 Bitte versuchen Sie es in einigen Minuten erneut.",
+                "Die Meldung konnte wegen einer Störung nicht gespeichert werden und wurde nicht \
+                 abgesendet. Bitte versuchen Sie es in einigen Minuten erneut.",
             )
         }
     }

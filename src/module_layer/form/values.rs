@@ -1,0 +1,285 @@
+//! The inputs of a form and their values: which inputs a form shows (array fields once per row),
+//! their values from the memento or from a post, and the JSON read back from a post.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Map, Value};
+
+use crate::module_layer::fields::{array_of, in_row, insert, lookup, Field, FieldKind, MAX_TEXT};
+
+/// One input of the form: a field, in a row for fields of an array.
+#[derive(Debug, Clone)]
+pub(crate) struct Input {
+    /// The field.
+    pub(crate) field: &'static Field,
+    /// The row, for a field of an array.
+    pub(crate) row: Option<usize>,
+    /// The input's name and concrete path (`kontaktdaten[0].kanal`).
+    pub(crate) name: String,
+}
+
+/// Rows shown per array: the entries there are, plus one empty row to add another.
+pub(crate) type Rows = HashMap<&'static str, usize>;
+
+/// The inputs of `fields` in table order; the fields of an array appear row by row where the
+/// array's first field stands.
+pub(crate) fn inputs(fields: &[&'static Field], rows: &Rows) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    let mut arrays_done: Vec<&str> = Vec::new();
+    for field in fields {
+        match array_of(field.path) {
+            None => inputs.push(Input {
+                field,
+                row: None,
+                name: field.path.to_owned(),
+            }),
+            Some(array) if arrays_done.contains(&array) => {}
+            Some(array) => {
+                arrays_done.push(array);
+                let members: Vec<&&'static Field> = fields
+                    .iter()
+                    .filter(|f| array_of(f.path) == Some(array))
+                    .collect();
+                for row in 0..rows.get(array).copied().unwrap_or(1) {
+                    for member in &members {
+                        inputs.push(Input {
+                            field: member,
+                            row: Some(row),
+                            name: in_row(member.path, row),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    inputs
+}
+
+/// Rows per array for pre-filled `data`: its entries plus one empty row.
+pub(crate) fn rows_in_data(fields: &[&'static Field], data: &Value) -> Rows {
+    let mut rows = Rows::new();
+    for field in fields {
+        if let Some(array) = array_of(field.path) {
+            let entries = lookup(data, array)
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            rows.insert(array_name(field.path), entries + 1);
+        }
+    }
+    rows
+}
+
+/// Rows per array in a post: as many as were posted (at least one), plus one where the end user
+/// asked for another row (`_zeile=<array>`).
+pub(crate) fn rows_in_post(fields: &[&'static Field], form: &[(String, String)]) -> Rows {
+    let mut rows = Rows::new();
+    for field in fields {
+        let Some(array) = array_of(field.path) else {
+            continue;
+        };
+        let prefix = format!("{array}[");
+        let posted = form
+            .iter()
+            .filter_map(|(name, _)| name.strip_prefix(&prefix))
+            .filter_map(|rest| rest.split_once(']')?.0.parse::<usize>().ok())
+            .map(|row| row + 1)
+            .max()
+            .unwrap_or(1);
+        let more = form.iter().any(|(k, v)| k == "_zeile" && v == array);
+        rows.insert(
+            array_name(field.path),
+            posted.min(MAX_ROWS) + usize::from(more),
+        );
+    }
+    rows
+}
+
+/// A post names rows by number; more than this many rows per array are not read.
+const MAX_ROWS: usize = 50;
+
+/// The `'static` array name of a field path (the table outlives every request).
+fn array_name(path: &'static str) -> &'static str {
+    array_of(path).expect("called for array fields")
+}
+
+/// The input values of a pre-filled form.
+pub(crate) fn prefilled(inputs: &[Input], data: &Value) -> HashMap<String, String> {
+    inputs
+        .iter()
+        .map(|input| {
+            let value = match lookup(data, &input.name) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Bool(b)) => b.to_string(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => String::new(),
+            };
+            (input.name.clone(), value)
+        })
+        .collect()
+}
+
+/// The input values as posted, for a re-render that keeps everything the end user entered.
+pub(crate) fn as_posted(inputs: &[Input], form: &[(String, String)]) -> HashMap<String, String> {
+    inputs
+        .iter()
+        .map(|input| {
+            let value = posted(form, &input.name).unwrap_or_default();
+            (input.name.clone(), value.to_owned())
+        })
+        .collect()
+}
+
+/// The value posted under `name`.
+pub(crate) fn posted<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    form.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Reads posted values into JSON: empty inputs are left out (and so are rows left empty),
+/// checkboxes become `true`, numbers are parsed. Returns the object and the problems found on
+/// the way, by input name.
+pub(crate) fn read(
+    inputs: &[Input],
+    form: &[(String, String)],
+) -> (Map<String, Value>, Vec<(String, String)>) {
+    let mut object = Map::new();
+    let mut errors = Vec::new();
+    // Rows are numbered as posted; rows left empty leave gaps that are closed afterwards.
+    let mut rows: BTreeMap<(&str, usize), Map<String, Value>> = BTreeMap::new();
+    for input in inputs {
+        let field = input.field;
+        let raw = posted(form, &input.name).unwrap_or_default().trim();
+        if raw.is_empty() {
+            continue;
+        }
+        let value = match field.kind {
+            FieldKind::Bool | FieldKind::OnlyTrue => Value::Bool(matches!(raw, "on" | "true")),
+            FieldKind::Integer { .. } => match raw.parse::<i64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => {
+                    let message = format!("{}: bitte eine ganze Zahl angeben", field.label);
+                    errors.push((input.name.clone(), message));
+                    continue;
+                }
+            },
+            _ => Value::String(raw.to_string()),
+        };
+        if field.check(&input.name, &value).is_some() {
+            errors.push((input.name.clone(), message(field)));
+            continue;
+        }
+        match (array_of(field.path), input.row) {
+            (Some(array), Some(row)) => {
+                let member = &field.path[array.len() + 3..];
+                insert(rows.entry((array, row)).or_default(), member, value);
+            }
+            _ => insert(&mut object, field.path, value),
+        }
+    }
+    let mut arrays: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for ((array, _), row) in rows {
+        arrays.entry(array).or_default().push(Value::Object(row));
+    }
+    for (array, items) in arrays {
+        insert(&mut object, array, Value::Array(items));
+    }
+    (object, errors)
+}
+
+/// A form error message in the end user's language.
+fn message(field: &Field) -> String {
+    let hint = match field.kind {
+        FieldKind::Text => format!("höchstens {MAX_TEXT} Zeichen, keine Steuerzeichen"),
+        FieldKind::Postleitzahl => "fünfstellige Postleitzahl".into(),
+        FieldKind::Date => "Datum im Format JJJJ-MM-TT".into(),
+        FieldKind::Time | FieldKind::TimeXPersonenstand => "Uhrzeit im Format HH:MM".into(),
+        FieldKind::DateTime => "Zeitpunkt im Format JJJJ-MM-TTThh:mm:ss+hh:mm".into(),
+        FieldKind::Bool | FieldKind::OnlyTrue => "ja oder nein".into(),
+        FieldKind::Integer { min, max } => format!("ganze Zahl von {min} bis {max}"),
+        FieldKind::Choice(_) => "bitte einen der angebotenen Werte wählen".into(),
+    };
+    format!("{}: {hint}", field.label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::module_layer::fields::field;
+    use serde_json::json;
+
+    static TABLE: &[Field] = &[
+        field("a.tag", "Tag", FieldKind::Date, "A"),
+        field("k[].kanal", "Kanal", FieldKind::Text, "A"),
+        field("k[].kennung", "Kennung", FieldKind::Text, "A"),
+        field("n", "N", FieldKind::Integer { min: 0, max: 9 }, "A"),
+    ];
+
+    fn table() -> Vec<&'static Field> {
+        TABLE.iter().collect()
+    }
+
+    fn post(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn arrays_show_their_entries_and_one_empty_row() {
+        let data = json!({"k": [{"kanal": "01", "kennung": "a@b"}]});
+        let rows = rows_in_data(&table(), &data);
+        let inputs = inputs(&table(), &rows);
+        let names: Vec<&str> = inputs.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "a.tag",
+                "k[0].kanal",
+                "k[0].kennung",
+                "k[1].kanal",
+                "k[1].kennung",
+                "n"
+            ]
+        );
+        let values = prefilled(&inputs, &data);
+        assert_eq!(values["k[0].kennung"], "a@b");
+        assert_eq!(values["k[1].kanal"], "");
+    }
+
+    #[test]
+    fn posted_rows_are_read_back_without_empty_ones() {
+        let form = post(&[
+            ("a.tag", "2026-11-20"),
+            ("k[0].kanal", ""),
+            ("k[1].kanal", "01"),
+            ("k[1].kennung", "x@y"),
+            ("k[2].kennung", "z"),
+            ("n", "3"),
+        ]);
+        let rows = rows_in_post(&table(), &form);
+        assert_eq!(rows["k"], 3);
+        let (object, errors) = read(&inputs(&table(), &rows), &form);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            Value::Object(object),
+            json!({"a": {"tag": "2026-11-20"}, "k": [{"kanal": "01", "kennung": "x@y"}, {"kennung": "z"}], "n": 3})
+        );
+    }
+
+    #[test]
+    fn another_row_on_request_and_errors_by_input() {
+        let form = post(&[("k[0].kanal", "01"), ("_zeile", "k"), ("n", "x")]);
+        let rows = rows_in_post(&table(), &form);
+        assert_eq!(rows["k"], 2);
+        let (_, errors) = read(&inputs(&table(), &rows), &form);
+        assert_eq!(
+            errors,
+            vec![(
+                "n".to_string(),
+                "N: bitte eine ganze Zahl angeben".to_string()
+            )]
+        );
+    }
+}

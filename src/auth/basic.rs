@@ -25,6 +25,7 @@ use super::limiter::FailedLoginLimiter;
 use super::AuthFailure;
 use crate::configuration::SecuritySettings;
 use crate::crypto::{MasterKey, PasswordHasher};
+use crate::telemetry::log_str;
 
 /// Checks user name and password, with the credential cache and the failed-login limits.
 pub struct CredentialVerifier {
@@ -109,7 +110,7 @@ impl CredentialVerifier {
     }
 
     /// The user, if the password is right and neither the user nor the address is blocked.
-    #[tracing::instrument(skip(self, password), fields(user = %user))]
+    #[tracing::instrument(skip_all, fields(user = %log_str(user)))]
     pub async fn verify(
         &self,
         user: &str,

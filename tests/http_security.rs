@@ -1,5 +1,6 @@
 //! Protections every answer and every login carries, seen from outside: client-chosen strings
-//! cannot forge or flood log lines.
+//! cannot forge or flood log lines; the Basic scheme name is case-insensitive (API, operator API,
+//! `/bal/`).
 
 mod common;
 
@@ -24,6 +25,14 @@ fn get_with_scheme(
         .header("authorization", format!("{scheme} {encoded}"))
         .send()
         .unwrap()
+}
+
+/// The value of header `name`, if the answer has it.
+fn header(response: &Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .map(|v| v.to_str().unwrap().to_string())
 }
 
 #[test]
@@ -61,4 +70,35 @@ fn client_strings_cannot_forge_or_flood_log_lines() {
             line.chars().take(200).collect::<String>()
         );
     }
+}
+
+#[test]
+fn the_basic_scheme_name_is_case_insensitive() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[]);
+    for scheme in ["Basic", "basic", "BASIC", "bAsIc"] {
+        let api = get_with_scheme(&server, REPORTS, scheme, "klinik", PASSWORD);
+        assert_eq!(api.status(), 200, "{scheme}: API");
+        let wrong = get_with_scheme(&server, REPORTS, scheme, "klinik", "wrong");
+        assert_eq!(wrong.status(), 401, "{scheme}: wrong password");
+        let operator = get_with_scheme(
+            &server,
+            "/admin/api/v1/actors",
+            scheme,
+            OPERATOR.0,
+            OPERATOR.1,
+        );
+        assert_eq!(operator.status(), 200, "{scheme}: operator API");
+        let bal = get_with_scheme(&server, "/bal/forms", scheme, "klinik", PASSWORD);
+        assert_eq!(bal.status(), 302, "{scheme}: /bal/");
+        assert_eq!(header(&bal, "location").as_deref(), Some("/forms"));
+        assert!(
+            header(&bal, "set-cookie").is_some_and(|c| c.starts_with("meldewerk_session=")),
+            "{scheme}: /bal/ without a session"
+        );
+    }
+    // Another scheme is still no credential.
+    let other = get_with_scheme(&server, REPORTS, "Basicx", "klinik", PASSWORD);
+    assert_eq!(other.status(), 401);
 }

@@ -12,11 +12,10 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use actix_web::http::header::Header as _;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
-use actix_web_httpauth::headers::authorization::{Authorization, Basic};
+use base64::Engine as _;
 use meldewerk_storage::{Store, UserRecord};
 use ring::hmac;
 use tokio::sync::Semaphore;
@@ -151,12 +150,23 @@ impl CredentialVerifier {
 
 /// User name and password of a request's `Authorization: Basic` header, if it has a valid one.
 pub fn basic_credentials(req: &HttpRequest) -> Option<(String, String)> {
-    let auth = Authorization::<Basic>::parse(req).ok()?;
-    let basic = auth.as_ref();
-    Some((
-        basic.user_id().to_string(),
-        basic.password().map(|p| p.to_string()).unwrap_or_default(),
-    ))
+    parse_basic(req.headers().get(header::AUTHORIZATION)?.to_str().ok()?)
+}
+
+/// User name and password of an `Authorization` header value with the Basic scheme. The scheme
+/// name is matched without regard to case (RFC 7235, section 2.1: `basic` and `BASIC` are
+/// `Basic`); the credentials are base64 of `user:password` in UTF-8 (RFC 7617).
+fn parse_basic(value: &str) -> Option<(String, String)> {
+    let (scheme, encoded) = value.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim_start_matches(' '))
+        .ok()?;
+    let decoded = String::from_utf8(decoded).ok()?;
+    let (user, password) = decoded.split_once(':').unwrap_or((&decoded, ""));
+    Some((user.to_string(), password.to_string()))
 }
 
 /// An API user authenticated by HTTP Basic.
@@ -221,5 +231,40 @@ impl FromRequest for ApiUser {
                 .map(ApiUser)
                 .map_err(BasicRejection)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encoded(credentials: &str) -> String {
+        base64::engine::general_purpose::STANDARD.encode(credentials)
+    }
+
+    #[test]
+    fn the_basic_scheme_is_case_insensitive() {
+        for scheme in ["Basic", "basic", "BASIC", "bAsIc"] {
+            let value = format!("{scheme} {}", encoded("alice:pass:word"));
+            assert_eq!(
+                parse_basic(&value),
+                Some(("alice".to_string(), "pass:word".to_string())),
+                "{scheme}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_schemes_and_broken_credentials_are_none() {
+        assert_eq!(parse_basic(&format!("Bearer {}", encoded("a:b"))), None);
+        assert_eq!(parse_basic(&format!("Basicx {}", encoded("a:b"))), None);
+        assert_eq!(parse_basic("Basic"), None);
+        assert_eq!(parse_basic("Basic !!!"), None);
+        let not_utf8 = base64::engine::general_purpose::STANDARD.encode([0xff, b':', b'x']);
+        assert_eq!(parse_basic(&format!("Basic {not_utf8}")), None);
+        assert_eq!(
+            parse_basic(&format!("Basic {}", encoded("alice"))),
+            Some(("alice".to_string(), String::new()))
+        );
     }
 }

@@ -5,7 +5,6 @@
 //! stored hash), so a password change or a removed user invalidates it on its own. Failures are
 //! never cached, and they are counted per user and per client address.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
@@ -20,6 +19,7 @@ use meldewerk_storage::{Store, UserRecord};
 use ring::hmac;
 use tokio::sync::Semaphore;
 
+use super::cache::CredentialCache;
 use super::limiter::FailedLoginLimiter;
 use super::AuthFailure;
 use crate::configuration::SecuritySettings;
@@ -30,10 +30,8 @@ use crate::telemetry::log_str;
 pub struct CredentialVerifier {
     store: Arc<dyn Store>,
     hasher: PasswordHasher,
-    cache: Mutex<HashMap<[u8; 32], Instant>>,
+    cache: Mutex<CredentialCache>,
     cache_key: hmac::Key,
-    ttl: Duration,
-    max_entries: usize,
     argon2_slots: Semaphore,
     limiter: FailedLoginLimiter,
     /// Hash of a random password, verified for unknown users so that their answer takes as long
@@ -53,10 +51,11 @@ impl CredentialVerifier {
         Ok(CredentialVerifier {
             store,
             hasher,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(CredentialCache::new(
+                Duration::from_secs(settings.credential_cache_ttl_secs),
+                settings.credential_cache_size,
+            )),
             cache_key: hmac::Key::new(hmac::HMAC_SHA256, &master.derive("credential-cache")),
-            ttl: Duration::from_secs(settings.credential_cache_ttl_secs),
-            max_entries: settings.credential_cache_size,
             argon2_slots: Semaphore::new(settings.argon2_concurrency),
             limiter: FailedLoginLimiter::new(
                 settings.failed_logins_per_user_per_minute,
@@ -80,18 +79,11 @@ impl CredentialVerifier {
 
     fn cached(&self, tag: &[u8; 32]) -> bool {
         let cache = self.cache.lock().expect("cache lock");
-        cache.get(tag).is_some_and(|at| at.elapsed() < self.ttl)
+        cache.contains(tag, Instant::now())
     }
 
     fn remember(&self, tag: [u8; 32]) {
         let mut cache = self.cache.lock().expect("cache lock");
-        if cache.len() >= self.max_entries {
-            let ttl = self.ttl;
-            cache.retain(|_, at| at.elapsed() < ttl);
-            if cache.len() >= self.max_entries {
-                cache.clear();
-            }
-        }
         cache.insert(tag, Instant::now());
     }
 

@@ -221,6 +221,7 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
                 )
                 .app_data(web::QueryConfig::default().error_handler(query_error))
                 .app_data(web::PayloadConfig::new(max_body))
+                .wrap(middleware::from_fn(routes::security_headers::add_headers))
                 .wrap(
                     middleware::DefaultHeaders::new()
                         .add(("X-Content-Type-Options", "nosniff"))

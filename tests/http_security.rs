@@ -1,14 +1,19 @@
 //! Protections every answer and every login carries, seen from outside: client-chosen strings
 //! cannot forge or flood log lines; the Basic scheme name is case-insensitive (API, operator API,
-//! `/bal/`).
+//! `/bal/`); pages carry a Content-Security-Policy and, behind an `https://` address,
+//! Strict-Transport-Security; nothing is cacheable.
 
 mod common;
 
 use base64::Engine as _;
 use common::*;
 use reqwest::blocking::Response;
+use serde_json::json;
 
 const REPORTS: &str = "/api/birthnotice/v1/reports";
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+                   frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const HSTS: &str = "max-age=31536000; includeSubDomains";
 
 /// GET `path` with an `Authorization` header of `scheme` and base64 of `user:password`.
 fn get_with_scheme(
@@ -101,4 +106,164 @@ fn the_basic_scheme_name_is_case_insensitive() {
     // Another scheme is still no credential.
     let other = get_with_scheme(&server, REPORTS, "Basicx", "klinik", PASSWORD);
     assert_eq!(other.status(), 401);
+}
+
+#[test]
+fn pages_and_answers_carry_the_content_security_policy_and_no_hsts_over_http() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[]);
+    let link = magic_link(&server, "klinik", &complete_notice("geb-csp"));
+    let browser = Browser::new();
+    let form = browser.open_magic_link(&server, &link);
+    assert_eq!(form.status, 200);
+    // The policy allows no inline script, so the pages must not have any.
+    assert!(!form.html.contains("<script"), "{}", form.html);
+
+    let form_page = browser.get(&server.url(&format!(
+        "/forms/birthnotice?m={}",
+        link.split("?m=").nth(1).unwrap()
+    )));
+    let answers = [
+        ("form", form_page),
+        (
+            "login page",
+            server
+                .client()
+                .get(server.url("/login?error"))
+                .send()
+                .unwrap(),
+        ),
+        (
+            "logout page",
+            server.client().get(server.url("/logout")).send().unwrap(),
+        ),
+        ("API", server.get_as("klinik", REPORTS)),
+        (
+            "not found",
+            server.client().get(server.url("/nowhere")).send().unwrap(),
+        ),
+    ];
+    for (what, response) in &answers {
+        assert_eq!(
+            header(response, "content-security-policy").as_deref(),
+            Some(CSP),
+            "{what}"
+        );
+        assert_eq!(
+            header(response, "strict-transport-security"),
+            None,
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn an_https_base_url_adds_strict_transport_security() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(
+        &dir,
+        &[("MELDEWERK_BASE_URL", "https://meldungen.example.org")],
+    );
+    let answers = [
+        (
+            "login page",
+            server.client().get(server.url("/login")).send().unwrap(),
+        ),
+        ("API", server.get_as("klinik", REPORTS)),
+        (
+            "401",
+            server.client().get(server.url(REPORTS)).send().unwrap(),
+        ),
+        (
+            "health",
+            server.client().get(server.url("/healthz")).send().unwrap(),
+        ),
+    ];
+    for (what, response) in &answers {
+        assert_eq!(
+            header(response, "strict-transport-security").as_deref(),
+            Some(HSTS),
+            "{what}"
+        );
+        assert_eq!(
+            header(response, "content-security-policy").as_deref(),
+            Some(CSP),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn no_answer_may_be_cached() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[]);
+    let client = server.client();
+    let answers: Vec<(&str, Response, u16)> = vec![
+        (
+            "memento",
+            server.memento("klinik", &complete_notice("geb-cache")),
+            200,
+        ),
+        (
+            "report",
+            server.get_as("klinik", &format!("{REPORTS}/BIRTHNOTICE-TEST-SUCCESS")),
+            200,
+        ),
+        ("pending list", server.get_as("klinik", REPORTS), 200),
+        (
+            "unknown report",
+            server.get_as("klinik", &format!("{REPORTS}/nope")),
+            404,
+        ),
+        (
+            "no credentials",
+            client.get(server.url(REPORTS)).send().unwrap(),
+            401,
+        ),
+        (
+            "invalid memento",
+            server.memento("klinik", &json!({"id": "geb-x", "unbekannt": 1})),
+            400,
+        ),
+        (
+            "bad peek",
+            server.get_as("klinik", &format!("{REPORTS}/geb-1?peek=1")),
+            400,
+        ),
+        ("operator", server.admin_get("/admin/api/v1/users"), 200),
+        (
+            "operator actors",
+            server.admin_get("/admin/api/v1/actors"),
+            200,
+        ),
+        (
+            "operator 401",
+            client
+                .get(server.url("/admin/api/v1/users"))
+                .send()
+                .unwrap(),
+            401,
+        ),
+        (
+            "operator 404",
+            server.admin_get("/admin/api/v1/reports/birthnotice/nope/message"),
+            404,
+        ),
+        (
+            "login page",
+            client.get(server.url("/login")).send().unwrap(),
+            200,
+        ),
+    ];
+    for (what, response, status) in &answers {
+        assert_eq!(response.status(), *status, "{what}");
+        assert_eq!(
+            header(response, "cache-control").as_deref(),
+            Some("no-store"),
+            "{what}"
+        );
+    }
 }

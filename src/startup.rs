@@ -249,7 +249,7 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
                 .service(routes::magic_link::redeem)
                 .service(routes::bal::bal_login)
                 .service(routes::login::login)
-                .service(routes::login::logout)
+                .service(routes::login::logout())
                 .configure(birthnotice::configure)
                 .configure(routes::admin::configure)
                 .default_service(web::to(|| async {

@@ -1,14 +1,15 @@
 //! Protections every answer and every login carries, seen from outside: client-chosen strings
 //! cannot forge or flood log lines; the Basic scheme name is case-insensitive (API, operator API,
 //! `/bal/`); pages carry a Content-Security-Policy and, behind an `https://` address,
-//! Strict-Transport-Security; nothing is cacheable.
+//! Strict-Transport-Security; nothing is cacheable; the failed-login limits answer exactly 10 (per
+//! user name) and 30 (per client address) failures with 401 before refusing with 429.
 
 mod common;
 
 use base64::Engine as _;
 use common::*;
 use reqwest::blocking::Response;
-use serde_json::json;
+use serde_json::{json, Value};
 
 const REPORTS: &str = "/api/birthnotice/v1/reports";
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
@@ -266,4 +267,69 @@ fn no_answer_may_be_cached() {
             "{what}"
         );
     }
+}
+
+/// `n` attempts as `user` with a wrong password are each answered 401.
+fn failures_answered_401(server: &Server, user: &str, n: usize) {
+    for attempt in 1..=n {
+        let response = get_with_scheme(server, REPORTS, "Basic", user, "wrong password");
+        assert_eq!(response.status(), 401, "{user}: failure {attempt} of {n}");
+    }
+}
+
+/// A 429 with `Retry-After` and an `errors` body.
+fn assert_limited(response: Response, what: &str) {
+    assert_eq!(response.status(), 429, "{what}");
+    let retry: u64 = header(&response, "retry-after")
+        .unwrap_or_else(|| panic!("{what}: no Retry-After"))
+        .parse()
+        .expect("Retry-After seconds");
+    assert!((1..=60).contains(&retry), "{what}: Retry-After {retry}");
+    let body: Value = response.json().unwrap();
+    assert!(body["errors"][0].is_string(), "{what}: {body}");
+}
+
+#[test]
+fn exactly_ten_failures_a_minute_per_user_name_then_429() {
+    let dir = DataDir::new();
+    dir.add_user("alice");
+    dir.add_user("bob");
+    let server = Server::start(&dir, &[]);
+    failures_answered_401(&server, "alice", 10);
+    // The 11th attempt is refused, even with the right password.
+    assert_limited(
+        server.get_as("alice", REPORTS),
+        "11th attempt, right password",
+    );
+    assert_limited(
+        get_with_scheme(&server, REPORTS, "Basic", "alice", "wrong password"),
+        "12th attempt",
+    );
+    // Another user from the same address is not affected.
+    assert_eq!(server.get_as("bob", REPORTS).status(), 200);
+}
+
+#[test]
+fn exactly_thirty_failures_a_minute_per_client_address_then_429() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[]);
+    // 30 failures from one address under 30 names (unknown names count like wrong passwords),
+    // far from the per-name limit.
+    for i in 1..=15 {
+        failures_answered_401(&server, &format!("guess-{i}"), 1);
+    }
+    failures_answered_401(&server, "klinik", 5);
+    for i in 16..=25 {
+        failures_answered_401(&server, &format!("guess-{i}"), 1);
+    }
+    // The 31st attempt from this address is refused, whatever the name and password.
+    assert_limited(
+        server.get_as("klinik", REPORTS),
+        "31st attempt, right password",
+    );
+    assert_limited(
+        get_with_scheme(&server, REPORTS, "Basic", "guess-99", "x"),
+        "a new name",
+    );
 }

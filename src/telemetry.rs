@@ -48,8 +48,15 @@ impl RootSpanBuilder for RedactingRootSpan {
         if let Ok(response) = outcome {
             span.record("status", response.response().status().as_u16());
             let status = response.response().status();
+            // The error behind an error answer, in its display form (a short description; the
+            // `Debug` form would carry client-chosen strings such as unknown field names whole),
+            // and bounded like every string that may come from a client.
+            let error = response.response().error().map(|e| e.to_string());
+            let error = error.as_deref().map(log_str);
             if status.is_server_error() {
-                tracing::error!(parent: &span, status = status.as_u16(), "request failed");
+                tracing::error!(parent: &span, status = status.as_u16(), error = error.map(tracing::field::display), "request failed");
+            } else if let Some(error) = error {
+                tracing::warn!(parent: &span, status = status.as_u16(), error = %error, "request refused");
             } else {
                 tracing::info!(parent: &span, status = status.as_u16(), "request done");
             }

@@ -60,6 +60,11 @@ fn client_strings_cannot_forge_or_flood_log_lines() {
             );
         }
     }
+    // Unknown field names come back in the 400 answer; the log must not carry them whole.
+    let mut notice = complete_notice("geb-log");
+    notice[&with_line_break] = json!(1);
+    notice[&huge] = json!(2);
+    assert_eq!(server.memento("klinik", &notice).status(), 400);
     let log = server.log();
     // The names were logged (escaped and cut), so the checks below are about their form.
     assert!(log.contains("klinik\\u{a}FORGED 2026-01-01"), "{log}");

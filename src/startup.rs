@@ -295,6 +295,7 @@ impl Application {
                     )
                     .app_data(web::QueryConfig::default().error_handler(query_error))
                     .app_data(web::PayloadConfig::new(max_body))
+                    .wrap(middleware::from_fn(routes::security_headers::add_headers))
                     .wrap(
                         middleware::DefaultHeaders::new()
                             .add(("X-Content-Type-Options", "nosniff"))
@@ -322,7 +323,7 @@ impl Application {
                     .service(routes::magic_link::redeem)
                     .service(routes::bal::bal_login)
                     .service(routes::login::login)
-                    .service(routes::login::logout)
+                    .service(routes::login::logout())
                     .configure(|cfg| {
                         for module in modules {
                             module_layer::routes::configure(module)(cfg);

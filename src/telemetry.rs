@@ -48,13 +48,91 @@ impl RootSpanBuilder for RedactingRootSpan {
         if let Ok(response) = outcome {
             span.record("status", response.response().status().as_u16());
             let status = response.response().status();
+            // The error behind an error answer, in its display form (a short description; the
+            // `Debug` form would carry client-chosen strings such as unknown field names whole),
+            // and bounded like every string that may come from a client.
+            let error = response.response().error().map(|e| e.to_string());
+            let error = error.as_deref().map(log_str);
             if status.is_server_error() {
-                tracing::error!(parent: &span, status = status.as_u16(), "request failed");
+                tracing::error!(parent: &span, status = status.as_u16(), error = error.map(tracing::field::display), "request failed");
+            } else if let Some(error) = error {
+                tracing::warn!(parent: &span, status = status.as_u16(), error = %error, "request refused");
             } else {
                 tracing::info!(parent: &span, status = status.as_u16(), "request done");
             }
         } else {
             DefaultRootSpanBuilder::on_request_end(span, outcome);
         }
+    }
+}
+
+/// Longest client-chosen string written to the log, in characters. Names and ids the service
+/// accepts are far shorter; anything longer is cut, so a 10 KB header does not become a 10 KB line.
+pub const LOG_STR_MAX_CHARS: usize = 128;
+
+/// A client-chosen string (a user name from Basic credentials, an id from a path, a field name)
+/// as it may be written to the log: control and line-separator characters escaped, so that a
+/// line break cannot start a forged log line, and at most [`LOG_STR_MAX_CHARS`] characters, with
+/// the cut marked.
+#[derive(Clone, Copy)]
+pub struct LogSafe<'a>(pub &'a str);
+
+/// Shorthand for [`LogSafe`]: `tracing::info!(user = %log_str(name), …)`.
+pub fn log_str(value: &str) -> LogSafe<'_> {
+    LogSafe(value)
+}
+
+/// Characters that could change how a log line reads: C0/C1 controls (line breaks, escape
+/// sequences of terminals), Unicode line and paragraph separators, and bidirectional overrides
+/// (which make a viewer show text in another order than it was written).
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+impl std::fmt::Display for LogSafe<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::fmt::Write as _;
+        let mut chars = self.0.char_indices();
+        for (_, c) in chars.by_ref().take(LOG_STR_MAX_CHARS) {
+            if needs_escape(c) {
+                write!(f, "{}", c.escape_unicode())?;
+            } else {
+                f.write_char(c)?;
+            }
+        }
+        if let Some((cut_at, _)) = chars.next() {
+            write!(f, "…[{} more bytes]", self.0.len() - cut_at)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for LogSafe<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "\"{self}\"")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_str_escapes_line_breaks_and_controls() {
+        let shown = log_str("a\nb\r\u{1b}[31mc\u{2028}d").to_string();
+        assert_eq!(shown, "a\\u{a}b\\u{d}\\u{1b}[31mc\\u{2028}d");
+        assert_eq!(log_str("Klinik Süd").to_string(), "Klinik Süd");
+    }
+
+    #[test]
+    fn log_str_bounds_the_length() {
+        let long = "x".repeat(10_000);
+        let shown = log_str(&long).to_string();
+        assert!(shown.starts_with(&"x".repeat(LOG_STR_MAX_CHARS)));
+        assert!(shown.ends_with(&format!("…[{} more bytes]", 10_000 - LOG_STR_MAX_CHARS)));
+        assert!(shown.len() < 200, "{}", shown.len());
+        let exact = "y".repeat(LOG_STR_MAX_CHARS);
+        assert_eq!(log_str(&exact).to_string(), exact);
     }
 }

@@ -52,9 +52,11 @@ fn killed_after_delivery_before_acknowledgement_delivers_exactly_once() {
 fn killed_right_after_dispatch_resumes_from_the_outbox() {
     let dir = DataDir::new();
     dir.add_user("klinik");
-    // Deliveries take a while, so the kill lands before the office has the notice.
+    // Deliveries take a minute before the office records anything, so the kill lands while
+    // every notice is only in the outbox.
+    const LATENCY: &str = "MELDEWERK_TRANSPORTS__XPERSONENSTAND__LATENCY_MS";
     let slow = [
-        ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__LATENCY_MS", "2000"),
+        (LATENCY, "60000"),
         ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "100"),
     ];
     let mut server = Server::start(&dir, &slow);
@@ -67,7 +69,21 @@ fn killed_right_after_dispatch_resumes_from_the_outbox() {
             )
         })
         .collect();
+    for id in &ids {
+        assert_eq!(
+            received(&server, id),
+            Vec::<Value>::new(),
+            "{id} before the kill"
+        );
+        let peek = server.get_as(
+            "klinik",
+            &format!("/api/birthnotice/v1/reports/{id}?peek=true"),
+        );
+        assert_eq!(peek.json::<Value>().unwrap()["status"], "PENDING");
+    }
     server.kill();
+    // After the restart the office answers at once: only the outbox can bring the notices there.
+    server.set_env(LATENCY, "0");
     server.start_again();
     for id in &ids {
         server.wait_for_status("klinik", id, "SUCCESS");
@@ -162,17 +178,30 @@ fn retention_turns_results_into_report_expired() {
 fn sigterm_stops_cleanly_and_keeps_everything() {
     let dir = DataDir::new();
     dir.add_user("klinik");
+    // The delivery takes a minute, longer than the one second of grace: SIGTERM lands while the
+    // notice is only in the outbox, and the server must still stop cleanly.
+    const LATENCY: &str = "MELDEWERK_TRANSPORTS__XPERSONENSTAND__LATENCY_MS";
     let mut server = Server::start(
         &dir,
-        &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "2000")],
+        &[
+            (LATENCY, "60000"),
+            ("MELDEWERK_SHUTDOWN_GRACE_SECS", "1"),
+            ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "100"),
+        ],
     );
     let id = dispatch(&server, "klinik", &complete_notice("geb-term"));
+    assert_eq!(
+        received(&server, &id),
+        Vec::<Value>::new(),
+        "before SIGTERM"
+    );
     assert!(server.terminate(), "exit status after SIGTERM");
     assert!(
         server.log().contains("meldewerk stopped"),
         "{}",
         server.log()
     );
+    server.set_env(LATENCY, "0");
     server.start_again();
     server.wait_for_status("klinik", &id, "SUCCESS");
     assert_eq!(received(&server, &id).len(), 1);

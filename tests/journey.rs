@@ -14,7 +14,7 @@ fn full_journey_from_memento_to_consumed_result() {
     dir.add_user("klinik");
     let server = Server::start(
         &dir,
-        &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "1500")],
+        &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "3000")],
     );
 
     // Before dispatch the report does not exist.
@@ -64,9 +64,11 @@ fn full_journey_from_memento_to_consumed_result() {
     let pending = server.get_as("klinik", "/api/birthnotice/v1/reports/geb-1");
     assert_eq!(pending.status(), 200);
     let pending: Value = pending.json().unwrap();
-    if pending["status"] == "PENDING" {
-        assert!(pending["receiptPdf"].is_null() && pending["failureReason"].is_null());
-    }
+    // The office acknowledges only after 3 s, so this read, right after the dispatch, sees the
+    // report before its result.
+    assert_eq!(pending["status"], "PENDING", "{pending}");
+    assert!(pending["receiptPdf"].is_null() && pending["failureReason"].is_null());
+    assert!(pending["portal"].is_null(), "{pending}");
     assert_eq!(pending["module"], "birthnotice");
     assert_eq!(pending["clientReference"], "KIS-geb-1");
     let listed: Value = server

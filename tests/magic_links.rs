@@ -125,6 +125,30 @@ fn get_with_cookie(server: &Server, path: &str, cookie: &str) -> Response {
         .unwrap()
 }
 
+/// POST `/logout` with an explicit session cookie and the given form body.
+fn post_logout(server: &Server, cookie: &str, body: &[(&str, &str)]) -> Response {
+    server
+        .client()
+        .post(server.url("/logout"))
+        .header("cookie", format!("meldewerk_session={cookie}"))
+        .form(body)
+        .send()
+        .unwrap()
+}
+
+/// The CSRF token in the logout button of `GET /logout` for the session `cookie`.
+fn logout_token(server: &Server, cookie: &str) -> String {
+    let page = get_with_cookie(server, "/logout", cookie);
+    assert_eq!(page.status(), 200);
+    let html = page.text().unwrap();
+    assert!(html.contains("action=\"/logout\""), "{html}");
+    parse_form(&html)
+        .into_iter()
+        .find(|(name, _)| name == "csrf")
+        .map(|(_, value)| value)
+        .unwrap_or_else(|| panic!("no csrf field in {html}"))
+}
+
 /// Redeems a magic link and returns the session cookie value and the redirect target.
 fn redeem(server: &Server, link: &str) -> (String, String) {
     let response = get(server, link);
@@ -221,7 +245,9 @@ fn https_base_url_marks_the_session_cookie_secure() {
     let response = get_as_klinik(&server, "/bal/", PASSWORD);
     assert_eq!(response.status(), 302);
     assert!(session_cookie(&response).1.iter().any(|a| a == "secure"));
-    let response = get_with_cookie(&server, "/logout", &cookie);
+    let token = logout_token(&server, &cookie);
+    let response = post_logout(&server, &cookie, &[("csrf", &token)]);
+    assert_eq!(response.status(), 200);
     assert!(session_cookie(&response).1.iter().any(|a| a == "secure"));
 }
 
@@ -265,9 +291,12 @@ fn broken_tokens_end_at_login_error_without_a_cookie() {
 fn expired_token_is_refused() {
     let dir = DataDir::new();
     dir.add_user("klinik");
-    let server = Server::start(&dir, &[("MELDEWERK_TOKEN_LIFETIME_SECS", "1")]);
+    let server = Server::start(&dir, &[("MELDEWERK_TOKEN_LIFETIME_SECS", "3")]);
     let issued = issue(&server, "klinik", "geb-ml-expired");
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // The token works while it is valid, so the refusal below is about its age.
+    let response = get(&server, &issued.link);
+    assert_redirect(&response, &form_path(&issued.memento));
+    std::thread::sleep(std::time::Duration::from_millis(4000));
     let response = get(&server, &issued.link);
     assert_login_error(&response, "expired token");
 }
@@ -421,7 +450,18 @@ fn logout_ends_the_session_and_removes_the_cookie() {
     let (cookie, target) = redeem(&server, &issued.link);
     assert_eq!(get_with_cookie(&server, &target, &cookie).status(), 200);
 
-    let response = get_with_cookie(&server, "/logout", &cookie);
+    // A GET (a link, an image on another site) ends nothing: it shows the button.
+    let token = logout_token(&server, &cookie);
+    assert_eq!(get_with_cookie(&server, &target, &cookie).status(), 200);
+    // A post without the session's token is refused and ends nothing either.
+    for body in [vec![], vec![("csrf", "wrong")], vec![("csrf", "")]] {
+        let response = post_logout(&server, &cookie, &body);
+        assert_eq!(response.status(), 403, "{body:?}");
+        assert!(set_cookies(&response).is_empty(), "{body:?}");
+        assert_eq!(get_with_cookie(&server, &target, &cookie).status(), 200);
+    }
+
+    let response = post_logout(&server, &cookie, &[("csrf", &token)]);
     assert_eq!(response.status(), 200);
     let (value, attributes) = session_cookie(&response);
     assert!(value.is_empty(), "removal cookie carries {value}");
@@ -429,6 +469,12 @@ fn logout_ends_the_session_and_removes_the_cookie() {
     // The server forgot the session: the old cookie value no longer opens the form.
     let response = get_with_cookie(&server, &target, &cookie);
     assert_redirect(&response, "/login?error");
+    // Without a session the page has no button, and other methods are not allowed.
+    let page = get(&server, "/logout");
+    assert_eq!(page.status(), 200);
+    assert!(!page.text().unwrap().contains("name=\"csrf\""));
+    let put = server.client().put(server.url("/logout")).send().unwrap();
+    assert_eq!(put.status(), 405);
 }
 
 #[test]
@@ -545,11 +591,16 @@ fn no_redirect_leaves_the_site() {
     for path in &paths {
         for credentials in [Some(("klinik", PASSWORD)), Some(("klinik", "nope")), None] {
             let (status, headers) = raw_get(&server, path, credentials);
-            if let Some(location) = header(&headers, "location") {
-                assert_local(location);
-            } else {
-                assert_ne!(status, 302, "{path}: redirect without Location");
+            // Only `/bal/` without credentials may answer without a redirect: with the Basic
+            // challenge. Everything else is a redirect, and it stays on this site.
+            if credentials.is_none() && path.starts_with("/bal") {
+                assert_eq!(status, 401, "{path} without credentials");
+                continue;
             }
+            assert_eq!(status, 302, "{path} with {credentials:?}");
+            let location = header(&headers, "location")
+                .unwrap_or_else(|| panic!("{path}: redirect without Location"));
+            assert_local(location);
         }
     }
 }

@@ -5,35 +5,33 @@
 //! stored hash), so a password change or a removed user invalidates it on its own. Failures are
 //! never cached, and they are counted per user and per client address.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use actix_web::http::header::Header as _;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
-use actix_web_httpauth::headers::authorization::{Authorization, Basic};
+use base64::Engine as _;
 use meldewerk_storage::{Store, UserRecord};
 use ring::hmac;
 use tokio::sync::Semaphore;
 
+use super::cache::CredentialCache;
 use super::limiter::FailedLoginLimiter;
 use super::AuthFailure;
 use crate::configuration::SecuritySettings;
 use crate::crypto::{MasterKey, PasswordHasher};
+use crate::telemetry::log_str;
 
 /// Checks user name and password, with the credential cache and the failed-login limits.
 pub struct CredentialVerifier {
     store: Arc<dyn Store>,
     hasher: PasswordHasher,
-    cache: Mutex<HashMap<[u8; 32], Instant>>,
+    cache: Mutex<CredentialCache>,
     cache_key: hmac::Key,
-    ttl: Duration,
-    max_entries: usize,
     argon2_slots: Semaphore,
     limiter: FailedLoginLimiter,
     /// Hash of a random password, verified for unknown users so that their answer takes as long
@@ -53,10 +51,11 @@ impl CredentialVerifier {
         Ok(CredentialVerifier {
             store,
             hasher,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(CredentialCache::new(
+                Duration::from_secs(settings.credential_cache_ttl_secs),
+                settings.credential_cache_size,
+            )),
             cache_key: hmac::Key::new(hmac::HMAC_SHA256, &master.derive("credential-cache")),
-            ttl: Duration::from_secs(settings.credential_cache_ttl_secs),
-            max_entries: settings.credential_cache_size,
             argon2_slots: Semaphore::new(settings.argon2_concurrency),
             limiter: FailedLoginLimiter::new(
                 settings.failed_logins_per_user_per_minute,
@@ -80,18 +79,11 @@ impl CredentialVerifier {
 
     fn cached(&self, tag: &[u8; 32]) -> bool {
         let cache = self.cache.lock().expect("cache lock");
-        cache.get(tag).is_some_and(|at| at.elapsed() < self.ttl)
+        cache.contains(tag, Instant::now())
     }
 
     fn remember(&self, tag: [u8; 32]) {
         let mut cache = self.cache.lock().expect("cache lock");
-        if cache.len() >= self.max_entries {
-            let ttl = self.ttl;
-            cache.retain(|_, at| at.elapsed() < ttl);
-            if cache.len() >= self.max_entries {
-                cache.clear();
-            }
-        }
         cache.insert(tag, Instant::now());
     }
 
@@ -109,7 +101,7 @@ impl CredentialVerifier {
     }
 
     /// The user, if the password is right and neither the user nor the address is blocked.
-    #[tracing::instrument(skip(self, password), fields(user = %user))]
+    #[tracing::instrument(skip_all, fields(user = %log_str(user)))]
     pub async fn verify(
         &self,
         user: &str,
@@ -150,12 +142,23 @@ impl CredentialVerifier {
 
 /// User name and password of a request's `Authorization: Basic` header, if it has a valid one.
 pub fn basic_credentials(req: &HttpRequest) -> Option<(String, String)> {
-    let auth = Authorization::<Basic>::parse(req).ok()?;
-    let basic = auth.as_ref();
-    Some((
-        basic.user_id().to_string(),
-        basic.password().map(|p| p.to_string()).unwrap_or_default(),
-    ))
+    parse_basic(req.headers().get(header::AUTHORIZATION)?.to_str().ok()?)
+}
+
+/// User name and password of an `Authorization` header value with the Basic scheme. The scheme
+/// name is matched without regard to case (RFC 7235, section 2.1: `basic` and `BASIC` are
+/// `Basic`); the credentials are base64 of `user:password` in UTF-8 (RFC 7617).
+fn parse_basic(value: &str) -> Option<(String, String)> {
+    let (scheme, encoded) = value.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim_start_matches(' '))
+        .ok()?;
+    let decoded = String::from_utf8(decoded).ok()?;
+    let (user, password) = decoded.split_once(':').unwrap_or((&decoded, ""));
+    Some((user.to_string(), password.to_string()))
 }
 
 /// An API user authenticated by HTTP Basic.
@@ -220,5 +223,40 @@ impl FromRequest for ApiUser {
                 .map(ApiUser)
                 .map_err(BasicRejection)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encoded(credentials: &str) -> String {
+        base64::engine::general_purpose::STANDARD.encode(credentials)
+    }
+
+    #[test]
+    fn the_basic_scheme_is_case_insensitive() {
+        for scheme in ["Basic", "basic", "BASIC", "bAsIc"] {
+            let value = format!("{scheme} {}", encoded("alice:pass:word"));
+            assert_eq!(
+                parse_basic(&value),
+                Some(("alice".to_string(), "pass:word".to_string())),
+                "{scheme}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_schemes_and_broken_credentials_are_none() {
+        assert_eq!(parse_basic(&format!("Bearer {}", encoded("a:b"))), None);
+        assert_eq!(parse_basic(&format!("Basicx {}", encoded("a:b"))), None);
+        assert_eq!(parse_basic("Basic"), None);
+        assert_eq!(parse_basic("Basic !!!"), None);
+        let not_utf8 = base64::engine::general_purpose::STANDARD.encode([0xff, b':', b'x']);
+        assert_eq!(parse_basic(&format!("Basic {not_utf8}")), None);
+        assert_eq!(
+            parse_basic(&format!("Basic {}", encoded("alice"))),
+            Some(("alice".to_string(), String::new()))
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! by a magic link or `/bal/` ([`session`]), and operators ([`operator`]).
 
 pub mod basic;
+pub mod cache;
 pub mod limiter;
 pub mod operator;
 pub mod session;

@@ -12,6 +12,7 @@ use super::{json, mock, ModuleInfo};
 use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::startup::WebSettings;
+use crate::telemetry::log_str;
 use crate::tokens::{seal_memento, strip_empty, MagicToken};
 
 /// Longest accepted report id.
@@ -101,7 +102,11 @@ async fn create_memento(
         expires_at: Utc::now() + settings.token_lifetime,
     }
     .seal(&key);
-    tracing::info!("memento created");
+    tracing::info!(
+        user = %log_str(&user.0.name),
+        id = %log_str(data["id"].as_str().unwrap_or_default()),
+        "memento created"
+    );
     // Both values are base64url (`A-Z a-z 0-9 - _`), which JSON never escapes: writing the answer
     // directly saves scanning 2 KB for characters that cannot be there.
     let body = format!(r#"{{"magicLink":"/mtl/{token}?m={memento}","memento":"{memento}"}}"#);

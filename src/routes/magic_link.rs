@@ -9,6 +9,7 @@ use meldewerk_storage::Store;
 use super::login::redirect_to_login_error;
 use crate::auth::Sessions;
 use crate::crypto::{envelope_key_id, MasterKey, UserKey};
+use crate::telemetry::log_str;
 use crate::tokens::{is_safe_target, MagicToken};
 
 /// Query of a magic link: the memento to hand on to the form.
@@ -39,7 +40,7 @@ pub async fn redeem(
                 Some(m) => append_query(&target, "m", m),
                 None => target,
             };
-            tracing::info!(user = %username, "magic link redeemed");
+            tracing::info!(user = %log_str(&username), "magic link redeemed");
             let mut response = super::found(&location);
             response.add_cookie(&cookie).expect("a valid cookie");
             response

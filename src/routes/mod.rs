@@ -5,6 +5,7 @@ pub mod bal;
 pub mod health;
 pub mod login;
 pub mod magic_link;
+pub mod security_headers;
 
 use actix_web::http::header;
 use actix_web::HttpResponse;

@@ -207,6 +207,12 @@ impl Server {
         self.spawn();
     }
 
+    /// Sets an environment variable for the next start (`restart`, `start_again`).
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_string(), value.to_string()));
+    }
+
     /// Starts the server again after a kill.
     pub fn start_again(&mut self) {
         assert!(self.child.is_none(), "still running");

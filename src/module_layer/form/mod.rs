@@ -22,6 +22,7 @@ use super::routes::FormContext;
 use super::SignatureRule;
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
+use crate::telemetry::log_str;
 use crate::tokens::open_memento;
 use render::{html_response, message_page, render, FormView};
 use values::{inputs, posted};
@@ -198,7 +199,11 @@ pub(crate) async fn submit(
     match store.submit_report(report).await {
         Ok(_) => {
             engine.wake();
-            tracing::info!("report dispatched");
+            tracing::info!(
+                user = %log_str(&session.user.name),
+                id = %log_str(&id),
+                "report dispatched"
+            );
             let sent = format!("{}/sent", form.path);
             let location = crate::routes::magic_link::append_query(&sent, "id", &id);
             HttpResponse::SeeOther()

@@ -11,6 +11,7 @@ use super::values::Input;
 use crate::forms::page;
 use crate::module_layer::fields::{array_of, FieldKind};
 use crate::module_layer::{Form, SignatureRule};
+use crate::routes::login::logout_button;
 
 /// Everything a form page shows.
 pub(crate) struct FormView<'a> {
@@ -86,11 +87,11 @@ fn input(item: &Input, view: &FormView) -> Markup {
     }
 }
 
-/// The arrays among `items`, each once, in order.
-fn arrays_in(items: &[&Input]) -> Vec<&'static str> {
-    let mut arrays: Vec<&'static str> = items
+/// The arrays among `items`, each once, in order, with the section they stand in.
+fn arrays_in(items: &[&Input]) -> Vec<(&'static str, &'static str)> {
+    let mut arrays: Vec<(&'static str, &'static str)> = items
         .iter()
-        .filter_map(|i| array_of(i.field.path))
+        .filter_map(|i| Some((array_of(i.field.path)?, i.field.section)))
         .collect();
     arrays.dedup();
     arrays
@@ -127,9 +128,6 @@ pub(crate) fn render(view: &FormView) -> Markup {
                     legend { (section) }
                     @let items: Vec<&Input> = view.inputs.iter().filter(|i| i.field.section == *section).collect();
                     @for item in &items { (input(item, view)) }
-                    @for array in arrays_in(&items) {
-                        button.more type="submit" name="_zeile" value=(array) { "Weitere Zeile" }
-                    }
                 }
             }
             @if form.signature == SignatureRule::SealOrEndUser {
@@ -149,6 +147,19 @@ pub(crate) fn render(view: &FormView) -> Markup {
                 }
             }
             button type="submit" { (form.submit) }
+            // After the main button: pressing Enter submits with the first submit button of
+            // the form, which must be the one that sends.
+            @let arrays = arrays_in(&view.inputs.iter().collect::<Vec<_>>());
+            @if !arrays.is_empty() {
+                p.note {
+                    "Mehr Einträge nötig? "
+                    @for (array, label) in arrays {
+                        button.more type="submit" name="_zeile" value=(array) { "Weitere Zeile: " (label) }
+                        " "
+                    }
+                }
+            }
         }
+        (logout_button(view.csrf))
     }
 }

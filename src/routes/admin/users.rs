@@ -19,6 +19,7 @@ use crate::accounts::{AccountError, Accounts, Password, UserName};
 use crate::auth::Operator;
 use crate::routes::{read_limited, BodyError};
 use crate::startup::WebSettings;
+use crate::telemetry::log_str;
 
 /// Why a request failed, before or inside an account operation.
 enum Failure {
@@ -189,7 +190,7 @@ pub async fn add_user(
     .await?;
     let mut errors = Vec::new();
     let name = required_string(&object, "name", &mut errors).and_then(|n| {
-        tracing::Span::current().record("user", n);
+        tracing::Span::current().record("user", tracing::field::display(log_str(n)));
         UserName::parse(n)
             .map_err(|e| errors.push(e.to_string()))
             .ok()
@@ -222,7 +223,7 @@ pub async fn add_user(
 /// Sets a user's password from `{"password"}`: 204. Every memento, magic link and session made
 /// under the old password stops working at once. 404 for an unknown user, 400 for a weak password.
 #[put("/users/{name}/password")]
-#[tracing::instrument(name = "admin_change_password", skip_all, fields(user = %name.as_str()))]
+#[tracing::instrument(name = "admin_change_password", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn change_password(
     _operator: Operator,
     name: web::Path<String>,
@@ -249,7 +250,7 @@ pub async fn change_password(
 /// Removes a user: 204; their sessions and links stop working at once, their reports stay.
 /// 404 for an unknown user.
 #[delete("/users/{name}")]
-#[tracing::instrument(name = "admin_remove_user", skip_all, fields(user = %name.as_str()))]
+#[tracing::instrument(name = "admin_remove_user", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn remove_user(
     _operator: Operator,
     name: web::Path<String>,
@@ -265,7 +266,7 @@ pub async fn remove_user(
 /// the body is empty (or `pkcs8` is null). 201 `{"algorithm": "Ed25519", "publicKey": "<base64>"}`;
 /// the user's notices dispatched from now on are sealed. 404 unknown user, 400 invalid key.
 #[post("/users/{name}/seal")]
-#[tracing::instrument(name = "admin_deposit_seal", skip_all, fields(user = %name.as_str()))]
+#[tracing::instrument(name = "admin_deposit_seal", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn deposit_seal(
     _operator: Operator,
     name: web::Path<String>,

@@ -68,13 +68,79 @@ pub const fn field(
     }
 }
 
-/// The label of the field at `path`, or the path itself when the table has no such field.
+/// The label of the field at `path`, or the path itself when the table has no such field. A path
+/// into an array may name the array without `[]` (`kontaktdaten.kanal`); the array itself is
+/// named by the section its fields stand in.
 pub fn label<'a>(fields: &'a [Field], path: &'a str) -> &'a str {
+    let field = fields
+        .iter()
+        .find(|f| f.path == path || (f.path.contains("[]") && f.path.replace("[]", "") == path));
+    if let Some(field) = field {
+        return field.label;
+    }
     fields
         .iter()
-        .find(|f| f.path == path)
-        .map(|f| f.label)
-        .unwrap_or(path)
+        .find(|f| array_of(f.path) == Some(path))
+        .map_or(path, |f| f.section)
+}
+
+/// Builds a field table once at start-up, for schemas whose groups repeat (the same place,
+/// name or address type under several members): each group is written once as a function.
+#[derive(Debug, Default)]
+pub struct TableBuilder {
+    fields: Vec<Field>,
+    section: &'static str,
+}
+
+impl TableBuilder {
+    /// Fields added from now on belong to the form section `section`.
+    pub fn section(&mut self, section: &'static str) -> &mut Self {
+        self.section = section;
+        self
+    }
+
+    /// Adds the field `path` with `label`.
+    pub fn field(
+        &mut self,
+        path: impl Into<String>,
+        label: impl Into<String>,
+        kind: FieldKind,
+    ) -> &mut Self {
+        // The table lives as long as the process; leaking its strings once gives the `'static`
+        // paths every request borrows.
+        let path: &'static str = Box::leak(path.into().into_boxed_str());
+        let label: &'static str = Box::leak(label.into().into_boxed_str());
+        self.fields.push(field(path, label, kind, self.section));
+        self
+    }
+
+    /// The finished table.
+    pub fn build(self) -> Vec<Field> {
+        self.fields
+    }
+}
+
+/// The rule of a choice: at most one of `members` may be given in the object at `path` (a rule
+/// across members, so the violation carries no pointer). Absent objects pass.
+pub fn at_most_one(object: &Map<String, Value>, path: &str, members: &[&str]) -> Option<Violation> {
+    let parent = lookup_object(object, path)?;
+    let given: Vec<&str> = members
+        .iter()
+        .copied()
+        .filter(|m| parent.get(*m).is_some_and(|v| !v.is_null()))
+        .collect();
+    (given.len() > 1).then(|| {
+        Violation::whole(format!(
+            "{path} must have only one of {}, got {}",
+            members.join(", "),
+            given.join(" and ")
+        ))
+    })
+}
+
+fn lookup_object<'a>(object: &'a Map<String, Value>, path: &str) -> Option<&'a Map<String, Value>> {
+    path.split('.')
+        .try_fold(object, |o, step| o.get(step)?.as_object())
 }
 
 /// Asserts that every field of `fields` below `prefix` is a member of the typed model `T`: a value

@@ -1,9 +1,20 @@
 //! The reporting modules, one folder each, holding only what is their own; the layer around them
 //! is [`crate::module_layer`].
 
-mod birthnotice;
-
 use crate::module_layer::BuildModule;
 
-/// Every module the service runs. Adding a module is its folder plus one line here.
-pub const MODULES: &[BuildModule] = &[birthnotice::build];
+/// Declares each module's folder and lists its `build` in [`MODULES`].
+macro_rules! modules {
+    ($($module:ident),* $(,)?) => {
+        $(mod $module;)*
+
+        /// Every module the service runs. Adding a module is its folder plus one line in the
+        /// list below.
+        pub const MODULES: &[BuildModule] = &[$($module::build),*];
+    };
+}
+
+modules! {
+    birthdata,
+    birthnotice,
+}

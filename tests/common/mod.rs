@@ -228,10 +228,15 @@ impl Server {
             .unwrap()
     }
 
-    /// POST a memento request as `user`.
+    /// POST a birthnotice memento request as `user`.
     pub fn memento(&self, user: &str, body: &Value) -> Response {
+        self.memento_in("birthnotice", user, body)
+    }
+
+    /// POST a memento request of `module` as `user`.
+    pub fn memento_in(&self, module: &str, user: &str, body: &Value) -> Response {
         self.client()
-            .post(self.url("/api/birthnotice/v1/memento"))
+            .post(self.url(&format!("/api/{module}/v1/memento")))
             .basic_auth(user, Some(PASSWORD))
             .json(body)
             .send()
@@ -256,12 +261,17 @@ impl Server {
             .unwrap()
     }
 
-    /// Polls `GET /reports/{id}?peek=true` until the status is `status` (30 s at most).
+    /// Polls a birthnotice `GET /reports/{id}?peek=true` until the status is `status`.
     pub fn wait_for_status(&self, user: &str, id: &str, status: &str) -> Value {
+        self.wait_for_status_in("birthnotice", user, id, status)
+    }
+
+    /// Polls `GET /api/{module}/v1/reports/{id}?peek=true` until the status is `status` (30 s at
+    /// most).
+    pub fn wait_for_status_in(&self, module: &str, user: &str, id: &str, status: &str) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let response =
-                self.get_as(user, &format!("/api/birthnotice/v1/reports/{id}?peek=true"));
+            let response = self.get_as(user, &format!("/api/{module}/v1/reports/{id}?peek=true"));
             if response.status() == 200 {
                 let body: Value = response.json().unwrap();
                 if body["status"] == status {
@@ -316,6 +326,20 @@ pub struct Form {
     /// Every `name → value` of the form's inputs (checkboxes only when checked, selects: the
     /// selected option).
     pub fields: Vec<(String, String)>,
+}
+
+impl Form {
+    /// The `action` of the page's first `method="post"` form (the report form; the logout form
+    /// comes after it); the birth-notice form for pages that have none (tests that post forged
+    /// or stale forms).
+    pub fn action(&self) -> String {
+        const OPEN: &str = "<form method=\"post\" action=\"";
+        let Some(start) = self.html.find(OPEN).map(|at| at + OPEN.len()) else {
+            return "/forms/birthnotice".into();
+        };
+        let end = self.html[start..].find('"').unwrap() + start;
+        self.html[start..end].to_string()
+    }
 }
 
 impl Form {
@@ -428,7 +452,7 @@ impl Browser {
         assert_eq!(response.status(), 302, "magic link must redirect");
         let location = response.headers()["location"].to_str().unwrap().to_string();
         assert!(
-            location.starts_with("/forms/birthnotice?m="),
+            location.starts_with("/forms/"),
             "redirect target {location}"
         );
         self.form(&server.url(&location))
@@ -446,10 +470,10 @@ impl Browser {
         }
     }
 
-    /// POSTs a form; returns the response (redirects are not followed).
+    /// POSTs a form to its `action`; returns the response (redirects are not followed).
     pub fn submit(&self, server: &Server, form: &Form) -> Response {
         self.client
-            .post(server.url("/forms/birthnotice"))
+            .post(server.url(&form.action()))
             .form(&form.fields)
             .send()
             .unwrap()
@@ -476,9 +500,21 @@ pub fn magic_link(server: &Server, user: &str, notice: &Value) -> String {
     body["magicLink"].as_str().unwrap().to_string()
 }
 
-/// The whole end-user part: memento, magic link, form, signature, submit. Returns the id.
+/// The whole end-user part of a birth notice: memento, magic link, form, signature, submit.
+/// Returns the id.
 pub fn dispatch(server: &Server, user: &str, notice: &Value) -> String {
-    let link = magic_link(server, user, notice);
+    dispatch_in(server, "birthnotice", user, notice)
+}
+
+/// The whole end-user part for a report of `module`: memento, magic link, form, signature where
+/// the form asks for one, submit. Returns the id.
+pub fn dispatch_in(server: &Server, module: &str, user: &str, notice: &Value) -> String {
+    let response = server.memento_in(module, user, notice);
+    assert_eq!(response.status(), 200);
+    let link = response.json::<Value>().unwrap()["magicLink"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let browser = Browser::new();
     let mut form = browser.open_magic_link(server, &link);
     assert_eq!(form.status, 200);
@@ -504,10 +540,15 @@ pub fn page_errors(response: Response) -> Vec<String> {
     .errors()
 }
 
-/// What the simulated office recorded for a report, oldest first.
+/// What the simulated office recorded for a birthnotice report, oldest first.
 pub fn received(server: &Server, id: &str) -> Vec<Value> {
+    received_in(server, "birthnotice", id)
+}
+
+/// What the simulated office recorded for a report of `module`, oldest first.
+pub fn received_in(server: &Server, module: &str, id: &str) -> Vec<Value> {
     let response = server.admin_get(&format!(
-        "/admin/api/v1/transports/xpersonenstand/received?module=birthnotice&report={id}"
+        "/admin/api/v1/transports/xpersonenstand/received?module={module}&report={id}"
     ));
     assert_eq!(response.status(), 200);
     response.json::<Vec<Value>>().unwrap()

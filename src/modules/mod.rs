@@ -2,8 +2,9 @@
 //! is [`crate::module_layer`].
 
 mod birthnotice;
+mod deathnotice;
 
 use crate::module_layer::BuildModule;
 
 /// Every module the service runs. Adding a module is its folder plus one line here.
-pub const MODULES: &[BuildModule] = &[birthnotice::build];
+pub const MODULES: &[BuildModule] = &[birthnotice::build, deathnotice::build];

@@ -232,6 +232,16 @@ impl Server {
             .unwrap()
     }
 
+    /// POST a JSON body to an API path as `user`.
+    pub fn post_as(&self, user: &str, path: &str, body: &Value) -> Response {
+        self.client()
+            .post(self.url(path))
+            .basic_auth(user, Some(PASSWORD))
+            .json(body)
+            .send()
+            .unwrap()
+    }
+
     /// GET an API path as `user`.
     pub fn get_as(&self, user: &str, path: &str) -> Response {
         self.client()
@@ -252,10 +262,14 @@ impl Server {
 
     /// Polls `GET /reports/{id}?peek=true` until the status is `status` (30 s at most).
     pub fn wait_for_status(&self, user: &str, id: &str, status: &str) -> Value {
+        self.wait_for_status_in("birthnotice", user, id, status)
+    }
+
+    /// [`Server::wait_for_status`] for a report of `module`.
+    pub fn wait_for_status_in(&self, module: &str, user: &str, id: &str, status: &str) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let response =
-                self.get_as(user, &format!("/api/birthnotice/v1/reports/{id}?peek=true"));
+            let response = self.get_as(user, &format!("/api/{module}/v1/reports/{id}?peek=true"));
             if response.status() == 200 {
                 let body: Value = response.json().unwrap();
                 if body["status"] == status {
@@ -442,8 +456,13 @@ impl Browser {
 
     /// POSTs a form; returns the response (redirects are not followed).
     pub fn submit(&self, server: &Server, form: &Form) -> Response {
+        self.submit_to(server, "/forms/birthnotice", form)
+    }
+
+    /// POSTs a form to the form at `path`; returns the response (redirects are not followed).
+    pub fn submit_to(&self, server: &Server, path: &str, form: &Form) -> Response {
         self.client
-            .post(server.url("/forms/birthnotice"))
+            .post(server.url(path))
             .form(&form.fields)
             .send()
             .unwrap()

@@ -14,12 +14,13 @@ use crate::xpersonenstand::XPersonenstandSettings;
 /// The slot names, in the order of the module's forms.
 pub(super) const SLOTS: [&str; 3] = ["Einrichtung", "Bestatter", "Todesbescheinigung"];
 
-/// One death notice: the content of the slot that was given, as its typed model.
+/// One death notice: the content of the slot that was given, as its typed model (the
+/// undertaker's, much the largest, boxed).
 pub(super) enum Meldung {
     /// Slot `Einrichtung`, message 084020.
     Einrichtung(SterbefallEinrichtung),
     /// Slot `Bestatter`, message 084021.
-    Bestatter(SterbefallBestatter),
+    Bestatter(Box<SterbefallBestatter>),
     /// Slot `Todesbescheinigung`, message 084040.
     Todesbescheinigung(Todesbescheinigung),
 }

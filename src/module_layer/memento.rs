@@ -53,6 +53,17 @@ fn check_identity(info: &ModuleInfo, object: &Map<String, Value>) -> Vec<Violati
     errors
 }
 
+/// The members of the request a form is made of (`Einrichtung` for the form with prefix
+/// `Einrichtung.`) that were given as objects. They stay in the memento even when empty, since
+/// they are what says which form the memento opens.
+fn form_members(info: &ModuleInfo, request: &Map<String, Value>) -> Vec<&'static str> {
+    info.forms
+        .iter()
+        .filter_map(|form| form.prefix.strip_suffix('.'))
+        .filter(|member| request.get(*member).is_some_and(Value::is_object))
+        .collect()
+}
+
 /// Validates the request against the module's schema and answers the memento and magic link.
 #[tracing::instrument(name = "memento", skip_all, fields(module = context.info.segment))]
 pub(crate) async fn create(
@@ -89,7 +100,13 @@ async fn create_memento(
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
-    let data = strip_empty(Value::Object(object)).unwrap_or_else(|| json!({}));
+    let kept = form_members(info, &object);
+    let mut data = strip_empty(Value::Object(object)).unwrap_or_else(|| json!({}));
+    if let Some(data) = data.as_object_mut() {
+        for member in kept {
+            data.entry(member).or_insert_with(|| json!({}));
+        }
+    }
     let form = context.module.form_for(&data).ok_or_else(|| {
         ApiError::Internal(format!("a valid {} request opens no form", info.segment))
     })?;

@@ -17,4 +17,5 @@ macro_rules! modules {
 modules! {
     birthdata,
     birthnotice,
+    deathnotice,
 }

@@ -243,6 +243,16 @@ impl Server {
             .unwrap()
     }
 
+    /// POST a JSON body to an API path as `user`.
+    pub fn post_as(&self, user: &str, path: &str, body: &Value) -> Response {
+        self.client()
+            .post(self.url(path))
+            .basic_auth(user, Some(PASSWORD))
+            .json(body)
+            .send()
+            .unwrap()
+    }
+
     /// GET an API path as `user`.
     pub fn get_as(&self, user: &str, path: &str) -> Response {
         self.client()
@@ -472,8 +482,13 @@ impl Browser {
 
     /// POSTs a form to its `action`; returns the response (redirects are not followed).
     pub fn submit(&self, server: &Server, form: &Form) -> Response {
+        self.submit_to(server, &form.action(), form)
+    }
+
+    /// POSTs a form to the form at `path`; returns the response (redirects are not followed).
+    pub fn submit_to(&self, server: &Server, path: &str, form: &Form) -> Response {
         self.client
-            .post(server.url(&form.action()))
+            .post(server.url(path))
             .form(&form.fields)
             .send()
             .unwrap()

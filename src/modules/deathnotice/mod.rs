@@ -1,0 +1,283 @@
+//! `deathnotice`: death notification to the civil registry office. One request carries exactly
+//! one of three report types, each a slot of the request and a form of its own (spec/01 §2.4,
+//! `docs/xpersonenstand-084.md`):
+//! - `Einrichtung` → `/forms/deathnotice/084020`, message `portal2StA.Sterbefall.084020`;
+//! - `Bestatter` → `/forms/deathnotice/084021`, message `portal2StA.Sterbefall.084021`;
+//! - `Todesbescheinigung` → `/forms/deathnotice/084040`, message `portal2StA.Sterbefall.084040`.
+
+mod fields;
+mod message;
+
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use meldewerk_actors::MessageBuilder;
+use meldewerk_xml::xpersonenstand::XmlError;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::module_layer::{
+    DispatchProblem, ErrorStyle, ExpiredAnswer, Form, Module, ModuleInfo, ModuleSetup, SetupError,
+    SignatureRule, Violation,
+};
+use crate::xpersonenstand::XPersonenstandSettings;
+use message::{slot_in, Meldung, SLOTS};
+
+const SENT_TEXT: &str = "Die Meldung {id} wurde zur Übermittlung an das Standesamt übergeben. \
+                         Sie können dieses Fenster schließen.";
+
+/// One form per slot, in the order of [`SLOTS`]. All three are signed by their author: the two
+/// notices because their legal basis (§ 3a (2) VwVfG i.V.m. § 63 PStV) asks for the written
+/// form, the death certificate because it is the physician's own declaration (see
+/// `docs/decisions.md`).
+static FORMS: [Form; 3] = [
+    Form {
+        path: "/forms/deathnotice/084020",
+        prefix: "Einrichtung.",
+        title: "Sterbefallanzeige der Einrichtung",
+        submit: "Sterbefallanzeige absenden",
+        sent_title: "Sterbefallanzeige abgesendet",
+        sent_text: SENT_TEXT,
+        signature: SignatureRule::SealOrEndUser,
+    },
+    Form {
+        path: "/forms/deathnotice/084021",
+        prefix: "Bestatter.",
+        title: "Sterbefallanzeige des Bestatters",
+        submit: "Sterbefallanzeige absenden",
+        sent_title: "Sterbefallanzeige abgesendet",
+        sent_text: SENT_TEXT,
+        signature: SignatureRule::SealOrEndUser,
+    },
+    Form {
+        path: "/forms/deathnotice/084040",
+        prefix: "Todesbescheinigung.",
+        title: "Todesbescheinigung",
+        submit: "Todesbescheinigung absenden",
+        sent_title: "Todesbescheinigung abgesendet",
+        sent_text: "Die Todesbescheinigung {id} wurde zur Übermittlung an das Standesamt \
+                    übergeben. Sie können dieses Fenster schließen.",
+        signature: SignatureRule::SealOrEndUser,
+    },
+];
+
+/// The module's identity; lazy only because its field table is (see [`fields::FIELDS`]).
+static INFO: LazyLock<ModuleInfo> = LazyLock::new(|| ModuleInfo {
+    segment: "deathnotice",
+    mock_prefix: Some("DEATHNOTICE"),
+    echoes_client_reference: false,
+    fields: fields::FIELDS.as_slice(),
+    forms: &FORMS,
+    transport: "xpersonenstand",
+    expired: ExpiredAnswer::Gone,
+});
+
+/// `[modules.deathnotice]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Settings {
+    /// Seconds a final result keeps its payload before reads answer 410 report-expired.
+    retention_secs: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            retention_secs: 30 * 24 * 3600,
+        }
+    }
+}
+
+/// The death-notice module.
+struct Deathnotice {
+    settings: Settings,
+    xpersonenstand: XPersonenstandSettings,
+}
+
+/// Builds the module from its configuration section.
+pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
+    Ok(Arc::new(Deathnotice {
+        settings: setup.settings(INFO.segment)?,
+        xpersonenstand: setup.xpersonenstand.clone(),
+    }))
+}
+
+/// The slot a form fills (`Einrichtung` for the prefix `Einrichtung.`).
+fn slot_of(form: &Form) -> &str {
+    form.prefix.trim_end_matches('.')
+}
+
+/// The exactly-one-slot rule of spec/01 §4.1 rule 8. A slot that is given but is no object
+/// counts as given: the field table already says it must be an object, and one mistake should
+/// give one message.
+fn check_slots(request: &Map<String, Value>) -> Vec<Violation> {
+    let given: Vec<&str> = SLOTS
+        .into_iter()
+        .filter(|slot| request.get(*slot).is_some_and(|v| !v.is_null()))
+        .collect();
+    let all = SLOTS.join(", ");
+    match given.len() {
+        1 => Vec::new(),
+        0 => vec![Violation::whole(format!(
+            "exactly one of {all} must be given"
+        ))],
+        _ => vec![Violation::whole(format!(
+            "exactly one of {all} must be given, not several: {}",
+            given.join(", ")
+        ))],
+    }
+}
+
+impl Module for Deathnotice {
+    fn info(&self) -> &'static ModuleInfo {
+        &INFO
+    }
+
+    fn error_style(&self) -> &ErrorStyle {
+        &ErrorStyle::Plain
+    }
+
+    fn retention(&self) -> Option<Duration> {
+        Some(Duration::from_secs(self.settings.retention_secs))
+    }
+
+    fn check_request(&self, request: &Map<String, Value>) -> Vec<Violation> {
+        check_slots(request)
+    }
+
+    fn form_for(&self, memento: &Value) -> Option<&'static Form> {
+        let slot = slot_in(memento)?;
+        FORMS.iter().find(|form| slot_of(form) == slot)
+    }
+
+    fn check_dispatch(&self, form: &Form, content: &Value) -> Vec<DispatchProblem> {
+        let slot = slot_of(form);
+        let meldung = match Meldung::from_content(slot, content) {
+            Ok(meldung) => meldung,
+            Err(e) => {
+                return vec![DispatchProblem {
+                    path: None,
+                    message: format!("Die Angaben passen nicht zusammen: {e}"),
+                }]
+            }
+        };
+        let missing = meldung.missing_for_dispatch();
+        if !missing.is_empty() {
+            return missing
+                .into_iter()
+                .map(|path| DispatchProblem {
+                    path: Some(format!("{slot}.{path}")),
+                    message: format!("{}: Pflichtangabe", fields::label(slot, path)),
+                })
+                .collect();
+        }
+        match meldung.write(&self.xpersonenstand) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![writer_problem(slot, e)],
+        }
+    }
+
+    fn messages(&self) -> Arc<dyn MessageBuilder> {
+        Arc::new(message::Builder {
+            settings: self.xpersonenstand.clone(),
+        })
+    }
+}
+
+/// A problem the trial build found, next to its field where it names one (header fields, `kopf.*`,
+/// are configuration, not the end user's).
+fn writer_problem(slot: &str, error: XmlError) -> DispatchProblem {
+    match error {
+        XmlError::InvalidValue { field, reason } if !field.starts_with("kopf.") => {
+            DispatchProblem {
+                path: Some(format!("{slot}.{field}")),
+                message: format!("{}: {reason}", fields::label(slot, field)),
+            }
+        }
+        other => DispatchProblem {
+            path: None,
+            message: format!("Die Meldung kann so nicht übermittelt werden: {other}"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::module_layer::fields::assert_table_fits;
+    use meldewerk_xml::xpersonenstand::{
+        SterbefallBestatter, SterbefallEinrichtung, Todesbescheinigung,
+    };
+    use serde_json::json;
+
+    #[test]
+    fn every_field_path_is_a_member_of_the_typed_model() {
+        assert_table_fits::<SterbefallEinrichtung>(&fields::FIELDS, "Einrichtung.");
+        assert_table_fits::<SterbefallBestatter>(&fields::FIELDS, "Bestatter.");
+        assert_table_fits::<Todesbescheinigung>(&fields::FIELDS, "Todesbescheinigung.");
+    }
+
+    #[test]
+    fn every_path_a_slot_can_miss_has_a_label() {
+        let empty = json!({});
+        for slot in SLOTS {
+            let meldung = Meldung::from_content(slot, &empty).unwrap();
+            for path in meldung.missing_for_dispatch() {
+                assert_ne!(fields::label(slot, path), path, "{slot}.{path}");
+            }
+        }
+    }
+
+    #[test]
+    fn exactly_one_slot() {
+        let check = |v: Value| check_slots(v.as_object().unwrap());
+        assert!(check(json!({"Einrichtung": {}})).is_empty());
+        assert!(check(json!({"Bestatter": "x"})).is_empty());
+        let none = check(json!({"Einrichtung": null}));
+        assert_eq!(
+            none,
+            vec![Violation::whole(
+                "exactly one of Einrichtung, Bestatter, Todesbescheinigung must be given"
+            )]
+        );
+        let two = check(json!({"Einrichtung": {}, "Todesbescheinigung": {}}));
+        assert_eq!(two.len(), 1);
+        assert!(two[0]
+            .detail
+            .ends_with("not several: Einrichtung, Todesbescheinigung"));
+    }
+
+    #[test]
+    fn each_memento_opens_the_form_of_its_slot() {
+        let module = Deathnotice {
+            settings: Settings::default(),
+            xpersonenstand: XPersonenstandSettings::default(),
+        };
+        for (slot, form) in SLOTS.iter().zip(&FORMS) {
+            let found = module.form_for(&json!({"id": "a", (*slot): {}})).unwrap();
+            assert!(std::ptr::eq(found, form));
+        }
+        assert!(module.form_for(&json!({"id": "a"})).is_none());
+        assert!(module
+            .form_for(&json!({"Einrichtung": {}, "Bestatter": {}}))
+            .is_none());
+    }
+
+    #[test]
+    fn an_unticked_exact_box_beside_a_time_means_not_exact() {
+        let content = json!({"Einrichtung": {"sterbefall": {"todeszeitpunkt": {"todestag":
+            {"zeitpunkt": "2026-11-20T14:30:00+01:00"}}}}});
+        let Meldung::Einrichtung(m) = Meldung::from_content("Einrichtung", &content).unwrap()
+        else {
+            panic!("wrong slot")
+        };
+        let todestag = m
+            .sterbefall
+            .unwrap()
+            .todeszeitpunkt
+            .unwrap()
+            .todestag
+            .unwrap();
+        assert_eq!(todestag.uhrzeit_exakt, Some(false));
+    }
+}

@@ -235,7 +235,8 @@ impl Application {
                         Arc::clone(module),
                     )),
                     transport: transports.get(module.info().transport)?,
-                    retention: module.retention(),
+                    retention: module_layer::retention(&settings.modules, module.info())
+                        .map_err(|e| StartupError::Config(e.to_string()))?,
                 })
             })
             .collect::<Result<Vec<_>, StartupError>>()?;

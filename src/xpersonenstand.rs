@@ -1,9 +1,22 @@
-//! What every civil-registry module needs to address an XPersonenstand message: the header
-//! addresses from configuration (`[xpersonenstand]`) and the header built from them.
+//! What the civil-registry modules share, written once: the header addresses from configuration
+//! (`[xpersonenstand]`) and the header built from them, the checks before dispatch (mandatory
+//! fields, trial build) and the engine's message builder.
+//! A module supplies only its typed [`Content`].
+
+use std::marker::PhantomData;
+use std::sync::Arc;
 
 use chrono::Utc;
-use meldewerk_xml::xpersonenstand::{Behoerde, Erreichbarkeit, Nachrichtenkopf, Produkt};
+use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
+use meldewerk_storage::Report;
+use meldewerk_xml::xpersonenstand::{
+    Behoerde, Erreichbarkeit, Nachricht, Nachrichtenkopf, Produkt, XmlError,
+};
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use serde_json::Value;
+
+use crate::module_layer::DispatchProblem;
 
 /// Addresses written into the header of every XPersonenstand message (`[xpersonenstand]`).
 #[derive(Debug, Clone, Deserialize)]
@@ -74,5 +87,105 @@ impl XPersonenstandSettings {
             },
             test: self.test_messages,
         }
+    }
+}
+
+/// The typed content of one kind of civil-registry report: an XPersonenstand [`Nachricht`] that
+/// can be read from a form's or a stored submission's JSON.
+pub trait Content: Nachricht + Sized {
+    /// Reads the content of a form (`prefix` as the form's) or of a stored submission (`""`).
+    fn read(content: &Value, prefix: &str) -> Result<Self, String>;
+}
+
+/// [`Content::read`] for a model that is the form's whole content.
+pub fn read_whole<T: DeserializeOwned>(content: &Value) -> Result<T, String> {
+    serde_json::from_value(content.clone()).map_err(|e| e.to_string())
+}
+
+/// Writes `content` with a fresh header; returns the message UUID and the XML.
+pub fn write<C: Content>(
+    content: &C,
+    settings: &XPersonenstandSettings,
+) -> Result<(String, String), XmlError> {
+    let kopf = settings.header(content.standesamt_kennung());
+    let xml = content.schreibe(&kopf)?;
+    Ok((kopf.nachrichten_uuid.to_string(), xml))
+}
+
+/// The checks before dispatch: the content reads, every mandatory field is there, and the
+/// message builds. `label` names a field by its full path (the form's prefix included).
+pub fn check_dispatch<C: Content>(
+    content: &Value,
+    prefix: &str,
+    label: impl Fn(&str) -> String,
+    settings: &XPersonenstandSettings,
+) -> Vec<DispatchProblem> {
+    let content = match C::read(content, prefix) {
+        Ok(content) => content,
+        Err(e) => {
+            return vec![DispatchProblem {
+                path: None,
+                message: format!("Die Angaben passen nicht zusammen: {e}"),
+            }]
+        }
+    };
+    let missing = content.pflichtfelder_offen();
+    if !missing.is_empty() {
+        return missing
+            .into_iter()
+            .map(|path| {
+                let path = format!("{prefix}{path}");
+                DispatchProblem {
+                    message: format!("{}: Pflichtangabe", label(&path)),
+                    path: Some(path),
+                }
+            })
+            .collect();
+    }
+    match write(&content, settings) {
+        Ok(_) => Vec::new(),
+        // Header fields (`kopf.*`) are configuration, not the end user's to mend.
+        Err(XmlError::InvalidValue { field, reason }) if !field.starts_with("kopf.") => {
+            let path = format!("{prefix}{field}");
+            vec![DispatchProblem {
+                message: format!("{}: {reason}", label(&path)),
+                path: Some(path),
+            }]
+        }
+        Err(e) => vec![DispatchProblem {
+            path: None,
+            message: format!("Die Meldung kann so nicht übermittelt werden: {e}"),
+        }],
+    }
+}
+
+/// The engine's builder for the messages of one kind of content.
+pub struct Builder<C> {
+    settings: XPersonenstandSettings,
+    content: PhantomData<fn() -> C>,
+}
+
+impl<C: Content> Builder<C> {
+    /// A builder writing under the configured header addresses.
+    pub fn shared(settings: &XPersonenstandSettings) -> Arc<dyn MessageBuilder> {
+        Arc::new(Builder::<C> {
+            settings: settings.clone(),
+            content: PhantomData,
+        })
+    }
+}
+
+impl<C: Content> MessageBuilder for Builder<C> {
+    fn build(&self, report: &Report) -> Result<BuiltMessage, BuildError> {
+        let stored: Value = crate::module_layer::submission(report)?;
+        let content =
+            C::read(&stored, "").map_err(|e| BuildError(format!("unreadable submission: {e}")))?;
+        let (message_uuid, xml) = write(&content, &self.settings)
+            .map_err(|e| BuildError(format!("message could not be built: {e}")))?;
+        Ok(BuiltMessage {
+            message_uuid,
+            content_type: "application/xml".into(),
+            body: xml.into_bytes(),
+        })
     }
 }

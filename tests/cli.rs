@@ -556,6 +556,37 @@ fn serve_refuses_invalid_configuration() {
         "invalid configuration",
     );
 
+    // Each module reads its own section; a section of no module, a key the module does not
+    // know and a retention that is no number are refused, naming the section.
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[("MELDEWERK_MODULES__NOSUCHMODULE__RETENTION_SECS", "1")],
+        ),
+        "modules.nosuchmodule: no such module (known: birthdata, birthnotice, deathnotice)",
+    );
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[("MELDEWERK_MODULES__BIRTHNOTICE__PROBLEMS_BASE", "https://x")],
+        ),
+        "modules.birthnotice: unknown field",
+    );
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[("MELDEWERK_MODULES__DEATHNOTICE__RETENTION_SECS", "soon")],
+        ),
+        "modules.deathnotice: retention_secs must be a whole number of seconds",
+    );
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[("MELDEWERK_MODULES__BIRTHDATA__PROBLEMS_BASE", "problems")],
+        ),
+        "modules.birthdata: problems_base must be an http(s) URL",
+    );
+
     let mut with_config = vec!["--config", "/nonexistent.toml"];
     with_config.extend_from_slice(&serve);
     assert_fails_with(meldewerk(&with_config, &[]), "/nonexistent.toml");

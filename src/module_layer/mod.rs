@@ -56,6 +56,46 @@ pub struct ModuleInfo {
     pub transport: &'static str,
     /// What a read answers once retention removed a report's payload.
     pub expired: ExpiredAnswer,
+    /// How long final reports keep their payload unless `[modules.<segment>] retention_secs`
+    /// says otherwise; `None` keeps them forever.
+    pub retention: Option<Duration>,
+}
+
+impl ModuleInfo {
+    /// A civil-registry module: delivered through the `xpersonenstand` transport, 410
+    /// `report-expired` after retention, no mock ids and no `clientReference` unless added.
+    pub const fn civil_registry(
+        segment: &'static str,
+        fields: &'static [Field],
+        forms: &'static [Form],
+    ) -> Self {
+        ModuleInfo {
+            segment,
+            mock_prefix: None,
+            echoes_client_reference: false,
+            fields,
+            forms,
+            transport: "xpersonenstand",
+            expired: ExpiredAnswer::Gone,
+            retention: Some(Duration::from_secs(30 * 24 * 3600)),
+        }
+    }
+
+    /// The same module with reserved mock ids `{prefix}-TEST-SUCCESS|PENDING|FAILURE`.
+    pub const fn with_mock_ids(self, prefix: &'static str) -> Self {
+        ModuleInfo {
+            mock_prefix: Some(prefix),
+            ..self
+        }
+    }
+
+    /// The same module with a `clientReference` in the request that results echo.
+    pub const fn echoing_client_reference(self) -> Self {
+        ModuleInfo {
+            echoes_client_reference: true,
+            ..self
+        }
+    }
 }
 
 /// What reads answer after retention removed a report's payload.
@@ -75,19 +115,29 @@ pub struct Form {
     pub path: &'static str,
     /// Only fields whose path starts with this belong to the form (`Einrichtung.`); empty for all.
     pub prefix: &'static str,
-    /// Heading and page title, e.g. `Geburtsanzeige`.
+    /// Heading and page title, e.g. `Geburtsanzeige`; the submit button says "… absenden", the
+    /// confirmation page "… abgesendet".
     pub title: &'static str,
-    /// Text of the submit button.
-    pub submit: &'static str,
-    /// Heading of the confirmation page.
-    pub sent_title: &'static str,
-    /// Text of the confirmation page; `{id}` stands for the report id.
-    pub sent_text: &'static str,
     /// Who signs the message.
     pub signature: SignatureRule,
 }
 
 impl Form {
+    /// A form at `path` over all of the module's fields.
+    pub const fn new(path: &'static str, title: &'static str, signature: SignatureRule) -> Self {
+        Form {
+            path,
+            prefix: "",
+            title,
+            signature,
+        }
+    }
+
+    /// The same form over the fields below `prefix` only (`Einrichtung.`).
+    pub const fn below(self, prefix: &'static str) -> Self {
+        Form { prefix, ..self }
+    }
+
     /// The fields of the form, out of the module's table.
     pub fn fields<'a>(
         &'a self,
@@ -124,11 +174,10 @@ pub trait Module: Send + Sync + 'static {
     /// The module's identity.
     fn info(&self) -> &'static ModuleInfo;
 
-    /// How the module writes its errors.
-    fn error_style(&self) -> &ErrorStyle;
-
-    /// How long final reports keep their payload; `None` keeps them forever.
-    fn retention(&self) -> Option<Duration>;
+    /// How the module writes its errors; plain `{"errors": [...]}` unless it says otherwise.
+    fn error_style(&self) -> &ErrorStyle {
+        &ErrorStyle::Plain
+    }
 
     /// Rules across several members of a memento request, beyond what the field table checks
     /// member by member (exactly one slot, one branch of a choice, `ehe` only with
@@ -175,17 +224,56 @@ pub struct SetupError {
     pub reason: String,
 }
 
+/// The key every module section has: the module's retention period, read by the layer.
+const RETENTION_KEY: &str = "retention_secs";
+
 impl ModuleSetup<'_> {
-    /// The module's own settings out of `[modules.<segment>]`; the defaults when the section is
-    /// absent. Unknown keys are refused by the module's settings type.
+    /// The module's own settings out of `[modules.<segment>]` (without `retention_secs`, which
+    /// the layer reads); the defaults when the section is absent. Unknown keys are refused by the
+    /// module's settings type.
     pub fn settings<T: DeserializeOwned + Default>(&self, segment: &str) -> Result<T, SetupError> {
+        let error = |reason: String| SetupError {
+            module: segment.to_owned(),
+            reason,
+        };
         match self.sections.get(segment) {
             None => Ok(T::default()),
-            Some(section) => section.deserialize().map_err(|e| SetupError {
-                module: segment.to_owned(),
-                reason: e.to_string(),
-            }),
+            Some(figment::value::Value::Dict(tag, section)) => {
+                let mut own = section.clone();
+                own.remove(RETENTION_KEY);
+                figment::value::Value::Dict(*tag, own)
+                    .deserialize()
+                    .map_err(|e| error(e.to_string()))
+            }
+            Some(_) => Err(error("must be a table".into())),
         }
+    }
+}
+
+/// The settings of a module that has none of its own: every key but `retention_secs` is refused.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoSettings {}
+
+/// How long `info`'s final reports keep their payload: `[modules.<segment>] retention_secs`, or
+/// the module's default.
+pub fn retention(
+    sections: &BTreeMap<String, figment::value::Value>,
+    info: &ModuleInfo,
+) -> Result<Option<Duration>, SetupError> {
+    let Some(value) = sections
+        .get(info.segment)
+        .and_then(|section| section.find_ref(RETENTION_KEY))
+    else {
+        return Ok(info.retention);
+    };
+    let secs = value.to_u128().and_then(|n| u64::try_from(n).ok());
+    match secs {
+        Some(secs) => Ok(Some(Duration::from_secs(secs))),
+        None => Err(SetupError {
+            module: info.segment.to_owned(),
+            reason: format!("{RETENTION_KEY} must be a whole number of seconds"),
+        }),
     }
 }
 

@@ -240,17 +240,15 @@ pub(crate) async fn sent(
     context: web::Data<FormContext>,
 ) -> HttpResponse {
     let id = query.id.clone().unwrap_or_default();
-    let form = context.form;
-    let (before, after) = form
-        .sent_text
-        .split_once("{id}")
-        .unwrap_or((form.sent_text, ""));
     html_response(
         StatusCode::OK,
         "Abgesendet",
         html! {
-            h1 { (form.sent_title) }
-            p { (before) strong { (id) } (after) }
+            h1 { (context.form.title) " abgesendet" }
+            p {
+                "Die Meldung " strong { (id) } " wurde zur Übermittlung übergeben. "
+                "Sie können dieses Fenster schließen."
+            }
         },
     )
 }

@@ -146,7 +146,7 @@ pub(crate) fn render(view: &FormView) -> Markup {
                     }
                 }
             }
-            button type="submit" { (form.submit) }
+            button type="submit" { (form.title) " absenden" }
             // After the main button: pressing Enter submits with the first submit button of
             // the form, which must be the one that sends.
             @let arrays = arrays_in(&view.inputs.iter().collect::<Vec<_>>());

@@ -5,49 +5,35 @@
 mod fields;
 
 use std::sync::{Arc, LazyLock};
-use std::time::Duration;
 
-use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
-use meldewerk_storage::Report;
-use meldewerk_xml::xpersonenstand::{write_geburt_081021, Geburtsdaten, XmlError};
+use meldewerk_actors::MessageBuilder;
+use meldewerk_xml::xpersonenstand::Geburtsdaten;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::module_layer::fields::{at_most_one, label};
 use crate::module_layer::{
-    DispatchProblem, ErrorStyle, ExpiredAnswer, Form, Module, ModuleInfo, ModuleSetup,
-    SetupError, SignatureRule, Violation,
+    DispatchProblem, ErrorStyle, Form, Module, ModuleInfo, ModuleSetup, SetupError,
+    SignatureRule, Violation,
 };
-use crate::xpersonenstand::XPersonenstandSettings;
+use crate::xpersonenstand::{self as xps, Content, XPersonenstandSettings};
 
-static INFO: LazyLock<ModuleInfo> = LazyLock::new(|| ModuleInfo {
-    segment: "birthdata",
-    mock_prefix: None,
-    echoes_client_reference: false,
-    fields: fields::FIELDS.as_slice(),
-    forms: &[Form {
-        path: "/forms/birthdata",
-        prefix: "",
-        title: "Geburtsdaten der Eltern",
-        submit: "Daten absenden",
-        sent_title: "Geburtsdaten abgesendet",
-        sent_text: "Die Daten {id} wurden zur Übermittlung an das Standesamt übergeben. \
-                    Sie können dieses Fenster schließen.",
-        // The parents' data carry no declaration of their own (the hospital's notice does): the
-        // portal signs them as sender.
-        signature: SignatureRule::Portal,
-    }],
-    transport: "xpersonenstand",
-    expired: ExpiredAnswer::Gone,
-});
+/// The parents' data carry no declaration of their own (the hospital's notice does): the portal
+/// signs them as sender.
+static FORMS: [Form; 1] = [Form::new(
+    "/forms/birthdata",
+    "Geburtsdaten der Eltern",
+    SignatureRule::Portal,
+)];
 
-/// `[modules.birthdata]`.
+/// The module's identity; lazy only because its field table is.
+static INFO: LazyLock<ModuleInfo> =
+    LazyLock::new(|| ModuleInfo::civil_registry("birthdata", &fields::FIELDS, &FORMS));
+
+/// `[modules.birthdata]` (besides the layer's `retention_secs`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct Settings {
-    /// Seconds a final result keeps its payload before reads answer 410 report-expired; 30 days
-    /// when not set.
-    retention_secs: Option<u64>,
     /// Base of the problem type URIs (`{problems_base}/problems/validation-error`); the service's
     /// base URL when not set.
     problems_base: Option<String>,
@@ -55,12 +41,11 @@ struct Settings {
 
 /// The birth-data module.
 struct Birthdata {
-    retention: Duration,
-    style: ErrorStyle,
     xpersonenstand: XPersonenstandSettings,
+    style: ErrorStyle,
 }
 
-/// Builds the module from its configuration section.
+/// Builds the module from its configuration section `[modules.birthdata]`.
 pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
     let settings: Settings = setup.settings(INFO.segment)?;
     let base = settings
@@ -73,12 +58,17 @@ pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
         });
     }
     Ok(Arc::new(Birthdata {
-        retention: Duration::from_secs(settings.retention_secs.unwrap_or(30 * 24 * 3600)),
+        xpersonenstand: setup.xpersonenstand.clone(),
         style: ErrorStyle::Problem {
             base: base.trim_end_matches('/').to_owned(),
         },
-        xpersonenstand: setup.xpersonenstand.clone(),
     }))
+}
+
+impl Content for Geburtsdaten {
+    fn read(content: &Value, _prefix: &str) -> Result<Self, String> {
+        xps::read_whole(content)
+    }
 }
 
 /// The choices of the schema: at most one branch each (the form asks for one before dispatch).
@@ -102,10 +92,6 @@ impl Module for Birthdata {
         &self.style
     }
 
-    fn retention(&self) -> Option<Duration> {
-        Some(self.retention)
-    }
-
     fn check_request(&self, request: &Map<String, Value>) -> Vec<Violation> {
         let mut violations: Vec<Violation> = CHOICES
             .iter()
@@ -121,70 +107,13 @@ impl Module for Birthdata {
         violations
     }
 
-    fn check_dispatch(&self, _form: &Form, content: &Value) -> Vec<DispatchProblem> {
-        let daten = match serde_json::from_value::<Geburtsdaten>(content.clone()) {
-            Ok(daten) => daten,
-            Err(e) => return vec![problem(None, format!("Die Angaben passen nicht zusammen: {e}"))],
-        };
-        let missing = daten.missing_for_dispatch();
-        if !missing.is_empty() {
-            return missing
-                .into_iter()
-                .map(|path| {
-                    let message = format!("{}: Pflichtangabe", label(INFO.fields, path));
-                    problem(Some(path), message)
-                })
-                .collect();
-        }
-        match write(&daten, &self.xpersonenstand) {
-            Ok(_) => Vec::new(),
-            Err(XmlError::InvalidValue { field, reason }) => {
-                let message = format!("{}: {reason}", label(INFO.fields, field));
-                vec![problem(Some(field), message)]
-            }
-            Err(e) => vec![problem(
-                None,
-                format!("Die Daten können so nicht übermittelt werden: {e}"),
-            )],
-        }
+    fn check_dispatch(&self, form: &Form, content: &Value) -> Vec<DispatchProblem> {
+        let label = |path: &str| label(INFO.fields, path).to_owned();
+        xps::check_dispatch::<Geburtsdaten>(content, form.prefix, label, &self.xpersonenstand)
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {
-        Arc::new(Builder {
-            settings: self.xpersonenstand.clone(),
-        })
-    }
-}
-
-fn problem(path: Option<&str>, message: String) -> DispatchProblem {
-    DispatchProblem {
-        path: path.map(str::to_owned),
-        message,
-    }
-}
-
-/// Writes the data with a fresh header; returns the message UUID and the XML.
-fn write(daten: &Geburtsdaten, settings: &XPersonenstandSettings) -> Result<(String, String), XmlError> {
-    let kopf = settings.header(None);
-    let xml = write_geburt_081021(&kopf, daten)?;
-    Ok((kopf.nachrichten_uuid.to_string(), xml))
-}
-
-/// The engine's builder for `birthdata` reports.
-struct Builder {
-    settings: XPersonenstandSettings,
-}
-
-impl MessageBuilder for Builder {
-    fn build(&self, report: &Report) -> Result<BuiltMessage, BuildError> {
-        let daten: Geburtsdaten = crate::module_layer::submission(report)?;
-        let (message_uuid, xml) = write(&daten, &self.settings)
-            .map_err(|e| BuildError(format!("message could not be built: {e}")))?;
-        Ok(BuiltMessage {
-            message_uuid,
-            content_type: "application/xml".into(),
-            body: xml.into_bytes(),
-        })
+        xps::Builder::<Geburtsdaten>::shared(&self.xpersonenstand)
     }
 }
 

@@ -18,7 +18,7 @@ const ZUORDNUNG: &str = "Zuordnung";
 use FieldKind::*;
 
 /// Every field of the `birthnotice` request except `id` and `clientReference`.
-pub const FIELDS: &[Field] = &[
+pub static FIELDS: &[Field] = &[
     f("nameEinrichtung", "Name der Einrichtung", Text, EINRICHTUNG),
     f("standortId", "Standort-ID", Text, EINRICHTUNG),
     f("ansprechpartner", "Ansprechpartner", Text, EINRICHTUNG),
@@ -195,8 +195,3 @@ pub const FIELDS: &[Field] = &[
         ZUORDNUNG,
     ),
 ];
-
-/// The label of a field path, for messages about missing fields.
-pub fn label(path: &str) -> &str {
-    crate::module_layer::fields::label(FIELDS, path)
-}

@@ -2,69 +2,42 @@
 //! (xPersonenstand `portal2StA.Geburt.081020`), signed or sealed.
 
 mod fields;
-mod message;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use meldewerk_actors::MessageBuilder;
 use meldewerk_xml::xpersonenstand::Geburtsanzeige;
-use serde::Deserialize;
 use serde_json::Value;
 
+use crate::module_layer::fields::label;
 use crate::module_layer::{
-    DispatchProblem, ErrorStyle, ExpiredAnswer, Form, Module, ModuleInfo, ModuleSetup, SetupError,
-    SignatureRule,
+    DispatchProblem, Form, Module, ModuleInfo, ModuleSetup, NoSettings, SetupError, SignatureRule,
 };
-use crate::xpersonenstand::XPersonenstandSettings;
+use crate::xpersonenstand::{self as xps, Content, XPersonenstandSettings};
 
-static INFO: ModuleInfo = ModuleInfo {
-    segment: "birthnotice",
-    mock_prefix: Some("BIRTHNOTICE"),
-    echoes_client_reference: true,
-    fields: fields::FIELDS,
-    forms: &[Form {
-        path: "/forms/birthnotice",
-        prefix: "",
-        title: "Geburtsanzeige",
-        submit: "Geburtsanzeige absenden",
-        sent_title: "Geburtsanzeige abgesendet",
-        sent_text: "Die Anzeige {id} wurde zur Übermittlung an das Standesamt übergeben. \
-                    Sie können dieses Fenster schließen.",
-        signature: SignatureRule::SealOrEndUser,
-    }],
-    transport: "xpersonenstand",
-    expired: ExpiredAnswer::Gone,
-};
+static FORMS: [Form; 1] = [Form::new(
+    "/forms/birthnotice",
+    "Geburtsanzeige",
+    SignatureRule::SealOrEndUser,
+)];
 
-/// `[modules.birthnotice]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-struct Settings {
-    /// Seconds a final result keeps its payload before reads answer 410 report-expired.
-    retention_secs: u64,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            retention_secs: 30 * 24 * 3600,
-        }
-    }
-}
+static INFO: ModuleInfo = ModuleInfo::civil_registry("birthnotice", fields::FIELDS, &FORMS)
+    .with_mock_ids("BIRTHNOTICE")
+    .echoing_client_reference();
 
 /// The birth-notice module.
-struct Birthnotice {
-    settings: Settings,
-    xpersonenstand: XPersonenstandSettings,
+struct Birthnotice(XPersonenstandSettings);
+
+/// Builds the module (`[modules.birthnotice]` has only the layer's `retention_secs`).
+pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
+    setup.settings::<NoSettings>(INFO.segment)?;
+    Ok(Arc::new(Birthnotice(setup.xpersonenstand.clone())))
 }
 
-/// Builds the module from its configuration section.
-pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
-    Ok(Arc::new(Birthnotice {
-        settings: setup.settings(INFO.segment)?,
-        xpersonenstand: setup.xpersonenstand.clone(),
-    }))
+impl Content for Geburtsanzeige {
+    fn read(content: &Value, _prefix: &str) -> Result<Self, String> {
+        xps::read_whole(content)
+    }
 }
 
 impl Module for Birthnotice {
@@ -72,47 +45,13 @@ impl Module for Birthnotice {
         &INFO
     }
 
-    fn error_style(&self) -> &ErrorStyle {
-        &ErrorStyle::Plain
-    }
-
-    fn retention(&self) -> Option<Duration> {
-        Some(Duration::from_secs(self.settings.retention_secs))
-    }
-
-    fn check_dispatch(&self, _form: &Form, content: &Value) -> Vec<DispatchProblem> {
-        let anzeige = match serde_json::from_value::<Geburtsanzeige>(content.clone()) {
-            Ok(anzeige) => anzeige,
-            Err(e) => {
-                return vec![DispatchProblem {
-                    path: None,
-                    message: format!("Die Angaben passen nicht zusammen: {e}"),
-                }]
-            }
-        };
-        let missing = anzeige.missing_for_dispatch();
-        if !missing.is_empty() {
-            return missing
-                .into_iter()
-                .map(|path| DispatchProblem {
-                    path: Some(path.to_owned()),
-                    message: format!("{}: Pflichtangabe", fields::label(path)),
-                })
-                .collect();
-        }
-        match message::write(&anzeige, &self.xpersonenstand) {
-            Ok(_) => Vec::new(),
-            Err(e) => vec![DispatchProblem {
-                path: None,
-                message: format!("Die Anzeige kann so nicht übermittelt werden: {e}"),
-            }],
-        }
+    fn check_dispatch(&self, form: &Form, content: &Value) -> Vec<DispatchProblem> {
+        let label = |path: &str| label(INFO.fields, path).to_owned();
+        xps::check_dispatch::<Geburtsanzeige>(content, form.prefix, label, &self.0)
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {
-        Arc::new(message::Builder {
-            settings: self.xpersonenstand.clone(),
-        })
+        xps::Builder::<Geburtsanzeige>::shared(&self.0)
     }
 }
 

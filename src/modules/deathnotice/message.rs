@@ -1,15 +1,13 @@
 //! The three death-notice messages: reading a slot into its model, and writing
-//! `portal2StA.Sterbefall.084020`, `.084021` or `.084040` for a dispatched report.
+//! `portal2StA.Sterbefall.084020`, `.084021` or `.084040`.
 
-use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
-use meldewerk_storage::Report;
 use meldewerk_xml::xpersonenstand::{
-    write_sterbefall_084020, write_sterbefall_084021, write_sterbefall_084040, SterbefallBestatter,
-    SterbefallEinrichtung, Todesbescheinigung, XmlError,
+    Nachricht, Nachrichtenkopf, SterbefallBestatter, SterbefallEinrichtung, Todesbescheinigung,
+    XmlError,
 };
 use serde_json::{Map, Value};
 
-use crate::xpersonenstand::XPersonenstandSettings;
+use crate::xpersonenstand::Content;
 
 /// The slot names, in the order of the module's forms.
 pub(super) const SLOTS: [&str; 3] = ["Einrichtung", "Bestatter", "Todesbescheinigung"];
@@ -59,10 +57,14 @@ fn unticked_means_no(slot: &mut Map<String, Value>) {
     }
 }
 
-impl Meldung {
-    /// Reads the slot `slot` of a form's content; an absent slot is an empty one (a form posted
-    /// with every input empty).
-    pub(super) fn from_content(slot: &str, content: &Value) -> Result<Meldung, serde_json::Error> {
+impl Content for Meldung {
+    /// Reads the slot of a form (`prefix` `Einrichtung.`) or, for a stored submission, the one
+    /// slot it carries; an absent slot is an empty one (a form posted with every input empty).
+    fn read(content: &Value, prefix: &str) -> Result<Meldung, String> {
+        let slot = match prefix.strip_suffix('.') {
+            Some(slot) => slot,
+            None => slot_in(content).ok_or("the content carries no single report slot")?,
+        };
         let mut object = content
             .get(slot)
             .and_then(Value::as_object)
@@ -70,15 +72,17 @@ impl Meldung {
             .unwrap_or_default();
         unticked_means_no(&mut object);
         let value = Value::Object(object);
-        Ok(match slot {
-            "Einrichtung" => Meldung::Einrichtung(serde_json::from_value(value)?),
-            "Bestatter" => Meldung::Bestatter(serde_json::from_value(value)?),
-            _ => Meldung::Todesbescheinigung(serde_json::from_value(value)?),
-        })
+        let read = match slot {
+            "Einrichtung" => serde_json::from_value(value).map(Meldung::Einrichtung),
+            "Bestatter" => serde_json::from_value(value).map(Meldung::Bestatter),
+            _ => serde_json::from_value(value).map(Meldung::Todesbescheinigung),
+        };
+        read.map_err(|e| e.to_string())
     }
+}
 
-    /// Paths (relative to the slot) of mandatory fields that are missing.
-    pub(super) fn missing_for_dispatch(&self) -> Vec<&'static str> {
+impl Nachricht for Meldung {
+    fn pflichtfelder_offen(&self) -> Vec<&'static str> {
         match self {
             Meldung::Einrichtung(m) => m.missing_for_dispatch(),
             Meldung::Bestatter(m) => m.missing_for_dispatch(),
@@ -86,42 +90,12 @@ impl Meldung {
         }
     }
 
-    /// Writes the message with a fresh header; returns the message UUID and the XML. The
-    /// death-notice contract names no registry office, so the configured one receives it.
-    pub(super) fn write(
-        &self,
-        settings: &XPersonenstandSettings,
-    ) -> Result<(String, String), XmlError> {
-        let kopf = settings.header(None);
-        let xml = match self {
-            Meldung::Einrichtung(m) => write_sterbefall_084020(&kopf, m)?,
-            Meldung::Bestatter(m) => write_sterbefall_084021(&kopf, m)?,
-            Meldung::Todesbescheinigung(m) => write_sterbefall_084040(&kopf, m)?,
-        };
-        Ok((kopf.nachrichten_uuid.to_string(), xml))
-    }
-}
-
-/// The engine's builder for `deathnotice` reports.
-pub(super) struct Builder {
-    /// Header addresses and flags.
-    pub(super) settings: XPersonenstandSettings,
-}
-
-impl MessageBuilder for Builder {
-    fn build(&self, report: &Report) -> Result<BuiltMessage, BuildError> {
-        let content: Value = crate::module_layer::submission(report)?;
-        let slot = slot_in(&content)
-            .ok_or_else(|| BuildError("the submission carries no single report slot".into()))?;
-        let meldung = Meldung::from_content(slot, &content)
-            .map_err(|e| BuildError(format!("unreadable submission: {e}")))?;
-        let (message_uuid, xml) = meldung
-            .write(&self.settings)
-            .map_err(|e| BuildError(format!("message could not be built: {e}")))?;
-        Ok(BuiltMessage {
-            message_uuid,
-            content_type: "application/xml".into(),
-            body: xml.into_bytes(),
-        })
+    /// The death-notice contract names no registry office, so the configured one receives it.
+    fn schreibe(&self, kopf: &Nachrichtenkopf) -> Result<String, XmlError> {
+        match self {
+            Meldung::Einrichtung(m) => m.schreibe(kopf),
+            Meldung::Bestatter(m) => m.schreibe(kopf),
+            Meldung::Todesbescheinigung(m) => m.schreibe(kopf),
+        }
     }
 }

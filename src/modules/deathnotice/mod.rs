@@ -9,97 +9,54 @@ mod fields;
 mod message;
 
 use std::sync::{Arc, LazyLock};
-use std::time::Duration;
 
 use meldewerk_actors::MessageBuilder;
-use meldewerk_xml::xpersonenstand::XmlError;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::module_layer::{
-    DispatchProblem, ErrorStyle, ExpiredAnswer, Form, Module, ModuleInfo, ModuleSetup, SetupError,
+    DispatchProblem, Form, Module, ModuleInfo, ModuleSetup, NoSettings, SetupError,
     SignatureRule, Violation,
 };
-use crate::xpersonenstand::XPersonenstandSettings;
+use crate::xpersonenstand::{self as xps, XPersonenstandSettings};
 use message::{slot_in, Meldung, SLOTS};
-
-const SENT_TEXT: &str = "Die Meldung {id} wurde zur Übermittlung an das Standesamt übergeben. \
-                         Sie können dieses Fenster schließen.";
 
 /// One form per slot, in the order of [`SLOTS`]. All three are signed by their author: the two
 /// notices because their legal basis (§ 3a (2) VwVfG i.V.m. § 63 PStV) asks for the written
 /// form, the death certificate because it is the physician's own declaration (see
 /// `docs/decisions.md`).
 static FORMS: [Form; 3] = [
-    Form {
-        path: "/forms/deathnotice/084020",
-        prefix: "Einrichtung.",
-        title: "Sterbefallanzeige der Einrichtung",
-        submit: "Sterbefallanzeige absenden",
-        sent_title: "Sterbefallanzeige abgesendet",
-        sent_text: SENT_TEXT,
-        signature: SignatureRule::SealOrEndUser,
-    },
-    Form {
-        path: "/forms/deathnotice/084021",
-        prefix: "Bestatter.",
-        title: "Sterbefallanzeige des Bestatters",
-        submit: "Sterbefallanzeige absenden",
-        sent_title: "Sterbefallanzeige abgesendet",
-        sent_text: SENT_TEXT,
-        signature: SignatureRule::SealOrEndUser,
-    },
-    Form {
-        path: "/forms/deathnotice/084040",
-        prefix: "Todesbescheinigung.",
-        title: "Todesbescheinigung",
-        submit: "Todesbescheinigung absenden",
-        sent_title: "Todesbescheinigung abgesendet",
-        sent_text: "Die Todesbescheinigung {id} wurde zur Übermittlung an das Standesamt \
-                    übergeben. Sie können dieses Fenster schließen.",
-        signature: SignatureRule::SealOrEndUser,
-    },
+    Form::new(
+        "/forms/deathnotice/084020",
+        "Sterbefallanzeige der Einrichtung",
+        SignatureRule::SealOrEndUser,
+    )
+    .below("Einrichtung."),
+    Form::new(
+        "/forms/deathnotice/084021",
+        "Sterbefallanzeige des Bestatters",
+        SignatureRule::SealOrEndUser,
+    )
+    .below("Bestatter."),
+    Form::new(
+        "/forms/deathnotice/084040",
+        "Todesbescheinigung",
+        SignatureRule::SealOrEndUser,
+    )
+    .below("Todesbescheinigung."),
 ];
 
 /// The module's identity; lazy only because its field table is (see [`fields::FIELDS`]).
-static INFO: LazyLock<ModuleInfo> = LazyLock::new(|| ModuleInfo {
-    segment: "deathnotice",
-    mock_prefix: Some("DEATHNOTICE"),
-    echoes_client_reference: false,
-    fields: fields::FIELDS.as_slice(),
-    forms: &FORMS,
-    transport: "xpersonenstand",
-    expired: ExpiredAnswer::Gone,
+static INFO: LazyLock<ModuleInfo> = LazyLock::new(|| {
+    ModuleInfo::civil_registry("deathnotice", &fields::FIELDS, &FORMS).with_mock_ids("DEATHNOTICE")
 });
 
-/// `[modules.deathnotice]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-struct Settings {
-    /// Seconds a final result keeps its payload before reads answer 410 report-expired.
-    retention_secs: u64,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            retention_secs: 30 * 24 * 3600,
-        }
-    }
-}
-
 /// The death-notice module.
-struct Deathnotice {
-    settings: Settings,
-    xpersonenstand: XPersonenstandSettings,
-}
+struct Deathnotice(XPersonenstandSettings);
 
-/// Builds the module from its configuration section.
+/// Builds the module (`[modules.deathnotice]` has only the layer's `retention_secs`).
 pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
-    Ok(Arc::new(Deathnotice {
-        settings: setup.settings(INFO.segment)?,
-        xpersonenstand: setup.xpersonenstand.clone(),
-    }))
+    setup.settings::<NoSettings>(INFO.segment)?;
+    Ok(Arc::new(Deathnotice(setup.xpersonenstand.clone())))
 }
 
 /// The slot a form fills (`Einrichtung` for the prefix `Einrichtung.`).
@@ -133,14 +90,6 @@ impl Module for Deathnotice {
         &INFO
     }
 
-    fn error_style(&self) -> &ErrorStyle {
-        &ErrorStyle::Plain
-    }
-
-    fn retention(&self) -> Option<Duration> {
-        Some(Duration::from_secs(self.settings.retention_secs))
-    }
-
     fn check_request(&self, request: &Map<String, Value>) -> Vec<Violation> {
         check_slots(request)
     }
@@ -152,52 +101,12 @@ impl Module for Deathnotice {
 
     fn check_dispatch(&self, form: &Form, content: &Value) -> Vec<DispatchProblem> {
         let slot = slot_of(form);
-        let meldung = match Meldung::from_content(slot, content) {
-            Ok(meldung) => meldung,
-            Err(e) => {
-                return vec![DispatchProblem {
-                    path: None,
-                    message: format!("Die Angaben passen nicht zusammen: {e}"),
-                }]
-            }
-        };
-        let missing = meldung.missing_for_dispatch();
-        if !missing.is_empty() {
-            return missing
-                .into_iter()
-                .map(|path| DispatchProblem {
-                    path: Some(format!("{slot}.{path}")),
-                    message: format!("{}: Pflichtangabe", fields::label(slot, path)),
-                })
-                .collect();
-        }
-        match meldung.write(&self.xpersonenstand) {
-            Ok(_) => Vec::new(),
-            Err(e) => vec![writer_problem(slot, e)],
-        }
+        let label = |path: &str| fields::label(slot, &path[form.prefix.len()..]);
+        xps::check_dispatch::<Meldung>(content, form.prefix, label, &self.0)
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {
-        Arc::new(message::Builder {
-            settings: self.xpersonenstand.clone(),
-        })
-    }
-}
-
-/// A problem the trial build found, next to its field where it names one (header fields, `kopf.*`,
-/// are configuration, not the end user's).
-fn writer_problem(slot: &str, error: XmlError) -> DispatchProblem {
-    match error {
-        XmlError::InvalidValue { field, reason } if !field.starts_with("kopf.") => {
-            DispatchProblem {
-                path: Some(format!("{slot}.{field}")),
-                message: format!("{}: {reason}", fields::label(slot, field)),
-            }
-        }
-        other => DispatchProblem {
-            path: None,
-            message: format!("Die Meldung kann so nicht übermittelt werden: {other}"),
-        },
+        xps::Builder::<Meldung>::shared(&self.0)
     }
 }
 
@@ -205,6 +114,8 @@ fn writer_problem(slot: &str, error: XmlError) -> DispatchProblem {
 mod tests {
     use super::*;
     use crate::module_layer::fields::assert_table_fits;
+    use crate::xpersonenstand::Content;
+    use meldewerk_xml::xpersonenstand::Nachricht;
     use meldewerk_xml::xpersonenstand::{
         SterbefallBestatter, SterbefallEinrichtung, Todesbescheinigung,
     };
@@ -221,8 +132,8 @@ mod tests {
     fn every_path_a_slot_can_miss_has_a_label() {
         let empty = json!({});
         for slot in SLOTS {
-            let meldung = Meldung::from_content(slot, &empty).unwrap();
-            for path in meldung.missing_for_dispatch() {
+            let meldung = Meldung::read(&empty, &format!("{slot}.")).unwrap();
+            for path in meldung.pflichtfelder_offen() {
                 assert_ne!(fields::label(slot, path), path, "{slot}.{path}");
             }
         }
@@ -249,10 +160,7 @@ mod tests {
 
     #[test]
     fn each_memento_opens_the_form_of_its_slot() {
-        let module = Deathnotice {
-            settings: Settings::default(),
-            xpersonenstand: XPersonenstandSettings::default(),
-        };
+        let module = Deathnotice(XPersonenstandSettings::default());
         for (slot, form) in SLOTS.iter().zip(&FORMS) {
             let found = module.form_for(&json!({"id": "a", (*slot): {}})).unwrap();
             assert!(std::ptr::eq(found, form));
@@ -267,7 +175,7 @@ mod tests {
     fn an_unticked_exact_box_beside_a_time_means_not_exact() {
         let content = json!({"Einrichtung": {"sterbefall": {"todeszeitpunkt": {"todestag":
             {"zeitpunkt": "2026-11-20T14:30:00+01:00"}}}}});
-        let Meldung::Einrichtung(m) = Meldung::from_content("Einrichtung", &content).unwrap()
+        let Meldung::Einrichtung(m) = Meldung::read(&content, "Einrichtung.").unwrap()
         else {
             panic!("wrong slot")
         };

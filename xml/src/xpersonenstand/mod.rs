@@ -9,6 +9,7 @@ mod geburt_081020;
 mod geburt_081021;
 mod header;
 mod modell;
+mod nachricht;
 mod pflichtfelder;
 mod sterbefall;
 mod werte;
@@ -28,6 +29,7 @@ pub use modell::{
     Geburtsanzeige, Kind, KindGeschlecht, KindName, Mehrlingsgeburt, Mutter, MutterStandard,
     MutterVertraulich, PersonName, TotgeburtAngaben, ZweitesElternteil,
 };
+pub use nachricht::Nachricht;
 // Death notices (084020, 084021, 084040), see `sterbefall`.
 pub use sterbefall::*;
 

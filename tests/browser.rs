@@ -437,3 +437,62 @@ fn browser_with_a_broken_magic_link_ends_at_the_login_error() {
     driver.navigate(&server.url("/forms/birthnotice"));
     driver.wait_for_page("/login");
 }
+
+#[test]
+fn browser_adds_contact_rows_and_enter_sends_the_birthdata_form() {
+    let (_dir, server) = server();
+    let driver = Driver::start("birthdata-rows");
+    let data = json!({
+        "id": "gd-browser-1",
+        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "postleitzahl": "10117", "wohnort": "Berlin"}},
+        "vorgangsidentifikation": {"ereignis": {"zeitpunkt": "2026-11-20T10:30:00+01:00", "zeichen": "ELT-7"}},
+        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "10:15"},
+        "kind": {"geschlecht": "w", "name": {"familienname": {"name": "Muster"}, "vornamen": {"name": "Lina"}}},
+        "mutter": {"namen": {"vornamen": "Anna", "familienname": "Muster"}, "geburt": {"tag": "1990-04-01"},
+                   "geschlecht": "w", "staatsangehoerigkeit": {"code": "000"}}
+    });
+    let response = server.memento_in("birthdata", "klinik", &data);
+    assert_eq!(response.status(), 200);
+    let link = response.json::<Value>().unwrap()["magicLink"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    driver.navigate(&server.url(&link));
+    driver.wait_for_page("/forms/birthdata");
+    assert_eq!(driver.text("h1"), "Geburtsdaten der Eltern");
+
+    // One empty contact row; "Weitere Zeile" adds a second and keeps what was typed.
+    driver.type_into("kontaktdaten[0].kanal", "01");
+    driver.type_into("kontaktdaten[0].kennung", "anna@example.org");
+    assert!(driver
+        .find_all("[name=\"kontaktdaten[1].kanal\"]")
+        .is_empty());
+    driver.click("button.more[value=\"kontaktdaten\"]");
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    while driver
+        .find_all("[name=\"kontaktdaten[1].kanal\"]")
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "no second contact row appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(driver.value("kontaktdaten[0].kennung"), "anna@example.org");
+    driver.type_into("kontaktdaten[1].kanal", "02");
+    driver.type_into("kontaktdaten[1].kennung", "030 1234567");
+    driver.screenshot("rows");
+
+    // Enter in a text field sends the form with its first submit button: the one that sends.
+    driver.type_into("auftragsnummer", "EG-2026-1\u{E007}");
+    driver.wait_for_page("/forms/birthdata/sent");
+    assert_eq!(driver.text("h1"), "Geburtsdaten der Eltern abgesendet");
+    driver.screenshot("sent");
+
+    let done = server.wait_for_status_in("birthdata", "klinik", "gd-browser-1", "SUCCESS");
+    assert_eq!(done["module"], "birthdata");
+    let message = server
+        .admin_get("/admin/api/v1/reports/birthdata/gd-browser-1/message")
+        .text()
+        .unwrap();
+    assert!(message.contains("030 1234567"), "{message}");
+    assert!(message.contains("EG-2026-1"));
+}

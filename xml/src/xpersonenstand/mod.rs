@@ -8,6 +8,7 @@ mod din91379;
 mod geburt_081020;
 mod geburt_081021;
 mod header;
+mod kontakt;
 mod modell;
 mod nachricht;
 mod pflichtfelder;

@@ -42,7 +42,7 @@ pub(super) struct AnschriftPfade {
 }
 
 /// Paths of a list of `Kontakt`: the list, kanal, kennung, zusatz.
-pub(super) type KontaktPfade = [&'static str; 4];
+pub(super) use crate::xpersonenstand::kontakt::KontaktPfade;
 
 // The macros take literal path pieces so that `concat!` can build `&'static str`s.
 macro_rules! ort {
@@ -121,12 +121,12 @@ macro_rules! anschrift {
 
 macro_rules! kontakte {
     ($p:literal) => {
-        [
-            $p,
-            concat!($p, ".kanal"),
-            concat!($p, ".kennung"),
-            concat!($p, ".zusatz"),
-        ]
+        KontaktPfade {
+            liste: $p,
+            kanal: concat!($p, ".kanal"),
+            kennung: concat!($p, ".kennung"),
+            zusatz: concat!($p, ".zusatz"),
+        }
     };
 }
 

@@ -98,13 +98,13 @@ impl Fehlt {
             .filter(|k| k.angegeben())
             .collect();
         if pflicht && gefuellt.is_empty() {
-            self.0.push(p[0]);
+            self.0.push(p.liste);
             return;
         }
         let kanal = gefuellt.iter().all(|k| gesetzt(&k.kanal).is_some());
-        self.erwarte(kanal, p[1]);
+        self.erwarte(kanal, p.kanal);
         let kennung = gefuellt.iter().all(|k| gesetzt(&k.kennung).is_some());
-        self.erwarte(kennung, p[2]);
+        self.erwarte(kennung, p.kennung);
     }
 }
 

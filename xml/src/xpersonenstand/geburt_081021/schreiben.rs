@@ -4,17 +4,17 @@
 
 use super::modell::{
     AllgemeinerName, AngabenEreignis, AnschriftInland, BehoerdeMitAnschrift, EreignisortErweitert,
-    Geburtsdaten, Geschlecht, Kontakt, PostalischeInlandsanschrift, Staatsangehoerigkeit,
+    Geburtsdaten, Geschlecht, PostalischeInlandsanschrift, Staatsangehoerigkeit,
 };
 use super::pfade::{
-    self, AllgemeinerNamePfade, AnschriftPfade, EreignisPfade, InlandPfade, KontaktPfade,
-    NamePfade, OrtPfade, StaatPfade,
+    self, AllgemeinerNamePfade, AnschriftPfade, EreignisPfade, InlandPfade, NamePfade, OrtPfade,
+    StaatPfade,
 };
 use super::ungueltig;
 use crate::xpersonenstand::header::{
-    LISTURI_ERREICHBARKEIT, LISTURI_VERZEICHNISDIENST, VERSION_ERREICHBARKEIT,
-    VERSION_VERZEICHNISDIENST, VERZEICHNISDIENST_DVDV,
+    LISTURI_VERZEICHNISDIENST, VERSION_VERZEICHNISDIENST, VERZEICHNISDIENST_DVDV,
 };
+use crate::xpersonenstand::kontakt::schreibe_kontakte;
 use crate::xpersonenstand::werte::{
     gesetzt, pruefe_postleitzahl, pruefe_tagesdatum, pruefe_uhrzeit_personenstand,
     pruefe_zeitpunkt, zerlege_hausnummer,
@@ -110,7 +110,7 @@ pub(super) fn schreibe_inhalt(out: &mut XmlOut, d: &Geburtsdaten) -> Result<(), 
     schreibe_kontakte(
         out,
         "xpsw:kontaktdaten",
-        d.kontaktdaten.as_ref(),
+        d.kontaktdaten.as_deref(),
         &pfade::KONTAKTDATEN,
     )?;
     schreibe_urkundenbestellung(out, d)?;
@@ -511,33 +511,6 @@ fn schreibe_anschrift_inland(
     out.end("xpsw:anschrift")
 }
 
-/// `KommunikationType` entries; untouched entries are skipped.
-fn schreibe_kontakte(
-    out: &mut XmlOut,
-    element: &str,
-    liste: Option<&Vec<Kontakt>>,
-    p: &KontaktPfade,
-) -> Result<(), XmlError> {
-    for k in liste.into_iter().flatten().filter(|k| k.angegeben()) {
-        out.start(element, &[])?;
-        out.start(
-            "kanal",
-            &[
-                ("listURI", LISTURI_ERREICHBARKEIT),
-                ("listVersionID", VERSION_ERREICHBARKEIT),
-            ],
-        )?;
-        out.text("code", p[1], gesetzt(&k.kanal).unwrap_or_default())?;
-        out.end("kanal")?;
-        out.text("kennung", p[2], gesetzt(&k.kennung).unwrap_or_default())?;
-        if let Some(z) = gesetzt(&k.zusatz) {
-            out.text("zusatz", p[3], z)?;
-        }
-        out.end(element)?;
-    }
-    Ok(())
-}
-
 /// `Urkundenanforderung.ArtDerUrkunde.Basis`; mandatory element with only optional
 /// children, so no order yields an empty element.
 fn schreibe_urkundenbestellung(out: &mut XmlOut, d: &Geburtsdaten) -> Result<(), XmlError> {
@@ -577,7 +550,7 @@ fn schreibe_elterngeldstelle(out: &mut XmlOut, b: &BehoerdeMitAnschrift) -> Resu
     schreibe_kontakte(
         out,
         "erreichbarkeit",
-        b.erreichbarkeit.as_ref(),
+        b.erreichbarkeit.as_deref(),
         &pfade::ELTERNGELDSTELLE_ERREICHBARKEIT,
     )?;
     if let Some(a) = b.anschrift.as_ref().filter(|a| a.angegeben()) {

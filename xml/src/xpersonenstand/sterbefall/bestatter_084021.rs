@@ -62,52 +62,39 @@ const MINDERJ_ANSCHRIFT: AnschriftPfade = AnschriftPfade {
 
 /// Content of the `Bestatter` slot of a death-notice request: the undertaker's notice
 /// (message 084021).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SterbefallBestatter {
     /// Postal address of the undertaker (`anschrift.autor`); required by the schema.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anschrift_autor: Option<AnschriftAutor>,
     /// The reporting undertaker and its contact person (`anzeigender`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anzeigender: Option<Anzeigender>,
     /// The deceased (`verstorbener`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub verstorbener: Option<VerstorbenerBestatter>,
     /// Time and place of death, for plausibility only (`sterbefall`, optional here).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sterbefall: Option<Sterbefall>,
     /// Spouse or registered partner (`partnerVerstorbener`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub partner_verstorbener: Option<PartnerVerstorbener>,
     /// Informant who is neither partner nor child (`auskunftsgeber`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub auskunftsgeber: Option<Auskunftsgeber>,
     /// Number of adult children; `0` when known to be none (`anzahlKinderVolljaehrig`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anzahl_kinder_volljaehrig: Option<u32>,
     /// Adult children (`volljaehrigeKinder`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub volljaehrige_kinder: Option<Vec<VolljaehrigesKind>>,
     /// Number of minor children; `0` when known to be none (`anzahlKinderMinderjaehrig`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anzahl_kinder_minderjaehrig: Option<u32>,
     /// Minor children (`minderjaehrigeKinder`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub minderjaehrige_kinder: Option<Vec<MinderjaehrigesKind>>,
     /// Kind of burial (`artDerBestattung`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub art_der_bestattung: Option<Bestattungsart>,
     /// Death certificates wanted after registration (`zahlDerUrkunden`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub zahl_der_urkunden: Option<ZahlDerUrkunden>,
     /// Certificates are collected at the office instead of being posted
     /// (`abholungImStandesamt`, written only when `true`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub abholung_im_standesamt: Option<bool>,
     /// A certificate is wanted if registration is deferred
     /// (`bescheinigungBeiZurueckstellung`, written only when `true`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bescheinigung_bei_zurueckstellung: Option<bool>,
     /// Body id issued by the examining physician (`leichenID`); identical in 084020/084040.
     #[serde(rename = "leichenID", skip_serializing_if = "Option::is_none")]
@@ -117,128 +104,102 @@ pub struct SterbefallBestatter {
 /// The deceased as the undertaker reports them
 /// (`Portal2StA.Sterbefall.Verstorbener.Bestatter`): the facility's fields plus marital
 /// status and the orphan flag.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VerstorbenerBestatter {
     /// Given names, space separated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vorname: Option<String>,
     /// Family name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub familienname: Option<String>,
     /// Birth name, if different.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geburtsname: Option<String>,
     /// Date of birth, `YYYY-MM-DD`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geburtstag: Option<String>,
     /// Sex of the deceased.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geschlecht: Option<GeschlechtVerstorbener>,
     /// Last residence (`letzterWohnsitz`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub letzter_wohnsitz: Option<Wohnanschrift>,
     /// Marital status as a code of the list
     /// `urn:xpersonenstand:schluesseltabelle:familienstandpersonenstandswesen`, e.g. `VH`
     /// married, `VW` widowed, `GS` divorced, `LD` single, `NB` unknown.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub familienstand: Option<String>,
     /// The deceased was a minor full orphan (`vollwaise`, written only when `true`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vollwaise: Option<bool>,
 }
 
 /// Spouse or registered partner of the deceased
 /// (`Portal2StA.Sterbefall.VerstorbenerPartner.Bestatter`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PartnerVerstorbener {
     /// Given names.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vorname: Option<String>,
     /// Family name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub familienname: Option<String>,
     /// Birth name, if different.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geburtsname: Option<String>,
     /// Date of birth, `YYYY-MM-DD`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geburtstag: Option<String>,
     /// Sex of the partner.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geschlecht: Option<GeschlechtVerstorbener>,
     /// The partner is also the informant (`istAuskunftsgeber`, written only when `true`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ist_auskunftsgeber: Option<bool>,
 }
 
 /// Informant who is neither partner nor child of the deceased (`auskunftsgeber`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Auskunftsgeber {
     /// Given names.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vorname: Option<String>,
     /// Family name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub familienname: Option<String>,
     /// Birth name, if different.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geburtsname: Option<String>,
     /// Address of the informant.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anschrift: Option<Wohnanschrift>,
     /// Contact channels (at least one once the informant is given).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kontaktdaten: Option<Vec<super::modell::Kontakt>>,
     /// Relation to the deceased, e.g. `Nichte` (`verhaeltnisVerstorbener`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub verhaeltnis_verstorbener: Option<String>,
 }
 
 /// An adult child of the deceased (`volljaehrigeKinder`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VolljaehrigesKind {
     /// Family name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub familienname: Option<String>,
     /// Birth name, if different.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geburtsname: Option<String>,
     /// Given names.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vornamen: Option<String>,
     /// Address of the child.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anschrift: Option<Wohnanschrift>,
     /// The child is also the informant (`istAuskunftsgeber`, written only when `true`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ist_auskunftsgeber: Option<bool>,
 }
 
 /// A minor child of the deceased (`minderjaehrigeKinder`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MinderjaehrigesKind {
     /// Family name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub familienname: Option<String>,
     /// Given names.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vornamen: Option<String>,
     /// Date of birth, `YYYY-MM-DD`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geburtstag: Option<String>,
     /// Address of the child.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anschrift: Option<Wohnanschrift>,
     /// The child became a full orphan by this death (`vollwaise`, written only when `true`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vollwaise: Option<bool>,
     /// The child is also the informant (`istAuskunftsgeber`, written only when `true`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ist_auskunftsgeber: Option<bool>,
 }
 
@@ -265,14 +226,13 @@ impl Bestattungsart {
 }
 
 /// Number of certificates per format (`Urkundenanforderung.ArtDerUrkunde.Erweitert`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ZahlDerUrkunden {
     /// Standard-format certificates.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anzahl_standardformat: Option<u32>,
     /// Family-book format certificates.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anzahl_stammbuchformat: Option<u32>,
     /// International certificates CIEC 16.
     #[serde(rename = "anzahlCIEC16", skip_serializing_if = "Option::is_none")]
@@ -281,13 +241,10 @@ pub struct ZahlDerUrkunden {
     #[serde(rename = "anzahlCIEC34", skip_serializing_if = "Option::is_none")]
     pub anzahl_ciec34: Option<u32>,
     /// Register print-outs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anzahl_registerausdruck: Option<u32>,
     /// Register print-outs with notes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anzahl_registerausdruck_mit_hinweisen: Option<u32>,
     /// Certificates for social insurance purposes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anzahl_sozialversicherung: Option<u32>,
 }
 

@@ -20,21 +20,18 @@ const TYP: Nachrichtentyp = Nachrichtentyp {
 
 /// Content of the `Einrichtung` slot of a death-notice request: the notice of a hospital
 /// or care facility in which the death occurred (message 084020).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SterbefallEinrichtung {
     /// Postal address of the facility (`anschrift.autor`); the schema requires it for
     /// every message and the contract has no other field for it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anschrift_autor: Option<AnschriftAutor>,
     /// The reporting facility and its contact person (`anzeigender`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anzeigender: Option<Anzeigender>,
     /// The deceased (`verstorbener`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub verstorbener: Option<Verstorbener>,
     /// Time and place of death (`sterbefall`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sterbefall: Option<Sterbefall>,
     /// Body id issued by the examining physician (`leichenID`); pairs this notice with
     /// 084021 and 084040, which carry the identical value.

@@ -7,10 +7,9 @@
 use super::super::geburt_081020::{
     schreibe_allgemeiner_name, schreibe_gebaeude, LISTURI_GESCHLECHT, VERSION_GESCHLECHT,
 };
-use super::super::header::{
-    schreibe_kopf, schreibe_wurzel_start, Nachrichtentyp, LISTURI_ERREICHBARKEIT,
-    VERSION_ERREICHBARKEIT,
-};
+use super::super::header::{schreibe_kopf, schreibe_wurzel_start, Nachrichtentyp};
+pub(super) use super::super::kontakt::schreibe_kontakte;
+pub(super) use super::super::kontakt::KontaktPfade;
 use super::super::werte::{
     gesetzt, pruefe_postleitzahl, pruefe_tagesdatum, pruefe_uhrzeit, zerlege_zeitpunkt,
 };
@@ -87,14 +86,6 @@ impl PersonKern<'_> {
         fehlt.text(Some(self.familienname), pfade.familienname);
         fehlt.erwarte(self.geschlecht.is_some(), pfade.geschlecht);
     }
-}
-
-/// JSON paths of a contact list.
-pub(super) struct KontaktPfade {
-    pub(super) liste: &'static str,
-    pub(super) kanal: &'static str,
-    pub(super) kennung: &'static str,
-    pub(super) zusatz: &'static str,
 }
 
 /// JSON paths of a [`Wohnanschrift`].
@@ -367,36 +358,6 @@ pub(super) fn schreibe_wohnanschrift(
     }
     text_opt(out, "xpsw:ort", p.ort, &a.ort)?;
     out.end(element)
-}
-
-/// Contact entries (`KommunikationType`) under the given element name; blank entries are
-/// skipped, `missing_for_dispatch` guarantees at least one filled entry.
-pub(super) fn schreibe_kontakte(
-    out: &mut XmlOut,
-    element: &str,
-    liste: Option<&[Kontakt]>,
-    p: &KontaktPfade,
-) -> Result<(), XmlError> {
-    for k in liste.unwrap_or_default().iter().filter(|k| k.angegeben()) {
-        out.start(element, &[])?;
-        out.start(
-            "kanal",
-            &[
-                ("listURI", LISTURI_ERREICHBARKEIT),
-                ("listVersionID", VERSION_ERREICHBARKEIT),
-            ],
-        )?;
-        out.text("code", p.kanal, gesetzt(&k.kanal).unwrap_or_default())?;
-        out.end("kanal")?;
-        out.text(
-            "kennung",
-            p.kennung,
-            gesetzt(&k.kennung).unwrap_or_default(),
-        )?;
-        text_opt(out, "zusatz", p.zusatz, &k.zusatz)?;
-        out.end(element)?;
-    }
-    Ok(())
 }
 
 /// `anzeigender` of 084020 and 084021: `anschrift`, `kontaktdaten`, `namen`.

@@ -41,20 +41,17 @@ const P_ORT: &str = "angabenLeichenschau.ort";
 
 /// Content of the `Todesbescheinigung` slot of a death-notice request: the examining
 /// physician's death certificate (message 084040).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Todesbescheinigung {
     /// Postal address of the sender (`anschrift.autor`); required by the schema.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anschrift_autor: Option<AnschriftAutor>,
     /// The deceased (`verstorbener`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub verstorbener: Option<VerstorbenerTodesbescheinigung>,
     /// Time and place of death or finding (`sterbefall`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sterbefall: Option<SterbefallTodesbescheinigung>,
     /// The examination and the examining physician (`angabenLeichenschau`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub angaben_leichenschau: Option<AngabenLeichenschau>,
     /// Body id issued by the physician (`leichenID`, mandatory in 084040); identical in
     /// 084020/084021 and in the registry's follow-up message 104010.
@@ -63,87 +60,69 @@ pub struct Todesbescheinigung {
 }
 
 /// The deceased in a death certificate (`Todesbescheinigung.Verstorbener`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VerstorbenerTodesbescheinigung {
     /// Given names.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vorname: Option<String>,
     /// Family name (the full name when given names cannot be identified).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub familienname: Option<String>,
     /// Birth name, only if different from the family name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geburtsname: Option<String>,
     /// Last residence in Germany (`letzterWohnort/anschriftInland`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub letzter_wohnsitz: Option<Wohnanschrift>,
     /// Date of birth, `YYYY-MM-DD` (`tagDerGeburt/jahrMonatTag`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geburtstag: Option<String>,
     /// Place of birth (`ortDerGeburt`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geburtsort: Option<String>,
     /// Sex of the deceased.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub geschlecht: Option<GeschlechtVerstorbener>,
     /// How the deceased was identified, as a code of the list
     /// `urn:xoev-de:xpersonenstand:codeliste:identifizierungsart`: `EPR` identity card or
     /// passport, `ESI` other document, `AAD` statements of relatives or third parties,
     /// `EK` own knowledge, `NM` not possible.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identifizierung: Option<String>,
 }
 
 /// Time and place in a death certificate (`Todesbescheinigung.Sterbefall`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SterbefallTodesbescheinigung {
     /// When the death occurred (`todestag`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub todeszeitpunkt: Option<Todeszeitpunkt>,
     /// Place of death or, with `auffindungsort: true`, of finding (`ereignisort`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sterbeort: Option<Sterbeort>,
     /// The place is where the body was found, not the place of death. Without it the
     /// flag `sterbeort` = `true` is written.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub auffindungsort: Option<bool>,
     /// A natural cause of death is established (`natuerlicherTod`, only when `true`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub natuerlicher_tod: Option<bool>,
     /// Stillbirth (`totgeburt`, only when `true`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub totgeburt: Option<bool>,
 }
 
 /// The post-mortem examination (`Todesbescheinigung.Leichenschau`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AngabenLeichenschau {
     /// Names of the physician (`namenArzt`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namen_arzt: Option<PersonName>,
     /// Professional address of the physician in Germany (`anschriftArzt`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub anschrift_arzt: Option<Gebaeudeanschrift>,
     /// Professional contact channels of the physician (`kontaktArzt`, at least one).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kontakt_arzt: Option<Vec<Kontakt>>,
     /// Day of the examination, `YYYY-MM-DD`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub datum: Option<String>,
     /// Time of the examination, `HH:mm`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uhrzeit: Option<String>,
     /// Whether `uhrzeit` is exact (`uhrzeit/@exakt`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uhrzeit_exakt: Option<bool>,
     /// The time of the examination is unknown (`uhrzeit/unbekannt`); replaces `uhrzeit`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uhrzeit_unbekannt: Option<bool>,
     /// Town where the examination took place.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ort: Option<String>,
 }
 

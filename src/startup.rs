@@ -18,6 +18,7 @@ use meldewerk_transports::Transport;
 use tracing_actix_web::{RequestId, TracingLogger};
 
 use crate::accounts::Accounts;
+use crate::auth::limiter::FailedLoginLimiter;
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::{CredentialVerifier, Sessions};
 use crate::configuration::Settings;
@@ -265,11 +266,16 @@ impl Application {
             &settings.operator.username,
             settings.operator.password.as_deref(),
             &master.derive("operator-credentials"),
+            FailedLoginLimiter::new(
+                security.failed_logins_per_user_per_minute,
+                security.failed_logins_per_address_per_minute,
+            ),
         ));
         let readiness = web::Data::new(Readiness::default());
         let store_data = web::Data::new(store.clone());
         let master_data = web::Data::from(master.clone());
         let engine_data = web::Data::new(engine.clone());
+        let metrics = crate::metrics::shared(engine.clone());
         let xpersonenstand_data = web::Data::new(transports.xpersonenstand.clone());
         let max_body = settings.max_body_bytes;
         let grace = Duration::from_secs(settings.shutdown_grace_secs);
@@ -288,6 +294,7 @@ impl Application {
                     .app_data(operator.clone())
                     .app_data(readiness.clone())
                     .app_data(engine_data.clone())
+                    .app_data(metrics.clone())
                     .app_data(xpersonenstand_data.clone())
                     .app_data(
                         web::FormConfig::default()
@@ -318,9 +325,11 @@ impl Application {
                             Ok(response)
                         }
                     })
+                    .wrap(middleware::from_fn(crate::metrics::count_requests))
                     .wrap(TracingLogger::<RedactingRootSpan>::new())
                     .service(routes::health::healthz)
                     .service(routes::health::readyz)
+                    .service(crate::metrics::scrape)
                     .service(routes::magic_link::redeem)
                     .service(routes::bal::bal_login)
                     .service(routes::login::login)

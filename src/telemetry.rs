@@ -57,6 +57,9 @@ impl RootSpanBuilder for RedactingRootSpan {
                 tracing::error!(parent: &span, status = status.as_u16(), error = error.map(tracing::field::display), "request failed");
             } else if let Some(error) = error {
                 tracing::warn!(parent: &span, status = status.as_u16(), error = %error, "request refused");
+            } else if is_probe(response.request().path()) {
+                // Load balancers ask every few seconds; a line each would bury the real traffic.
+                tracing::debug!(parent: &span, status = status.as_u16(), "request done");
             } else {
                 tracing::info!(parent: &span, status = status.as_u16(), "request done");
             }
@@ -64,6 +67,11 @@ impl RootSpanBuilder for RedactingRootSpan {
             DefaultRootSpanBuilder::on_request_end(span, outcome);
         }
     }
+}
+
+/// Health probes (`/healthz`, `/readyz`), logged at debug when they succeed.
+fn is_probe(path: &str) -> bool {
+    matches!(path, "/healthz" | "/readyz")
 }
 
 /// Longest client-chosen string written to the log, in characters. Names and ids the service

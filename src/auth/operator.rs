@@ -1,4 +1,5 @@
-//! Operators: HTTP Basic with the credentials from configuration, compared in constant time.
+//! Operators: HTTP Basic with the credentials from configuration, compared in constant time,
+//! behind the same failed-login limits as the API users.
 
 use std::future::{ready, Ready};
 
@@ -7,20 +8,32 @@ use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
 use ring::hmac;
 
 use super::basic::basic_credentials;
+use super::limiter::FailedLoginLimiter;
 
 /// The configured operator credentials, kept as HMAC tags so that comparing them takes the same
-/// time whatever the input.
+/// time whatever the input, and the failed-login limits that stop guessing them.
 pub struct OperatorCredentials {
     key: hmac::Key,
     expected: Option<hmac::Tag>,
+    limiter: FailedLoginLimiter,
 }
 
 impl OperatorCredentials {
-    /// Credentials `username`/`password`; without a password nobody is an operator.
-    pub fn new(username: &str, password: Option<&str>, secret: &[u8; 32]) -> Self {
+    /// Credentials `username`/`password`; without a password nobody is an operator. Failed
+    /// logins are limited per user name and per client address like the API users'.
+    pub fn new(
+        username: &str,
+        password: Option<&str>,
+        secret: &[u8; 32],
+        limiter: FailedLoginLimiter,
+    ) -> Self {
         let key = hmac::Key::new(hmac::HMAC_SHA256, secret);
         let expected = password.map(|p| hmac::sign(&key, &Self::message(username, p)));
-        OperatorCredentials { key, expected }
+        OperatorCredentials {
+            key,
+            expected,
+            limiter,
+        }
     }
 
     fn message(user: &str, password: &str) -> Vec<u8> {
@@ -43,24 +56,50 @@ impl OperatorCredentials {
 /// A request made with operator credentials.
 pub struct Operator;
 
-/// Not an operator: 401 with a challenge.
+/// Not an operator: 401 with a challenge, or 429 with `Retry-After` once the failed-login limit
+/// is reached.
 #[derive(Debug)]
-pub struct NotOperator;
+pub enum NotOperator {
+    /// Missing or wrong credentials.
+    Unauthorized,
+    /// Too many failed logins for this user name or client address.
+    TooManyAttempts {
+        /// Seconds until the next attempt is considered.
+        retry_after_secs: u64,
+    },
+}
 
 impl std::fmt::Display for NotOperator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("operator credentials required")
+        match self {
+            NotOperator::Unauthorized => f.write_str("operator credentials required"),
+            NotOperator::TooManyAttempts { .. } => f.write_str("too many failed operator logins"),
+        }
     }
 }
 
 impl ResponseError for NotOperator {
+    fn status_code(&self) -> actix_web::http::StatusCode {
+        match self {
+            NotOperator::Unauthorized => actix_web::http::StatusCode::UNAUTHORIZED,
+            NotOperator::TooManyAttempts { .. } => actix_web::http::StatusCode::TOO_MANY_REQUESTS,
+        }
+    }
+
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::Unauthorized()
-            .insert_header((
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Basic realm=\"meldewerk operators\""),
-            ))
-            .json(serde_json::json!({ "errors": ["operator credentials required"] }))
+        match self {
+            NotOperator::Unauthorized => HttpResponse::Unauthorized()
+                .insert_header((
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Basic realm=\"meldewerk operators\""),
+                ))
+                .json(serde_json::json!({ "errors": ["operator credentials required"] })),
+            NotOperator::TooManyAttempts { retry_after_secs } => HttpResponse::TooManyRequests()
+                .insert_header((header::RETRY_AFTER, retry_after_secs.to_string()))
+                .json(serde_json::json!({ "errors": [format!(
+                    "too many failed logins; try again in {retry_after_secs} seconds"
+                )] })),
+        }
     }
 }
 
@@ -69,11 +108,24 @@ impl FromRequest for Operator {
     type Future = Ready<Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
-        let credentials = req.app_data::<web::Data<OperatorCredentials>>();
-        let ok = match (credentials, basic_credentials(req)) {
-            (Some(expected), Some((user, password))) => expected.matches(&user, &password),
-            _ => false,
+        let (Some(expected), Some((user, password))) = (
+            req.app_data::<web::Data<OperatorCredentials>>(),
+            basic_credentials(req),
+        ) else {
+            return ready(Err(NotOperator::Unauthorized));
         };
-        ready(if ok { Ok(Operator) } else { Err(NotOperator) })
+        let address = req.peer_addr().map(|a| a.ip());
+        // A blocked name or address is refused before the password is looked at, so that even
+        // the right password does not tell a guesser anything until the allowance refills.
+        if let Some(wait) = expected.limiter.blocked(&user, address) {
+            return ready(Err(NotOperator::TooManyAttempts {
+                retry_after_secs: wait.as_secs().max(1),
+            }));
+        }
+        if expected.matches(&user, &password) {
+            return ready(Ok(Operator));
+        }
+        expected.limiter.record_failure(&user, address);
+        ready(Err(NotOperator::Unauthorized))
     }
 }

@@ -1,0 +1,215 @@
+//! Prometheus metrics at `GET /metrics` (operator credentials; OpenMetrics text).
+//!
+//! The HTTP layer is counted by route pattern (never the raw path, which may carry a token),
+//! method and status, with a latency histogram; the engine is read from its health registry at
+//! each scrape (per actor: processed, failed, restarts, backlog, state), so that the engine needs
+//! no metrics code of its own and a scrape always shows the registry's current truth.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::{get, web, Error, HttpResponse};
+use meldewerk_actors::{ActorState, Engine};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use crate::auth::Operator;
+
+/// Labels of an HTTP request.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    route: String,
+    status: u16,
+}
+
+/// Labels of a request duration.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    method: String,
+    route: String,
+}
+
+fn latency_histogram() -> Histogram {
+    // 0.25 ms to about 4 s.
+    Histogram::new(exponential_buckets(0.000_25, 2.0, 15))
+}
+
+/// The service's metrics registry. Cheap to share: the families count atomically.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    durations: Family<RouteLabels, Histogram, fn() -> Histogram>,
+}
+
+impl Metrics {
+    /// A registry with the HTTP families and the engine's collector.
+    pub fn new(engine: Engine) -> Self {
+        let mut registry = Registry::with_prefix("meldewerk");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let durations = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
+        registry.register(
+            "http_requests",
+            "HTTP requests by method, route pattern and status",
+            requests.clone(),
+        );
+        registry.register_with_unit(
+            "http_request_duration",
+            "Time to answer an HTTP request, by method and route pattern",
+            prometheus_client::registry::Unit::Seconds,
+            durations.clone(),
+        );
+        registry.register_collector(Box::new(EngineCollector(engine)));
+        Metrics {
+            registry,
+            requests,
+            durations,
+        }
+    }
+
+    /// The OpenMetrics text of every metric.
+    pub fn encode(&self) -> Result<String, std::fmt::Error> {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        Ok(text)
+    }
+
+    fn observe(&self, method: &str, route: String, status: u16, seconds: f64) {
+        self.durations
+            .get_or_create(&RouteLabels {
+                method: method.to_owned(),
+                route: route.clone(),
+            })
+            .observe(seconds);
+        self.requests
+            .get_or_create(&RequestLabels {
+                method: method.to_owned(),
+                route,
+                status,
+            })
+            .inc();
+    }
+}
+
+/// Middleware counting every request under its route pattern.
+pub async fn count_requests(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let started = Instant::now();
+    let registry = req.app_data::<web::Data<Metrics>>().cloned();
+    // Unmatched paths are one series, whatever was asked: a scanner must not grow the registry.
+    let route = req
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string());
+    let method = req.method().to_string();
+    let response = next.call(req).await?;
+    if let Some(registry) = registry {
+        let status = response.status().as_u16();
+        registry.observe(&method, route, status, started.elapsed().as_secs_f64());
+    }
+    Ok(response)
+}
+
+/// `GET /metrics`: the OpenMetrics text (operator credentials).
+#[get("/metrics")]
+pub async fn scrape(_operator: Operator, registry: web::Data<Metrics>) -> HttpResponse {
+    match registry.encode() {
+        Ok(text) => HttpResponse::Ok()
+            .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
+            .body(text),
+        Err(e) => {
+            tracing::error!(error = %e, "metrics could not be encoded");
+            HttpResponse::InternalServerError()
+                .json(serde_json::json!({ "errors": ["metrics could not be encoded"] }))
+        }
+    }
+}
+
+/// Reads the engine's health registry at each scrape.
+#[derive(Debug)]
+struct EngineCollector(Engine);
+
+impl EngineCollector {
+    fn actor_values(
+        &self,
+        encoder: &mut DescriptorEncoder,
+        name: &str,
+        help: &str,
+        counter: bool,
+        value: impl Fn(&meldewerk_actors::ActorHealth) -> u64,
+    ) -> Result<(), std::fmt::Error> {
+        let health = self.0.health();
+        let kind = if counter {
+            ConstCounter::new(0u64).metric_type()
+        } else {
+            ConstGauge::new(0i64).metric_type()
+        };
+        let mut metric = encoder.encode_descriptor(name, help, None, kind)?;
+        for actor in &health {
+            let labels = [("actor", actor.name.as_str())];
+            let family = metric.encode_family(&labels)?;
+            if counter {
+                ConstCounter::new(value(actor)).encode(family)?;
+            } else {
+                ConstGauge::new(i64::try_from(value(actor)).unwrap_or(i64::MAX)).encode(family)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Collector for EngineCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        self.actor_values(
+            &mut encoder,
+            "actor_processed",
+            "Work an actor finished: reports brought to a final state (module actors), jobs routed (outbox), payloads expired (retention)",
+            true,
+            |a| a.processed,
+        )?;
+        self.actor_values(
+            &mut encoder,
+            "actor_failed",
+            "Reports that ended in FAILURE (module actors), failed sweeps (retention)",
+            true,
+            |a| a.failed,
+        )?;
+        self.actor_values(
+            &mut encoder,
+            "actor_restarts",
+            "Restarts after a panic or failure",
+            true,
+            |a| a.restarts,
+        )?;
+        self.actor_values(
+            &mut encoder,
+            "actor_backlog",
+            "Work waiting: outbox length (outbox), jobs in flight (module actors)",
+            false,
+            |a| a.backlog as u64,
+        )?;
+        self.actor_values(
+            &mut encoder,
+            "actor_degraded",
+            "1 while an actor restarts more often than the restart intensity allows",
+            false,
+            |a| u64::from(a.state == ActorState::Degraded),
+        )
+    }
+}
+
+/// The registry shared by the middleware and the endpoint.
+pub fn shared(engine: Engine) -> web::Data<Metrics> {
+    web::Data::from(Arc::new(Metrics::new(engine)))
+}

@@ -496,3 +496,47 @@ fn browser_adds_contact_rows_and_enter_sends_the_birthdata_form() {
     assert!(message.contains("030 1234567"), "{message}");
     assert!(message.contains("EG-2026-1"));
 }
+
+#[test]
+fn browser_shows_the_operator_dashboard_on_a_phone_sized_screen() {
+    let (_dir, server) = server();
+    dispatch(&server, "klinik", &complete_notice("geb-dashboard"));
+    server.wait_for_status("klinik", "geb-dashboard", "SUCCESS");
+    let driver = Driver::start("dashboard");
+    driver.cmd("POST", "/window/rect", json!({"width": 390, "height": 844}));
+    // Credentials in the URL are what a browser turns into the Basic header.
+    let base = server.url("/admin/");
+    let with_credentials = base.replacen(
+        "http://",
+        &format!("http://{}:{}@", OPERATOR.0, OPERATOR.1),
+        1,
+    );
+    driver.navigate(&with_credentials);
+    driver.wait_for_page("/admin/");
+    assert_eq!(driver.text("h1"), "meldewerk – operations");
+    assert_eq!(driver.text("#degraded"), "0");
+    assert_eq!(driver.text("#processed"), "1");
+    let rows = driver.find_all("tbody tr");
+    assert_eq!(rows.len(), 5, "outbox, three modules, retention");
+    let cells = driver.text("tbody");
+    assert!(cells.contains("module:birthnotice"), "{cells}");
+    assert!(cells.contains("running"), "{cells}");
+    // On a narrow screen the header row is hidden and each row is a card of its own.
+    let header = driver.find("thead");
+    assert_eq!(
+        driver.get(&format!("/element/{header}/css/display")),
+        "none"
+    );
+    let row = driver.find("tbody tr");
+    assert_eq!(driver.get(&format!("/element/{row}/css/display")), "block");
+    driver.screenshot("phone");
+
+    // The page refreshes itself: a report finished after the first load shows up.
+    dispatch(&server, "klinik", &complete_notice("geb-dashboard-2"));
+    server.wait_for_status("klinik", "geb-dashboard-2", "SUCCESS");
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    while driver.text("#processed") != "2" {
+        assert!(Instant::now() < deadline, "the dashboard did not refresh");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

@@ -20,8 +20,11 @@ fn metrics_count_requests_by_route_pattern_and_show_every_actor() {
     let dir = DataDir::new();
     dir.add_user("klinik");
     let server = Server::start(&dir, &[]);
-    let anonymous = server.client().get(server.url("/metrics")).send().unwrap();
-    assert_eq!(anonymous.status(), 401);
+    for path in ["/metrics", "/admin/"] {
+        let anonymous = server.client().get(server.url(path)).send().unwrap();
+        assert_eq!(anonymous.status(), 401, "{path}");
+        assert!(anonymous.headers().contains_key("www-authenticate"));
+    }
 
     for _ in 0..3 {
         assert_eq!(

@@ -1,6 +1,8 @@
-//! The operator API under `/admin/api/v1/` (operator credentials from configuration).
+//! The operator API under `/admin/api/v1/` and the dashboard at `/admin/` (operator credentials
+//! from configuration).
 
 pub mod actors;
+pub mod dashboard;
 pub mod messages;
 pub mod transports;
 pub mod users;
@@ -9,7 +11,7 @@ use actix_web::web;
 
 /// Registers the operator endpoints.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
+    cfg.service(dashboard::dashboard).service(
         web::scope("/admin/api/v1")
             .service(messages::delivered_message)
             .service(actors::actors)

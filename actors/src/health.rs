@@ -44,6 +44,8 @@ pub struct ActorHealth {
     pub failed: u64,
     /// When the actor last showed it was alive (every tick).
     pub last_heartbeat: Option<DateTime<Utc>>,
+    /// Module actors: an operator paused the module's deliveries.
+    pub paused: bool,
 }
 
 /// Shared table of every actor's health, in registration order.
@@ -68,6 +70,7 @@ impl HealthRegistry {
             processed: 0,
             failed: 0,
             last_heartbeat: None,
+            paused: false,
         });
         HealthHandle {
             registry: Arc::clone(self),

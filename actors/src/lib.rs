@@ -19,6 +19,7 @@ mod health;
 mod inflight;
 mod module_actor;
 mod outbox;
+mod paused;
 mod retention;
 mod settings;
 mod supervise;
@@ -41,6 +42,7 @@ use health::HealthRegistry;
 use inflight::InFlight;
 use module_actor::{ModuleActor, Worker};
 use outbox::{OutboxActor, Wake};
+use paused::Paused;
 use retention::RetentionActor;
 use supervise::Supervision;
 
@@ -100,6 +102,9 @@ pub struct Engine {
 
 struct EngineInner {
     outbox: Addr<OutboxActor>,
+    /// Module segments the engine serves.
+    modules: Vec<Arc<str>>,
+    paused: Arc<Paused>,
     arbiter: ArbiterHandle,
     registry: Arc<HealthRegistry>,
     in_flight: Arc<InFlight>,
@@ -165,10 +170,13 @@ impl Engine {
         );
         Supervisor::start_in_arbiter(&arbiter, move |_| retention);
 
+        let modules: Vec<Arc<str>> = routes.keys().cloned().collect();
+        let paused = Arc::new(Paused::default());
         let outbox = OutboxActor::new(
             store,
             settings,
             routes,
+            Arc::clone(&paused),
             Arc::clone(&in_flight),
             Arc::clone(&shutting_down),
             outbox_sup,
@@ -178,6 +186,8 @@ impl Engine {
         Engine {
             inner: Arc::new(EngineInner {
                 outbox,
+                modules,
+                paused,
                 arbiter,
                 registry,
                 in_flight,
@@ -195,7 +205,34 @@ impl Engine {
     /// Health of every actor, for operators: `outbox`, one `module:<module>` per module,
     /// `retention`.
     pub fn health(&self) -> Vec<ActorHealth> {
-        self.inner.registry.snapshot()
+        let mut health = self.inner.registry.snapshot();
+        for entry in &mut health {
+            if let Some(module) = entry.name.strip_prefix("module:") {
+                entry.paused = self.inner.paused.contains(module);
+            }
+        }
+        health
+    }
+
+    /// Pauses the deliveries of `module`: its jobs stay in the outbox until [`Engine::resume`];
+    /// jobs already running finish. `None` when the engine serves no such module, else whether
+    /// this call changed anything.
+    pub fn pause(&self, module: &str) -> Option<bool> {
+        self.serves(module).then(|| self.inner.paused.pause(module))
+    }
+
+    /// Resumes the deliveries of `module` at once. `None` for a module the engine does not
+    /// serve, else whether this call changed anything.
+    pub fn resume(&self, module: &str) -> Option<bool> {
+        let changed = self
+            .serves(module)
+            .then(|| self.inner.paused.resume(module));
+        self.wake();
+        changed
+    }
+
+    fn serves(&self, module: &str) -> bool {
+        self.inner.modules.iter().any(|m| &**m == module)
     }
 
     /// Stop starting new work, wait up to `grace` for in-flight jobs, stop the actors. Jobs not

@@ -17,11 +17,15 @@ use meldewerk_storage::{Job, Store};
 
 use crate::inflight::{ClaimRefused, InFlight};
 use crate::module_actor::{JobDone, ModuleActor, RunJob};
+use crate::paused::Paused;
 use crate::settings::EngineSettings;
 use crate::supervise::{panic_message, Supervision};
 
 /// How long a job for a module nobody serves is left alone before it is looked at again.
 const UNROUTABLE_HOLD: Duration = Duration::from_secs(60);
+/// How long a job of a paused module is left alone before it is looked at again; a resume wakes
+/// the outbox, so this bounds how late a resumed module starts.
+const PAUSED_HOLD: Duration = Duration::from_millis(500);
 /// How long a job is left alone after its module actor could not take it (mailbox closed).
 const MAILBOX_FAILURE_HOLD: Duration = Duration::from_secs(1);
 /// Extra jobs fetched per scan beyond what can be routed, so that held jobs at the head of the
@@ -40,6 +44,7 @@ pub(crate) struct OutboxActor {
     store: Arc<dyn Store>,
     settings: EngineSettings,
     routes: HashMap<Arc<str>, Addr<ModuleActor>>,
+    paused: Arc<Paused>,
     in_flight: Arc<InFlight>,
     shutting_down: Arc<AtomicBool>,
     /// Jobs not to route before the given instant (store trouble, unknown module).
@@ -56,6 +61,7 @@ impl OutboxActor {
         store: Arc<dyn Store>,
         settings: EngineSettings,
         routes: HashMap<Arc<str>, Addr<ModuleActor>>,
+        paused: Arc<Paused>,
         in_flight: Arc<InFlight>,
         shutting_down: Arc<AtomicBool>,
         sup: Supervision,
@@ -64,6 +70,7 @@ impl OutboxActor {
             store,
             settings,
             routes,
+            paused,
             in_flight,
             shutting_down,
             hold: HashMap::new(),
@@ -152,6 +159,10 @@ impl OutboxActor {
                 self.hold.insert(job.id, Instant::now() + UNROUTABLE_HOLD);
                 continue;
             };
+            if self.paused.contains(module) {
+                self.hold.insert(job.id, Instant::now() + PAUSED_HOLD);
+                continue;
+            }
             let claim = match self.in_flight.try_claim(job.id, module, max) {
                 Ok(claim) => claim,
                 Err(ClaimRefused::AlreadyClaimed) => continue,

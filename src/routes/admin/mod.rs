@@ -4,6 +4,7 @@
 pub mod actors;
 pub mod dashboard;
 pub mod messages;
+pub mod modules;
 pub mod transports;
 pub mod users;
 
@@ -15,6 +16,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::scope("/admin/api/v1")
             .service(messages::delivered_message)
             .service(actors::actors)
+            .service(modules::pause)
+            .service(modules::resume)
             .service(transports::received)
             .service(users::list_users)
             .service(users::add_user)

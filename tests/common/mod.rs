@@ -213,6 +213,11 @@ impl Server {
         self.env.push((key.to_string(), value.to_string()));
     }
 
+    /// The server process's id, while it runs (benchmarks read its CPU time).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Starts the server again after a kill.
     pub fn start_again(&mut self) {
         assert!(self.child.is_none(), "still running");

@@ -1,0 +1,112 @@
+//! The end-to-end pipeline: form submissions through to final, acknowledged reports.
+//!
+//! Run with `cargo bench --bench pipeline` (release build). `BENCH_REPORTS` birth notices
+//! (default 500) are prepared (memento and magic link, not timed), then `BENCH_WORKERS` browser
+//! sessions (default 8) open their forms and send them; the simulated office acknowledges at once
+//! (`ack_delay_ms = 0`). Printed: form submissions accepted per second, reports per second from
+//! the first submission until every report is final (read from the engine's health), and the
+//! server's CPU time per report (from `/proc`). Client and server share the machine's cores.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+fn setting<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// User plus system CPU time of process `pid`, in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = fields
+        .get(11..13)
+        .map(|f| f.iter().filter_map(|v| v.parse::<f64>().ok()).sum())
+        .unwrap_or(0.0);
+    // Linux reports in clock ticks, 100 per second on every common configuration.
+    ticks / 100.0
+}
+
+fn finished(server: &Server) -> u64 {
+    let actors: Vec<Value> = server
+        .admin_get("/admin/api/v1/actors")
+        .json()
+        .unwrap_or_default();
+    actors
+        .iter()
+        .find(|a| a["name"] == "module:birthnotice")
+        .and_then(|a| a["processed"].as_u64())
+        .unwrap_or(0)
+}
+
+fn main() {
+    let reports: usize = setting("BENCH_REPORTS", 500).max(1);
+    let workers: usize = setting("BENCH_WORKERS", 8).max(1);
+
+    let dir = DataDir::new();
+    dir.add_user("bench");
+    let server = Server::start(
+        &dir,
+        &[
+            ("MELDEWERK_LOG__LEVEL", "warn"),
+            ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "0"),
+            ("MELDEWERK_ENGINE__ACK_POLL_INTERVAL_MS", "0"),
+        ],
+    );
+    let pid = server.pid().expect("server runs");
+    let links: Vec<String> = (0..reports)
+        .map(|i| magic_link(&server, "bench", &complete_notice(&format!("pipe-{i}"))))
+        .collect();
+
+    let next = AtomicUsize::new(0);
+    let cpu_before = cpu_seconds(pid);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(link) = links.get(i) else { break };
+                let browser = Browser::new();
+                let mut form = browser.open_magic_link(&server, link);
+                form.set("signatur.name", "Dr. Erika Beispiel");
+                form.set("signatur.bestaetigt", "true");
+                let response = browser.submit(&server, &form);
+                assert_eq!(response.status(), 303, "submission {i} refused");
+            });
+        }
+    });
+    let accepted = started.elapsed();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while finished(&server) < reports as u64 {
+        assert!(Instant::now() < deadline, "reports never all finished");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let all_final = started.elapsed();
+    let cpu = cpu_seconds(pid) - cpu_before;
+
+    println!("meldewerk pipeline: {reports} birth notices, {workers} browser sessions");
+    println!(
+        "form submissions accepted: {:>8.0} /s ({:.2} s)",
+        reports as f64 / accepted.as_secs_f64(),
+        accepted.as_secs_f64()
+    );
+    println!(
+        "reports final:             {:>8.0} /s ({:.2} s from the first submission)",
+        reports as f64 / all_final.as_secs_f64(),
+        all_final.as_secs_f64()
+    );
+    println!(
+        "server CPU per report:     {:>8.2} ms (incl. form pages and magic links)",
+        cpu * 1000.0 / reports as f64
+    );
+}

@@ -101,6 +101,22 @@ impl Metrics {
     }
 }
 
+/// The method as a label: the standard ones by name, anything a client invents as `other`, so
+/// that made-up methods cannot grow the registry.
+fn method_label(method: &actix_web::http::Method) -> &'static str {
+    use actix_web::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::PATCH => "PATCH",
+        _ => "other",
+    }
+}
+
 /// Middleware counting every request under its route pattern.
 pub async fn count_requests(
     req: ServiceRequest,
@@ -112,7 +128,7 @@ pub async fn count_requests(
     let route = req
         .match_pattern()
         .unwrap_or_else(|| "unmatched".to_string());
-    let method = req.method().to_string();
+    let method = method_label(req.method()).to_owned();
     let response = next.call(req).await?;
     if let Some(registry) = registry {
         let status = response.status().as_u16();

@@ -56,6 +56,16 @@ impl MessageSigner for Signer {
         report: &Report,
         body: &[u8],
     ) -> Result<Option<MessageSignature>, BuildError> {
+        let rule = report
+            .submission
+            .as_ref()
+            .and_then(|content| self.module.form_for(content))
+            .map(|form| form.signature);
+        // A message that needs no personal signature is the portal's to sign, whether or not
+        // the API user has a seal: it is not the user's declaration.
+        if rule == Some(SignatureRule::Portal) {
+            return Ok(Some(self.portal_signature(body, "portal", "meldewerk")));
+        }
         let owner = self
             .store
             .user(&report.key.owner)

@@ -75,18 +75,25 @@ fn prune(value: &mut Value) -> bool {
     }
 }
 
-/// Seals pre-fill data into a memento.
-pub fn seal_memento(key: &UserKey, data: &Value) -> String {
-    key.seal(
-        Envelope::Memento,
-        &serde_json::to_vec(data).expect("serializable"),
-    )
+/// Seals pre-fill data of `module` into a memento. The module's segment is sealed with the data
+/// (`segment NUL json`), so that a memento opens only the forms of the module that validated it:
+/// another module's rules (its reserved mock ids, its schema) were never applied to it.
+pub fn seal_memento(key: &UserKey, module: &str, data: &Value) -> String {
+    let mut plain = Vec::with_capacity(module.len() + 1 + 512);
+    plain.extend_from_slice(module.as_bytes());
+    plain.push(0);
+    serde_json::to_writer(&mut plain, data).expect("serializable");
+    key.seal(Envelope::Memento, &plain)
 }
 
-/// Opens a memento; `None` if it was not sealed with this key or was changed.
-pub fn open_memento(key: &UserKey, memento: &str) -> Option<Value> {
+/// Opens a memento of `module`; `None` if it was not sealed with this key for this module, or
+/// was changed.
+pub fn open_memento(key: &UserKey, module: &str, memento: &str) -> Option<Value> {
     let plain = key.open(Envelope::Memento, memento).ok()?;
-    serde_json::from_slice(&plain).ok()
+    let json = plain
+        .strip_prefix(module.as_bytes())
+        .and_then(|rest| rest.strip_prefix(&[0]))?;
+    serde_json::from_slice(json).ok()
 }
 
 #[cfg(test)]

@@ -67,7 +67,11 @@ fn problem(response: reqwest::blocking::Response, status: u16, kind: &str) -> Va
         "application/problem+json"
     );
     let body: Value = response.json().unwrap();
-    assert_eq!(body["type"], format!("{BASE}{kind}"), "{body}");
+    let expected = match kind.starts_with("about:") {
+        true => kind.to_owned(),
+        false => format!("{BASE}{kind}"),
+    };
+    assert_eq!(body["type"], expected, "{body}");
     assert_eq!(body["status"], status);
     assert!(body["title"].as_str().is_some_and(|t| !t.is_empty()));
     assert!(body["detail"].as_str().is_some_and(|t| !t.is_empty()));
@@ -391,18 +395,23 @@ fn the_form_refuses_what_the_message_cannot_carry() {
 }
 
 #[test]
-fn retention_turns_reads_into_report_expired() {
+fn retention_turns_reads_into_report_expired_even_after_retrieval() {
     let dir = DataDir::new();
     dir.add_user("eltern");
     let server = server(
         &dir,
         &[
-            ("MELDEWERK_MODULES__BIRTHDATA__RETENTION_SECS", "1"),
+            ("MELDEWERK_MODULES__BIRTHDATA__RETENTION_SECS", "3"),
             ("MELDEWERK_ENGINE__RETENTION_SWEEP_INTERVAL_SECS", "1"),
         ],
     );
     dispatch_in(&server, "birthdata", "eltern", &complete("gd-r"));
+    dispatch_in(&server, "birthdata", "eltern", &complete("gd-r2"));
     server.wait_for_status_in("birthdata", "eltern", "gd-r", "SUCCESS");
+    server.wait_for_status_in("birthdata", "eltern", "gd-r2", "SUCCESS");
+    // One is consumed before retention comes; expired beats already-retrieved afterwards.
+    let consumed = server.get_as("eltern", "/api/birthdata/v1/reports/gd-r2");
+    assert_eq!(consumed.status(), 200);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let response = server.get_as("eltern", "/api/birthdata/v1/reports/gd-r?peek=true");
@@ -413,4 +422,128 @@ fn retention_turns_reads_into_report_expired() {
         assert!(std::time::Instant::now() < deadline, "never expired");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+    for path in [
+        "/api/birthdata/v1/reports/gd-r2",
+        "/api/birthdata/v1/reports/gd-r2?peek=true",
+        "/api/birthdata/v1/reports/gd-r",
+    ] {
+        problem(
+            server.get_as("eltern", path),
+            410,
+            "/Products/birthdata/problems/report-expired",
+        );
+    }
+}
+
+#[test]
+fn a_memento_opens_only_its_own_module_s_form() {
+    let (_dir, server) = started();
+    // birthdata reserves no mock ids, so this id is fine here, and must stay here.
+    let response = server.memento_in(
+        "birthdata",
+        "eltern",
+        &json!({"id": "BIRTHNOTICE-TEST-SUCCESS"}),
+    );
+    assert_eq!(response.status(), 200);
+    let memento = response.json::<Value>().unwrap()["memento"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let link = server.memento_in("birthdata", "eltern", &json!({"id": "gd-x"}));
+    let link = link.json::<Value>().unwrap()["magicLink"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let browser = Browser::new();
+    browser.open_magic_link(&server, &link);
+    for form in ["/forms/birthnotice", "/forms/deathnotice/084020"] {
+        let page = browser.form(&server.url(&format!("{form}?m={memento}")));
+        assert_eq!(page.status, 400, "{form}");
+        assert!(page.html.contains("Link ungültig"));
+    }
+    assert_eq!(
+        server
+            .get_as("eltern", "/api/birthnotice/v1/reports")
+            .json::<Value>()
+            .unwrap(),
+        json!([])
+    );
+}
+
+#[test]
+fn path_like_names_and_long_lists_are_refused() {
+    let (_dir, server) = started();
+    let rows: Vec<Value> = (0..51)
+        .map(|i| json!({"kanal": "01", "kennung": format!("a{i}@example.org")}))
+        .collect();
+    let body = json!({
+        "id": "gd-p",
+        "mutter": {"namen.vornamen": "Anna"},
+        "kontaktdaten[]": {"kanal": "01"},
+        "zustaendigeElterngeldstelle": {"erreichbarkeit": rows}
+    });
+    let found = violations(&problem(
+        server.memento_in("birthdata", "eltern", &body),
+        400,
+        "/problems/validation-error",
+    ));
+    assert_eq!(
+        found,
+        vec![
+            (
+                Some("/kontaktdaten[]".into()),
+                "kontaktdaten[] is not a known field".into()
+            ),
+            (
+                Some("/mutter/namen.vornamen".into()),
+                "mutter.namen.vornamen is not a known field".into()
+            ),
+            (
+                Some("/zustaendigeElterngeldstelle/erreichbarkeit".into()),
+                "zustaendigeElterngeldstelle.erreichbarkeit must have at most 50 entries".into()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn unknown_paths_and_methods_answer_as_problems() {
+    let (_dir, server) = started();
+    let response = server
+        .client()
+        .put(server.url("/api/birthdata/v1/memento"))
+        .basic_auth("eltern", Some(PASSWORD))
+        .send()
+        .unwrap();
+    assert_eq!(response.headers()["allow"], "POST");
+    let body = problem(response, 405, "about:blank");
+    assert_eq!(body["title"], "Method Not Allowed");
+    let response = server.get_as("eltern", "/api/birthdata/v1/no-such-thing");
+    let body = problem(response, 404, "about:blank");
+    assert_eq!(body["instance"], "/api/birthdata/v1/no-such-thing");
+    // The plain modules answer the same cases in their own style.
+    let response = server
+        .client()
+        .delete(server.url("/api/birthnotice/v1/reports/x"))
+        .basic_auth("eltern", Some(PASSWORD))
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(
+        response.json::<Value>().unwrap(),
+        json!({"errors": ["method not allowed; use GET"]})
+    );
+}
+
+#[test]
+fn the_portal_signs_birth_data_even_for_a_sealed_user() {
+    let dir = DataDir::new();
+    dir.add_user("eltern");
+    let (ok, _, err) = dir.cli(&["seal", "deposit", "eltern"], None);
+    assert!(ok, "{err}");
+    let server = server(&dir, &[]);
+    dispatch_in(&server, "birthdata", "eltern", &complete("gd-s"));
+    server.wait_for_status_in("birthdata", "eltern", "gd-s", "SUCCESS");
+    let message = server.admin_get("/admin/api/v1/reports/birthdata/gd-s/message");
+    assert_eq!(message.headers()["x-signature-kind"], "portal");
 }

@@ -49,6 +49,14 @@ fn metrics_count_requests_by_route_pattern_and_show_every_actor() {
         .get(server.url("/no/such/path/with-a-secret"))
         .send()
         .unwrap();
+    for invented in ["XMETHOD1", "XMETHOD2"] {
+        let method = reqwest::Method::from_bytes(invented.as_bytes()).unwrap();
+        server
+            .client()
+            .request(method, server.url("/nothing"))
+            .send()
+            .unwrap();
+    }
     dispatch(&server, "klinik", &complete_notice("geb-metrics"));
     server.wait_for_status("klinik", "geb-metrics", "SUCCESS");
 
@@ -65,6 +73,14 @@ fn metrics_count_requests_by_route_pattern_and_show_every_actor() {
     );
     assert!(text.contains(r#"route="unmatched",status="404""#), "{text}");
     assert!(!text.contains("secret"), "raw paths leaked into metrics");
+    // Invented methods are one series, not one each.
+    assert!(!text.contains("XMETHOD"), "{text}");
+    assert!(
+        text.contains(
+            r#"meldewerk_http_requests_total{method="other",route="unmatched",status="404"} 2"#
+        ),
+        "{text}"
+    );
     assert!(text.contains("meldewerk_http_request_duration_seconds_bucket"));
     for actor in [
         "outbox",

@@ -60,6 +60,12 @@ pub enum ApiError {
     /// 413: body larger than the limit.
     #[error("request body too large")]
     TooLarge(usize),
+    /// 404: no endpoint of the module has this path.
+    #[error("no such endpoint")]
+    NoSuchEndpoint,
+    /// 405: the endpoint does not take this method; carries the one it takes.
+    #[error("method not allowed")]
+    MethodNotAllowed(&'static str),
     /// 415: the body is not declared as `application/json`.
     #[error("unsupported media type")]
     UnsupportedMediaType,
@@ -78,7 +84,8 @@ impl ApiError {
     fn status(&self) -> StatusCode {
         match self {
             ApiError::Validation(_) => StatusCode::BAD_REQUEST,
-            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::NotFound(_) | ApiError::NoSuchEndpoint => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::AlreadyRetrieved(_) | ApiError::Expired(_) => StatusCode::GONE,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -97,6 +104,8 @@ impl ApiError {
             ApiError::Expired(id) => {
                 format!("report {id} has expired: its result was removed by retention")
             }
+            ApiError::NoSuchEndpoint => "no such endpoint".into(),
+            ApiError::MethodNotAllowed(allowed) => format!("method not allowed; use {allowed}"),
             ApiError::TooLarge(limit) => format!("request body exceeds {limit} bytes"),
             ApiError::UnsupportedMediaType => {
                 "the request body must be sent as Content-Type: application/json".into()
@@ -182,6 +191,8 @@ impl ModuleError {
                 format!("{base}/problems/unsupported-media-type"),
                 "Unsupported media type",
             ),
+            ApiError::NoSuchEndpoint => ("about:blank".into(), "Not Found"),
+            ApiError::MethodNotAllowed(_) => ("about:blank".into(), "Method Not Allowed"),
             ApiError::Internal(_) => ("about:blank".into(), "Internal Server Error"),
         }
     }
@@ -197,7 +208,7 @@ impl ResponseError for ModuleError {
             tracing::error!(%cause, module = self.module, "internal error");
         }
         let status = self.error.status();
-        match &self.style {
+        let mut response = match &self.style {
             ErrorStyle::Plain => {
                 HttpResponse::build(status).json(json!({ "errors": self.error.plain_errors() }))
             }
@@ -224,7 +235,14 @@ impl ResponseError for ModuleError {
                     .content_type("application/problem+json")
                     .body(body.to_string())
             }
+        };
+        if let ApiError::MethodNotAllowed(allowed) = &self.error {
+            response.headers_mut().insert(
+                actix_web::http::header::ALLOW,
+                actix_web::http::header::HeaderValue::from_static(allowed),
+            );
         }
+        response
     }
 }
 

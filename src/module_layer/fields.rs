@@ -23,7 +23,8 @@ pub enum FieldKind {
     Time,
     /// Time of day in the XPersonenstand pattern `^[0-2][0-9AB]:[0-5][0-9]$`.
     TimeXPersonenstand,
-    /// Date-time with offset, `YYYY-MM-DDThh:mm:ss±hh:mm`.
+    /// Date-time with an explicit offset, `YYYY-MM-DDThh:mm:ss±hh:mm` or `…Z`, seconds fractions
+    /// allowed (RFC 3339 and `xs:dateTime` with time zone).
     DateTime,
     /// `true` or `false`; a checkbox in the form.
     Bool,
@@ -180,6 +181,10 @@ pub fn assert_table_fits<T: serde::de::DeserializeOwned + serde::Serialize>(
     }
 }
 
+/// Most entries an array member may have (contacts, children): a form shows that many rows at
+/// most, and a request with more is refused rather than cut.
+pub const MAX_ROWS: usize = 50;
+
 /// Longest accepted text value.
 pub const MAX_TEXT: usize = 500;
 
@@ -298,6 +303,9 @@ impl Walk<'_> {
             if at.0 == 0 && self.skip.contains(&name.as_str()) {
                 continue;
             }
+            // A name that looks like a path (`geburtsangaben.tag`) would match a nested field
+            // of the table and then be neither shown nor delivered.
+            let path_like = name.contains(['.', '[', ']']);
             self.restore(at);
             if at.0 > 0 {
                 self.table_path.push('.');
@@ -309,6 +317,10 @@ impl Walk<'_> {
             // RFC 6901: `~` and `/` in a member name are escaped.
             self.pointer
                 .push_str(&name.replace('~', "~0").replace('/', "~1"));
+            if path_like {
+                self.violation(format!("{} is not a known field", self.shown_path));
+                continue;
+            }
             self.member(value);
         }
         self.restore(at);
@@ -334,6 +346,10 @@ impl Walk<'_> {
         if is_group(fields, &self.table_path) {
             match value {
                 Value::Null => {}
+                Value::Array(items) if items.len() > MAX_ROWS => self.violation(format!(
+                    "{} must have at most {MAX_ROWS} entries",
+                    self.shown_path
+                )),
                 Value::Array(items) => {
                     let at = self.lengths();
                     for (i, item) in items.iter().enumerate() {
@@ -493,6 +509,28 @@ mod tests {
         assert_eq!(in_row("k[].kanal", 3), "k[3].kanal");
         assert_eq!(array_of("k[].kanal"), Some("k"));
         assert_eq!(array_of("a.tag"), None);
+    }
+
+    #[test]
+    fn path_like_member_names_are_unknown_and_arrays_are_bounded() {
+        let body = json!({"a.tag": "2026-01-01", "a": {"tag": "2026-01-01"}, "k[]": {}});
+        let errors = validate(TABLE, body.as_object().unwrap(), &[]);
+        assert_eq!(
+            errors,
+            vec![
+                Violation::at("/a.tag", "a.tag is not a known field"),
+                Violation::at("/k[]", "k[] is not a known field"),
+            ]
+        );
+        let rows: Vec<Value> = (0..=MAX_ROWS).map(|_| json!({"kanal": "01"})).collect();
+        let errors = validate(TABLE, json!({"k": rows}).as_object().unwrap(), &[]);
+        assert_eq!(
+            errors,
+            vec![Violation::at(
+                "/k",
+                format!("k must have at most {MAX_ROWS} entries")
+            )]
+        );
     }
 
     #[test]

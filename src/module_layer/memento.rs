@@ -112,7 +112,7 @@ async fn create_memento(
     })?;
     let key = UserKey::cached(master, &user.0.memento_key)
         .map_err(|e| ApiError::Internal(format!("memento key: {e}")))?;
-    let memento = seal_memento(&key, &data);
+    let memento = seal_memento(&key, info.segment, &data);
     let token = MagicToken {
         username: user.0.name.clone(),
         target_url: form.path.to_string(),

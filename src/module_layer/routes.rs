@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use actix_web::{web, HttpRequest};
+use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 
 use super::errors::{ApiError, ErrorStyle, ModuleError};
 use super::{form, memento, reports, Form, Module, ModuleInfo};
@@ -38,6 +38,24 @@ impl ModuleContext {
     }
 }
 
+async fn only_post(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
+    context
+        .error(&req, ApiError::MethodNotAllowed("POST"))
+        .error_response()
+}
+
+async fn only_get(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
+    context
+        .error(&req, ApiError::MethodNotAllowed("GET"))
+        .error_response()
+}
+
+async fn no_such_endpoint(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
+    context
+        .error(&req, ApiError::NoSuchEndpoint)
+        .error_response()
+}
+
 /// A form route's app data: the module and which of its forms this is.
 pub struct FormContext {
     /// The module.
@@ -54,9 +72,23 @@ pub fn configure(module: Arc<dyn Module>) -> impl FnOnce(&mut web::ServiceConfig
         cfg.service(
             web::scope(&format!("/api/{}/v1", info.segment))
                 .app_data(context)
-                .route("/memento", web::post().to(memento::create))
-                .route("/reports", web::get().to(reports::list_pending))
-                .route("/reports/{id}", web::get().to(reports::get_report)),
+                .service(
+                    web::resource("/memento")
+                        .route(web::post().to(memento::create))
+                        .default_service(web::to(only_post)),
+                )
+                .service(
+                    web::resource("/reports")
+                        .route(web::get().to(reports::list_pending))
+                        .default_service(web::to(only_get)),
+                )
+                .service(
+                    web::resource("/reports/{id}")
+                        .route(web::get().to(reports::get_report))
+                        .default_service(web::to(only_get)),
+                )
+                // Unknown paths answer in the module's own error style, like its other errors.
+                .default_service(web::to(no_such_endpoint)),
         );
         for form in info.forms {
             let context = web::Data::new(FormContext {

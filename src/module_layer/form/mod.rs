@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::fields::{array_of, Field};
 use super::routes::FormContext;
-use super::SignatureRule;
+use super::{mock, SignatureRule};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::telemetry::log_str;
@@ -51,7 +51,14 @@ fn open(
     memento: &str,
 ) -> Option<Value> {
     let key = UserKey::unwrap(master, &session.user.memento_key).ok()?;
-    let data = open_memento(&key, memento).filter(|data| data["id"].is_string())?;
+    let module = context.module.info();
+    let data = open_memento(&key, module.segment, memento).filter(|data| {
+        // Reserved mock ids are refused at memento creation; checked again so that no report
+        // under one can ever exist (its reads would always answer the mock).
+        data["id"]
+            .as_str()
+            .is_some_and(|id| mock::outcome(module, id).is_none())
+    })?;
     let form = context.module.form_for(&data)?;
     std::ptr::eq(form, context.form).then_some(data)
 }
@@ -123,6 +130,12 @@ pub(crate) async fn submit(
     let (object, problems) = values::read(&inputs, &posted_form);
     let mut field_errors: HashMap<String, String> = problems.into_iter().collect();
     let mut errors = Vec::new();
+    if values::too_many_rows(&fields, &posted_form) {
+        errors.push(format!(
+            "Eine Liste hat mehr als {} Einträge; bitte kürzen.",
+            super::fields::MAX_ROWS
+        ));
+    }
     let content = Value::Object(object);
     // "Weitere Zeile" asks for one more row of an array: the form again, nothing checked yet.
     let more_rows = posted(&posted_form, "_zeile").is_some();

@@ -9,7 +9,7 @@ use maud::{html, Markup};
 
 use super::values::Input;
 use crate::forms::page;
-use crate::module_layer::fields::{array_of, FieldKind};
+use crate::module_layer::fields::{array_of, FieldKind, MAX_ROWS};
 use crate::module_layer::{Form, SignatureRule};
 use crate::routes::login::logout_button;
 
@@ -87,13 +87,23 @@ fn input(item: &Input, view: &FormView) -> Markup {
     }
 }
 
-/// The arrays among `items`, each once, in order, with the section they stand in.
+/// The arrays among `items` that can take another row, each once, in order, with the section
+/// they stand in.
 fn arrays_in(items: &[&Input]) -> Vec<(&'static str, &'static str)> {
     let mut arrays: Vec<(&'static str, &'static str)> = items
         .iter()
         .filter_map(|i| Some((array_of(i.field.path)?, i.field.section)))
         .collect();
     arrays.dedup();
+    arrays.retain(|(array, _)| {
+        let rows = items
+            .iter()
+            .filter(|i| array_of(i.field.path) == Some(array))
+            .filter_map(|i| i.row)
+            .max()
+            .map_or(0, |last| last + 1);
+        rows < MAX_ROWS
+    });
     arrays
 }
 

@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value};
 
-use crate::module_layer::fields::{array_of, in_row, insert, lookup, Field, FieldKind, MAX_TEXT};
+use crate::module_layer::fields::{
+    array_of, in_row, insert, lookup, Field, FieldKind, MAX_ROWS, MAX_TEXT,
+};
 
 /// One input of the form: a field, in a row for fields of an array.
 #[derive(Debug, Clone)]
@@ -63,7 +65,7 @@ pub(crate) fn rows_in_data(fields: &[&'static Field], data: &Value) -> Rows {
             let entries = lookup(data, array)
                 .and_then(Value::as_array)
                 .map_or(0, Vec::len);
-            rows.insert(array_name(field.path), entries + 1);
+            rows.insert(array_name(field.path), (entries + 1).min(MAX_ROWS));
         }
     }
     rows
@@ -86,16 +88,23 @@ pub(crate) fn rows_in_post(fields: &[&'static Field], form: &[(String, String)])
             .max()
             .unwrap_or(1);
         let more = form.iter().any(|(k, v)| k == "_zeile" && v == array);
-        rows.insert(
-            array_name(field.path),
-            posted.min(MAX_ROWS) + usize::from(more),
-        );
+        let wanted = posted + usize::from(more);
+        rows.insert(array_name(field.path), wanted.min(MAX_ROWS));
     }
     rows
 }
 
-/// A post names rows by number; more than this many rows per array are not read.
-const MAX_ROWS: usize = 50;
+/// Whether a post names a row beyond [`MAX_ROWS`] (a forged post: the form never shows one).
+/// Refused with a message rather than cut, so that nothing entered is dropped unseen.
+pub(crate) fn too_many_rows(fields: &[&'static Field], form: &[(String, String)]) -> bool {
+    fields.iter().filter_map(|f| array_of(f.path)).any(|array| {
+        let prefix = format!("{array}[");
+        form.iter()
+            .filter_map(|(name, _)| name.strip_prefix(&prefix))
+            .filter_map(|rest| rest.split_once(']')?.0.parse::<usize>().ok())
+            .any(|row| row >= MAX_ROWS)
+    })
+}
 
 /// The `'static` array name of a field path (the table outlives every request).
 fn array_name(path: &'static str) -> &'static str {

@@ -206,6 +206,24 @@ mod tests {
     }
 
     #[test]
+    fn operators_come_from_the_environment_as_a_string_or_a_list() {
+        use figment::providers::Env;
+        // A prefix of its own: no other test reads these variables.
+        let read = |value: &str| -> MailSettings {
+            std::env::set_var("MELDEWERK_MAILTEST_OPERATORS", value);
+            Figment::new()
+                .merge(Env::prefixed("MELDEWERK_MAILTEST_"))
+                .extract()
+                .unwrap()
+        };
+        let both = ["a@example.org", "b@example.org"];
+        assert_eq!(read("a@example.org,b@example.org").operators, both);
+        assert_eq!(read("[a@example.org, b@example.org]").operators, both);
+        assert_eq!(read("a@example.org").operators, ["a@example.org"]);
+        std::env::remove_var("MELDEWERK_MAILTEST_OPERATORS");
+    }
+
+    #[test]
     fn unusable_settings_are_refused() {
         let mut s = from_toml("operators = [\"not an address\"]");
         assert!(s.check().unwrap_err().contains("not an address"));

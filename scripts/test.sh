@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs meldewerk's whole test suite, after installing the outside tools the tests check our
 # output with: xmllint (schemas), qpdf and pdftotext (receipt PDFs), chromium and chromedriver
-# (tests/browser.rs drives the form in a real headless browser).
+# (tests/browser.rs drives the form in a real headless browser), and Python's aiosmtpd, the real
+# SMTP server tests/mail_alerts.rs receives alert mails with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +17,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Pinned; pip of the machine's python3 installs it for the user running the tests.
+if ! python3 -c 'import aiosmtpd' >/dev/null 2>&1; then
+  echo "installing aiosmtpd==1.4.6"
+  python3 -m pip install --quiet --disable-pip-version-check aiosmtpd==1.4.6
 fi
 
 if [ ! -d ../shared/reference ]; then

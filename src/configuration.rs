@@ -10,6 +10,7 @@ use meldewerk_actors::EngineSettings;
 use meldewerk_transports::xpersonenstand;
 use serde::Deserialize;
 
+use crate::mail::MailSettings;
 use crate::xpersonenstand::XPersonenstandSettings;
 
 /// Everything the service can be configured with. Every field has an embedded default, so that
@@ -49,6 +50,8 @@ pub struct Settings {
     pub modules: BTreeMap<String, figment::value::Value>,
     /// The transports (all simulated in this version).
     pub transports: TransportSettings,
+    /// SMTP and operator alerts.
+    pub mail: MailSettings,
 }
 
 impl Default for Settings {
@@ -69,6 +72,7 @@ impl Default for Settings {
             xpersonenstand: XPersonenstandSettings::default(),
             modules: BTreeMap::new(),
             transports: TransportSettings::default(),
+            mail: MailSettings::default(),
         }
     }
 }
@@ -205,6 +209,7 @@ impl Settings {
                 self.log.format
             )));
         }
+        self.mail.check().map_err(ConfigError)?;
         Ok(())
     }
 

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod configuration;
 pub mod crypto;
 pub mod forms;
+pub mod mail;
 pub mod metrics;
 pub mod module_layer;
 pub mod modules;

@@ -23,6 +23,7 @@ use crate::auth::operator::OperatorCredentials;
 use crate::auth::{CredentialVerifier, Sessions};
 use crate::configuration::Settings;
 use crate::crypto::{CryptoError, MasterKey, PasswordHasher};
+use crate::mail::AlertService;
 use crate::module_layer::{self, Module, ModuleSetup};
 use crate::routes;
 use crate::signing::Signer;
@@ -195,6 +196,7 @@ pub struct Application {
     address: SocketAddr,
     base_url: String,
     engine: Engine,
+    alert_service: AlertService,
     readiness: web::Data<Readiness>,
     grace: Duration,
 }
@@ -241,7 +243,15 @@ impl Application {
                 })
             })
             .collect::<Result<Vec<_>, StartupError>>()?;
-        let engine = Engine::start(store.clone(), specs, settings.engine.clone());
+        // Before the engine, so that nothing it reports is missed.
+        let alert_service =
+            AlertService::start(&settings.mail).map_err(|e| StartupError::Config(e.to_string()))?;
+        let engine = Engine::start_with_events(
+            store.clone(),
+            specs,
+            settings.engine.clone(),
+            Arc::new(alert_service.alerts()),
+        );
 
         let security = &settings.security;
         let hasher = PasswordHasher::new(security.argon2_memory_kib, security.argon2_iterations)?;
@@ -356,6 +366,7 @@ impl Application {
             address,
             base_url,
             engine,
+            alert_service,
             readiness,
             grace,
         })
@@ -374,6 +385,7 @@ impl Application {
             address,
             base_url,
             engine,
+            alert_service,
             readiness,
             grace,
         } = self;
@@ -391,6 +403,8 @@ impl Application {
         readiness.set(false);
         tracing::info!("HTTP server stopped; finishing deliveries");
         engine.shutdown(grace).await;
+        // After the engine: failures while it drained are mailed too.
+        alert_service.shutdown(grace).await;
         tracing::info!("meldewerk stopped");
         result.map_err(|e| StartupError::Server(e.to_string()))
     }

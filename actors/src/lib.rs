@@ -15,6 +15,7 @@
 //! becomes a counted restart instead of a dead actor) and is marked degraded when it restarts more
 //! often than the restart intensity allows.
 
+mod events;
 mod health;
 mod inflight;
 mod module_actor;
@@ -35,6 +36,7 @@ use chrono::{DateTime, Utc};
 use meldewerk_storage::{MessageSignature, Report, Store};
 use meldewerk_transports::Transport;
 
+pub use events::{EngineEvents, NoEvents};
 pub use health::{ActorHealth, ActorState};
 pub use settings::EngineSettings;
 
@@ -119,6 +121,17 @@ impl Engine {
         modules: Vec<ModuleSpec>,
         settings: EngineSettings,
     ) -> Engine {
+        Engine::start_with_events(store, modules, settings, events::no_events())
+    }
+
+    /// [`Engine::start`], telling `events` when an actor becomes degraded, a report ends in
+    /// FAILURE or a breaker opens.
+    pub fn start_with_events(
+        store: Arc<dyn Store>,
+        modules: Vec<ModuleSpec>,
+        settings: EngineSettings,
+        events: Arc<dyn EngineEvents>,
+    ) -> Engine {
         // A thread of its own keeps message building and store calls off the HTTP workers.
         let arbiter = Arbiter::new().handle();
         let registry = Arc::new(HealthRegistry::default());
@@ -132,6 +145,7 @@ impl Engine {
                 settings.max_restarts,
                 settings.restart_window(),
             )
+            .with_events(Arc::clone(&events))
         };
 
         let outbox_sup = supervision("outbox".to_string());
@@ -142,14 +156,17 @@ impl Engine {
             if routes.contains_key(&module) {
                 tracing::warn!(%module, "module configured twice; the last one wins");
             }
-            let worker = Arc::new(Worker::new(
-                Arc::clone(&module),
-                spec.builder,
-                spec.signer,
-                spec.transport,
-                Arc::clone(&store),
-                settings.clone(),
-            ));
+            let worker = Arc::new(
+                Worker::new(
+                    Arc::clone(&module),
+                    spec.builder,
+                    spec.signer,
+                    spec.transport,
+                    Arc::clone(&store),
+                    settings.clone(),
+                )
+                .with_events(Arc::clone(&events)),
+            );
             let actor = ModuleActor::new(
                 worker,
                 Arc::clone(&in_flight),

@@ -19,6 +19,7 @@ use meldewerk_storage::{
 };
 use meldewerk_transports::{AckStatus, Delivery, Transport, TransportError};
 
+use crate::events::{no_events, SharedEvents};
 use crate::inflight::{InFlight, InFlightGuard};
 use crate::settings::EngineSettings;
 use crate::supervise::{panic_message, Supervision};
@@ -66,6 +67,8 @@ pub(crate) struct Worker {
     /// job. The store counts every poll; only failed ones may exhaust `max_attempts`, or a slow
     /// authority would fail reports that are fine.
     ack_failures: Mutex<HashMap<u64, u32>>,
+    /// Told about every report that ends in FAILURE.
+    events: SharedEvents,
 }
 
 impl Worker {
@@ -85,7 +88,14 @@ impl Worker {
             store,
             settings,
             ack_failures: Mutex::new(HashMap::new()),
+            events: no_events(),
         }
+    }
+
+    /// Tells `events` about every report that ends in FAILURE.
+    pub(crate) fn with_events(mut self, events: SharedEvents) -> Self {
+        self.events = events;
+        self
     }
 
     async fn run(self: Arc<Self>, job: Job) -> JobDone {
@@ -218,8 +228,13 @@ impl Worker {
 
     async fn fail(&self, job: &Job, reason: String) -> StoreResult<JobDone> {
         tracing::warn!(report = %job.report, job = job.id, %reason, "report failed");
-        let outcome = Outcome::Failed { reason };
+        let outcome = Outcome::Failed {
+            reason: reason.clone(),
+        };
         self.store.record_outcome(job, outcome, Utc::now()).await?;
+        // Only once the FAILURE is stored: a job finished elsewhere returned above.
+        self.events
+            .delivery_failed(&self.module, &job.report.id, &reason);
         Ok(JobDone::Finished { failed: true })
     }
 

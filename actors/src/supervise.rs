@@ -9,6 +9,7 @@ use std::any::Any;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::events::{no_events, SharedEvents};
 use crate::health::{ActorState, HealthHandle};
 
 /// Pause before a degraded actor starts working again.
@@ -69,6 +70,9 @@ pub(crate) struct Supervision {
     name: String,
     intensity: RestartIntensity,
     pause_next_start: bool,
+    events: SharedEvents,
+    /// Whether `events` was told about the current degradation (told once per degradation).
+    degraded_told: bool,
 }
 
 impl Supervision {
@@ -83,7 +87,15 @@ impl Supervision {
             name: name.into(),
             intensity: RestartIntensity::new(max_restarts, window),
             pause_next_start: false,
+            events: no_events(),
+            degraded_told: false,
         }
+    }
+
+    /// Tells `events` when this actor becomes degraded.
+    pub(crate) fn with_events(mut self, events: SharedEvents) -> Self {
+        self.events = events;
+        self
     }
 
     /// A job or tick of this actor panicked; the caller stops the actor next.
@@ -98,7 +110,9 @@ impl Supervision {
     /// Called from `Supervised::restarting`.
     pub(crate) fn on_restart(&mut self) {
         let degraded = self.intensity.record();
+        let mut last_error = None;
         self.health.update(|h| {
+            last_error.clone_from(&h.last_error);
             h.restarts += 1;
             h.state = if degraded {
                 ActorState::Degraded
@@ -114,6 +128,10 @@ impl Supervision {
                 DEGRADED_RESTART_DELAY
             );
             self.pause_next_start = true;
+            if !std::mem::replace(&mut self.degraded_told, true) {
+                self.events
+                    .actor_degraded(&self.name, last_error.as_deref());
+            }
         }
     }
 
@@ -133,6 +151,9 @@ impl Supervision {
     /// Called every tick: the actor is alive; a degraded actor recovers once its window is clear.
     pub(crate) fn on_tick(&mut self, backlog: Option<usize>) {
         let recovered = !self.intensity.exceeded();
+        if recovered {
+            self.degraded_told = false;
+        }
         self.health.update(|h| {
             if h.state == ActorState::Degraded && recovered {
                 h.state = ActorState::Running;
@@ -174,6 +195,29 @@ mod tests {
         assert_eq!(s.on_started(), None);
         assert_eq!(registry.snapshot()[0].state, ActorState::Degraded);
         assert_eq!(registry.snapshot()[0].restarts, 2);
+    }
+
+    #[derive(Default)]
+    struct Told(std::sync::Mutex<Vec<(String, Option<String>)>>);
+
+    impl crate::EngineEvents for Told {
+        fn actor_degraded(&self, actor: &str, last_error: Option<&str>) {
+            let entry = (actor.to_string(), last_error.map(str::to_string));
+            self.0.lock().unwrap().push(entry);
+        }
+    }
+
+    #[test]
+    fn degradation_is_told_once_with_the_last_error() {
+        let registry = Arc::new(HealthRegistry::default());
+        let told = Arc::new(Told::default());
+        let mut s = Supervision::new(registry.register("x"), "x", 0, Duration::from_secs(60))
+            .with_events(told.clone());
+        s.on_panic("panic: boom".into());
+        s.on_restart();
+        s.on_restart();
+        let expected = vec![("x".to_string(), Some("panic: boom".to_string()))];
+        assert_eq!(*told.0.lock().unwrap(), expected);
     }
 
     #[test]

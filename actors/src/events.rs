@@ -1,0 +1,44 @@
+//! What the engine tells the world beyond its health registry: events operators should hear about
+//! at once (an actor degraded, a report failed for good, a circuit breaker opened).
+//!
+//! The engine only calls an [`EngineEvents`] implementation; what happens then (a mail, a page, a
+//! metric) is the embedding service's business, so the engine depends on no mailer. Calls happen
+//! on the engine's actor thread: an implementation must return at once and never block or panic.
+
+use std::sync::Arc;
+
+/// Observer of the engine's notable events. Every method has a no-op default, so an implementation
+/// names only what it cares about, and a new event does not break existing implementations.
+pub trait EngineEvents: Send + Sync + 'static {
+    /// An actor restarted more often than the restart intensity allows and is now degraded.
+    /// Called once when it becomes degraded, again only after it had recovered in between.
+    /// `actor` is `outbox`, `retention` or `module:<module>`; `last_error` is its last error.
+    fn actor_degraded(&self, actor: &str, last_error: Option<&str>) {
+        let _ = (actor, last_error);
+    }
+
+    /// A report reached its final state FAILURE (recorded in the store before this call).
+    /// `report_id` is the integrator-chosen id: untrusted text.
+    fn delivery_failed(&self, module: &str, report_id: &str, reason: &str) {
+        let _ = (module, report_id, reason);
+    }
+
+    /// A circuit breaker in front of a transport opened: deliveries through it pause.
+    fn breaker_opened(&self, breaker: &str, reason: &str) {
+        let _ = (breaker, reason);
+    }
+}
+
+/// Events that go nowhere: the default of [`crate::Engine::start`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoEvents;
+
+impl EngineEvents for NoEvents {}
+
+/// The shared form the actors hold.
+pub(crate) type SharedEvents = Arc<dyn EngineEvents>;
+
+/// A [`NoEvents`] as the actors hold it.
+pub(crate) fn no_events() -> SharedEvents {
+    Arc::new(NoEvents)
+}

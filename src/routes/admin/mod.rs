@@ -2,6 +2,7 @@
 
 pub mod actors;
 pub mod messages;
+pub mod transport_script;
 pub mod transports;
 pub mod users;
 
@@ -14,6 +15,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(messages::delivered_message)
             .service(actors::actors)
             .service(transports::received)
+            .service(transport_script::get_script)
+            .service(transport_script::put_script)
+            .service(transport_script::add_rule)
+            .service(transport_script::reset_script)
             .service(users::list_users)
             .service(users::add_user)
             .service(users::change_password)

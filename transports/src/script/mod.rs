@@ -243,6 +243,19 @@ impl Script {
 #[error("invalid script: {}", .0.join("; "))]
 pub struct ScriptError(pub Vec<String>);
 
+/// A simulated authority whose behaviour testers script at run time. Every simulator implements
+/// it, so that the operator API and engine tests script any of them the same way.
+pub trait Scriptable: Send + Sync {
+    /// The current script; counted rules show what is left of their count.
+    fn script(&self) -> Script;
+    /// Replaces the script, after checking it (every problem at once in the error).
+    fn set_script(&self, script: Script) -> Result<(), ScriptError>;
+    /// Appends one rule, after checking it.
+    fn push_rule(&self, rule: Rule) -> Result<(), ScriptError>;
+    /// Clears the script: from now on the simulator behaves as configured.
+    fn reset_script(&self);
+}
+
 /// How the simulator answers one delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {

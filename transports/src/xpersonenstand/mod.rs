@@ -29,7 +29,7 @@ pub use received::{ReceivedPage, ReceivedQuery, DEFAULT_PAGE, MAX_PAGE};
 pub use records::{ReceivedMessage, RecordedOutcome};
 
 use crate::receipt::{render_receipt, ReceiptFields};
-use crate::script::{AckEffect, Outcome, Rule, Script, ScriptError, Scripted};
+use crate::script::{AckEffect, Outcome, Rule, Script, ScriptError, Scriptable, Scripted};
 use crate::{Accepted, AckStatus, Delivery, MessageSignature, Transport, TransportError};
 use meldewerk_storage::{Journal, JournalError};
 use records::{BY_IDEMPOTENCY_KEY, BY_MODULE, BY_REPORT, BY_TRANSPORT_REF};
@@ -175,6 +175,24 @@ impl Simulator {
         tokio::task::spawn_blocking(move || work(&inner))
             .await
             .map_err(|e| TransportError::Transient(format!("simulated Standesamt failed: {e}")))?
+    }
+}
+
+impl Scriptable for Simulator {
+    fn script(&self) -> Script {
+        Simulator::script(self)
+    }
+
+    fn set_script(&self, script: Script) -> Result<(), ScriptError> {
+        Simulator::set_script(self, script)
+    }
+
+    fn push_rule(&self, rule: Rule) -> Result<(), ScriptError> {
+        Simulator::push_rule(self, rule)
+    }
+
+    fn reset_script(&self) {
+        Simulator::reset_script(self);
     }
 }
 

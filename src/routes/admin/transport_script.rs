@@ -18,18 +18,22 @@ use crate::auth::Operator;
 use crate::routes::{read_limited, BodyError};
 use crate::startup::WebSettings;
 
-/// The simulator called `name`, or the 404 answer. One arm per simulated authority.
+/// The simulator called `name`. One arm per simulated authority.
 fn scriptable<'a>(
     name: &str,
     xpersonenstand: &'a web::Data<Simulator>,
-) -> Result<&'a dyn Scriptable, HttpResponse> {
+) -> Option<&'a dyn Scriptable> {
     match name {
-        "xpersonenstand" => Ok(xpersonenstand.get_ref()),
-        _ => Err(error(
-            StatusCode::NOT_FOUND,
-            format!("no simulated transport named {name}"),
-        )),
+        "xpersonenstand" => Some(xpersonenstand.get_ref()),
+        _ => None,
     }
+}
+
+fn unknown(name: &str) -> HttpResponse {
+    error(
+        StatusCode::NOT_FOUND,
+        format!("no simulated transport named {name}"),
+    )
 }
 
 fn current(simulator: &dyn Scriptable) -> HttpResponse {
@@ -61,8 +65,8 @@ pub async fn get_script(
     xpersonenstand: web::Data<Simulator>,
 ) -> HttpResponse {
     match scriptable(&name, &xpersonenstand) {
-        Ok(simulator) => current(simulator),
-        Err(answer) => answer,
+        Some(simulator) => current(simulator),
+        None => unknown(&name),
     }
 }
 
@@ -75,9 +79,8 @@ pub async fn put_script(
     settings: web::Data<WebSettings>,
     xpersonenstand: web::Data<Simulator>,
 ) -> HttpResponse {
-    let simulator = match scriptable(&name, &xpersonenstand) {
-        Ok(simulator) => simulator,
-        Err(answer) => return answer,
+    let Some(simulator) = scriptable(&name, &xpersonenstand) else {
+        return unknown(&name);
     };
     let value = match json_body(payload, settings.max_body_bytes).await {
         Ok(value) => value,
@@ -101,9 +104,8 @@ pub async fn add_rule(
     settings: web::Data<WebSettings>,
     xpersonenstand: web::Data<Simulator>,
 ) -> HttpResponse {
-    let simulator = match scriptable(&name, &xpersonenstand) {
-        Ok(simulator) => simulator,
-        Err(answer) => return answer,
+    let Some(simulator) = scriptable(&name, &xpersonenstand) else {
+        return unknown(&name);
     };
     let value = match json_body(payload, settings.max_body_bytes).await {
         Ok(value) => value,
@@ -126,11 +128,11 @@ pub async fn reset_script(
     xpersonenstand: web::Data<Simulator>,
 ) -> HttpResponse {
     match scriptable(&name, &xpersonenstand) {
-        Ok(simulator) => {
+        Some(simulator) => {
             simulator.reset_script();
             tracing::info!(transport = %name, "script reset");
             current(simulator)
         }
-        Err(answer) => answer,
+        None => unknown(&name),
     }
 }

@@ -78,13 +78,7 @@ fn assert_nothing_dispatched(server: &Server, user: &str, id: &str) {
     assert_eq!(listed, json!([]));
     let report = server.get_as(user, &format!("/api/birthnotice/v1/reports/{id}?peek=true"));
     assert_eq!(report.status(), 404);
-    let received: Value = server
-        .admin_get(&format!(
-            "/admin/api/v1/transports/xpersonenstand/received?module=birthnotice&report={id}"
-        ))
-        .json()
-        .unwrap();
-    assert_eq!(received, json!([]));
+    assert_eq!(received(server, id), Vec::<Value>::new());
 }
 
 /// Submits and expects `303 /forms/birthnotice/sent?id={id}`.

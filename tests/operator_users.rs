@@ -585,12 +585,7 @@ fn a_seal_deposited_online_seals_the_next_dispatch() {
     ));
     assert_eq!(message.status(), 200);
     assert_eq!(message.headers()["x-signature-kind"], "seal");
-    let received: Vec<Value> = server
-        .admin_get(&format!(
-            "/admin/api/v1/transports/xpersonenstand/received?module=birthnotice&report={id}"
-        ))
-        .json()
-        .unwrap();
+    let received = received(&server, &id);
     assert_eq!(received.len(), 1, "{received:?}");
     let signature = &received[0]["signature"];
     assert_eq!(signature["kind"], "seal");
@@ -623,12 +618,7 @@ fn a_given_seal_key_is_deposited_as_is() {
     );
     let id = dispatch(&server, "klinik", &complete_notice("geb-seal-2"));
     server.wait_for_status("klinik", &id, "SUCCESS");
-    let received: Vec<Value> = server
-        .admin_get(&format!(
-            "/admin/api/v1/transports/xpersonenstand/received?module=birthnotice&report={id}"
-        ))
-        .json()
-        .unwrap();
+    let received = received(&server, &id);
     assert_eq!(
         bytes_of(&received[0]["signature"]["public_key"]),
         STANDARD.decode(RFC8410_PUBLIC).unwrap()

@@ -9,7 +9,11 @@
 //! Layout of the single tree:
 //! - `m/<seq>` → the record as JSON; `seq` is a big-endian counter, so a prefix scan yields
 //!   records in the order they were appended;
-//! - `i/<index>\0<key>` → `seq`, one entry per secondary key (an idempotency key, a reference).
+//! - `i/<index>\0<key>` → `seq`, one entry per secondary key (an idempotency key, a reference);
+//! - `g/<group>\0<key length><key><seq>` → nothing, one entry per grouping key that many records
+//!   may share (a report id, a module). The key's length (four bytes, big-endian) comes first so
+//!   that one key can never be the prefix of another's entries; `seq` last keeps a group's
+//!   records in append order under one prefix scan.
 //!
 //! A record and its index entries go in with one atomic batch: a crash can never leave a record
 //! without its index entry (for a simulator, that would turn a retry into a second delivery).
@@ -24,6 +28,7 @@ use crate::sled_gate;
 
 const RECORD: &[u8] = b"m/";
 const INDEX: &[u8] = b"i/";
+const GROUP: &[u8] = b"g/";
 
 /// Why a journal could not be opened or used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -89,20 +94,29 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     /// Appends `record` with its index entries atomically and flushes; returns its sequence
     /// number. Durable on return.
     pub fn append(&self, record: &T, indexes: &[(&str, &str)]) -> Result<u64, JournalError> {
-        let seq = match self
-            .tree
-            .scan_prefix(RECORD)
-            .next_back()
-            .transpose()
-            .map_err(backend)?
-        {
-            Some((key, _)) => decode_seq(&key[RECORD.len()..])? + 1,
-            None => 0,
-        };
+        self.append_grouped(record, indexes, &[])
+    }
+
+    /// Like [`append`](Self::append), and also files the record under each `(group, key)` of
+    /// `groups`, where many records may share a key; [`find_all`](Self::find_all) and
+    /// [`range_in`](Self::range_in) read them back without touching other records.
+    pub fn append_grouped(
+        &self,
+        record: &T,
+        indexes: &[(&str, &str)],
+        groups: &[(&str, &str)],
+    ) -> Result<u64, JournalError> {
+        let seq = self.next_seq()?;
         let mut batch = sled::Batch::default();
         batch.insert(record_key(seq), encode(record)?);
         for (index, key) in indexes {
             batch.insert(index_key(index, key), seq.to_be_bytes().to_vec());
+        }
+        for (group, key) in groups {
+            batch.insert(
+                [group_prefix(group, key), seq.to_be_bytes().to_vec()].concat(),
+                Vec::new(),
+            );
         }
         {
             let _gate = sled_gate::exclusive();
@@ -137,6 +151,75 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             .collect()
     }
 
+    /// Every record filed under `key` in `group`, in append order.
+    pub fn find_all(&self, group: &str, key: &str) -> Result<Vec<(u64, T)>, JournalError> {
+        self.range_in(group, key, 0, usize::MAX)
+    }
+
+    /// Records filed under `key` in `group`, in append order, starting at sequence number `from`,
+    /// at most `limit`. Reads only the group's entries from `from` on and the records returned.
+    pub fn range_in(
+        &self,
+        group: &str,
+        key: &str,
+        from: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, T)>, JournalError> {
+        let prefix = group_prefix(group, key);
+        let start = [prefix.as_slice(), &from.to_be_bytes()].concat();
+        self.tree
+            .range(start..)
+            .take_while(|entry| {
+                entry
+                    .as_ref()
+                    .map_or(true, |(key, _)| key.starts_with(&prefix))
+            })
+            .take(limit)
+            .map(|entry| {
+                let (entry_key, _) = entry.map_err(backend)?;
+                let seq = decode_seq(&entry_key[prefix.len()..])?;
+                let record = self.get(seq)?.ok_or_else(|| {
+                    JournalError::Corrupt(format!("group {group} points to missing record #{seq}"))
+                })?;
+                Ok((seq, record))
+            })
+            .collect()
+    }
+
+    /// The sequence number the next record will get (the number of records, since records are
+    /// never removed).
+    pub fn next_seq(&self) -> Result<u64, JournalError> {
+        match self
+            .tree
+            .scan_prefix(RECORD)
+            .next_back()
+            .transpose()
+            .map_err(backend)?
+        {
+            Some((key, _)) => Ok(decode_seq(&key[RECORD.len()..])? + 1),
+            None => Ok(0),
+        }
+    }
+
+    /// The first sequence number whose record does not satisfy `pred`, by binary search; `pred`
+    /// must hold for a prefix of the journal and fail for the rest (say, "received before t" over
+    /// records appended in time order). Reads about log2(n) records instead of all of them.
+    pub fn partition_point(&self, pred: impl Fn(&T) -> bool) -> Result<u64, JournalError> {
+        let (mut low, mut high) = (0, self.next_seq()?);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            let record = self
+                .get(middle)?
+                .ok_or_else(|| JournalError::Corrupt(format!("record #{middle} is missing")))?;
+            if pred(&record) {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        Ok(low)
+    }
+
     /// Every record in append order.
     pub fn all(&self) -> Result<Vec<T>, JournalError> {
         Ok(self
@@ -158,6 +241,19 @@ fn record_key(seq: u64) -> Vec<u8> {
 
 fn index_key(index: &str, key: &str) -> Vec<u8> {
     [INDEX, index.as_bytes(), b"\0", key.as_bytes()].concat()
+}
+
+fn group_prefix(group: &str, key: &str) -> Vec<u8> {
+    // A key longer than 4 GiB cannot reach here: records are JSON held in memory.
+    let length = u32::try_from(key.len()).unwrap_or(u32::MAX);
+    [
+        GROUP,
+        group.as_bytes(),
+        b"\0",
+        &length.to_be_bytes(),
+        key.as_bytes(),
+    ]
+    .concat()
 }
 
 fn decode_seq(raw: &[u8]) -> Result<u64, JournalError> {
@@ -220,6 +316,58 @@ mod tests {
         assert_eq!(journal.find("ref", "k1").unwrap(), None);
         assert_eq!(journal.range(1, 10).unwrap(), vec![(1, "b".to_string())]);
         assert_eq!(journal.range(0, 1).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn groups_hold_many_records_per_key_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+        for (i, report) in ["r1", "r2", "r1", "r10", "r1"].iter().enumerate() {
+            let record = format!("{report}#{i}");
+            journal
+                .append_grouped(&record, &[("key", &record)], &[("report", report)])
+                .unwrap();
+        }
+        let seqs =
+            |found: Vec<(u64, String)>| found.into_iter().map(|(s, _)| s).collect::<Vec<_>>();
+        assert_eq!(
+            seqs(journal.find_all("report", "r1").unwrap()),
+            vec![0, 2, 4]
+        );
+        // "r1" is a prefix of "r10" as text, but not as a group key.
+        assert_eq!(
+            journal.find_all("report", "r10").unwrap(),
+            vec![(3, "r10#3".to_string())]
+        );
+        assert!(journal.find_all("report", "r3").unwrap().is_empty());
+        assert!(journal.find_all("other", "r1").unwrap().is_empty());
+        assert_eq!(
+            seqs(journal.range_in("report", "r1", 1, 10).unwrap()),
+            vec![2, 4]
+        );
+        assert_eq!(
+            seqs(journal.range_in("report", "r1", 0, 2).unwrap()),
+            vec![0, 2]
+        );
+        assert_eq!(
+            journal.find("key", "r1#2").unwrap(),
+            Some((2, "r1#2".into()))
+        );
+        assert_eq!(journal.next_seq().unwrap(), 5);
+    }
+
+    #[test]
+    fn partition_point_finds_the_first_record_past_a_monotone_predicate() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal: Journal<u32> = Journal::open(dir.path(), "j").unwrap();
+        assert_eq!(journal.partition_point(|_| true).unwrap(), 0);
+        for value in [10, 20, 20, 30, 40] {
+            journal.append(&value, &[]).unwrap();
+        }
+        assert_eq!(journal.partition_point(|v| *v < 20).unwrap(), 1);
+        assert_eq!(journal.partition_point(|v| *v < 25).unwrap(), 3);
+        assert_eq!(journal.partition_point(|v| *v < 5).unwrap(), 0);
+        assert_eq!(journal.partition_point(|v| *v < 50).unwrap(), 5);
     }
 
     #[test]

@@ -565,13 +565,23 @@ pub fn received(server: &Server, id: &str) -> Vec<Value> {
     received_in(server, "birthnotice", id)
 }
 
-/// What the simulated office recorded for a report of `module`, oldest first.
+/// What the simulated office recorded for a report of `module`, oldest first (the first page,
+/// which holds every delivery of one report by far).
 pub fn received_in(server: &Server, module: &str, id: &str) -> Vec<Value> {
-    let response = server.admin_get(&format!(
-        "/admin/api/v1/transports/xpersonenstand/received?module={module}&report={id}"
-    ));
-    assert_eq!(response.status(), 200);
-    response.json::<Vec<Value>>().unwrap()
+    received_page(
+        server,
+        &format!("/admin/api/v1/transports/xpersonenstand/received?module={module}&report={id}"),
+    )
+    .0
+}
+
+/// One page of the received log at `path` (with its query): the messages and `next`.
+pub fn received_page(server: &Server, path: &str) -> (Vec<Value>, Option<u64>) {
+    let response = server.admin_get(path);
+    assert_eq!(response.status(), 200, "{path}");
+    let page: Value = response.json().unwrap();
+    let messages = page["messages"].as_array().expect("messages").clone();
+    (messages, page["next"].as_u64())
 }
 
 /// Checks a receipt PDF with `qpdf --check` and returns its text (`pdftotext`) without white space,

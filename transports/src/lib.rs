@@ -6,6 +6,7 @@
 //! receipt PDFs ([`receipt`]).
 
 pub mod receipt;
+pub mod script;
 pub mod xpersonenstand;
 
 pub use meldewerk_storage::MessageSignature;

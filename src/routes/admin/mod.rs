@@ -5,6 +5,7 @@ pub mod actors;
 pub mod dashboard;
 pub mod messages;
 pub mod modules;
+pub mod transport_script;
 pub mod transports;
 pub mod users;
 
@@ -19,6 +20,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(modules::pause)
             .service(modules::resume)
             .service(transports::received)
+            .service(transport_script::get_script)
+            .service(transport_script::put_script)
+            .service(transport_script::add_rule)
+            .service(transport_script::reset_script)
             .service(users::list_users)
             .service(users::add_user)
             .service(users::change_password)

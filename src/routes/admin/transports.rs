@@ -1,39 +1,101 @@
 //! `GET /admin/api/v1/transports/xpersonenstand/received`: what the simulated civil registry
 //! office received, so that testers can assert on exact payloads and on exactly-once delivery.
+//!
+//! Paged and filtered without reading every record: `module`, `report`, `since` (RFC 3339),
+//! `after` (a sequence number, the `next` of the previous page) and `limit` (default 100, at most
+//! 1000). The answer is `{"messages": [...], "next": <seq or null>}`; each message carries its
+//! `seq`, and its body and receipt as base64.
 
 use actix_web::http::StatusCode;
-use actix_web::{get, web, HttpResponse};
-use meldewerk_transports::xpersonenstand::Simulator;
+use actix_web::{get, web, HttpRequest, HttpResponse};
+use chrono::{DateTime, Utc};
+use meldewerk_transports::xpersonenstand::{ReceivedMessage, ReceivedQuery, Simulator, MAX_PAGE};
+use serde::Serialize;
+use serde_json::json;
 
 use super::error;
 use crate::auth::Operator;
 
-/// Optional filter by module and report id.
-#[derive(serde::Deserialize)]
-pub struct ReceivedQuery {
-    module: Option<String>,
-    report: Option<String>,
+/// One listed message: its place in the log and the record as the office keeps it.
+#[derive(Serialize)]
+struct Listed<'a> {
+    seq: u64,
+    #[serde(flatten)]
+    message: &'a ReceivedMessage,
 }
 
-/// Every received message (body base64-encoded), oldest first.
+/// The query string read strictly (unknown and repeated parameters refused), every problem at
+/// once.
+fn read_query(pairs: &[(String, String)]) -> Result<ReceivedQuery, Vec<String>> {
+    let mut query = ReceivedQuery::default();
+    let mut errors = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for (name, value) in pairs {
+        if seen.contains(&name.as_str()) {
+            errors.push(format!("{name} is given more than once"));
+            continue;
+        }
+        seen.push(name);
+        match name.as_str() {
+            "module" => query.module = Some(value.clone()),
+            "report" => query.report_id = Some(value.clone()),
+            // An unencoded `+` of an offset arrives as a space.
+            "since" => match DateTime::parse_from_rfc3339(&value.replace(' ', "+")) {
+                Ok(since) => query.since = Some(since.with_timezone(&Utc)),
+                Err(_) => errors.push(format!(
+                    "since must be an RFC 3339 time such as 2026-11-20T10:15:00Z, not {value:?}"
+                )),
+            },
+            "after" => match value.parse() {
+                Ok(after) => query.after = Some(after),
+                Err(_) => {
+                    errors.push("after must be a sequence number (the next of a page)".into())
+                }
+            },
+            "limit" => match value.parse() {
+                Ok(limit) if (1..=MAX_PAGE).contains(&limit) => query.limit = limit,
+                _ => errors.push(format!("limit must be an integer from 1 to {MAX_PAGE}")),
+            },
+            other => errors.push(format!("unknown query parameter {other:?}")),
+        }
+    }
+    if errors.is_empty() {
+        Ok(query)
+    } else {
+        Err(errors)
+    }
+}
+
+/// One page of received messages (body base64-encoded), oldest first, at most `limit`
+/// (100 when absent).
 #[get("/transports/xpersonenstand/received")]
 pub async fn received(
     _operator: Operator,
-    query: web::Query<ReceivedQuery>,
+    request: HttpRequest,
     standesamt: web::Data<Simulator>,
 ) -> HttpResponse {
-    let received = match (&query.module, &query.report) {
-        (Some(module), Some(report)) => standesamt.received_by_report(module, report),
-        _ => standesamt.received(),
+    let pairs = match web::Query::<Vec<(String, String)>>::from_query(request.query_string()) {
+        Ok(pairs) => pairs.into_inner(),
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("unreadable query: {e}")),
     };
-    match received {
+    let query = match read_query(&pairs) {
+        Ok(query) => query,
+        Err(errors) => return HttpResponse::BadRequest().json(json!({ "errors": errors })),
+    };
+    let simulator = standesamt.get_ref().clone();
+    // The journal reads from disk: off the async executor.
+    let page = web::block(move || simulator.received_page(&query)).await;
+    match page {
         // The record type serialises its byte fields (body, receipt) as base64 itself.
-        Ok(mut messages) => {
-            if let Some(module) = &query.module {
-                messages.retain(|m| &m.module == module);
-            }
-            HttpResponse::Ok().json(messages)
+        Ok(Ok(page)) => {
+            let messages: Vec<Listed<'_>> = page
+                .messages
+                .iter()
+                .map(|(seq, message)| Listed { seq: *seq, message })
+                .collect();
+            HttpResponse::Ok().json(json!({ "messages": messages, "next": page.next }))
         }
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }

@@ -6,8 +6,13 @@
 //! receipt PDF, and occasionally refuses a message. Unlike the engine it keeps its own durable
 //! journal, so that after the engine crashed and retried, a test can still ask the office what it
 //! really received and how often.
+//!
+//! Testers change its behaviour at run time with a [`Script`] (latency, transient faults,
+//! rejections, delayed or lost acknowledgements; see [`crate::script`]); its configuration
+//! ([`SimulatorConfig`]) is what it does when the script says nothing.
 
 mod config;
+mod received;
 mod records;
 
 use std::path::{Path, PathBuf};
@@ -20,12 +25,14 @@ use ring::digest;
 use ring::signature::{UnparsedPublicKey, ED25519};
 
 pub use config::SimulatorConfig;
+pub use received::{ReceivedPage, ReceivedQuery, DEFAULT_PAGE, MAX_PAGE};
 pub use records::{ReceivedMessage, RecordedOutcome};
 
 use crate::receipt::{render_receipt, ReceiptFields};
+use crate::script::{AckEffect, Outcome, Rule, Script, ScriptError, Scriptable, Scripted};
 use crate::{Accepted, AckStatus, Delivery, MessageSignature, Transport, TransportError};
 use meldewerk_storage::{Journal, JournalError};
-use records::{BY_IDEMPOTENCY_KEY, BY_TRANSPORT_REF};
+use records::{BY_IDEMPOTENCY_KEY, BY_MODULE, BY_REPORT, BY_TRANSPORT_REF};
 
 /// Reason given for messages the simulated failure rate picked.
 const SIMULATED_FAILURE: &str = "Standesamt: Nachricht abgelehnt (simuliert, Fehlerquote)";
@@ -80,6 +87,8 @@ pub struct Simulator {
 struct Inner {
     journal: Journal<ReceivedMessage>,
     config: RwLock<SimulatorConfig>,
+    /// The testers' script; empty means "as configured".
+    script: Scripted,
     /// Serialises the journal's read-modify-write steps: two concurrent submits of one key must
     /// not both store a message, and two concurrent polls must not both decide an outcome.
     write: Mutex<()>,
@@ -94,6 +103,7 @@ impl Simulator {
             inner: Arc::new(Inner {
                 journal,
                 config: RwLock::new(config),
+                script: Scripted::default(),
                 write: Mutex::new(()),
             }),
         })
@@ -105,15 +115,40 @@ impl Simulator {
     }
 
     /// The messages accepted for one report (normally one; more means the engine delivered the
-    /// report under different idempotency keys).
+    /// report under different idempotency keys). Reads only that report's records.
     pub fn received_by_report(
         &self,
         module: &str,
         report_id: &str,
     ) -> Result<Vec<ReceivedMessage>, SimulatorError> {
-        let mut messages = self.received()?;
-        messages.retain(|m| m.module == module && m.report_id == report_id);
-        Ok(messages)
+        Ok(self
+            .inner
+            .journal
+            .find_all(BY_REPORT, report_id)?
+            .into_iter()
+            .map(|(_, message)| message)
+            .filter(|m| m.module == module)
+            .collect())
+    }
+
+    /// The current script; counted rules show what is left of their count.
+    pub fn script(&self) -> Script {
+        self.inner.script.script()
+    }
+
+    /// Replaces the script, after checking it (every problem at once in the error).
+    pub fn set_script(&self, script: Script) -> Result<(), ScriptError> {
+        self.inner.script.set(script)
+    }
+
+    /// Appends one rule to the script, after checking it.
+    pub fn push_rule(&self, rule: Rule) -> Result<(), ScriptError> {
+        self.inner.script.push(rule)
+    }
+
+    /// Clears the script: from now on the office behaves as configured.
+    pub fn reset_script(&self) {
+        self.inner.script.reset();
     }
 
     /// The current behaviour settings.
@@ -143,6 +178,24 @@ impl Simulator {
     }
 }
 
+impl Scriptable for Simulator {
+    fn script(&self) -> Script {
+        Simulator::script(self)
+    }
+
+    fn set_script(&self, script: Script) -> Result<(), ScriptError> {
+        Simulator::set_script(self, script)
+    }
+
+    fn push_rule(&self, rule: Rule) -> Result<(), ScriptError> {
+        Simulator::push_rule(self, rule)
+    }
+
+    fn reset_script(&self) {
+        Simulator::reset_script(self);
+    }
+}
+
 impl std::fmt::Debug for Simulator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Simulator")
@@ -158,11 +211,47 @@ impl Transport for Simulator {
     }
 
     async fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
-        let latency = self.config().latency_ms;
-        if latency > 0 {
-            tokio::time::sleep(Duration::from_millis(latency)).await;
+        let latency_ms = self.config().latency_ms;
+        let key = delivery.idempotency_key.clone();
+        let repeat = self
+            .blocking(move |inner| Ok(inner.journal.find(BY_IDEMPOTENCY_KEY, &key)?.is_some()))
+            .await?;
+        if repeat {
+            // A repeat of an accepted key is not a delivery: the script is not asked and nothing
+            // of it is used up.
+            sleep_ms(latency_ms).await;
+            return self.blocking(move |inner| inner.submit(delivery)).await;
         }
-        self.blocking(move |inner| inner.submit(delivery)).await
+
+        let (module, report_id, key) = (
+            delivery.module.clone(),
+            delivery.report_id.clone(),
+            delivery.idempotency_key.clone(),
+        );
+        let plan = self
+            .inner
+            .script
+            .plan(&module, &report_id, &key, latency_ms);
+        tokio::time::sleep(plan.latency).await;
+        match plan.outcome {
+            Outcome::Accept => {}
+            Outcome::Transient { message, wait } => {
+                tokio::time::sleep(wait).await;
+                tracing::info!(%report_id, %message, "simulated Standesamt: scripted transient fault");
+                return Err(TransportError::Transient(message));
+            }
+            Outcome::Reject(reason) => {
+                tracing::info!(%report_id, %reason, "simulated Standesamt: scripted rejection");
+                return Err(TransportError::Rejected(reason));
+            }
+        }
+        let accepted = self.blocking(move |inner| inner.submit(delivery)).await?;
+        if !accepted.duplicate {
+            self.inner
+                .script
+                .accepted(&module, &report_id, &key, &accepted.transport_ref);
+        }
+        Ok(accepted)
     }
 
     async fn acknowledgement(&self, transport_ref: &str) -> Result<AckStatus, TransportError> {
@@ -235,11 +324,15 @@ impl Inner {
         };
         // Durable before the answer: once the sender holds a transport reference, the office
         // must remember it across any crash.
-        self.journal.append(
+        self.journal.append_grouped(
             &message,
             &[
                 (BY_IDEMPOTENCY_KEY, &message.idempotency_key),
                 (BY_TRANSPORT_REF, &message.transport_ref),
+            ],
+            &[
+                (BY_REPORT, &message.report_id),
+                (BY_MODULE, &message.module),
             ],
         )?;
         tracing::info!(
@@ -266,8 +359,17 @@ impl Inner {
             return Ok(ack_status(outcome));
         }
 
+        let delay_ms = match self.script.ack_effect(
+            &message.module,
+            &message.report_id,
+            &message.transport_ref,
+        ) {
+            Some(AckEffect::Lost) => return Ok(AckStatus::Pending),
+            Some(AckEffect::Delay(delay_ms)) => delay_ms,
+            None => config.ack_delay_ms,
+        };
         let now = Utc::now();
-        let due = i64::try_from(config.ack_delay_ms)
+        let due = i64::try_from(delay_ms)
             .ok()
             .and_then(TimeDelta::try_milliseconds)
             .and_then(|delay| message.received_at.checked_add_signed(delay));
@@ -306,6 +408,7 @@ impl Inner {
         let status = ack_status(&outcome);
         message.outcome = Some(outcome);
         self.journal.replace(seq, &message)?;
+        self.script.decided(&message.transport_ref);
         tracing::info!(
             report_id = %message.report_id,
             transport_ref = %message.transport_ref,
@@ -313,6 +416,12 @@ impl Inner {
             "simulated Standesamt: outcome decided"
         );
         Ok(status)
+    }
+}
+
+async fn sleep_ms(ms: u64) {
+    if ms > 0 {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
     }
 }
 

@@ -1,5 +1,6 @@
 //! What the simulated office records of each message, kept in its journal
-//! ([`meldewerk_storage::Journal`]) and indexed by idempotency key and by transport reference.
+//! ([`meldewerk_storage::Journal`]), indexed by idempotency key and by transport reference, and
+//! grouped by report id and by module for the received log's filters.
 
 use chrono::{DateTime, Utc};
 use meldewerk_storage::base64_bytes;
@@ -11,6 +12,10 @@ use crate::MessageSignature;
 pub(crate) const BY_IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// Journal index of messages by the transport reference the office handed out.
 pub(crate) const BY_TRANSPORT_REF: &str = "transport-ref";
+/// Journal group of messages by report id (several messages may share one).
+pub(crate) const BY_REPORT: &str = "report";
+/// Journal group of messages by module.
+pub(crate) const BY_MODULE: &str = "module";
 
 /// A message as the simulated office recorded it. Serialises to JSON with `body` and
 /// `receipt_pdf` as standard base64.

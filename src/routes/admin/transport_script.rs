@@ -1,0 +1,138 @@
+//! `/admin/api/v1/transports/{name}/script`: testers script a simulated authority at run time
+//! (latency, transient faults, timeouts, resets, rejections, delayed or lost acknowledgements).
+//!
+//! `GET` answers the script, `PUT` replaces it, `POST …/script/rules` appends one rule, `DELETE`
+//! resets it to configuration; every change answers the script as it now is. Bodies are read
+//! strictly ([`meldewerk_transports::script::json`]): a bad script is a 400 listing every
+//! problem, and the script stays as it was.
+
+use actix_web::http::StatusCode;
+use actix_web::{delete, get, post, put, web, HttpResponse};
+use meldewerk_transports::script::json::{rule_from_json, script_from_json, script_to_json};
+use meldewerk_transports::script::{ScriptError, Scriptable};
+use meldewerk_transports::xpersonenstand::Simulator;
+use serde_json::{json, Value};
+
+use super::error;
+use crate::auth::Operator;
+use crate::routes::{read_limited, BodyError};
+use crate::startup::WebSettings;
+
+/// The simulator called `name`. One arm per simulated authority.
+fn scriptable<'a>(
+    name: &str,
+    xpersonenstand: &'a web::Data<Simulator>,
+) -> Option<&'a dyn Scriptable> {
+    match name {
+        "xpersonenstand" => Some(xpersonenstand.get_ref()),
+        _ => None,
+    }
+}
+
+fn unknown(name: &str) -> HttpResponse {
+    error(
+        StatusCode::NOT_FOUND,
+        format!("no simulated transport named {name}"),
+    )
+}
+
+fn current(simulator: &dyn Scriptable) -> HttpResponse {
+    HttpResponse::Ok().json(script_to_json(&simulator.script()))
+}
+
+fn invalid(ScriptError(errors): ScriptError) -> HttpResponse {
+    HttpResponse::BadRequest().json(json!({ "errors": errors }))
+}
+
+/// The body as JSON, or the 400/413 answer.
+async fn json_body(payload: web::Payload, limit: usize) -> Result<Value, HttpResponse> {
+    let body = read_limited(payload, limit).await.map_err(|e| match e {
+        BodyError::TooLarge(limit) => error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body exceeds {limit} bytes"),
+        ),
+        BodyError::Unreadable(e) => error(StatusCode::BAD_REQUEST, format!("unreadable body: {e}")),
+    })?;
+    serde_json::from_slice(&body)
+        .map_err(|e| error(StatusCode::BAD_REQUEST, format!("invalid JSON: {e}")))
+}
+
+/// The current script: 200 `{"rules": [...], "transient_rate": r}`.
+#[get("/transports/{name}/script")]
+pub async fn get_script(
+    _operator: Operator,
+    name: web::Path<String>,
+    xpersonenstand: web::Data<Simulator>,
+) -> HttpResponse {
+    match scriptable(&name, &xpersonenstand) {
+        Some(simulator) => current(simulator),
+        None => unknown(&name),
+    }
+}
+
+/// Replaces the script: 200 with the new script; 400 `{"errors": [...]}` for a bad one.
+#[put("/transports/{name}/script")]
+pub async fn put_script(
+    _operator: Operator,
+    name: web::Path<String>,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    xpersonenstand: web::Data<Simulator>,
+) -> HttpResponse {
+    let Some(simulator) = scriptable(&name, &xpersonenstand) else {
+        return unknown(&name);
+    };
+    let value = match json_body(payload, settings.max_body_bytes).await {
+        Ok(value) => value,
+        Err(answer) => return answer,
+    };
+    match script_from_json(&value).and_then(|script| simulator.set_script(script)) {
+        Ok(()) => {
+            tracing::info!(transport = %name, "script replaced");
+            current(simulator)
+        }
+        Err(e) => invalid(e),
+    }
+}
+
+/// Appends one rule: 200 with the whole script; 400 `{"errors": [...]}` for a bad rule.
+#[post("/transports/{name}/script/rules")]
+pub async fn add_rule(
+    _operator: Operator,
+    name: web::Path<String>,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    xpersonenstand: web::Data<Simulator>,
+) -> HttpResponse {
+    let Some(simulator) = scriptable(&name, &xpersonenstand) else {
+        return unknown(&name);
+    };
+    let value = match json_body(payload, settings.max_body_bytes).await {
+        Ok(value) => value,
+        Err(answer) => return answer,
+    };
+    match rule_from_json(&value).and_then(|rule| simulator.push_rule(rule)) {
+        Ok(()) => {
+            tracing::info!(transport = %name, "script rule added");
+            current(simulator)
+        }
+        Err(e) => invalid(e),
+    }
+}
+
+/// Resets the script to configuration: 200 with the empty script.
+#[delete("/transports/{name}/script")]
+pub async fn reset_script(
+    _operator: Operator,
+    name: web::Path<String>,
+    xpersonenstand: web::Data<Simulator>,
+) -> HttpResponse {
+    match scriptable(&name, &xpersonenstand) {
+        Some(simulator) => {
+            simulator.reset_script();
+            tracing::info!(transport = %name, "script reset");
+            current(simulator)
+        }
+        None => unknown(&name),
+    }
+}

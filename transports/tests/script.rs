@@ -1,0 +1,227 @@
+//! The simulated Standesamt under a tester's script, through the `Transport` trait as the engine
+//! uses it, and its received log paged and filtered.
+
+mod common;
+
+use chrono::Utc;
+use common::unsigned_delivery;
+use meldewerk_transports::script::{Effect, Rule, Script};
+use meldewerk_transports::xpersonenstand::{ReceivedQuery, Simulator, SimulatorConfig};
+use meldewerk_transports::{AckStatus, Delivery, Transport, TransportError};
+
+fn open(dir: &tempfile::TempDir) -> Simulator {
+    let config = SimulatorConfig {
+        ack_delay_ms: 0,
+        require_signature: false,
+        ..SimulatorConfig::default()
+    };
+    Simulator::open(dir.path(), config).expect("open simulator")
+}
+
+fn delivery(key: &str, report: &str) -> Delivery {
+    Delivery {
+        report_id: report.to_owned(),
+        ..unsigned_delivery(key)
+    }
+}
+
+fn transient(message: &str) -> Effect {
+    Effect::Transient {
+        message: message.to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn transient_faults_for_the_next_deliveries_then_acceptance() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir);
+    office
+        .push_rule(Rule::next(2, transient("Wartung")))
+        .unwrap();
+
+    let d = delivery("k1", "r1");
+    for _ in 0..2 {
+        assert_eq!(
+            office.submit(d.clone()).await.unwrap_err(),
+            TransportError::Transient("Wartung".to_owned())
+        );
+    }
+    assert!(
+        office.received().unwrap().is_empty(),
+        "nothing recorded yet"
+    );
+    let accepted = office.submit(d.clone()).await.unwrap();
+    assert!(!accepted.duplicate);
+    assert_eq!(office.script(), Script::default(), "the rule is used up");
+    assert_eq!(office.received().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn repeats_of_an_accepted_key_use_up_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir);
+    let d = delivery("k1", "r1");
+    office.submit(d.clone()).await.unwrap();
+    office.push_rule(Rule::next(1, Effect::Reset)).unwrap();
+
+    let repeat = office.submit(d.clone()).await.unwrap();
+    assert!(repeat.duplicate, "a repeat gets the original acceptance");
+    assert_eq!(office.script().rules[0].count, Some(1));
+    assert_eq!(
+        office.submit(delivery("k2", "r2")).await.unwrap_err(),
+        TransportError::Transient("connection reset by peer (scripted)".to_owned())
+    );
+    assert!(office.script().rules.is_empty());
+}
+
+#[tokio::test]
+async fn a_rejection_for_one_report_leaves_the_others_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir);
+    let reason = "Standesamt: Beurkundung nicht zuständig";
+    office
+        .push_rule(Rule::for_report(
+            "birthnotice",
+            "r-bad",
+            Effect::Reject {
+                reason: reason.to_owned(),
+            },
+        ))
+        .unwrap();
+
+    assert_eq!(
+        office.submit(delivery("k1", "r-bad")).await.unwrap_err(),
+        TransportError::Rejected(reason.to_owned())
+    );
+    office.submit(delivery("k2", "r-good")).await.unwrap();
+    let received = office.received().unwrap();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].report_id, "r-good");
+}
+
+#[tokio::test]
+async fn a_lost_acknowledgement_comes_once_the_script_is_reset() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir);
+    office.push_rule(Rule::next(1, Effect::AckLost)).unwrap();
+    let lost = office.submit(delivery("k1", "r1")).await.unwrap();
+    let fine = office.submit(delivery("k2", "r2")).await.unwrap();
+
+    for _ in 0..3 {
+        assert_eq!(
+            office.acknowledgement(&lost.transport_ref).await.unwrap(),
+            AckStatus::Pending
+        );
+    }
+    assert!(matches!(
+        office.acknowledgement(&fine.transport_ref).await.unwrap(),
+        AckStatus::Acknowledged { .. }
+    ));
+    office.reset_script();
+    assert!(matches!(
+        office.acknowledgement(&lost.transport_ref).await.unwrap(),
+        AckStatus::Acknowledged { .. }
+    ));
+}
+
+#[tokio::test]
+async fn a_standing_ack_delay_holds_messages_already_received() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir);
+    let accepted = office.submit(delivery("k1", "r1")).await.unwrap();
+    // Far beyond any test run: the poll must answer "pending" whatever the machine's speed.
+    office
+        .push_rule(Rule::always(Effect::AckDelay { delay_ms: 600_000 }))
+        .unwrap();
+    assert_eq!(
+        office
+            .acknowledgement(&accepted.transport_ref)
+            .await
+            .unwrap(),
+        AckStatus::Pending
+    );
+    office
+        .set_script(Script {
+            rules: vec![Rule::always(Effect::AckDelay { delay_ms: 0 })],
+            transient_rate: 0.0,
+        })
+        .unwrap();
+    assert!(matches!(
+        office
+            .acknowledgement(&accepted.transport_ref)
+            .await
+            .unwrap(),
+        AckStatus::Acknowledged { .. }
+    ));
+}
+
+#[tokio::test]
+async fn the_received_log_pages_and_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir);
+    for (key, report) in [("k0", "a"), ("k1", "b"), ("k2", "a"), ("k3", "c")] {
+        office.submit(delivery(key, report)).await.unwrap();
+    }
+    let mut other_module = delivery("k4", "a");
+    other_module.module = "deathnotice".to_owned();
+    office.submit(other_module).await.unwrap();
+
+    let seqs = |query: ReceivedQuery| {
+        let page = office.received_page(&query).unwrap();
+        let seqs: Vec<u64> = page.messages.iter().map(|(seq, _)| *seq).collect();
+        (seqs, page.next)
+    };
+    let page = |limit, after| ReceivedQuery {
+        limit,
+        after,
+        ..ReceivedQuery::default()
+    };
+    assert_eq!(seqs(page(2, None)), (vec![0, 1], Some(1)));
+    assert_eq!(seqs(page(2, Some(1))), (vec![2, 3], Some(3)));
+    assert_eq!(seqs(page(2, Some(3))), (vec![4], None));
+    assert_eq!(seqs(page(100, None)), (vec![0, 1, 2, 3, 4], None));
+
+    let report_a = ReceivedQuery {
+        report_id: Some("a".to_owned()),
+        ..page(1, None)
+    };
+    assert_eq!(seqs(report_a.clone()), (vec![0], Some(0)));
+    assert_eq!(
+        seqs(ReceivedQuery {
+            after: Some(0),
+            limit: 5,
+            ..report_a.clone()
+        }),
+        (vec![2, 4], None)
+    );
+    assert_eq!(
+        seqs(ReceivedQuery {
+            module: Some("birthnotice".to_owned()),
+            limit: 5,
+            ..report_a
+        }),
+        (vec![0, 2], None)
+    );
+    assert_eq!(
+        seqs(ReceivedQuery {
+            module: Some("deathnotice".to_owned()),
+            ..page(5, None)
+        }),
+        (vec![4], None)
+    );
+
+    let received = office.received().unwrap();
+    let since = |at| ReceivedQuery {
+        since: Some(at),
+        ..page(10, None)
+    };
+    assert_eq!(seqs(since(received[3].received_at)).0, vec![3, 4]);
+    assert_eq!(seqs(since(received[0].received_at)).0.len(), 5);
+    assert!(seqs(since(Utc::now() + chrono::TimeDelta::hours(1)))
+        .0
+        .is_empty());
+    assert_eq!(
+        office.received_by_report("birthnotice", "a").unwrap().len(),
+        2
+    );
+}

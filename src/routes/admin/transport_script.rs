@@ -70,6 +70,32 @@ pub async fn get_script(
     }
 }
 
+/// Reads a JSON body and applies it to the named simulator's script with `change`; answers the
+/// script as it now is, or what was wrong (the script stays as it was).
+async fn change_script(
+    name: &str,
+    payload: web::Payload,
+    settings: &WebSettings,
+    xpersonenstand: &web::Data<Simulator>,
+    change: impl FnOnce(&dyn Scriptable, &Value) -> Result<(), ScriptError>,
+    done: &str,
+) -> HttpResponse {
+    let Some(simulator) = scriptable(name, xpersonenstand) else {
+        return unknown(name);
+    };
+    let value = match json_body(payload, settings.max_body_bytes).await {
+        Ok(value) => value,
+        Err(answer) => return answer,
+    };
+    match change(simulator, &value) {
+        Ok(()) => {
+            tracing::info!(transport = %name, "{done}");
+            current(simulator)
+        }
+        Err(e) => invalid(e),
+    }
+}
+
 /// Replaces the script: 200 with the new script; 400 `{"errors": [...]}` for a bad one.
 #[put("/transports/{name}/script")]
 pub async fn put_script(
@@ -79,20 +105,18 @@ pub async fn put_script(
     settings: web::Data<WebSettings>,
     xpersonenstand: web::Data<Simulator>,
 ) -> HttpResponse {
-    let Some(simulator) = scriptable(&name, &xpersonenstand) else {
-        return unknown(&name);
+    let replace = |simulator: &dyn Scriptable, value: &Value| {
+        script_from_json(value).and_then(|script| simulator.set_script(script))
     };
-    let value = match json_body(payload, settings.max_body_bytes).await {
-        Ok(value) => value,
-        Err(answer) => return answer,
-    };
-    match script_from_json(&value).and_then(|script| simulator.set_script(script)) {
-        Ok(()) => {
-            tracing::info!(transport = %name, "script replaced");
-            current(simulator)
-        }
-        Err(e) => invalid(e),
-    }
+    change_script(
+        &name,
+        payload,
+        &settings,
+        &xpersonenstand,
+        replace,
+        "script replaced",
+    )
+    .await
 }
 
 /// Appends one rule: 200 with the whole script; 400 `{"errors": [...]}` for a bad rule.
@@ -104,20 +128,18 @@ pub async fn add_rule(
     settings: web::Data<WebSettings>,
     xpersonenstand: web::Data<Simulator>,
 ) -> HttpResponse {
-    let Some(simulator) = scriptable(&name, &xpersonenstand) else {
-        return unknown(&name);
+    let append = |simulator: &dyn Scriptable, value: &Value| {
+        rule_from_json(value).and_then(|rule| simulator.push_rule(rule))
     };
-    let value = match json_body(payload, settings.max_body_bytes).await {
-        Ok(value) => value,
-        Err(answer) => return answer,
-    };
-    match rule_from_json(&value).and_then(|rule| simulator.push_rule(rule)) {
-        Ok(()) => {
-            tracing::info!(transport = %name, "script rule added");
-            current(simulator)
-        }
-        Err(e) => invalid(e),
-    }
+    change_script(
+        &name,
+        payload,
+        &settings,
+        &xpersonenstand,
+        append,
+        "script rule added",
+    )
+    .await
 }
 
 /// Resets the script to configuration: 200 with the empty script.

@@ -12,7 +12,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{get, web, Error, HttpResponse};
-use meldewerk_actors::{ActorState, Engine};
+use meldewerk_actors::{ActorHealth, ActorState, BreakerState, Engine, TransportHealth};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
@@ -156,72 +156,126 @@ pub async fn scrape(_operator: Operator, registry: web::Data<Metrics>) -> HttpRe
 #[derive(Debug)]
 struct EngineCollector(Engine);
 
-impl EngineCollector {
-    fn actor_values(
-        &self,
-        encoder: &mut DescriptorEncoder,
-        name: &str,
-        help: &str,
-        counter: bool,
-        value: impl Fn(&meldewerk_actors::ActorHealth) -> u64,
-    ) -> Result<(), std::fmt::Error> {
-        let health = self.0.health();
-        let kind = if counter {
-            ConstCounter::new(0u64).metric_type()
+/// One metric family with one series per item, labelled `label` = `label_of(item)`.
+#[allow(clippy::too_many_arguments)] // one call per family; a struct would only rename them
+fn series<T>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    counter: bool,
+    items: &[T],
+    label: &str,
+    label_of: fn(&T) -> &str,
+    value: fn(&T) -> u64,
+) -> Result<(), std::fmt::Error> {
+    let kind = if counter {
+        ConstCounter::new(0u64).metric_type()
+    } else {
+        ConstGauge::new(0i64).metric_type()
+    };
+    let mut metric = encoder.encode_descriptor(name, help, None, kind)?;
+    for item in items {
+        let labels = [(label, label_of(item))];
+        let family = metric.encode_family(&labels)?;
+        if counter {
+            ConstCounter::new(value(item)).encode(family)?;
         } else {
-            ConstGauge::new(0i64).metric_type()
-        };
-        let mut metric = encoder.encode_descriptor(name, help, None, kind)?;
-        for actor in &health {
-            let labels = [("actor", actor.name.as_str())];
-            let family = metric.encode_family(&labels)?;
-            if counter {
-                ConstCounter::new(value(actor)).encode(family)?;
-            } else {
-                ConstGauge::new(i64::try_from(value(actor)).unwrap_or(i64::MAX)).encode(family)?;
-            }
+            ConstGauge::new(i64::try_from(value(item)).unwrap_or(i64::MAX)).encode(family)?;
         }
-        Ok(())
     }
+    Ok(())
 }
+
+/// Actor series: name, help, counter or gauge, value.
+type ActorSeries = (&'static str, &'static str, bool, fn(&ActorHealth) -> u64);
+/// Transport series: name, help, counter or gauge, value.
+type TransportSeries = (
+    &'static str,
+    &'static str,
+    bool,
+    fn(&TransportHealth) -> u64,
+);
+
+const ACTOR_SERIES: [ActorSeries; 5] = [
+    (
+        "actor_processed",
+        "Work an actor finished: reports brought to a final state (module actors), jobs routed (outbox), payloads expired (retention)",
+        true,
+        |a| a.processed,
+    ),
+    (
+        "actor_failed",
+        "Reports that ended in FAILURE (module actors), failed sweeps (retention)",
+        true,
+        |a| a.failed,
+    ),
+    ("actor_restarts", "Restarts after a panic or failure", true, |a| a.restarts),
+    (
+        "actor_backlog",
+        "Work waiting: outbox length (outbox), jobs in flight (module actors)",
+        false,
+        |a| a.backlog as u64,
+    ),
+    (
+        "actor_degraded",
+        "1 while an actor restarts more often than the restart intensity allows",
+        false,
+        |a| u64::from(a.state == ActorState::Degraded),
+    ),
+];
+
+const TRANSPORT_SERIES: [TransportSeries; 3] = [
+    (
+        "transport_breaker_open",
+        "1 while the transport's circuit breaker is open or half-open",
+        false,
+        |t| u64::from(t.breaker != BreakerState::Closed),
+    ),
+    (
+        "transport_calls",
+        "Calls to the transport (deliveries and acknowledgement polls)",
+        true,
+        |t| t.calls,
+    ),
+    (
+        "transport_failures",
+        "Calls that ended in a transient fault",
+        true,
+        |t| t.failures,
+    ),
+];
 
 impl Collector for EngineCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        self.actor_values(
-            &mut encoder,
-            "actor_processed",
-            "Work an actor finished: reports brought to a final state (module actors), jobs routed (outbox), payloads expired (retention)",
-            true,
-            |a| a.processed,
-        )?;
-        self.actor_values(
-            &mut encoder,
-            "actor_failed",
-            "Reports that ended in FAILURE (module actors), failed sweeps (retention)",
-            true,
-            |a| a.failed,
-        )?;
-        self.actor_values(
-            &mut encoder,
-            "actor_restarts",
-            "Restarts after a panic or failure",
-            true,
-            |a| a.restarts,
-        )?;
-        self.actor_values(
-            &mut encoder,
-            "actor_backlog",
-            "Work waiting: outbox length (outbox), jobs in flight (module actors)",
-            false,
-            |a| a.backlog as u64,
-        )?;
-        self.actor_values(
-            &mut encoder,
-            "actor_degraded",
-            "1 while an actor restarts more often than the restart intensity allows",
-            false,
-            |a| u64::from(a.state == ActorState::Degraded),
-        )
+        let actors = self.0.health();
+        for (name, help, counter, value) in ACTOR_SERIES {
+            let label_of: fn(&ActorHealth) -> &str = |a| &a.name;
+            series(
+                &mut encoder,
+                name,
+                help,
+                counter,
+                &actors,
+                "actor",
+                label_of,
+                value,
+            )?;
+        }
+        let transports = self.0.transports();
+        for (name, help, counter, value) in TRANSPORT_SERIES {
+            let label_of: fn(&TransportHealth) -> &str = |t| &t.name;
+            series(
+                &mut encoder,
+                name,
+                help,
+                counter,
+                &transports,
+                "transport",
+                label_of,
+                value,
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -529,12 +529,14 @@ fn browser_shows_the_operator_dashboard_on_a_phone_sized_screen() {
     );
     assert_eq!(strong_text(&source, "degraded"), "0");
     assert_eq!(strong_text(&source, "processed"), "1");
-    let body = &source[source.find("<tbody>").unwrap()..];
+    let start = source.find("<tbody>").unwrap();
+    let body = &source[start..start + source[start..].find("</tbody>").unwrap()];
     assert_eq!(
         body.matches("<tr>").count(),
         5,
         "outbox, three modules, retention"
     );
+    assert!(source.contains("<td data-label=\"Transport\">xpersonenstand</td>"));
     assert!(body.contains("module:birthnotice") && body.contains("running"));
     // On a narrow screen the header row is hidden and each row is a card of its own. Layout is
     // read right after a load; a reload in between only means another try.

@@ -15,6 +15,7 @@
 //! becomes a counted restart instead of a dead actor) and is marked degraded when it restarts more
 //! often than the restart intensity allows.
 
+mod breaker;
 mod events;
 mod health;
 mod inflight;
@@ -36,10 +37,12 @@ use chrono::{DateTime, Utc};
 use meldewerk_storage::{MessageSignature, Report, Store};
 use meldewerk_transports::Transport;
 
+pub use breaker::{BreakerState, TransportHealth};
 pub use events::{EngineEvents, NoEvents};
 pub use health::{ActorHealth, ActorState};
 pub use settings::EngineSettings;
 
+use breaker::Breaker;
 use health::HealthRegistry;
 use inflight::InFlight;
 use module_actor::{ModuleActor, Worker};
@@ -104,6 +107,7 @@ pub struct Engine {
 
 struct EngineInner {
     outbox: Addr<OutboxActor>,
+    breakers: Vec<Arc<Breaker>>,
     /// Module segments the engine serves.
     modules: Vec<Arc<str>>,
     paused: Arc<Paused>,
@@ -151,7 +155,22 @@ impl Engine {
         let outbox_sup = supervision("outbox".to_string());
         let mut routes = HashMap::new();
         let mut retention = Vec::new();
+        // One breaker per transport, shared by every module that delivers through it.
+        let mut breakers: Vec<Arc<Breaker>> = Vec::new();
         for spec in modules {
+            let name = spec.transport.name().to_owned();
+            let breaker = match breakers.iter().find(|b| b.health().name == name) {
+                Some(breaker) => Arc::clone(breaker),
+                None => {
+                    let breaker = Arc::new(Breaker::new(
+                        &name,
+                        settings.breaker_failures,
+                        settings.breaker_open(),
+                    ));
+                    breakers.push(Arc::clone(&breaker));
+                    breaker
+                }
+            };
             let module: Arc<str> = Arc::from(spec.module);
             if routes.contains_key(&module) {
                 tracing::warn!(%module, "module configured twice; the last one wins");
@@ -164,6 +183,7 @@ impl Engine {
                     spec.transport,
                     Arc::clone(&store),
                     settings.clone(),
+                    breaker,
                 )
                 .with_events(Arc::clone(&events)),
             );
@@ -203,6 +223,7 @@ impl Engine {
         Engine {
             inner: Arc::new(EngineInner {
                 outbox,
+                breakers,
                 modules,
                 paused,
                 arbiter,
@@ -229,6 +250,11 @@ impl Engine {
             }
         }
         health
+    }
+
+    /// Every transport's breaker and call statistics, for operators.
+    pub fn transports(&self) -> Vec<TransportHealth> {
+        self.inner.breakers.iter().map(|b| b.health()).collect()
     }
 
     /// Pauses the deliveries of `module`: its jobs stay in the outbox until [`Engine::resume`];

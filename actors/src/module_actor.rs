@@ -19,6 +19,7 @@ use meldewerk_storage::{
 };
 use meldewerk_transports::{AckStatus, Delivery, Transport, TransportError};
 
+use crate::breaker::{Breaker, Ticket};
 use crate::events::{no_events, SharedEvents};
 use crate::inflight::{InFlight, InFlightGuard};
 use crate::settings::EngineSettings;
@@ -67,8 +68,10 @@ pub(crate) struct Worker {
     /// job. The store counts every poll; only failed ones may exhaust `max_attempts`, or a slow
     /// authority would fail reports that are fine.
     ack_failures: Mutex<HashMap<u64, u32>>,
-    /// Told about every report that ends in FAILURE.
+    /// Told about every report that ends in FAILURE and every breaker that opens.
     events: SharedEvents,
+    /// The transport's breaker, shared with every module delivering through it.
+    breaker: Arc<Breaker>,
 }
 
 impl Worker {
@@ -79,6 +82,7 @@ impl Worker {
         transport: Arc<dyn Transport>,
         store: Arc<dyn Store>,
         settings: EngineSettings,
+        breaker: Arc<Breaker>,
     ) -> Self {
         Worker {
             module,
@@ -89,6 +93,7 @@ impl Worker {
             settings,
             ack_failures: Mutex::new(HashMap::new()),
             events: no_events(),
+            breaker,
         }
     }
 
@@ -100,12 +105,33 @@ impl Worker {
 
     async fn run(self: Arc<Self>, job: Job) -> JobDone {
         let id = job.id;
-        let result = match self.store.begin_attempt(&job).await {
-            Ok(job) => match job.kind {
-                JobKind::Deliver => self.deliver(&job).await,
-                JobKind::AwaitAck => self.await_ack(&job).await,
-            },
-            Err(e) => Err(e),
+        let result = match Ticket::admit(&self.breaker, std::time::Instant::now()) {
+            // The transport is left alone: the job waits without an attempt being counted.
+            Err(refused) => {
+                let wait = refused
+                    .retry_at
+                    .saturating_duration_since(std::time::Instant::now());
+                let at = after(Utc::now(), wait);
+                self.store
+                    .reschedule(&job, at, job.last_error.clone())
+                    .await
+                    .map(|()| JobDone::Progressed)
+            }
+            Ok(ticket) => {
+                // A probe is not one of the job's attempts; every other call is counted before
+                // it is made, so that a crash during it counts too.
+                let job = match ticket.probe {
+                    true => Ok(job),
+                    false => self.store.begin_attempt(&job).await,
+                };
+                match job {
+                    Ok(job) => match job.kind {
+                        JobKind::Deliver => self.deliver(&job, &ticket).await,
+                        JobKind::AwaitAck => self.await_ack(&job, &ticket).await,
+                    },
+                    Err(e) => Err(e),
+                }
+            }
         };
         match result {
             Ok(done) => done,
@@ -121,7 +147,7 @@ impl Worker {
     }
 
     #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
-    async fn deliver(&self, job: &Job) -> StoreResult<JobDone> {
+    async fn deliver(&self, job: &Job, ticket: &Ticket) -> StoreResult<JobDone> {
         if job.attempts > self.settings.max_attempts {
             return self.give_up(job, job.attempts - 1).await;
         }
@@ -145,7 +171,10 @@ impl Worker {
             body: message.body,
             signature: message.signature,
         };
-        match self.transport.submit(delivery).await {
+        let started = std::time::Instant::now();
+        let submitted = self.transport.submit(delivery).await;
+        self.observe(ticket, &submitted, started.elapsed());
+        match submitted {
             Ok(accepted) => {
                 tracing::debug!(duplicate = accepted.duplicate, "delivery accepted");
                 let now = Utc::now();
@@ -174,7 +203,7 @@ impl Worker {
     }
 
     #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
-    async fn await_ack(&self, job: &Job) -> StoreResult<JobDone> {
+    async fn await_ack(&self, job: &Job, ticket: &Ticket) -> StoreResult<JobDone> {
         // Counted before the poll, like the store counts attempts, so a poll that panics counts.
         let attempts = self.count_ack_attempt(job.id);
         if attempts > self.settings.max_attempts {
@@ -192,7 +221,10 @@ impl Worker {
                 )
                 .await;
         };
-        match self.transport.acknowledgement(&transport_ref).await {
+        let started = std::time::Instant::now();
+        let acknowledgement = self.transport.acknowledgement(&transport_ref).await;
+        self.observe(ticket, &acknowledgement, started.elapsed());
+        match acknowledgement {
             Ok(AckStatus::Pending) => {
                 self.forget_ack_failures(job.id);
                 let next = after(Utc::now(), self.settings.ack_poll_interval());
@@ -217,6 +249,20 @@ impl Worker {
                 self.fail(job, reason).await
             }
             Err(e @ TransportError::Transient(_)) => self.retry_later(job, attempts, e).await,
+        }
+    }
+
+    /// Tells the breaker how a transport call went; a breaker that opens is an alert.
+    fn observe<T>(&self, ticket: &Ticket, result: &Result<T, TransportError>, took: Duration) {
+        match result {
+            Err(TransportError::Transient(error)) => {
+                if ticket.failed(took, error) {
+                    let transport = ticket.transport();
+                    tracing::warn!(%transport, %error, "circuit breaker opened");
+                    self.events.breaker_opened(&transport, error);
+                }
+            }
+            _ => ticket.answered(took),
         }
     }
 

@@ -32,6 +32,10 @@ pub struct EngineSettings {
     pub restart_window_secs: u64,
     /// How often the retention sweep runs, in seconds.
     pub retention_sweep_interval_secs: u64,
+    /// Transient faults in a row after which a transport's circuit breaker opens.
+    pub breaker_failures: u32,
+    /// How long an open breaker leaves its transport alone before one probe, in seconds.
+    pub breaker_open_secs: u64,
 }
 
 impl Default for EngineSettings {
@@ -46,6 +50,8 @@ impl Default for EngineSettings {
             max_restarts: 5,
             restart_window_secs: 60,
             retention_sweep_interval_secs: 3600,
+            breaker_failures: 5,
+            breaker_open_secs: 30,
         }
     }
 }
@@ -62,6 +68,10 @@ impl EngineSettings {
 
     pub(crate) fn retention_sweep_interval(&self) -> Duration {
         Duration::from_secs(self.retention_sweep_interval_secs).max(Duration::from_millis(1))
+    }
+
+    pub(crate) fn breaker_open(&self) -> Duration {
+        Duration::from_secs(self.breaker_open_secs)
     }
 
     pub(crate) fn restart_window(&self) -> Duration {

@@ -34,6 +34,9 @@ pub fn fast_settings() -> EngineSettings {
         max_restarts: 1_000,
         restart_window_secs: 60,
         retention_sweep_interval_secs: 3600,
+        // Tests of retries and give-ups must not meet an open breaker; its own tests set it.
+        breaker_failures: 1_000,
+        breaker_open_secs: 1,
     }
 }
 

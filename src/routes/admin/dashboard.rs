@@ -5,7 +5,7 @@
 use actix_web::{get, web, HttpResponse};
 use chrono::Utc;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
-use meldewerk_actors::{ActorHealth, ActorState, Engine};
+use meldewerk_actors::{ActorHealth, ActorState, BreakerState, Engine, TransportHealth};
 
 use crate::auth::Operator;
 
@@ -14,7 +14,7 @@ const REFRESH_SECS: u32 = 5;
 
 const STYLE: &str = r#"
 body{font-family:system-ui,sans-serif;margin:1rem auto;max-width:70rem;padding:0 1rem;color:#1b1b1b}
-h1{font-size:1.4rem}.summary{display:flex;gap:1rem;flex-wrap:wrap;margin:1rem 0}
+h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:1.5rem}.summary{display:flex;gap:1rem;flex-wrap:wrap;margin:1rem 0}
 .summary div{border:1px solid #bbb;border-radius:6px;padding:.5rem 1rem}.summary strong{display:block;font-size:1.4rem}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ddd;vertical-align:top}
 .state-running{color:#1b5e20}.state-degraded{color:#b00020;font-weight:700}.state-restarting{color:#a65e00}.state-stopped{color:#555}
@@ -53,8 +53,26 @@ fn row(actor: &ActorHealth) -> Markup {
     }
 }
 
+fn transport_row(transport: &TransportHealth) -> Markup {
+    let (state, class) = match transport.breaker {
+        BreakerState::Closed => ("closed", "state-running"),
+        BreakerState::HalfOpen => ("half-open", "state-restarting"),
+        BreakerState::Open => ("open", "state-degraded"),
+    };
+    html! {
+        tr {
+            td data-label="Transport" { (transport.name) }
+            td data-label="Breaker" class=(class) { (state) }
+            td data-label="Calls" { (transport.calls) }
+            td data-label="Failures" { (transport.failures) }
+            td data-label="Latency" { (format!("{:.1} ms", transport.latency_ms)) }
+            td data-label="Last error" class="error" { (transport.last_error.as_deref().unwrap_or("–")) }
+        }
+    }
+}
+
 /// The dashboard page.
-fn render(health: &[ActorHealth]) -> Markup {
+fn render(health: &[ActorHealth], transports: &[TransportHealth]) -> Markup {
     let degraded = health
         .iter()
         .filter(|a| a.state == ActorState::Degraded)
@@ -99,6 +117,14 @@ fn render(health: &[ActorHealth]) -> Markup {
                         } }
                         tbody { @for actor in health { (row(actor)) } }
                     }
+                    h2 { "Transports" }
+                    table {
+                        thead { tr {
+                            th { "Transport" } th { "Breaker" } th { "Calls" } th { "Failures" }
+                            th { "Latency" } th { "Last error" }
+                        } }
+                        tbody { @for transport in transports { (transport_row(transport)) } }
+                    }
                     footer {
                         "Refreshes every " (REFRESH_SECS) " seconds. JSON: "
                         a href="/admin/api/v1/actors" { "/admin/api/v1/actors" }
@@ -115,5 +141,5 @@ fn render(health: &[ActorHealth]) -> Markup {
 pub async fn dashboard(_operator: Operator, engine: web::Data<Engine>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
-        .body(render(&engine.health()).into_string())
+        .body(render(&engine.health(), &engine.transports()).into_string())
 }

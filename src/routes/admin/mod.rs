@@ -5,6 +5,7 @@ pub mod actors;
 pub mod dashboard;
 pub mod messages;
 pub mod modules;
+pub mod transport_health;
 pub mod transport_script;
 pub mod transports;
 pub mod users;
@@ -19,6 +20,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(actors::actors)
             .service(modules::pause)
             .service(modules::resume)
+            .service(transport_health::transports)
             .service(transports::received)
             .service(transport_script::get_script)
             .service(transport_script::put_script)

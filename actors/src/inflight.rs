@@ -45,6 +45,11 @@ impl InFlight {
         })
     }
 
+    /// Whether the job is being worked on right now.
+    pub(crate) fn contains(&self, job_id: u64) -> bool {
+        self.lock().jobs.contains_key(&job_id)
+    }
+
     pub(crate) fn total(&self) -> usize {
         self.lock().jobs.len()
     }

@@ -252,6 +252,12 @@ impl Engine {
         health
     }
 
+    /// Whether the engine is working on the job right now (an operator action on it would race
+    /// with the delivery).
+    pub fn working_on(&self, job_id: u64) -> bool {
+        self.inner.in_flight.contains(job_id)
+    }
+
     /// Every transport's breaker and call statistics, for operators.
     pub fn transports(&self) -> Vec<TransportHealth> {
         self.inner.breakers.iter().map(|b| b.health()).collect()

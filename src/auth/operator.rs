@@ -53,8 +53,9 @@ impl OperatorCredentials {
     }
 }
 
-/// A request made with operator credentials.
-pub struct Operator;
+/// A request made with operator credentials; carries the operator's user name (for the audit
+/// log).
+pub struct Operator(pub String);
 
 /// Not an operator: 401 with a challenge, or 429 with `Retry-After` once the failed-login limit
 /// is reached.
@@ -123,7 +124,7 @@ impl FromRequest for Operator {
             }));
         }
         if expected.matches(&user, &password) {
-            return ready(Ok(Operator));
+            return ready(Ok(Operator(user)));
         }
         expected.limiter.record_failure(&user, address);
         ready(Err(NotOperator::Unauthorized))

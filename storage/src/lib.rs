@@ -131,6 +131,19 @@ pub trait Store: Send + Sync + 'static {
         delivered_at: DateTime<Utc>,
         ack_due: DateTime<Utc>,
     ) -> StoreResult<()>;
+    /// The job with this id, if it is still in the outbox.
+    async fn job(&self, id: u64) -> StoreResult<Option<Job>>;
+    /// Jobs in the outbox in id order, after `after` (exclusive), at most `limit` (operators'
+    /// queue views, paged without reading the whole outbox).
+    async fn jobs(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<Job>>;
+
+    // ---- audit ----
+
+    /// Appends an entry to the audit log and returns its number; durable on return.
+    async fn append_audit(&self, entry: AuditEntry) -> StoreResult<u64>;
+    /// Audit entries after `after` (exclusive), oldest first, at most `limit`.
+    async fn audit(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<(u64, AuditEntry)>>;
+
     /// Records the final state of the report and removes its job, in one transaction.
     async fn record_outcome(
         &self,

@@ -344,3 +344,16 @@ pub enum Outcome {
         reason: String,
     },
 }
+
+/// One entry of the operators' audit log: who did what to which job or report, and when.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AuditEntry {
+    /// When it happened.
+    pub at: DateTime<Utc>,
+    /// The operator account that acted.
+    pub who: String,
+    /// What was done, e.g. `retry-now`, `discard`.
+    pub action: String,
+    /// What it was done to, e.g. `job 42 (klinik/birthnotice/geb-1)`.
+    pub target: String,
+}

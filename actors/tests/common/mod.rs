@@ -15,8 +15,8 @@ use meldewerk_actors::{
     BuildError, BuiltMessage, Engine, EngineSettings, MessageBuilder, MessageSigner, ModuleSpec,
 };
 use meldewerk_storage::{
-    Consumed, Job, JobKind, MessageSignature, Outcome, PreparedMessage, Report, ReportKey,
-    ReportStatus, Store, StoreError, StoreResult, UserRecord,
+    AuditEntry, Consumed, Job, JobKind, MessageSignature, Outcome, PreparedMessage, Report,
+    ReportKey, ReportStatus, Store, StoreError, StoreResult, UserRecord,
 };
 use meldewerk_transports::{Accepted, AckStatus, Delivery, Transport, TransportError};
 
@@ -125,6 +125,7 @@ struct MemState {
     reports: HashMap<ReportKey, Report>,
     jobs: BTreeMap<u64, Job>,
     next_job: u64,
+    audit: Vec<AuditEntry>,
 }
 
 /// In-memory store keeping the outbox contract of the trait.
@@ -225,6 +226,34 @@ impl Store for MemStore {
     }
     async fn outbox_len(&self) -> StoreResult<usize> {
         Ok(self.state.lock().unwrap().jobs.len())
+    }
+    async fn job(&self, id: u64) -> StoreResult<Option<Job>> {
+        Ok(self.state.lock().unwrap().jobs.get(&id).cloned())
+    }
+    async fn jobs(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<Job>> {
+        let s = self.state.lock().unwrap();
+        let start = after.map_or(0, |id| id + 1);
+        Ok(s.jobs
+            .range(start..)
+            .take(limit)
+            .map(|(_, j)| j.clone())
+            .collect())
+    }
+    async fn append_audit(&self, entry: AuditEntry) -> StoreResult<u64> {
+        let mut s = self.state.lock().unwrap();
+        s.audit.push(entry);
+        Ok(s.audit.len() as u64)
+    }
+    async fn audit(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<(u64, AuditEntry)>> {
+        let s = self.state.lock().unwrap();
+        let start = after.unwrap_or(0) as usize;
+        Ok(s.audit
+            .iter()
+            .enumerate()
+            .skip(start)
+            .take(limit)
+            .map(|(i, e)| (i as u64 + 1, e.clone()))
+            .collect())
     }
     async fn begin_attempt(&self, job: &Job) -> StoreResult<Job> {
         let mut s = self.state.lock().unwrap();

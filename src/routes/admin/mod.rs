@@ -3,6 +3,7 @@
 
 pub mod actors;
 pub mod dashboard;
+pub mod jobs;
 pub mod messages;
 pub mod modules;
 pub mod transport_health;
@@ -18,6 +19,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::scope("/admin/api/v1")
             .service(messages::delivered_message)
             .service(actors::actors)
+            .service(jobs::list)
+            .service(jobs::retry)
+            .service(jobs::discard)
+            .service(jobs::audit_log)
             .service(modules::pause)
             .service(modules::resume)
             .service(transport_health::transports)

@@ -12,12 +12,14 @@
 //! | `reports_by_id` | `module\0id\0owner`          | empty                 |
 //! | `outbox`        | due millis (BE) ++ job id    | [`crate::Job`]        |
 //! | `outbox_by_id`  | job id (BE)                  | its `outbox` key      |
+//! | `audit`         | entry number (BE)            | [`crate::AuditEntry`] |
 //!
 //! Every change is one multi-tree transaction followed by a flush, which is what the
 //! [`crate::Store`] contract asks for. sled calls are synchronous but short (memory plus the
 //! page cache); only the flush waits for the disk, and it is awaited through sled's own thread.
 
 mod keys;
+mod queue;
 mod store_impl;
 mod user_cache;
 
@@ -47,6 +49,7 @@ pub struct SledStore {
     reports_by_id: Tree,
     outbox: Tree,
     outbox_by_id: Tree,
+    audit: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
@@ -80,6 +83,7 @@ impl SledStore {
             reports_by_id: tree("reports_by_id")?,
             outbox: tree("outbox")?,
             outbox_by_id,
+            audit: tree("audit")?,
             outbox_jobs,
             user_cache: Default::default(),
             db,

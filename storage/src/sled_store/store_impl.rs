@@ -16,7 +16,7 @@ use super::{
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    Consumed, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
+    AuditEntry, Consumed, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
     ReportStatus, Store, StoreError, StoreResult, UserRecord,
 };
 
@@ -392,6 +392,22 @@ impl Store for SledStore {
             }
         }
         Ok(due)
+    }
+
+    async fn job(&self, id: u64) -> StoreResult<Option<Job>> {
+        self.job_by_id(id)
+    }
+
+    async fn jobs(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<Job>> {
+        self.jobs_by_id(after, limit)
+    }
+
+    async fn append_audit(&self, entry: AuditEntry) -> StoreResult<u64> {
+        self.audit_append(&entry).await
+    }
+
+    async fn audit(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<(u64, AuditEntry)>> {
+        self.audit_range(after, limit)
     }
 
     async fn outbox_len(&self) -> StoreResult<usize> {

@@ -1,0 +1,215 @@
+//! The operators' queue view and actions on it, each recorded in the audit log:
+//! - `GET /admin/api/v1/jobs[?after=&limit=]`: jobs in the outbox in id order, with what they wait
+//!   for (`deliver` or `acknowledgement`), attempts, when they are due and their last error;
+//! - `POST /admin/api/v1/jobs/{id}/retry`: due now (after a backoff, say);
+//! - `POST /admin/api/v1/jobs/{id}/discard`: the report ends in FAILURE ("discarded by …");
+//! - `GET /admin/api/v1/audit[?after=&limit=]`: who did what, when.
+
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use actix_web::{get, post, web, HttpResponse};
+use chrono::Utc;
+use meldewerk_actors::Engine;
+use meldewerk_storage::{AuditEntry, Job, JobKind, Outcome, Store, StoreError};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::error;
+use crate::auth::Operator;
+use crate::telemetry::log_str;
+
+/// Default and largest page of the listings.
+const DEFAULT_PAGE: usize = 100;
+const MAX_PAGE: usize = 1000;
+
+/// Paging of a listing.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Page {
+    after: Option<u64>,
+    limit: Option<usize>,
+}
+
+impl Page {
+    fn limit(&self) -> Result<usize, Box<HttpResponse>> {
+        match self.limit {
+            None => Ok(DEFAULT_PAGE),
+            Some(n) if (1..=MAX_PAGE).contains(&n) => Ok(n),
+            Some(_) => Err(Box::new(error(
+                StatusCode::BAD_REQUEST,
+                format!("limit must be from 1 to {MAX_PAGE}"),
+            ))),
+        }
+    }
+}
+
+fn internal(e: StoreError) -> HttpResponse {
+    tracing::error!(error = %e, "store failed in the queue view");
+    error(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())
+}
+
+fn view(job: &Job) -> serde_json::Value {
+    json!({
+        "id": job.id,
+        "module": job.report.module,
+        "report": job.report.id,
+        "owner": job.report.owner,
+        "waitingFor": match job.kind { JobKind::Deliver => "deliver", JobKind::AwaitAck => "acknowledgement" },
+        "attempts": job.attempts,
+        "due": job.not_before,
+        "lastError": job.last_error,
+    })
+}
+
+/// `GET /admin/api/v1/jobs`: `{"jobs": [...], "next": <id or null>}`.
+#[get("/jobs")]
+pub async fn list(
+    _operator: Operator,
+    page: web::Query<Page>,
+    store: web::Data<Arc<dyn Store>>,
+) -> HttpResponse {
+    let limit = match page.limit() {
+        Ok(limit) => limit,
+        Err(answer) => return *answer,
+    };
+    match store.jobs(page.after, limit).await {
+        Ok(jobs) => {
+            let next = (jobs.len() == limit)
+                .then(|| jobs.last().map(|j| j.id))
+                .flatten();
+            HttpResponse::Ok().json(json!({
+                "jobs": jobs.iter().map(view).collect::<Vec<_>>(),
+                "next": next,
+            }))
+        }
+        Err(e) => internal(e),
+    }
+}
+
+/// The job `id`, unless it is gone or the engine is working on it right now.
+async fn job_for_action(
+    id: u64,
+    store: &Arc<dyn Store>,
+    engine: &Engine,
+) -> Result<Job, Box<HttpResponse>> {
+    if engine.working_on(id) {
+        return Err(Box::new(error(
+            StatusCode::CONFLICT,
+            format!("job {id} is being worked on right now; try again in a moment"),
+        )));
+    }
+    match store.job(id).await {
+        Ok(Some(job)) => Ok(job),
+        Ok(None) => Err(Box::new(error(
+            StatusCode::NOT_FOUND,
+            format!("no job {id} in the outbox"),
+        ))),
+        Err(e) => Err(Box::new(internal(e))),
+    }
+}
+
+async fn audit(
+    store: &Arc<dyn Store>,
+    who: &str,
+    action: &str,
+    job: &Job,
+) -> Result<(), Box<HttpResponse>> {
+    let entry = AuditEntry {
+        at: Utc::now(),
+        who: who.to_owned(),
+        action: action.to_owned(),
+        target: format!("job {} ({})", job.id, job.report),
+    };
+    tracing::warn!(who = %log_str(who), action, job = job.id, "operator action");
+    store
+        .append_audit(entry)
+        .await
+        .map(|_| ())
+        .map_err(|e| Box::new(internal(e)))
+}
+
+/// `POST /admin/api/v1/jobs/{id}/retry`: the job is due now.
+#[post("/jobs/{id}/retry")]
+pub async fn retry(
+    operator: Operator,
+    id: web::Path<u64>,
+    store: web::Data<Arc<dyn Store>>,
+    engine: web::Data<Engine>,
+) -> HttpResponse {
+    let job = match job_for_action(*id, &store, &engine).await {
+        Ok(job) => job,
+        Err(answer) => return *answer,
+    };
+    if let Err(e) = store
+        .reschedule(&job, Utc::now(), job.last_error.clone())
+        .await
+    {
+        return match e {
+            StoreError::NotFound(_) => {
+                error(StatusCode::NOT_FOUND, format!("no job {id} in the outbox"))
+            }
+            e => internal(e),
+        };
+    }
+    if let Err(answer) = audit(&store, &operator.0, "retry-now", &job).await {
+        return *answer;
+    }
+    engine.wake();
+    HttpResponse::Ok().json(json!({ "job": job.id, "action": "retry-now" }))
+}
+
+/// `POST /admin/api/v1/jobs/{id}/discard`: the report ends in FAILURE.
+#[post("/jobs/{id}/discard")]
+pub async fn discard(
+    operator: Operator,
+    id: web::Path<u64>,
+    store: web::Data<Arc<dyn Store>>,
+    engine: web::Data<Engine>,
+) -> HttpResponse {
+    let job = match job_for_action(*id, &store, &engine).await {
+        Ok(job) => job,
+        Err(answer) => return *answer,
+    };
+    let outcome = Outcome::Failed {
+        reason: "discarded by the operator".into(),
+    };
+    if let Err(e) = store.record_outcome(&job, outcome, Utc::now()).await {
+        return match e {
+            StoreError::NotFound(_) => {
+                error(StatusCode::NOT_FOUND, format!("no job {id} in the outbox"))
+            }
+            e => internal(e),
+        };
+    }
+    if let Err(answer) = audit(&store, &operator.0, "discard", &job).await {
+        return *answer;
+    }
+    HttpResponse::Ok().json(json!({ "job": job.id, "action": "discard" }))
+}
+
+/// `GET /admin/api/v1/audit`: `{"entries": [{"number", "at", "who", "action", "target"}], "next"}`.
+#[get("/audit")]
+pub async fn audit_log(
+    _operator: Operator,
+    page: web::Query<Page>,
+    store: web::Data<Arc<dyn Store>>,
+) -> HttpResponse {
+    let limit = match page.limit() {
+        Ok(limit) => limit,
+        Err(answer) => return *answer,
+    };
+    match store.audit(page.after, limit).await {
+        Ok(entries) => {
+            let next = (entries.len() == limit)
+                .then(|| entries.last().map(|(n, _)| *n))
+                .flatten();
+            let entries: Vec<_> = entries
+                .into_iter()
+                .map(|(number, e)| json!({"number": number, "at": e.at, "who": e.who, "action": e.action, "target": e.target}))
+                .collect();
+            HttpResponse::Ok().json(json!({ "entries": entries, "next": next }))
+        }
+        Err(e) => internal(e),
+    }
+}

@@ -1,0 +1,77 @@
+//! What operators read of the outbox (by job id) and the audit log of their actions.
+
+use sled::Tree;
+
+use super::{backend, decode, encode, SledStore};
+use crate::sled_gate;
+use crate::{AuditEntry, Job, StoreResult};
+
+/// Reads the job whose outbox key `outbox_key` names.
+fn job_at(outbox: &Tree, outbox_key: &[u8]) -> StoreResult<Option<Job>> {
+    outbox
+        .get(outbox_key)
+        .map_err(backend)?
+        .map(|bytes| decode("outbox job", &bytes))
+        .transpose()
+}
+
+impl SledStore {
+    pub(super) fn job_by_id(&self, id: u64) -> StoreResult<Option<Job>> {
+        match self.outbox_by_id.get(id.to_be_bytes()).map_err(backend)? {
+            Some(key) => job_at(&self.outbox, &key),
+            None => Ok(None),
+        }
+    }
+
+    pub(super) fn jobs_by_id(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<Job>> {
+        let start = after.map_or(0, |id| id.saturating_add(1));
+        let mut jobs = Vec::new();
+        for entry in self.outbox_by_id.range(start.to_be_bytes()..) {
+            if jobs.len() >= limit {
+                break;
+            }
+            let (_, key) = entry.map_err(backend)?;
+            // A job finished between the two reads is simply not listed.
+            if let Some(job) = job_at(&self.outbox, &key)? {
+                jobs.push(job);
+            }
+        }
+        Ok(jobs)
+    }
+
+    pub(super) async fn audit_append(&self, entry: &AuditEntry) -> StoreResult<u64> {
+        let value = encode(entry)?;
+        let number = {
+            // One writer at a time picks the next number; the gate also keeps sled's flush
+            // deadlock away (see `sled_gate`).
+            let _gate = sled_gate::exclusive();
+            let next = match self.audit.last().map_err(backend)? {
+                Some((key, _)) => u64::from_be_bytes(key.as_ref().try_into().unwrap_or([0; 8])) + 1,
+                None => 1,
+            };
+            self.audit
+                .insert(next.to_be_bytes(), value)
+                .map_err(backend)?;
+            next
+        };
+        self.flush().await?;
+        Ok(number)
+    }
+
+    pub(super) fn audit_range(
+        &self,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreResult<Vec<(u64, AuditEntry)>> {
+        let start = after.map_or(0, |n| n.saturating_add(1));
+        self.audit
+            .range(start.to_be_bytes()..)
+            .take(limit)
+            .map(|entry| {
+                let (key, bytes) = entry.map_err(backend)?;
+                let number = u64::from_be_bytes(key.as_ref().try_into().unwrap_or([0; 8]));
+                Ok((number, decode("audit entry", &bytes)?))
+            })
+            .collect()
+    }
+}

@@ -5,14 +5,16 @@
 //! each scrape (per actor: processed, failed, restarts, backlog, state), so that the engine needs
 //! no metrics code of its own and a scrape always shows the registry's current truth.
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{get, web, Error, HttpResponse};
-use meldewerk_actors::{ActorHealth, ActorState, BreakerState, Engine, TransportHealth};
+use meldewerk_actors::{
+    ActorHealth, ActorState, BreakerState, Engine, EngineEvents, TransportHealth,
+};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
@@ -43,16 +45,41 @@ fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.000_25, 2.0, 15))
 }
 
+/// Labels of a finished report.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    module: String,
+    outcome: &'static str,
+}
+
+/// Labels of a module.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ModuleLabels {
+    module: String,
+}
+
+fn report_histogram() -> Histogram {
+    // 10 ms to about 3 hours: acknowledgements may take long.
+    Histogram::new(exponential_buckets(0.01, 2.5, 15))
+}
+
 /// The service's metrics registry. Cheap to share: the families count atomically.
 pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     durations: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    reports: Family<OutcomeLabels, Counter>,
+    report_durations: Family<ModuleLabels, Histogram, fn() -> Histogram>,
+    retries: Family<ModuleLabels, Counter>,
+    /// Set once the engine runs; the engine is told about this registry as its events observer
+    /// before it starts, so it cannot be a constructor argument.
+    engine: Arc<OnceLock<Engine>>,
 }
 
 impl Metrics {
-    /// A registry with the HTTP families and the engine's collector.
-    pub fn new(engine: Engine) -> Self {
+    /// A registry with the HTTP and report families and the engine's collector (which reads
+    /// nothing until [`Metrics::watch`] gave it the engine).
+    pub fn new() -> Self {
         let mut registry = Registry::with_prefix("meldewerk");
         let requests = Family::<RequestLabels, Counter>::default();
         let durations = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
@@ -69,12 +96,44 @@ impl Metrics {
             prometheus_client::registry::Unit::Seconds,
             durations.clone(),
         );
-        registry.register_collector(Box::new(EngineCollector(engine)));
+        let reports = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "reports",
+            "Reports that reached a final state, by module and outcome (success, failure)",
+            reports.clone(),
+        );
+        let report_durations =
+            Family::<ModuleLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                report_histogram,
+            );
+        registry.register_with_unit(
+            "report_duration",
+            "Time from submission to acknowledgement of successful reports, by module",
+            prometheus_client::registry::Unit::Seconds,
+            report_durations.clone(),
+        );
+        let retries = Family::<ModuleLabels, Counter>::default();
+        registry.register(
+            "delivery_retries",
+            "Deliveries and acknowledgement polls that met a transient fault, by module",
+            retries.clone(),
+        );
+        let engine = Arc::new(OnceLock::new());
+        registry.register_collector(Box::new(EngineCollector(Arc::clone(&engine))));
         Metrics {
             registry,
             requests,
             durations,
+            reports,
+            report_durations,
+            retries,
+            engine,
         }
+    }
+
+    /// From now on the scrape reads `engine`'s actors and transports.
+    pub fn watch(&self, engine: Engine) {
+        let _ = self.engine.set(engine);
     }
 
     /// The OpenMetrics text of every metric.
@@ -152,9 +211,9 @@ pub async fn scrape(_operator: Operator, registry: web::Data<Metrics>) -> HttpRe
     }
 }
 
-/// Reads the engine's health registry at each scrape.
+/// Reads the engine's health registry at each scrape (nothing before the engine runs).
 #[derive(Debug)]
-struct EngineCollector(Engine);
+struct EngineCollector(Arc<OnceLock<Engine>>);
 
 /// One metric family with one series per item, labelled `label` = `label_of(item)`.
 #[allow(clippy::too_many_arguments)] // one call per family; a struct would only rename them
@@ -247,7 +306,10 @@ const TRANSPORT_SERIES: [TransportSeries; 3] = [
 
 impl Collector for EngineCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let actors = self.0.health();
+        let Some(engine) = self.0.get() else {
+            return Ok(());
+        };
+        let actors = engine.health();
         for (name, help, counter, value) in ACTOR_SERIES {
             let label_of: fn(&ActorHealth) -> &str = |a| &a.name;
             series(
@@ -261,7 +323,7 @@ impl Collector for EngineCollector {
                 value,
             )?;
         }
-        let transports = self.0.transports();
+        let transports = engine.transports();
         for (name, help, counter, value) in TRANSPORT_SERIES {
             let label_of: fn(&TransportHealth) -> &str = |t| &t.name;
             series(
@@ -279,7 +341,36 @@ impl Collector for EngineCollector {
     }
 }
 
-/// The registry shared by the middleware and the endpoint.
-pub fn shared(engine: Engine) -> web::Data<Metrics> {
-    web::Data::from(Arc::new(Metrics::new(engine)))
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+/// The engine's report events become counters and histograms.
+impl EngineEvents for Metrics {
+    fn report_finished(&self, module: &str, failed: bool, took: Option<Duration>) {
+        let outcome = if failed { "failure" } else { "success" };
+        self.reports
+            .get_or_create(&OutcomeLabels {
+                module: module.to_owned(),
+                outcome,
+            })
+            .inc();
+        if let Some(took) = took {
+            self.report_durations
+                .get_or_create(&ModuleLabels {
+                    module: module.to_owned(),
+                })
+                .observe(took.as_secs_f64());
+        }
+    }
+
+    fn delivery_retried(&self, module: &str) {
+        self.retries
+            .get_or_create(&ModuleLabels {
+                module: module.to_owned(),
+            })
+            .inc();
+    }
 }

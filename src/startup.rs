@@ -11,7 +11,7 @@ use std::time::Duration;
 use actix_web::dev::Service;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{middleware, web, App, HttpMessage, HttpResponse, HttpServer};
-use meldewerk_actors::{Engine, ModuleSpec};
+use meldewerk_actors::{Engine, Fanout, ModuleSpec};
 use meldewerk_storage::{SledStore, Store, StoreError};
 use meldewerk_transports::xpersonenstand::{self, SimulatorError};
 use meldewerk_transports::Transport;
@@ -246,12 +246,18 @@ impl Application {
         // Before the engine, so that nothing it reports is missed.
         let alert_service =
             AlertService::start(&settings.mail).map_err(|e| StartupError::Config(e.to_string()))?;
+        let metrics = web::Data::new(crate::metrics::Metrics::new());
+        let events = Fanout(vec![
+            Arc::new(alert_service.alerts()),
+            metrics.clone().into_inner(),
+        ]);
         let engine = Engine::start_with_events(
             store.clone(),
             specs,
             settings.engine.clone(),
-            Arc::new(alert_service.alerts()),
+            Arc::new(events),
         );
+        metrics.watch(engine.clone());
 
         let security = &settings.security;
         let hasher = PasswordHasher::new(security.argon2_memory_kib, security.argon2_iterations)?;
@@ -285,7 +291,6 @@ impl Application {
         let store_data = web::Data::new(store.clone());
         let master_data = web::Data::from(master.clone());
         let engine_data = web::Data::new(engine.clone());
-        let metrics = crate::metrics::shared(engine.clone());
         let xpersonenstand_data = web::Data::new(transports.xpersonenstand.clone());
         let max_body = settings.max_body_bytes;
         let grace = Duration::from_secs(settings.shutdown_grace_secs);

@@ -104,6 +104,10 @@ fn a_dead_authority_opens_the_breaker_and_the_backlog_drains_on_recovery() {
         metrics.contains(r#"meldewerk_transport_breaker_open{transport="xpersonenstand"} 1"#),
         "{metrics}"
     );
+    assert!(
+        metrics.contains(r#"meldewerk_delivery_retries_total{module="birthnotice"}"#),
+        "{metrics}"
+    );
     assert!(server.log().contains("circuit breaker opened"));
 
     // The office answers again: the next probe closes the breaker and the backlog drains.

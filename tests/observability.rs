@@ -100,6 +100,12 @@ fn metrics_count_requests_by_route_pattern_and_show_every_actor() {
         text.contains(r#"meldewerk_actor_processed_total{actor="module:birthnotice"} 1"#),
         "{text}"
     );
+    // Reports by module and outcome, with the time from submission to acknowledgement.
+    assert!(
+        text.contains(r#"meldewerk_reports_total{module="birthnotice",outcome="success"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"meldewerk_report_duration_seconds_count{module="birthnotice"} 1"#));
     assert!(text.ends_with("# EOF\n"));
 }
 

@@ -6,6 +6,7 @@
 //! on the engine's actor thread: an implementation must return at once and never block or panic.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Observer of the engine's notable events. Every method has a no-op default, so an implementation
 /// names only what it cares about, and a new event does not break existing implementations.
@@ -26,6 +27,50 @@ pub trait EngineEvents: Send + Sync + 'static {
     /// A circuit breaker in front of a transport opened: deliveries through it pause.
     fn breaker_opened(&self, breaker: &str, reason: &str) {
         let _ = (breaker, reason);
+    }
+
+    /// A report reached its final state; `took` is the time from submission to acknowledgement
+    /// for a SUCCESS (unknown for a FAILURE).
+    fn report_finished(&self, module: &str, failed: bool, took: Option<Duration>) {
+        let _ = (module, failed, took);
+    }
+
+    /// A delivery or acknowledgement poll met a transient fault and will be retried.
+    fn delivery_retried(&self, module: &str) {
+        let _ = module;
+    }
+}
+
+/// Several observers, each told every event in turn (alert mails and metrics, say).
+pub struct Fanout(pub Vec<Arc<dyn EngineEvents>>);
+
+impl EngineEvents for Fanout {
+    fn actor_degraded(&self, actor: &str, last_error: Option<&str>) {
+        self.0
+            .iter()
+            .for_each(|e| e.actor_degraded(actor, last_error));
+    }
+
+    fn delivery_failed(&self, module: &str, report_id: &str, reason: &str) {
+        self.0
+            .iter()
+            .for_each(|e| e.delivery_failed(module, report_id, reason));
+    }
+
+    fn breaker_opened(&self, breaker: &str, reason: &str) {
+        self.0
+            .iter()
+            .for_each(|e| e.breaker_opened(breaker, reason));
+    }
+
+    fn report_finished(&self, module: &str, failed: bool, took: Option<Duration>) {
+        self.0
+            .iter()
+            .for_each(|e| e.report_finished(module, failed, took));
+    }
+
+    fn delivery_retried(&self, module: &str) {
+        self.0.iter().for_each(|e| e.delivery_retried(module));
     }
 }
 

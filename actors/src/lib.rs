@@ -38,7 +38,7 @@ use meldewerk_storage::{MessageSignature, Report, Store};
 use meldewerk_transports::Transport;
 
 pub use breaker::{BreakerState, TransportHealth};
-pub use events::{EngineEvents, NoEvents};
+pub use events::{EngineEvents, Fanout, NoEvents};
 pub use health::{ActorHealth, ActorState};
 pub use settings::EngineSettings;
 

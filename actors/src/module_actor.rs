@@ -240,8 +240,11 @@ impl Worker {
                     receipt_pdf,
                     portal,
                 };
-                self.store.record_outcome(job, outcome, Utc::now()).await?;
+                let now = Utc::now();
+                self.store.record_outcome(job, outcome, now).await?;
                 tracing::info!("report acknowledged");
+                let took = (now - report.submitted_at).to_std().ok();
+                self.events.report_finished(&self.module, false, took);
                 Ok(JobDone::Finished { failed: false })
             }
             Ok(AckStatus::Rejected { reason }) | Err(TransportError::Rejected(reason)) => {
@@ -281,6 +284,7 @@ impl Worker {
         // Only once the FAILURE is stored: a job finished elsewhere returned above.
         self.events
             .delivery_failed(&self.module, &job.report.id, &reason);
+        self.events.report_finished(&self.module, true, None);
         Ok(JobDone::Finished { failed: true })
     }
 
@@ -290,6 +294,7 @@ impl Worker {
         attempts: u32,
         error: TransportError,
     ) -> StoreResult<JobDone> {
+        self.events.delivery_retried(&self.module);
         let delay = self.settings.backoff(attempts);
         tracing::info!(report = %job.report, job = job.id, %error, ?delay, "transient error; retrying later");
         let next = after(Utc::now(), delay);

@@ -70,7 +70,7 @@ pub const fn field(
 }
 
 /// The label of the field at `path`, or the path itself when the table has no such field. A path
-/// into an array may name the array without `[]` (`kontaktdaten.kanal`); the array itself is
+/// into an array may name the array without `[]` (`kontaktdaten.kanal`); an array or a group is
 /// named by the section its fields stand in.
 pub fn label<'a>(fields: &'a [Field], path: &'a str) -> &'a str {
     let field = fields
@@ -79,9 +79,15 @@ pub fn label<'a>(fields: &'a [Field], path: &'a str) -> &'a str {
     if let Some(field) = field {
         return field.label;
     }
+    // A list or a group (`anschriftAutor`) is named by the form section its fields stand in.
     fields
         .iter()
-        .find(|f| array_of(f.path) == Some(path))
+        .find(|f| {
+            array_of(f.path) == Some(path)
+                || f.path
+                    .strip_prefix(path)
+                    .is_some_and(|rest| rest.starts_with('.'))
+        })
         .map_or(path, |f| f.section)
 }
 

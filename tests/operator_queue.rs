@@ -51,10 +51,16 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
     assert_eq!(listed[0]["module"], "birthnotice");
     assert_eq!(listed[0]["owner"], "klinik");
 
-    // Discarded: the report ends in FAILURE with the reason, the job is gone.
-    let discarded = operator_post(
+    // Discarded: the authority accepted the message already, so only with `force`; then the
+    // report ends in FAILURE with the reason and the job is gone.
+    let refused = operator_post(
         &server,
         &format!("/admin/api/v1/jobs/{}/discard", id_of("geb-q-1")),
+    );
+    assert_eq!(refused.status(), 409);
+    let discarded = operator_post(
+        &server,
+        &format!("/admin/api/v1/jobs/{}/discard?force=true", id_of("geb-q-1")),
     );
     assert_eq!(discarded.status(), 200);
     let failed = server.wait_for_status("klinik", "geb-q-1", "FAILURE");

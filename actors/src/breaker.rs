@@ -1,8 +1,8 @@
 //! A circuit breaker per transport: after `failures` transient faults in a row the transport is
 //! left alone for `open_for` (open), then one probe is let through (half-open); its success closes
-//! the breaker, its failure opens it again. While the breaker is open, jobs are put back without
-//! an attempt being counted, so a dead authority costs neither a retry storm nor failed reports,
-//! and the backlog drains once it answers again.
+//! the breaker, its failure opens it again. Jobs the breaker refuses wait in memory (no store
+//! write, no attempt counted), and the probe counts as no attempt either, so a dead authority
+//! costs neither a retry storm nor failed reports, and the backlog drains once it answers again.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -127,19 +127,24 @@ impl Breaker {
         state.probe_in_flight = false;
     }
 
-    /// The call ended in a transient fault. Returns `true` when this opened the breaker.
-    pub(crate) fn failed(&self, took: Duration, error: &str, now: Instant) -> bool {
+    /// The call ended in a transient fault; `probe` when the call was the half-open breaker's
+    /// probe. Returns `true` when this opened the breaker.
+    pub(crate) fn failed(&self, took: Duration, error: &str, now: Instant, probe: bool) -> bool {
         let mut state = self.lock();
         Self::count(&mut state, took);
         state.health.failures += 1;
         state.health.consecutive_failures = state.health.consecutive_failures.saturating_add(1);
         state.health.last_error = Some(error.to_owned());
         let opens = match state.health.breaker {
-            BreakerState::HalfOpen => true,
+            BreakerState::HalfOpen => probe,
             BreakerState::Closed => state.health.consecutive_failures >= self.failures,
             BreakerState::Open => false,
         };
-        state.probe_in_flight = false;
+        // Only the probe's own outcome frees the probe slot; a late answer to a call admitted
+        // before the breaker opened says nothing about the probe.
+        if probe {
+            state.probe_in_flight = false;
+        }
         if opens {
             state.health.breaker = BreakerState::Open;
             state.health.opened_at = Some(Utc::now());
@@ -200,7 +205,7 @@ impl Ticket {
     /// The call ended in a transient fault; `true` when this opened the breaker.
     pub(crate) fn failed(&self, took: Duration, error: &str) -> bool {
         self.settled.store(true, Ordering::SeqCst);
-        self.breaker.failed(took, error, Instant::now())
+        self.breaker.failed(took, error, Instant::now(), self.probe)
     }
 
     /// The breaker's transport name.
@@ -211,7 +216,7 @@ impl Ticket {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        if !self.settled.load(Ordering::SeqCst) {
+        if self.probe && !self.settled.load(Ordering::SeqCst) {
             self.breaker.release();
         }
     }
@@ -227,12 +232,15 @@ mod tests {
     fn opens_after_the_failures_in_a_row_and_an_answer_resets_the_count() {
         let breaker = Breaker::new("t", 3, Duration::from_secs(10));
         let now = Instant::now();
-        assert!(!breaker.failed(MS, "down", now));
-        assert!(!breaker.failed(MS, "down", now));
+        assert!(!breaker.failed(MS, "down", now, false));
+        assert!(!breaker.failed(MS, "down", now, false));
         breaker.answered(MS);
-        assert!(!breaker.failed(MS, "down", now));
-        assert!(!breaker.failed(MS, "down", now));
-        assert!(breaker.failed(MS, "down", now), "third in a row opens");
+        assert!(!breaker.failed(MS, "down", now, false));
+        assert!(!breaker.failed(MS, "down", now, false));
+        assert!(
+            breaker.failed(MS, "down", now, false),
+            "third in a row opens"
+        );
         let health = breaker.health();
         assert_eq!(health.breaker, BreakerState::Open);
         assert_eq!((health.calls, health.failures), (6, 5));
@@ -245,10 +253,26 @@ mod tests {
     }
 
     #[test]
+    fn only_the_probe_frees_the_probe_slot() {
+        let breaker = Arc::new(Breaker::new("t", 1, Duration::from_secs(1)));
+        let now = Instant::now();
+        let stale = Ticket::admit(&breaker, now).unwrap();
+        assert!(!stale.probe);
+        breaker.failed(MS, "down", now, false);
+        let later = now + Duration::from_secs(2);
+        let probe = Ticket::admit(&breaker, later).unwrap();
+        assert!(probe.probe);
+        drop(stale);
+        assert!(Ticket::admit(&breaker, later).is_err(), "still one probe");
+        drop(probe);
+        assert!(Ticket::admit(&breaker, later).is_ok());
+    }
+
+    #[test]
     fn a_ticket_dropped_without_a_call_gives_the_probe_back() {
         let breaker = Arc::new(Breaker::new("t", 1, Duration::from_secs(1)));
         let now = Instant::now();
-        breaker.failed(MS, "down", now);
+        breaker.failed(MS, "down", now, false);
         let later = now + Duration::from_secs(2);
         let probe = Ticket::admit(&breaker, later).unwrap();
         assert!(Ticket::admit(&breaker, later).is_err());
@@ -260,13 +284,13 @@ mod tests {
     fn half_open_lets_one_probe_through_which_decides() {
         let breaker = Breaker::new("t", 1, Duration::from_secs(10));
         let now = Instant::now();
-        assert!(breaker.failed(MS, "down", now));
+        assert!(breaker.failed(MS, "down", now, false));
         let later = now + Duration::from_secs(11);
         assert_eq!(breaker.admit(later), Ok(true), "the probe");
         assert_eq!(breaker.health().breaker, BreakerState::HalfOpen);
         assert!(breaker.admit(later).is_err(), "only one probe at a time");
         assert!(
-            breaker.failed(MS, "still down", later),
+            breaker.failed(MS, "still down", later, true),
             "a failed probe opens again"
         );
         assert!(breaker.admit(later).is_err());

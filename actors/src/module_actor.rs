@@ -106,22 +106,24 @@ impl Worker {
     async fn run(self: Arc<Self>, job: Job) -> JobDone {
         let id = job.id;
         let result = match Ticket::admit(&self.breaker, std::time::Instant::now()) {
-            // The transport is left alone: the job waits without an attempt being counted.
+            // The transport is left alone: the job waits in memory, without a store write and
+            // without an attempt being counted.
             Err(refused) => {
                 let wait = refused
                     .retry_at
                     .saturating_duration_since(std::time::Instant::now());
-                let at = after(Utc::now(), wait);
-                self.store
-                    .reschedule(&job, at, job.last_error.clone())
-                    .await
-                    .map(|()| JobDone::Progressed)
+                return JobDone::Hold(wait.max(Duration::from_millis(1)));
             }
             Ok(ticket) => {
-                // A probe is not one of the job's attempts; every other call is counted before
+                // A probe is not one of the job's attempts (it only asks whether the transport
+                // is back); but the job must still be there. Every other call is counted before
                 // it is made, so that a crash during it counts too.
                 let job = match ticket.probe {
-                    true => Ok(job),
+                    true => match self.store.job(job.id).await {
+                        Ok(Some(job)) => Ok(job),
+                        Ok(None) => Err(StoreError::NotFound(format!("job {}", job.id))),
+                        Err(e) => Err(e),
+                    },
                     false => self.store.begin_attempt(&job).await,
                 };
                 match job {
@@ -172,7 +174,7 @@ impl Worker {
             signature: message.signature,
         };
         let started = std::time::Instant::now();
-        let submitted = self.transport.submit(delivery).await;
+        let submitted = self.timed(self.transport.submit(delivery)).await;
         self.observe(ticket, &submitted, started.elapsed());
         match submitted {
             Ok(accepted) => {
@@ -204,8 +206,12 @@ impl Worker {
 
     #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
     async fn await_ack(&self, job: &Job, ticket: &Ticket) -> StoreResult<JobDone> {
-        // Counted before the poll, like the store counts attempts, so a poll that panics counts.
-        let attempts = self.count_ack_attempt(job.id);
+        // Counted before the poll, like the store counts attempts, so a poll that panics counts;
+        // a breaker's probe is not counted.
+        let attempts = match ticket.probe {
+            true => self.ack_failures_of(job.id),
+            false => self.count_ack_attempt(job.id),
+        };
         if attempts > self.settings.max_attempts {
             self.forget_ack_failures(job.id);
             return self.give_up(job, attempts - 1).await;
@@ -222,7 +228,9 @@ impl Worker {
                 .await;
         };
         let started = std::time::Instant::now();
-        let acknowledgement = self.transport.acknowledgement(&transport_ref).await;
+        let acknowledgement = self
+            .timed(self.transport.acknowledgement(&transport_ref))
+            .await;
         self.observe(ticket, &acknowledgement, started.elapsed());
         match acknowledgement {
             Ok(AckStatus::Pending) => {
@@ -252,6 +260,22 @@ impl Worker {
                 self.fail(job, reason).await
             }
             Err(e @ TransportError::Transient(_)) => self.retry_later(job, attempts, e).await,
+        }
+    }
+
+    /// A transport call bounded by `transport_timeout_secs`: a call that hangs is a transient
+    /// fault like any other, so it neither blocks a half-open breaker's probe nor a job for good.
+    async fn timed<T>(
+        &self,
+        call: impl std::future::Future<Output = Result<T, TransportError>>,
+    ) -> Result<T, TransportError> {
+        let limit = self.settings.transport_timeout();
+        match tokio::time::timeout(limit, call).await {
+            Ok(result) => result,
+            Err(_) => Err(TransportError::Transient(format!(
+                "no answer within {} s",
+                limit.as_secs()
+            ))),
         }
     }
 

@@ -34,8 +34,12 @@ pub struct EngineSettings {
     pub retention_sweep_interval_secs: u64,
     /// Transient faults in a row after which a transport's circuit breaker opens.
     pub breaker_failures: u32,
-    /// How long an open breaker leaves its transport alone before one probe, in seconds.
+    /// How long an open breaker leaves its transport alone before one probe, in seconds
+    /// (1 second to 1 day).
     pub breaker_open_secs: u64,
+    /// Longest a single transport call (delivery or acknowledgement poll) may take, in seconds;
+    /// then it counts as a transient fault.
+    pub transport_timeout_secs: u64,
 }
 
 impl Default for EngineSettings {
@@ -52,6 +56,7 @@ impl Default for EngineSettings {
             retention_sweep_interval_secs: 3600,
             breaker_failures: 5,
             breaker_open_secs: 30,
+            transport_timeout_secs: 30,
         }
     }
 }
@@ -70,8 +75,14 @@ impl EngineSettings {
         Duration::from_secs(self.retention_sweep_interval_secs).max(Duration::from_millis(1))
     }
 
+    /// Never zero (refused jobs would come back at once) and at most a day (so that `now +`
+    /// it cannot overflow).
     pub(crate) fn breaker_open(&self) -> Duration {
-        Duration::from_secs(self.breaker_open_secs)
+        Duration::from_secs(self.breaker_open_secs.clamp(1, 86_400))
+    }
+
+    pub(crate) fn transport_timeout(&self) -> Duration {
+        Duration::from_secs(self.transport_timeout_secs.max(1))
     }
 
     pub(crate) fn restart_window(&self) -> Duration {

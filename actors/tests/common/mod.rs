@@ -37,6 +37,7 @@ pub fn fast_settings() -> EngineSettings {
         // Tests of retries and give-ups must not meet an open breaker; its own tests set it.
         breaker_failures: 1_000,
         breaker_open_secs: 1,
+        transport_timeout_secs: 30,
     }
 }
 

@@ -2,7 +2,8 @@
 //! - `GET /admin/api/v1/jobs[?after=&limit=]`: jobs in the outbox in id order, with what they wait
 //!   for (`deliver` or `acknowledgement`), attempts, when they are due and their last error;
 //! - `POST /admin/api/v1/jobs/{id}/retry`: due now (after a backoff, say);
-//! - `POST /admin/api/v1/jobs/{id}/discard`: the report ends in FAILURE ("discarded by …");
+//! - `POST /admin/api/v1/jobs/{id}/discard[?force=true]`: the report ends in FAILURE ("discarded
+//!   by …"); a job whose message the authority accepted already needs `force`;
 //! - `GET /admin/api/v1/audit[?after=&limit=]`: who did what, when.
 
 use std::sync::Arc;
@@ -159,11 +160,20 @@ pub async fn retry(
     HttpResponse::Ok().json(json!({ "job": job.id, "action": "retry-now" }))
 }
 
-/// `POST /admin/api/v1/jobs/{id}/discard`: the report ends in FAILURE.
+/// Query of a discard.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscardQuery {
+    force: Option<bool>,
+}
+
+/// `POST /admin/api/v1/jobs/{id}/discard[?force=true]`: the report ends in FAILURE. A job waiting
+/// for its acknowledgement was accepted by the authority already; discarding it needs `force`.
 #[post("/jobs/{id}/discard")]
 pub async fn discard(
     operator: Operator,
     id: web::Path<u64>,
+    query: web::Query<DiscardQuery>,
     store: web::Data<Arc<dyn Store>>,
     engine: web::Data<Engine>,
 ) -> HttpResponse {
@@ -171,6 +181,16 @@ pub async fn discard(
         Ok(job) => job,
         Err(answer) => return *answer,
     };
+    if job.kind == JobKind::AwaitAck && query.force != Some(true) {
+        return error(
+            StatusCode::CONFLICT,
+            format!(
+                "job {id} waits for the acknowledgement of a message the authority accepted; \
+                 discarding it leaves the report registered there without a receipt. \
+                 Add ?force=true to discard it anyway"
+            ),
+        );
+    }
     let outcome = Outcome::Failed {
         reason: "discarded by the operator".into(),
     };

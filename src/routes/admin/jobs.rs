@@ -76,16 +76,22 @@ pub async fn list(
     };
     match store.jobs(page.after, limit).await {
         Ok(jobs) => {
-            let next = (jobs.len() == limit)
-                .then(|| jobs.last().map(|j| j.id))
-                .flatten();
-            HttpResponse::Ok().json(json!({
-                "jobs": jobs.iter().map(view).collect::<Vec<_>>(),
-                "next": next,
-            }))
+            let last = jobs.last().map(|j| j.id);
+            page_answer("jobs", jobs.iter().map(view).collect(), last, limit)
         }
         Err(e) => internal(e),
     }
+}
+
+/// `{"<name>": [...], "next": ...}`: `next` is the key to ask for after, when the page is full.
+fn page_answer(
+    name: &str,
+    items: Vec<serde_json::Value>,
+    last_key: Option<u64>,
+    limit: usize,
+) -> HttpResponse {
+    let next = (items.len() == limit).then_some(last_key).flatten();
+    HttpResponse::Ok().json(json!({ name: items, "next": next }))
 }
 
 /// The job `id`, unless it is gone or the engine is working on it right now.
@@ -221,14 +227,12 @@ pub async fn audit_log(
     };
     match store.audit(page.after, limit).await {
         Ok(entries) => {
-            let next = (entries.len() == limit)
-                .then(|| entries.last().map(|(n, _)| *n))
-                .flatten();
-            let entries: Vec<_> = entries
+            let last = entries.last().map(|(n, _)| *n);
+            let entries = entries
                 .into_iter()
                 .map(|(number, e)| json!({"number": number, "at": e.at, "who": e.who, "action": e.action, "target": e.target}))
                 .collect();
-            HttpResponse::Ok().json(json!({ "entries": entries, "next": next }))
+            page_answer("entries", entries, last, limit)
         }
         Err(e) => internal(e),
     }

@@ -19,10 +19,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# Pinned; pip of the machine's python3 installs it for the user running the tests.
+# Pinned; pip of the machine's python3 installs it for the user running the tests. A Debian
+# python3 without pip (or one that refuses to install into the system) gets Debian's package.
 if ! python3 -c 'import aiosmtpd' >/dev/null 2>&1; then
   echo "installing aiosmtpd==1.4.6"
-  python3 -m pip install --quiet --disable-pip-version-check aiosmtpd==1.4.6
+  if ! python3 -m pip install --quiet --disable-pip-version-check aiosmtpd==1.4.6; then
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-aiosmtpd >/dev/null
+  fi
 fi
 
 if [ ! -d ../shared/reference ]; then

@@ -86,3 +86,64 @@ fn duplicate_member_names_are_refused() {
         .unwrap()
         .contains("duplicate member \"leichenID\""));
 }
+
+#[test]
+fn the_operator_api_reads_json_as_strictly() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[]);
+    let send = |method: reqwest::Method, path: &str, body: &str, content_type: Option<&str>| {
+        let mut request = server
+            .client()
+            .request(method, server.url(path))
+            .basic_auth(OPERATOR.0, Some(OPERATOR.1))
+            .body(body.to_string());
+        if let Some(content_type) = content_type {
+            request = request.header("Content-Type", content_type);
+        }
+        let response = request.send().unwrap();
+        let status = response.status().as_u16();
+        (status, response.json::<Value>().unwrap_or(Value::Null))
+    };
+    let user = r#"{"name": "neu", "password": "a long enough password 1"}"#;
+    let (status, answer) = send(
+        reqwest::Method::POST,
+        "/admin/api/v1/users",
+        user,
+        Some("text/plain"),
+    );
+    assert_eq!(status, 415);
+    assert_eq!(
+        answer,
+        serde_json::json!({"errors": ["the request body must be sent as Content-Type: application/json"]})
+    );
+    let twice = r#"{"name": "neu", "name": "other", "password": "a long enough password 1"}"#;
+    let (status, answer) = send(
+        reqwest::Method::POST,
+        "/admin/api/v1/users",
+        twice,
+        Some("application/json"),
+    );
+    assert_eq!(status, 400);
+    assert!(answer["errors"][0]
+        .as_str()
+        .unwrap()
+        .contains("duplicate member \"name\""));
+    let script = "/admin/api/v1/transports/xpersonenstand/script";
+    let (status, _) = send(reqwest::Method::PUT, script, r#"{"rules": []}"#, None);
+    assert_eq!(status, 415);
+    let (status, _) = send(
+        reqwest::Method::PUT,
+        script,
+        r#"{"rules": [], "rules": []}"#,
+        Some("application/json"),
+    );
+    assert_eq!(status, 400);
+    // An empty body still deposits a new seal; a body must be declared as JSON.
+    let seal = "/admin/api/v1/users/klinik/seal";
+    assert_eq!(
+        send(reqwest::Method::POST, seal, r#"{"pkcs8": null}"#, None).0,
+        415
+    );
+    assert_eq!(send(reqwest::Method::POST, seal, "", None).0, 201);
+}

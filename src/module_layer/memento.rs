@@ -8,9 +8,10 @@ use serde_json::{json, Map, Value};
 use super::errors::{ApiError, ModuleError, Violation};
 use super::fields::{validate, MAX_TEXT};
 use super::routes::ModuleContext;
-use super::{json, mock, ModuleInfo};
+use super::{mock, ModuleInfo};
 use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};
+use crate::routes::json::{self, JsonError};
 use crate::startup::WebSettings;
 use crate::telemetry::log_str;
 use crate::tokens::{seal_memento, strip_empty, MagicToken};
@@ -87,7 +88,13 @@ async fn create_memento(
     settings: &WebSettings,
     master: &MasterKey,
 ) -> Result<HttpResponse, ApiError> {
-    let object = json::read_object(req, payload, settings.max_body_bytes).await?;
+    let object = json::read_object(req, payload, settings.max_body_bytes)
+        .await
+        .map_err(|e| match e {
+            JsonError::UnsupportedMediaType => ApiError::UnsupportedMediaType,
+            JsonError::TooLarge(limit) => ApiError::TooLarge(limit),
+            JsonError::Invalid(message) => ApiError::Validation(vec![Violation::whole(message)]),
+        })?;
     let info = context.info;
     let mut errors = check_identity(info, &object);
     let checked_above: &[&str] = if info.echoes_client_reference {

@@ -18,7 +18,6 @@
 pub mod errors;
 pub mod fields;
 pub mod form;
-pub mod json;
 pub mod memento;
 pub mod mock;
 pub mod reports;

@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod bal;
 pub mod health;
+pub(crate) mod json;
 pub mod login;
 pub mod magic_link;
 pub mod security_headers;

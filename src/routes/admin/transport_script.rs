@@ -7,7 +7,7 @@
 //! problem, and the script stays as it was.
 
 use actix_web::http::StatusCode;
-use actix_web::{delete, get, post, put, web, HttpResponse};
+use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
 use meldewerk_transports::script::json::{rule_from_json, script_from_json, script_to_json};
 use meldewerk_transports::script::{ScriptError, Scriptable};
 use meldewerk_transports::xpersonenstand::Simulator;
@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use super::error;
 use crate::auth::Operator;
-use crate::routes::{read_limited, BodyError};
+use crate::routes::json::{self, JsonError};
 use crate::startup::WebSettings;
 
 /// The simulator called `name`. One arm per simulated authority.
@@ -44,17 +44,20 @@ fn invalid(ScriptError(errors): ScriptError) -> HttpResponse {
     HttpResponse::BadRequest().json(json!({ "errors": errors }))
 }
 
-/// The body as JSON, or the 400/413 answer.
-async fn json_body(payload: web::Payload, limit: usize) -> Result<Value, HttpResponse> {
-    let body = read_limited(payload, limit).await.map_err(|e| match e {
-        BodyError::TooLarge(limit) => error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body exceeds {limit} bytes"),
-        ),
-        BodyError::Unreadable(e) => error(StatusCode::BAD_REQUEST, format!("unreadable body: {e}")),
-    })?;
-    serde_json::from_slice(&body)
-        .map_err(|e| error(StatusCode::BAD_REQUEST, format!("invalid JSON: {e}")))
+/// The body as strict JSON (see [`crate::routes::json`]), or the 400/413/415 answer.
+async fn json_body(
+    req: &HttpRequest,
+    payload: web::Payload,
+    limit: usize,
+) -> Result<Value, HttpResponse> {
+    json::read_json(req, payload, limit).await.map_err(|e| {
+        let status = match e {
+            JsonError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            JsonError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            JsonError::Invalid(_) => StatusCode::BAD_REQUEST,
+        };
+        error(status, e.to_string())
+    })
 }
 
 /// The current script: 200 `{"rules": [...], "transient_rate": r}`.
@@ -73,6 +76,7 @@ pub async fn get_script(
 /// Reads a JSON body and applies it to the named simulator's script with `change`; answers the
 /// script as it now is, or what was wrong (the script stays as it was).
 async fn change_script(
+    req: &HttpRequest,
     name: &str,
     payload: web::Payload,
     settings: &WebSettings,
@@ -83,7 +87,7 @@ async fn change_script(
     let Some(simulator) = scriptable(name, xpersonenstand) else {
         return unknown(name);
     };
-    let value = match json_body(payload, settings.max_body_bytes).await {
+    let value = match json_body(req, payload, settings.max_body_bytes).await {
         Ok(value) => value,
         Err(answer) => return answer,
     };
@@ -100,6 +104,7 @@ async fn change_script(
 #[put("/transports/{name}/script")]
 pub async fn put_script(
     _operator: Operator,
+    req: HttpRequest,
     name: web::Path<String>,
     payload: web::Payload,
     settings: web::Data<WebSettings>,
@@ -109,6 +114,7 @@ pub async fn put_script(
         script_from_json(value).and_then(|script| simulator.set_script(script))
     };
     change_script(
+        &req,
         &name,
         payload,
         &settings,
@@ -123,6 +129,7 @@ pub async fn put_script(
 #[post("/transports/{name}/script/rules")]
 pub async fn add_rule(
     _operator: Operator,
+    req: HttpRequest,
     name: web::Path<String>,
     payload: web::Payload,
     settings: web::Data<WebSettings>,
@@ -132,6 +139,7 @@ pub async fn add_rule(
         rule_from_json(value).and_then(|rule| simulator.push_rule(rule))
     };
     change_script(
+        &req,
         &name,
         payload,
         &settings,

@@ -8,7 +8,7 @@
 //! Passwords are never echoed in an answer and never logged.
 
 use actix_web::http::StatusCode;
-use actix_web::{delete, get, post, put, web, HttpResponse};
+use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use meldewerk_storage::StoreError;
@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use super::error;
 use crate::accounts::{AccountError, Accounts, Password, UserName};
 use crate::auth::Operator;
-use crate::routes::{read_limited, BodyError};
+use crate::routes::json::{self, JsonError};
 use crate::startup::WebSettings;
 use crate::telemetry::log_str;
 
@@ -27,6 +27,8 @@ enum Failure {
     Invalid(Vec<String>),
     /// The body is larger than `max_body_bytes`: 413.
     TooLarge(usize),
+    /// The body is not declared as `application/json`: 415.
+    UnsupportedMediaType,
     /// The account operation failed.
     Account(AccountError),
 }
@@ -42,6 +44,7 @@ impl std::fmt::Debug for Failure {
         match self {
             Failure::Invalid(errors) => write!(f, "invalid: {errors:?}"),
             Failure::TooLarge(limit) => write!(f, "body over {limit} bytes"),
+            Failure::UnsupportedMediaType => f.write_str("not declared as JSON"),
             Failure::Account(e) => write!(f, "{e:?}"),
         }
     }
@@ -52,6 +55,7 @@ impl std::fmt::Display for Failure {
         match self {
             Failure::Invalid(errors) => f.write_str(&errors.join("; ")),
             Failure::TooLarge(limit) => write!(f, "request body exceeds {limit} bytes"),
+            Failure::UnsupportedMediaType => JsonError::UnsupportedMediaType.fmt(f),
             Failure::Account(e) => e.fmt(f),
         }
     }
@@ -69,7 +73,11 @@ fn respond(failure: &Failure) -> HttpResponse {
         Failure::Invalid(errors) => (StatusCode::BAD_REQUEST, errors.clone()),
         Failure::TooLarge(limit) => (
             StatusCode::PAYLOAD_TOO_LARGE,
-            vec![format!("request body exceeds {limit} bytes")],
+            vec![JsonError::TooLarge(*limit).to_string()],
+        ),
+        Failure::UnsupportedMediaType => (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            vec![JsonError::UnsupportedMediaType.to_string()],
         ),
         Failure::Account(e) => {
             let status = match e {
@@ -99,33 +107,32 @@ fn respond(failure: &Failure) -> HttpResponse {
     HttpResponse::build(status).json(json!({ "errors": errors }))
 }
 
-/// Reads the body up to `limit` bytes, answering 413 above it.
-async fn read_body(payload: web::Payload, limit: usize) -> Result<Vec<u8>, Failure> {
-    read_limited(payload, limit).await.map_err(|e| match e {
-        BodyError::TooLarge(limit) => Failure::TooLarge(limit),
-        BodyError::Unreadable(e) => Failure::Invalid(vec![format!("unreadable body: {e}")]),
-    })
+impl From<JsonError> for Failure {
+    fn from(e: JsonError) -> Self {
+        match e {
+            JsonError::UnsupportedMediaType => Failure::UnsupportedMediaType,
+            JsonError::TooLarge(limit) => Failure::TooLarge(limit),
+            JsonError::Invalid(message) => Failure::Invalid(vec![message]),
+        }
+    }
 }
 
-/// The body as a JSON object whose members are all in `allowed`.
+/// The body as a JSON object whose members are all in `allowed` (read strictly, see
+/// [`crate::routes::json`]).
 async fn read_object(
+    req: &HttpRequest,
     payload: web::Payload,
     limit: usize,
     allowed: &[&str],
 ) -> Result<Map<String, Value>, Failure> {
-    let body = read_body(payload, limit).await?;
-    object_of(&body, allowed)
+    let object = json::read_object(req, payload, limit).await?;
+    only_members(object, allowed)
 }
 
-fn object_of(body: &[u8], allowed: &[&str]) -> Result<Map<String, Value>, Failure> {
-    // serde_json's message names the position, never the text, so no password is echoed.
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| Failure::Invalid(vec![format!("invalid JSON: {e}")]))?;
-    let Value::Object(object) = value else {
-        return Err(Failure::Invalid(vec![
-            "the body must be a JSON object".into()
-        ]));
-    };
+fn only_members(
+    object: Map<String, Value>,
+    allowed: &[&str],
+) -> Result<Map<String, Value>, Failure> {
     let unknown: Vec<String> = object
         .keys()
         .filter(|k| !allowed.contains(&k.as_str()))
@@ -178,11 +185,13 @@ pub async fn list_users(
 #[tracing::instrument(name = "admin_add_user", skip_all, fields(user = tracing::field::Empty))]
 pub async fn add_user(
     _operator: Operator,
+    req: HttpRequest,
     payload: web::Payload,
     settings: web::Data<WebSettings>,
     accounts: web::Data<Accounts>,
 ) -> Result<HttpResponse, Failure> {
     let object = read_object(
+        &req,
         payload,
         settings.max_body_bytes,
         &["name", "password", "customer"],
@@ -226,13 +235,14 @@ pub async fn add_user(
 #[tracing::instrument(name = "admin_change_password", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn change_password(
     _operator: Operator,
+    req: HttpRequest,
     name: web::Path<String>,
     payload: web::Payload,
     settings: web::Data<WebSettings>,
     accounts: web::Data<Accounts>,
 ) -> Result<HttpResponse, Failure> {
     let name = path_name(&name)?;
-    let object = read_object(payload, settings.max_body_bytes, &["password"]).await?;
+    let object = read_object(&req, payload, settings.max_body_bytes, &["password"]).await?;
     let mut errors = Vec::new();
     let password = required_string(&object, "password", &mut errors).and_then(|p| {
         Password::parse(p)
@@ -269,17 +279,23 @@ pub async fn remove_user(
 #[tracing::instrument(name = "admin_deposit_seal", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn deposit_seal(
     _operator: Operator,
+    req: HttpRequest,
     name: web::Path<String>,
     payload: web::Payload,
     settings: web::Data<WebSettings>,
     accounts: web::Data<Accounts>,
 ) -> Result<HttpResponse, Failure> {
     let name = path_name(&name)?;
-    let body = read_body(payload, settings.max_body_bytes).await?;
+    let body = json::read_bytes(payload, settings.max_body_bytes).await?;
     let pkcs8 = if body.iter().all(u8::is_ascii_whitespace) {
         None
     } else {
-        let object = object_of(&body, &["pkcs8"])?;
+        let Value::Object(object) = json::json_of(&req, &body)? else {
+            return Err(Failure::Invalid(vec![
+                "the body must be a JSON object".into()
+            ]));
+        };
+        let object = only_members(object, &["pkcs8"])?;
         match object.get("pkcs8") {
             None | Some(Value::Null) => None,
             Some(Value::String(text)) => Some(STANDARD.decode(text.trim()).map_err(|e| {

@@ -1,6 +1,7 @@
-//! Reading JSON request bodies strictly: declared as `application/json`, bounded in size, and
-//! with every member name once per object. serde_json keeps the last of duplicate names, so
-//! `{"id": "a", "id": "b"}` would pass a check of one value and store another.
+//! Reading JSON request bodies strictly, for every JSON endpoint (module APIs and operator API):
+//! declared as `application/json`, bounded in size, and with every member name once per object.
+//! serde_json keeps the last of duplicate names, so `{"id": "a", "id": "b"}` would pass a check
+//! of one value and store another.
 
 use std::fmt;
 
@@ -9,31 +10,70 @@ use actix_web::{web, HttpRequest};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::errors::{ApiError, Violation};
-use crate::routes::{read_limited, BodyError};
+use super::{read_limited, BodyError};
 
-/// Reads the body of a JSON request into an object: 415 unless it is declared as
-/// `application/json`, 413 above `limit`, 400 for invalid JSON, duplicate member names or a body
-/// that is not an object.
-pub async fn read_object(
+/// Why a JSON body could not be read; each endpoint writes it in its own error style.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum JsonError {
+    /// 415: not declared as `application/json`.
+    UnsupportedMediaType,
+    /// 413: larger than the limit.
+    TooLarge(usize),
+    /// 400: unreadable, invalid JSON, or duplicate member names; the message says which.
+    Invalid(String),
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsonError::UnsupportedMediaType => {
+                f.write_str("the request body must be sent as Content-Type: application/json")
+            }
+            JsonError::TooLarge(limit) => write!(f, "request body exceeds {limit} bytes"),
+            JsonError::Invalid(message) => f.write_str(message),
+        }
+    }
+}
+
+/// Reads the body, at most `limit` bytes, without looking at it (413 above the limit).
+pub(crate) async fn read_bytes(payload: web::Payload, limit: usize) -> Result<Vec<u8>, JsonError> {
+    read_limited(payload, limit).await.map_err(|e| match e {
+        BodyError::TooLarge(limit) => JsonError::TooLarge(limit),
+        BodyError::Unreadable(e) => JsonError::Invalid(format!("unreadable body: {e}")),
+    })
+}
+
+/// Reads a JSON body: 415 unless declared as JSON, 413 above `limit`, 400 for invalid JSON or
+/// duplicate member names.
+pub(crate) async fn read_json(
     req: &HttpRequest,
     payload: web::Payload,
     limit: usize,
-) -> Result<Map<String, Value>, ApiError> {
+) -> Result<Value, JsonError> {
     if !is_json(req) {
-        return Err(ApiError::UnsupportedMediaType);
+        return Err(JsonError::UnsupportedMediaType);
     }
-    let body = read_limited(payload, limit).await.map_err(|e| match e {
-        BodyError::TooLarge(limit) => ApiError::TooLarge(limit),
-        BodyError::Unreadable(e) => {
-            ApiError::Validation(vec![Violation::whole(format!("unreadable body: {e}"))])
-        }
-    })?;
-    match parse(&body)? {
+    parse(&read_bytes(payload, limit).await?)
+}
+
+/// A body already read, as JSON: 415 unless declared as JSON, 400 for invalid JSON or duplicate
+/// member names (for endpoints that take an empty body too).
+pub(crate) fn json_of(req: &HttpRequest, body: &[u8]) -> Result<Value, JsonError> {
+    if !is_json(req) {
+        return Err(JsonError::UnsupportedMediaType);
+    }
+    parse(body)
+}
+
+/// [`read_json`] for a body that must be an object.
+pub(crate) async fn read_object(
+    req: &HttpRequest,
+    payload: web::Payload,
+    limit: usize,
+) -> Result<Map<String, Value>, JsonError> {
+    match read_json(req, payload, limit).await? {
         Value::Object(object) => Ok(object),
-        _ => Err(ApiError::Validation(vec![Violation::whole(
-            "the body must be a JSON object",
-        )])),
+        _ => Err(JsonError::Invalid("the body must be a JSON object".into())),
     }
 }
 
@@ -48,7 +88,7 @@ fn is_json(req: &HttpRequest) -> bool {
 }
 
 /// Parses JSON, refusing duplicate member names anywhere in the document.
-pub fn parse(body: &[u8]) -> Result<Value, ApiError> {
+fn parse(body: &[u8]) -> Result<Value, JsonError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     let parsed = StrictValue::deserialize(&mut deserializer).and_then(|v| {
         deserializer.end()?;
@@ -56,7 +96,7 @@ pub fn parse(body: &[u8]) -> Result<Value, ApiError> {
     });
     parsed
         .map(|StrictValue(value)| value)
-        .map_err(|e| ApiError::Validation(vec![Violation::whole(format!("invalid JSON: {e}"))]))
+        .map_err(|e| JsonError::Invalid(format!("invalid JSON: {e}")))
 }
 
 /// A JSON value read with duplicate member names refused.
@@ -136,7 +176,7 @@ mod tests {
 
     fn detail(body: &str) -> String {
         match parse(body.as_bytes()) {
-            Err(ApiError::Validation(v)) => v[0].detail.clone(),
+            Err(JsonError::Invalid(message)) => message,
             other => panic!("{other:?}"),
         }
     }

@@ -12,7 +12,7 @@ use super::gemeinsam::{
     beende, beginne, datum_opt, fehlt_anschrift_autor, fehlt_anzeigender, fehlt_kontakte,
     fehlt_sterbefall, pruefe_todeszeitpunkt, pruefe_vollstaendig, schreibe_anzeigender,
     schreibe_kontakte, schreibe_person_kern, schreibe_sterbefall, schreibe_wohnanschrift, text_opt,
-    ungueltig, wahr_opt, zahl_opt, AnschriftPfade, Fehlend, KontaktPfade, PersonKern, PersonPfade,
+    ungueltig, wahr_opt, zahl_opt, AnschriftPfade, Fehlend, KontaktPfade, PersonPfade,
     LETZTER_WOHNSITZ, VERSTORBENER,
 };
 use super::modell::{Anzeigender, GeschlechtVerstorbener, Sterbefall, Wohnanschrift};
@@ -246,30 +246,6 @@ pub struct ZahlDerUrkunden {
     pub anzahl_registerausdruck_mit_hinweisen: Option<u32>,
     /// Certificates for social insurance purposes.
     pub anzahl_sozialversicherung: Option<u32>,
-}
-
-impl VerstorbenerBestatter {
-    fn kern(&self) -> PersonKern<'_> {
-        PersonKern {
-            vorname: &self.vorname,
-            familienname: &self.familienname,
-            geburtsname: &self.geburtsname,
-            geburtstag: &self.geburtstag,
-            geschlecht: self.geschlecht,
-        }
-    }
-}
-
-impl PartnerVerstorbener {
-    fn kern(&self) -> PersonKern<'_> {
-        PersonKern {
-            vorname: &self.vorname,
-            familienname: &self.familienname,
-            geburtsname: &self.geburtsname,
-            geburtstag: &self.geburtstag,
-            geschlecht: self.geschlecht,
-        }
-    }
 }
 
 impl Auskunftsgeber {

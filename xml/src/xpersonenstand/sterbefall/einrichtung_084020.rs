@@ -8,8 +8,7 @@ use super::super::{AnschriftAutor, Nachrichtenkopf, XmlError};
 use super::gemeinsam::{
     beende, beginne, fehlt_anschrift_autor, fehlt_anzeigender, fehlt_sterbefall,
     pruefe_todeszeitpunkt, pruefe_vollstaendig, schreibe_anzeigender, schreibe_person_kern,
-    schreibe_sterbefall, schreibe_wohnanschrift, text_opt, Fehlend, PersonKern, LETZTER_WOHNSITZ,
-    VERSTORBENER,
+    schreibe_sterbefall, schreibe_wohnanschrift, text_opt, Fehlend, LETZTER_WOHNSITZ, VERSTORBENER,
 };
 use super::modell::{Anzeigender, Sterbefall, Verstorbener};
 
@@ -37,18 +36,6 @@ pub struct SterbefallEinrichtung {
     /// 084021 and 084040, which carry the identical value.
     #[serde(rename = "leichenID", skip_serializing_if = "Option::is_none")]
     pub leichen_id: Option<String>,
-}
-
-impl Verstorbener {
-    fn kern(&self) -> PersonKern<'_> {
-        PersonKern {
-            vorname: &self.vorname,
-            familienname: &self.familienname,
-            geburtsname: &self.geburtsname,
-            geburtstag: &self.geburtstag,
-            geschlecht: self.geschlecht,
-        }
-    }
 }
 
 impl SterbefallEinrichtung {

@@ -68,6 +68,31 @@ pub(super) struct PersonKern<'a> {
     pub(super) geschlecht: Option<GeschlechtVerstorbener>,
 }
 
+/// `kern()` for the person types of the death notices, which all carry the shared fields under
+/// the same names.
+macro_rules! person_kern {
+    ($($typ:ty),* $(,)?) => {
+        $(impl $typ {
+            pub(super) fn kern(&self) -> PersonKern<'_> {
+                PersonKern {
+                    vorname: &self.vorname,
+                    familienname: &self.familienname,
+                    geburtsname: &self.geburtsname,
+                    geburtstag: &self.geburtstag,
+                    geschlecht: self.geschlecht,
+                }
+            }
+        })*
+    };
+}
+
+person_kern!(
+    super::modell::Verstorbener,
+    super::todesbescheinigung_084040::VerstorbenerTodesbescheinigung,
+    super::bestatter_084021::VerstorbenerBestatter,
+    super::bestatter_084021::PartnerVerstorbener,
+);
+
 impl PersonKern<'_> {
     pub(super) fn angegeben(&self) -> bool {
         [

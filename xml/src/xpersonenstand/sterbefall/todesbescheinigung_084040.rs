@@ -13,7 +13,7 @@ use super::gemeinsam::{
     beende, beginne, fehlt_anschrift_autor, fehlt_kontakte, fehlt_todeszeitpunkt,
     pruefe_todeszeitpunkt, pruefe_vollstaendig, schreibe_geschlecht, schreibe_kontakte,
     schreibe_ortsangaben, schreibe_personname, schreibe_todestag, text_opt, ungueltig, wahr_opt,
-    Fehlend, KontaktPfade, PersonKern, LETZTER_WOHNSITZ, VERSTORBENER,
+    Fehlend, KontaktPfade, LETZTER_WOHNSITZ, VERSTORBENER,
 };
 use super::modell::{GeschlechtVerstorbener, Kontakt, Sterbeort, Todeszeitpunkt, Wohnanschrift};
 
@@ -124,18 +124,6 @@ pub struct AngabenLeichenschau {
     pub uhrzeit_unbekannt: Option<bool>,
     /// Town where the examination took place.
     pub ort: Option<String>,
-}
-
-impl VerstorbenerTodesbescheinigung {
-    fn kern(&self) -> PersonKern<'_> {
-        PersonKern {
-            vorname: &self.vorname,
-            familienname: &self.familienname,
-            geburtsname: &self.geburtsname,
-            geburtstag: &self.geburtstag,
-            geschlecht: self.geschlecht,
-        }
-    }
 }
 
 impl Todesbescheinigung {

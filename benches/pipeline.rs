@@ -60,7 +60,7 @@ fn main() {
         &[
             ("MELDEWERK_LOG__LEVEL", "warn"),
             ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "0"),
-            ("MELDEWERK_ENGINE__ACK_POLL_INTERVAL_MS", "0"),
+            ("MELDEWERK_ENGINE__INBOX_INTERVAL_MS", "20"),
         ],
     );
     let pid = server.pid().expect("server runs");

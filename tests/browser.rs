@@ -533,11 +533,12 @@ fn browser_shows_the_operator_dashboard_on_a_phone_sized_screen() {
     let body = &source[start..start + source[start..].find("</tbody>").unwrap()];
     assert_eq!(
         body.matches("<tr>").count(),
-        5,
-        "outbox, three modules, retention"
+        6,
+        "outbox, three modules, the inbox, retention"
     );
     assert!(source.contains("<td data-label=\"Transport\">xpersonenstand</td>"));
     assert!(body.contains("module:birthnotice") && body.contains("running"));
+    assert!(body.contains("inbox:xpersonenstand"));
     // On a narrow screen the header row is hidden and each row is a card of its own. Layout is
     // read right after a load; a reload in between only means another try.
     let deadline = Instant::now() + PAGE_DEADLINE;

@@ -88,6 +88,7 @@ fn metrics_count_requests_by_route_pattern_and_show_every_actor() {
         "module:birthdata",
         "module:birthnotice",
         "module:deathnotice",
+        "inbox:xpersonenstand",
     ] {
         assert!(
             text.contains(&format!(

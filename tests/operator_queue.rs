@@ -1,5 +1,6 @@
-//! The operators' queue: jobs listed with what they wait for, a job made due at once, a job
-//! discarded (its report ends in FAILURE), and both actions in the audit log with who and when.
+//! The operators' queue: jobs listed with what they wait for, a waiting message delivered again at
+//! once, a job discarded (its report ends in FAILURE), and both actions in the audit log with who
+//! and when.
 
 mod common;
 
@@ -26,12 +27,20 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
     dir.add_user("klinik");
     let server = Server::start(
         &dir,
-        &[
-            // After delivery the acknowledgement would be asked for only in ten minutes.
-            ("MELDEWERK_ENGINE__ACK_POLL_INTERVAL_MS", "600000"),
-            ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "0"),
-        ],
+        &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "0")],
     );
+    // The office holds both acknowledgements back: the jobs wait.
+    for report in ["geb-q-1", "geb-q-2"] {
+        let rule = json!({"kind": "ack_lost", "report_id": report});
+        let answer = server
+            .client()
+            .post(server.url("/admin/api/v1/transports/xpersonenstand/script/rules"))
+            .basic_auth(OPERATOR.0, Some(OPERATOR.1))
+            .json(&rule)
+            .send()
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+    }
     dispatch(&server, "klinik", &complete_notice("geb-q-1"));
     dispatch(&server, "klinik", &complete_notice("geb-q-2"));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -66,7 +75,9 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
     let failed = server.wait_for_status("klinik", "geb-q-1", "FAILURE");
     assert_eq!(failed["failureReason"], "discarded by the operator");
 
-    // Retried: asked now instead of in ten minutes, so it completes within the test.
+    // Retried: the waiting message is delivered again now instead of after `ack_timeout_secs`;
+    // the office answers the repeat with the original acceptance.
+    assert_eq!(received(&server, "geb-q-2")[0]["repeat_submissions"], 0);
     let retried = operator_post(
         &server,
         &format!("/admin/api/v1/jobs/{}/retry", id_of("geb-q-2")),
@@ -76,6 +87,23 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
         retried.json::<Value>().unwrap(),
         json!({"job": id_of("geb-q-2"), "action": "retry-now"})
     );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while received(&server, "geb-q-2")[0]["repeat_submissions"] != 1 {
+        assert!(std::time::Instant::now() < deadline, "not delivered again");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(received(&server, "geb-q-2").len(), 1, "registered once");
+    let waiting = jobs(&server);
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0]["waitingFor"], "acknowledgement");
+    // Once the office lets the acknowledgement go, the report succeeds.
+    let reset = server
+        .client()
+        .delete(server.url("/admin/api/v1/transports/xpersonenstand/script"))
+        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
+        .send()
+        .unwrap();
+    assert_eq!(reset.status(), 200);
     server.wait_for_status("klinik", "geb-q-2", "SUCCESS");
     assert!(jobs(&server).is_empty());
 

@@ -163,7 +163,7 @@ fn a_lost_acknowledgement_keeps_the_report_pending_until_the_script_is_reset() {
     assert_eq!(status_of(&server, &lost), "PENDING");
     assert_eq!(received(&server, &lost)[0]["outcome"], Value::Null);
 
-    // The engine keeps polling; once the script is reset, the acknowledgement comes.
+    // The engine keeps fetching the inbox; once the script is reset, the acknowledgement comes.
     assert_eq!(
         expect(&server, "DELETE", SCRIPT, None, 200),
         json!({"rules": [], "transient_rate": 0.0})

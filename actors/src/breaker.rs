@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use meldewerk_transports::TransportError;
 use serde::Serialize;
+
+use crate::events::EngineEvents;
 
 /// State of a breaker, as operators see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -211,6 +214,45 @@ impl Ticket {
     /// The breaker's transport name.
     pub(crate) fn transport(&self) -> String {
         self.breaker.lock().health.name.clone()
+    }
+
+    /// Makes the transport call this ticket admits: bounded by `limit` (a call that hangs is a
+    /// transient fault like any other, so it neither blocks a half-open breaker's probe nor a job
+    /// for good), timed, and reported to the breaker; a breaker that opens is an alert.
+    pub(crate) async fn call<T>(
+        &self,
+        limit: Duration,
+        call: impl std::future::Future<Output = Result<T, TransportError>>,
+        events: &dyn EngineEvents,
+    ) -> Result<T, TransportError> {
+        let started = Instant::now();
+        let result = timed(limit, call).await;
+        let took = started.elapsed();
+        match &result {
+            Err(TransportError::Transient(error)) => {
+                if self.failed(took, error) {
+                    let transport = self.transport();
+                    tracing::warn!(%transport, %error, "circuit breaker opened");
+                    events.breaker_opened(&transport, error);
+                }
+            }
+            _ => self.answered(took),
+        }
+        result
+    }
+}
+
+/// A transport call bounded by `limit`: a call that hangs is a transient fault like any other.
+pub(crate) async fn timed<T>(
+    limit: Duration,
+    call: impl std::future::Future<Output = Result<T, TransportError>>,
+) -> Result<T, TransportError> {
+    match tokio::time::timeout(limit, call).await {
+        Ok(result) => result,
+        Err(_) => Err(TransportError::Transient(format!(
+            "no answer within {} s",
+            limit.as_secs()
+        ))),
     }
 }
 

@@ -35,7 +35,7 @@ pub trait EngineEvents: Send + Sync + 'static {
         let _ = (module, failed, took);
     }
 
-    /// A delivery or acknowledgement poll met a transient fault and will be retried.
+    /// A delivery met a transient fault and will be retried.
     fn delivery_retried(&self, module: &str) {
         let _ = module;
     }

@@ -27,7 +27,7 @@ pub enum ActorState {
 /// What one actor reports about itself.
 #[derive(Clone, Debug, Serialize)]
 pub struct ActorHealth {
-    /// Actor name: `outbox`, `retention`, or `module:<module>`.
+    /// Actor name: `outbox`, `retention`, `module:<module>` or `inbox:<transport>`.
     pub name: String,
     /// Life state.
     pub state: ActorState,
@@ -37,7 +37,7 @@ pub struct ActorHealth {
     pub last_error: Option<String>,
     /// Work waiting: outbox length for the outbox actor, jobs in flight for a module actor.
     pub backlog: usize,
-    /// Work done: reports brought to a final state (module actors), jobs routed (outbox actor),
+    /// Work done: reports brought to a final state (module and inbox actors), jobs routed (outbox actor),
     /// reports whose payload was expired (retention actor).
     pub processed: u64,
     /// Jobs that ended in FAILURE (module actors) or sweeps that failed (retention actor).

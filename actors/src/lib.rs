@@ -1,6 +1,7 @@
 //! meldewerk's engine: supervised actors that take reports from the durable outbox, build and
-//! sign their messages, deliver them to a transport, poll acknowledgements, record outcomes and
-//! expire old payloads — and report their health to operators.
+//! sign their messages, deliver them to a transport, collect acknowledgements from the
+//! transport's inbox, record outcomes and expire old payloads — and report their health to
+//! operators.
 //!
 //! The engine knows nothing about HTTP or about any one module: a module plugs in as a
 //! [`ModuleSpec`] (how to build a message, how to sign it, where to deliver it). All state lives in
@@ -9,6 +10,7 @@
 //! Actors:
 //! - `outbox`: scans the outbox and routes due jobs to module actors, bounded per module;
 //! - `module:<module>`: one per module, works jobs concurrently as futures (no thread per job);
+//! - `inbox:<transport>`: one per transport, fetches acknowledgements in batches since a cursor;
 //! - `retention`: removes the payload of final reports after the retention time.
 //!
 //! Every actor runs under an actix `Supervisor`, isolates its work with `catch_unwind` (a panic
@@ -18,6 +20,7 @@
 mod breaker;
 mod events;
 mod health;
+mod inbox;
 mod inflight;
 mod module_actor;
 mod outbox;
@@ -43,7 +46,8 @@ pub use health::{ActorHealth, ActorState};
 pub use settings::EngineSettings;
 
 use breaker::Breaker;
-use health::HealthRegistry;
+use health::{HealthHandle, HealthRegistry};
+use inbox::{Collector, InboxActor};
 use inflight::InFlight;
 use module_actor::{ModuleActor, Worker};
 use outbox::{OutboxActor, Wake};
@@ -93,7 +97,7 @@ pub struct ModuleSpec {
     pub builder: Arc<dyn MessageBuilder>,
     /// Signs (or seals) the module's messages.
     pub signer: Arc<dyn MessageSigner>,
-    /// Delivers the module's messages and reports their acknowledgement.
+    /// Delivers the module's messages; its inbox hands out their acknowledgements.
     pub transport: Arc<dyn Transport>,
     /// How long the module's final reports keep their payload; `None` keeps them forever.
     pub retention: Option<Duration>,
@@ -107,6 +111,10 @@ pub struct Engine {
 
 struct EngineInner {
     outbox: Addr<OutboxActor>,
+    // Held although nobody sends to them: an actix supervisor restarts a stopped actor only
+    // while some address of it is alive.
+    _inboxes: Vec<Addr<InboxActor>>,
+    _retention: Addr<RetentionActor>,
     breakers: Vec<Arc<Breaker>>,
     /// Module segments the engine serves.
     modules: Vec<Arc<str>>,
@@ -141,8 +149,7 @@ impl Engine {
         let registry = Arc::new(HealthRegistry::default());
         let in_flight = Arc::new(InFlight::default());
         let shutting_down = Arc::new(AtomicBool::new(false));
-        let supervision = |name: String| {
-            let health = registry.register(name.clone());
+        let supervised = |health: HealthHandle, name: String| {
             Supervision::new(
                 health,
                 name,
@@ -151,12 +158,14 @@ impl Engine {
             )
             .with_events(Arc::clone(&events))
         };
+        let supervision = |name: String| supervised(registry.register(name.clone()), name);
 
         let outbox_sup = supervision("outbox".to_string());
         let mut routes = HashMap::new();
         let mut retention = Vec::new();
-        // One breaker per transport, shared by every module that delivers through it.
+        // One breaker and one inbox per transport, shared by every module delivering through it.
         let mut breakers: Vec<Arc<Breaker>> = Vec::new();
+        let mut inboxes: Vec<Collector> = Vec::new();
         for spec in modules {
             let name = spec.transport.name().to_owned();
             let breaker = match breakers.iter().find(|b| b.health().name == name) {
@@ -168,6 +177,13 @@ impl Engine {
                         settings.breaker_open(),
                     ));
                     breakers.push(Arc::clone(&breaker));
+                    inboxes.push(Collector {
+                        transport: Arc::clone(&spec.transport),
+                        store: Arc::clone(&store),
+                        settings: settings.clone(),
+                        events: Arc::clone(&events),
+                        modules: HashMap::new(),
+                    });
                     breaker
                 }
             };
@@ -187,10 +203,18 @@ impl Engine {
                 )
                 .with_events(Arc::clone(&events)),
             );
+            let actor_name = format!("module:{module}");
+            let health = registry.register(actor_name.clone());
+            if let Some(inbox) = inboxes
+                .iter_mut()
+                .find(|inbox| inbox.transport.name() == name)
+            {
+                inbox.modules.insert(module.to_string(), health.clone());
+            }
             let actor = ModuleActor::new(
                 worker,
                 Arc::clone(&in_flight),
-                supervision(format!("module:{module}")),
+                supervised(health, actor_name),
             );
             let addr = Supervisor::start_in_arbiter(&arbiter, move |_| actor);
             if let Some(keep) = spec.retention {
@@ -199,13 +223,22 @@ impl Engine {
             routes.insert(module, addr);
         }
 
+        let inboxes = inboxes
+            .into_iter()
+            .map(|collector| {
+                let sup = supervision(format!("inbox:{}", collector.transport.name()));
+                let actor = InboxActor::new(Arc::new(collector), Arc::clone(&shutting_down), sup);
+                Supervisor::start_in_arbiter(&arbiter, move |_| actor)
+            })
+            .collect();
+
         let retention = RetentionActor::new(
             Arc::clone(&store),
             retention,
             settings.clone(),
             supervision("retention".to_string()),
         );
-        Supervisor::start_in_arbiter(&arbiter, move |_| retention);
+        let retention = Supervisor::start_in_arbiter(&arbiter, move |_| retention);
 
         let modules: Vec<Arc<str>> = routes.keys().cloned().collect();
         let paused = Arc::new(Paused::default());
@@ -223,6 +256,8 @@ impl Engine {
         Engine {
             inner: Arc::new(EngineInner {
                 outbox,
+                _inboxes: inboxes,
+                _retention: retention,
                 breakers,
                 modules,
                 paused,
@@ -240,8 +275,8 @@ impl Engine {
         self.inner.outbox.do_send(Wake);
     }
 
-    /// Health of every actor, for operators: `outbox`, one `module:<module>` per module,
-    /// `retention`.
+    /// Health of every actor, for operators: `outbox`, one `module:<module>` per module, one
+    /// `inbox:<transport>` per transport, `retention`.
     pub fn health(&self) -> Vec<ActorHealth> {
         let mut health = self.inner.registry.snapshot();
         for entry in &mut health {

@@ -1,14 +1,14 @@
-//! The actor that works one module's jobs: build and sign the message once, deliver it, poll the
-//! acknowledgement, record the outcome.
+//! The actor that works one module's jobs: build and sign the message once, deliver it, and
+//! leave it waiting for its acknowledgement (collected from the transport's inbox, see
+//! [`crate::inbox`]); deliver it again if none came in time.
 //!
-//! Each job runs as a future spawned in the actor's context, so thousands of deliveries can wait
-//! on the network (or on a slow acknowledgement) at once without a thread each. Each future runs
+//! Each job runs as a future spawned in the actor's context, so many deliveries can wait on the
+//! network at once without a thread each. Each future runs
 //! inside `catch_unwind`: a panic stops the actor so that its supervisor restarts it, instead of
 //! killing it for good.
 
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -17,7 +17,7 @@ use futures::FutureExt;
 use meldewerk_storage::{
     Job, JobKind, Outcome, PreparedMessage, Report, Store, StoreError, StoreResult,
 };
-use meldewerk_transports::{AckStatus, Delivery, Transport, TransportError};
+use meldewerk_transports::{Delivery, Transport, TransportError};
 
 use crate::breaker::{Breaker, Ticket};
 use crate::events::{no_events, SharedEvents};
@@ -64,10 +64,6 @@ pub(crate) struct Worker {
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) store: Arc<dyn Store>,
     pub(crate) settings: EngineSettings,
-    /// Acknowledgement attempts since the last poll that found the acknowledgement pending, per
-    /// job. The store counts every poll; only failed ones may exhaust `max_attempts`, or a slow
-    /// authority would fail reports that are fine.
-    ack_failures: Mutex<HashMap<u64, u32>>,
     /// Told about every report that ends in FAILURE and every breaker that opens.
     events: SharedEvents,
     /// The transport's breaker, shared with every module delivering through it.
@@ -91,7 +87,6 @@ impl Worker {
             transport,
             store,
             settings,
-            ack_failures: Mutex::new(HashMap::new()),
             events: no_events(),
             breaker,
         }
@@ -127,20 +122,14 @@ impl Worker {
                     false => self.store.begin_attempt(&job).await,
                 };
                 match job {
-                    Ok(job) => match job.kind {
-                        JobKind::Deliver => self.deliver(&job, &ticket).await,
-                        JobKind::AwaitAck => self.await_ack(&job, &ticket).await,
-                    },
+                    Ok(job) => self.deliver(&job, &ticket).await,
                     Err(e) => Err(e),
                 }
             }
         };
         match result {
             Ok(done) => done,
-            Err(StoreError::NotFound(_)) => {
-                self.forget_ack_failures(id);
-                JobDone::Gone
-            }
+            Err(StoreError::NotFound(_)) => JobDone::Gone,
             Err(e) => {
                 tracing::warn!(job = id, error = %e, "store failed while working a job; it stays in the outbox");
                 JobDone::Hold(STORE_TROUBLE_HOLD)
@@ -148,9 +137,13 @@ impl Worker {
         }
     }
 
+    /// Delivers the job's message: the first time (`Deliver`), or again because its
+    /// acknowledgement did not come in time (`AwaitAck`). A message delivered again was accepted
+    /// before, so it never fails for want of attempts: it waits on with backoff.
     #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
     async fn deliver(&self, job: &Job, ticket: &Ticket) -> StoreResult<JobDone> {
-        if job.attempts > self.settings.max_attempts {
+        let again = job.kind == JobKind::AwaitAck;
+        if !again && job.attempts > self.settings.max_attempts {
             return self.give_up(job, job.attempts - 1).await;
         }
         let Some(report) = self.store.report(&job.report).await? else {
@@ -173,16 +166,26 @@ impl Worker {
             body: message.body,
             signature: message.signature,
         };
-        let started = std::time::Instant::now();
-        let submitted = self.timed(self.transport.submit(delivery)).await;
-        self.observe(ticket, &submitted, started.elapsed());
+        let submitted = ticket
+            .call(
+                self.settings.transport_timeout(),
+                self.transport.submit(delivery),
+                &*self.events,
+            )
+            .await;
         match submitted {
             Ok(accepted) => {
-                tracing::debug!(duplicate = accepted.duplicate, "delivery accepted");
+                tracing::debug!(duplicate = accepted.duplicate, again, "delivery accepted");
                 let now = Utc::now();
-                let ack_due = after(now, self.settings.ack_poll_interval());
+                let resend_at = after(now, self.settings.ack_timeout());
                 self.store
-                    .record_delivered(job, accepted.transport_ref, now, ack_due)
+                    .record_delivered(
+                        job,
+                        self.transport.name(),
+                        accepted.transport_ref,
+                        now,
+                        resend_at,
+                    )
                     .await?;
                 Ok(JobDone::Progressed)
             }
@@ -202,95 +205,6 @@ impl Worker {
             signature,
             prepared_at: Utc::now(),
         })
-    }
-
-    #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
-    async fn await_ack(&self, job: &Job, ticket: &Ticket) -> StoreResult<JobDone> {
-        // Counted before the poll, like the store counts attempts, so a poll that panics counts;
-        // a breaker's probe is not counted.
-        let attempts = match ticket.probe {
-            true => self.ack_failures_of(job.id),
-            false => self.count_ack_attempt(job.id),
-        };
-        if attempts > self.settings.max_attempts {
-            self.forget_ack_failures(job.id);
-            return self.give_up(job, attempts - 1).await;
-        }
-        let Some(report) = self.store.report(&job.report).await? else {
-            return self.fail(job, "report not found".to_string()).await;
-        };
-        let Some(transport_ref) = report.transport_ref else {
-            return self
-                .fail(
-                    job,
-                    "delivered report has no transport reference".to_string(),
-                )
-                .await;
-        };
-        let started = std::time::Instant::now();
-        let acknowledgement = self
-            .timed(self.transport.acknowledgement(&transport_ref))
-            .await;
-        self.observe(ticket, &acknowledgement, started.elapsed());
-        match acknowledgement {
-            Ok(AckStatus::Pending) => {
-                self.forget_ack_failures(job.id);
-                let next = after(Utc::now(), self.settings.ack_poll_interval());
-                self.store.reschedule(job, next, None).await?;
-                Ok(JobDone::Progressed)
-            }
-            Ok(AckStatus::Acknowledged {
-                receipt_pdf,
-                portal,
-            }) => {
-                self.forget_ack_failures(job.id);
-                let outcome = Outcome::Acknowledged {
-                    receipt_pdf,
-                    portal,
-                };
-                let now = Utc::now();
-                self.store.record_outcome(job, outcome, now).await?;
-                tracing::info!("report acknowledged");
-                let took = (now - report.submitted_at).to_std().ok();
-                self.events.report_finished(&self.module, false, took);
-                Ok(JobDone::Finished { failed: false })
-            }
-            Ok(AckStatus::Rejected { reason }) | Err(TransportError::Rejected(reason)) => {
-                self.forget_ack_failures(job.id);
-                self.fail(job, reason).await
-            }
-            Err(e @ TransportError::Transient(_)) => self.retry_later(job, attempts, e).await,
-        }
-    }
-
-    /// A transport call bounded by `transport_timeout_secs`: a call that hangs is a transient
-    /// fault like any other, so it neither blocks a half-open breaker's probe nor a job for good.
-    async fn timed<T>(
-        &self,
-        call: impl std::future::Future<Output = Result<T, TransportError>>,
-    ) -> Result<T, TransportError> {
-        let limit = self.settings.transport_timeout();
-        match tokio::time::timeout(limit, call).await {
-            Ok(result) => result,
-            Err(_) => Err(TransportError::Transient(format!(
-                "no answer within {} s",
-                limit.as_secs()
-            ))),
-        }
-    }
-
-    /// Tells the breaker how a transport call went; a breaker that opens is an alert.
-    fn observe<T>(&self, ticket: &Ticket, result: &Result<T, TransportError>, took: Duration) {
-        match result {
-            Err(TransportError::Transient(error)) => {
-                if ticket.failed(took, error) {
-                    let transport = ticket.transport();
-                    tracing::warn!(%transport, %error, "circuit breaker opened");
-                    self.events.breaker_opened(&transport, error);
-                }
-            }
-            _ => ticket.answered(took),
-        }
     }
 
     async fn give_up(&self, job: &Job, attempts: u32) -> StoreResult<JobDone> {
@@ -332,32 +246,12 @@ impl Worker {
     /// backoff and the panic as its last error, so it neither spins nor fails without a reason.
     /// Holds the claim until then, so that nobody works the job meanwhile.
     async fn after_panic(self: Arc<Self>, job: Job, message: String, claim: InFlightGuard) {
-        let attempts = match job.kind {
-            JobKind::Deliver => job.attempts.saturating_add(1),
-            JobKind::AwaitAck => self.ack_failures_of(job.id),
-        };
+        let attempts = job.attempts.saturating_add(1);
         let next = after(Utc::now(), self.settings.backoff(attempts));
         if let Err(e) = self.store.reschedule(&job, next, Some(message)).await {
             tracing::warn!(job = job.id, error = %e, "could not reschedule a job after a panic");
         }
         drop(claim);
-    }
-
-    fn count_ack_attempt(&self, job_id: u64) -> u32 {
-        let mut map = self.ack_failures.lock().unwrap_or_else(|e| e.into_inner());
-        let n = map.entry(job_id).or_insert(0);
-        *n = n.saturating_add(1);
-        *n
-    }
-
-    fn ack_failures_of(&self, job_id: u64) -> u32 {
-        let map = self.ack_failures.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&job_id).copied().unwrap_or(0)
-    }
-
-    fn forget_ack_failures(&self, job_id: u64) {
-        let mut map = self.ack_failures.lock().unwrap_or_else(|e| e.into_inner());
-        map.remove(&job_id);
     }
 }
 

@@ -14,10 +14,15 @@ pub struct EngineSettings {
     /// How often the outbox is scanned for due jobs, in milliseconds, when nobody calls
     /// [`crate::Engine::wake`]. Also the heartbeat interval of every actor.
     pub scan_interval_ms: u64,
-    /// How long to wait between two polls of an outstanding acknowledgement, in milliseconds.
-    pub ack_poll_interval_ms: u64,
-    /// Delivery attempts (and failed acknowledgement polls in a row) before a report ends in
-    /// FAILURE. Polls that find the acknowledgement still pending do not count.
+    /// How often each transport's acknowledgement inbox is fetched, in milliseconds. One fetch
+    /// collects every acknowledgement since the last one, however many reports wait.
+    pub inbox_interval_ms: u64,
+    /// How long a delivered message waits for its acknowledgement before it is delivered again
+    /// (same bytes, same idempotency key: the transport answers with the original acceptance, or
+    /// takes the message if it had lost it), in seconds.
+    pub ack_timeout_secs: u64,
+    /// Delivery attempts before a report ends in FAILURE. Only a message the transport has not
+    /// accepted yet can fail so; one waiting for its acknowledgement stays PENDING.
     pub max_attempts: u32,
     /// Base of the exponential backoff after a transient error, in milliseconds.
     pub backoff_base_ms: u64,
@@ -37,7 +42,7 @@ pub struct EngineSettings {
     /// How long an open breaker leaves its transport alone before one probe, in seconds
     /// (1 second to 1 day).
     pub breaker_open_secs: u64,
-    /// Longest a single transport call (delivery or acknowledgement poll) may take, in seconds;
+    /// Longest a single transport call (delivery or inbox fetch) may take, in seconds;
     /// then it counts as a transient fault.
     pub transport_timeout_secs: u64,
 }
@@ -46,7 +51,8 @@ impl Default for EngineSettings {
     fn default() -> Self {
         EngineSettings {
             scan_interval_ms: 200,
-            ack_poll_interval_ms: 500,
+            inbox_interval_ms: 500,
+            ack_timeout_secs: 3600,
             max_attempts: 8,
             backoff_base_ms: 500,
             backoff_max_ms: 60_000,
@@ -67,8 +73,14 @@ impl EngineSettings {
         Duration::from_millis(self.scan_interval_ms.max(1))
     }
 
-    pub(crate) fn ack_poll_interval(&self) -> Duration {
-        Duration::from_millis(self.ack_poll_interval_ms)
+    pub(crate) fn inbox_interval(&self) -> Duration {
+        Duration::from_millis(self.inbox_interval_ms.max(1))
+    }
+
+    /// At least a second (a zero timeout would deliver every message again at once) and at most
+    /// a year (so that `now +` it cannot overflow).
+    pub(crate) fn ack_timeout(&self) -> Duration {
+        Duration::from_secs(self.ack_timeout_secs.clamp(1, 365 * 86_400))
     }
 
     pub(crate) fn retention_sweep_interval(&self) -> Duration {

@@ -1,6 +1,7 @@
-//! The circuit breaker in the engine: an outage of the acknowledgement side, however long, fails
-//! no report (neither refused jobs nor the breaker's probes use up attempts), and the report
-//! completes once the transport answers again.
+//! The circuit breaker in the engine and the acknowledgement inbox beside it: an outage of the
+//! inbox, however long, fails no report and opens no breaker (fetches are one per interval, not a
+//! storm), and the report completes once the inbox answers again; a delivery outage opens the
+//! breaker and its probes use up no attempts.
 
 mod common;
 
@@ -13,11 +14,51 @@ use meldewerk_actors::{BreakerState, EngineSettings};
 use meldewerk_storage::{ReportStatus, Store};
 
 #[actix_rt::test]
-async fn probes_on_acknowledgements_use_up_no_attempts() {
+async fn an_inbox_outage_uses_up_no_attempts_and_opens_no_breaker() {
     let store = Arc::new(MemStore::default());
-    // Accepted, then the acknowledgement side is down for six polls, then it answers.
+    // Accepted, then the inbox is down for six fetches, then it answers.
     let down: Vec<AckStep> = (0..6).map(|_| AckStep::Transient("down")).collect();
     let transport = ScriptedTransport::new(vec![SubmitStep::Accept], down);
+    let engine = start_engine(
+        store.clone(),
+        transport.clone(),
+        EngineSettings {
+            max_attempts: 3,
+            breaker_failures: 1,
+            breaker_open_secs: 1,
+            ..fast_settings()
+        },
+    );
+    store.submit_report(pending_report("r1")).await.unwrap();
+    engine.wake();
+    wait_for("the inbox actor to show the outage", || {
+        let error = engine
+            .health()
+            .into_iter()
+            .find(|h| h.name == "inbox:scripted")
+            .and_then(|h| h.last_error);
+        async move { error.filter(|e| e.contains("inbox fetch failed")) }
+    })
+    .await;
+    // With three attempts allowed, six failed fetches would fail the report if they counted.
+    let report = wait_final(&*store, &key("r1")).await;
+    assert_eq!(
+        report.status,
+        ReportStatus::Success,
+        "{:?}",
+        report.failure_reason
+    );
+    assert!(transport.ack_calls.load(Ordering::SeqCst) >= 7);
+    assert_eq!(transport.deliveries().len(), 1);
+    assert_eq!(engine.transports()[0].breaker, BreakerState::Closed);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
+async fn a_delivery_outage_opens_the_breaker_and_its_probes_use_up_no_attempts() {
+    let store = Arc::new(MemStore::default());
+    let down: Vec<SubmitStep> = (0..6).map(|_| SubmitStep::Transient("down")).collect();
+    let transport = ScriptedTransport::new(down, vec![]);
     let engine = start_engine(
         store.clone(),
         transport.clone(),
@@ -38,7 +79,7 @@ async fn probes_on_acknowledgements_use_up_no_attempts() {
         async move { open.then_some(()) }
     })
     .await;
-    // With three attempts allowed, six failed polls would fail the report if probes counted.
+    // Six failed calls with three attempts allowed: only the probes after the first made them.
     let report = wait_final(&*store, &key("r1")).await;
     assert_eq!(
         report.status,
@@ -46,11 +87,7 @@ async fn probes_on_acknowledgements_use_up_no_attempts() {
         "{:?}",
         report.failure_reason
     );
-    assert!(transport.ack_calls.load(Ordering::SeqCst) >= 7);
-    assert_eq!(
-        engine.transports()[0].breaker,
-        BreakerState::Closed,
-        "the answer closed the breaker"
-    );
+    assert_eq!(transport.deliveries().len(), 7);
+    assert_eq!(engine.transports()[0].breaker, BreakerState::Closed);
     engine.shutdown(Duration::from_secs(5)).await;
 }

@@ -15,8 +15,13 @@
 //!   that one key can never be the prefix of another's entries; `seq` last keeps a group's
 //!   records in append order under one prefix scan.
 //!
+//! - `f/<position>` → `seq`: the **feed**, records in the order they were settled (a simulator's
+//!   decided messages, as the authority drops their acknowledgements into the portal's inbox);
+//!   `position` is a big-endian counter of its own, so a reader keeps its place with one number.
+//!
 //! A record and its index entries go in with one atomic batch: a crash can never leave a record
 //! without its index entry (for a simulator, that would turn a retry into a second delivery).
+//! Settling is one batch too: a record's new state, its feed entry and its leaving a group.
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
@@ -29,6 +34,7 @@ use crate::sled_gate;
 const RECORD: &[u8] = b"m/";
 const INDEX: &[u8] = b"i/";
 const GROUP: &[u8] = b"g/";
+const FEED: &[u8] = b"f/";
 
 /// Why a journal could not be opened or used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,6 +138,70 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             .insert(record_key(seq), encode(record)?)
             .map_err(backend)?;
         self.flush()
+    }
+
+    /// Overwrites each record `seq` with its new state, appends it to the feed, and takes it out
+    /// of every `(group, key)` of `leave` — all in one atomic batch, flushed once. Durable on
+    /// return. Callers serialise settling (positions are counted from the last one).
+    pub fn settle(&self, records: &[(u64, T)], leave: &[(&str, &str)]) -> Result<(), JournalError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut batch = sled::Batch::default();
+        for (position, (seq, record)) in (self.next_feed_position()?..).zip(records) {
+            batch.insert(record_key(*seq), encode(record)?);
+            batch.insert(
+                [FEED, &position.to_be_bytes()].concat(),
+                seq.to_be_bytes().to_vec(),
+            );
+            for (group, key) in leave {
+                batch.remove([group_prefix(group, key), seq.to_be_bytes().to_vec()].concat());
+            }
+        }
+        {
+            let _gate = sled_gate::exclusive();
+            self.tree.apply_batch(batch).map_err(backend)?;
+        }
+        self.flush()
+    }
+
+    /// Settled records in feed order, starting at feed position `from`, at most `limit`:
+    /// `(position, seq, record)`. Reads only the feed entries returned and their records.
+    pub fn feed(&self, from: u64, limit: usize) -> Result<Vec<(u64, u64, T)>, JournalError> {
+        self.tree
+            .range([FEED, &from.to_be_bytes()].concat()..)
+            .take_while(|entry| {
+                entry
+                    .as_ref()
+                    .map_or(true, |(key, _)| key.starts_with(FEED))
+            })
+            .take(limit)
+            .map(|entry| {
+                let (key, raw) = entry.map_err(backend)?;
+                let position = decode_seq(&key[FEED.len()..])?;
+                let seq = decode_seq(&raw)?;
+                let record = self.get(seq)?.ok_or_else(|| {
+                    JournalError::Corrupt(format!(
+                        "feed position {position} points to missing record #{seq}"
+                    ))
+                })?;
+                Ok((position, seq, record))
+            })
+            .collect()
+    }
+
+    /// The feed position the next settled record will get.
+    pub fn next_feed_position(&self) -> Result<u64, JournalError> {
+        match self
+            .tree
+            .scan_prefix(FEED)
+            .next_back()
+            .transpose()
+            .map_err(backend)?
+        {
+            Some((key, _)) => Ok(decode_seq(&key[FEED.len()..])? + 1),
+            None => Ok(0),
+        }
     }
 
     /// Records in append order, starting at sequence number `from`, at most `limit`.
@@ -295,6 +365,20 @@ fn open_error(dir: &Path, e: sled::Error) -> JournalError {
 mod tests {
     use super::*;
 
+    /// Opens the journal again right after dropping it. sled's background threads may still
+    /// hold the directory's lock for a moment after the drop, so `Locked` is retried briefly.
+    fn reopen(dir: &Path) -> Journal<String> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            match Journal::open(dir, "j") {
+                Err(JournalError::Locked(_)) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                result => return result.unwrap(),
+            }
+        }
+    }
+
     #[test]
     fn records_survive_reopen_in_order_with_their_indexes() {
         let dir = tempfile::tempdir().unwrap();
@@ -309,7 +393,7 @@ mod tests {
             );
             journal.replace(0, &"a2".into()).unwrap();
         }
-        let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+        let journal = reopen(dir.path());
         assert_eq!(journal.all().unwrap(), vec!["a2".to_string(), "b".into()]);
         assert_eq!(journal.find("ref", "r2").unwrap(), Some((1, "b".into())));
         assert_eq!(journal.find("key", "k1").unwrap(), Some((0, "a2".into())));
@@ -354,6 +438,44 @@ mod tests {
             Some((2, "r1#2".into()))
         );
         assert_eq!(journal.next_seq().unwrap(), 5);
+    }
+
+    #[test]
+    fn settled_records_leave_their_group_and_join_the_feed_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+            for name in ["a", "b", "c"] {
+                journal
+                    .append_grouped(&name.to_string(), &[], &[("open", "")])
+                    .unwrap();
+            }
+            journal
+                .settle(
+                    &[(2, "c!".to_string()), (0, "a!".to_string())],
+                    &[("open", "")],
+                )
+                .unwrap();
+            journal.settle(&[], &[("open", "")]).unwrap();
+        }
+        // Reopened: the feed, the group and the new states are durable.
+        let journal = reopen(dir.path());
+        assert_eq!(
+            journal.feed(0, 10).unwrap(),
+            vec![(0, 2, "c!".to_string()), (1, 0, "a!".to_string())]
+        );
+        assert_eq!(journal.feed(1, 10).unwrap().len(), 1);
+        assert!(journal.feed(2, 10).unwrap().is_empty());
+        assert_eq!(journal.next_feed_position().unwrap(), 2);
+        assert_eq!(
+            journal.find_all("open", "").unwrap(),
+            vec![(1, "b".to_string())]
+        );
+        journal
+            .settle(&[(1, "b!".to_string())], &[("open", "")])
+            .unwrap();
+        assert_eq!(journal.feed(2, 10).unwrap(), vec![(2, 1, "b!".to_string())]);
+        assert!(journal.find_all("open", "").unwrap().is_empty());
     }
 
     #[test]

@@ -122,15 +122,33 @@ pub trait Store: Send + Sync + 'static {
         key: &ReportKey,
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage>;
-    /// The transport accepted the delivery: remember its reference and turn the `Deliver` job into
-    /// an `AwaitAck` job due at `ack_due`, in one transaction.
+    /// The transport accepted the delivery: remember which transport took it under which
+    /// reference, and turn the job into an `AwaitAck` job due at `resend_at` (when it is delivered
+    /// again unless its acknowledgement came), in one transaction. From then on
+    /// [`Store::record_acknowledgements`] finds the job by `(transport, transport_ref)`.
     async fn record_delivered(
         &self,
         job: &Job,
+        transport: &str,
         transport_ref: String,
         delivered_at: DateTime<Utc>,
-        ack_due: DateTime<Utc>,
+        resend_at: DateTime<Utc>,
     ) -> StoreResult<()>;
+    /// Where the engine stands in `transport`'s acknowledgement inbox: the cursor the last
+    /// recorded batch ended at; `None` before the first.
+    async fn inbox_cursor(&self, transport: &str) -> StoreResult<Option<String>>;
+    /// Records one batch fetched from `transport`'s inbox and moves its cursor to `cursor`, in
+    /// one transaction: each acknowledgement whose reference a waiting job carries sets its
+    /// report's final state and removes the job; the others (recorded before a crash, or not
+    /// ours) are skipped. Returns the reports that reached their final state. Writes nothing when
+    /// nothing changes (no report finished and the cursor stays).
+    async fn record_acknowledgements(
+        &self,
+        transport: &str,
+        acknowledgements: Vec<(String, Outcome)>,
+        cursor: Option<String>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Vec<FinishedReport>>;
     /// The job with this id, if it is still in the outbox.
     async fn job(&self, id: u64) -> StoreResult<Option<Job>>;
     /// Jobs in the outbox in id order, after `after` (exclusive), at most `limit` (operators'

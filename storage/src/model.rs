@@ -190,7 +190,10 @@ pub struct Report {
     pub idempotency_key: String,
     /// The message as delivered; set before the first delivery attempt.
     pub message: Option<PreparedMessage>,
-    /// The transport's reference for the accepted delivery (used to poll the acknowledgement).
+    /// Name of the transport that accepted the delivery, e.g. `xpersonenstand`.
+    #[serde(default)]
+    pub transport: Option<String>,
+    /// The transport's reference for the accepted delivery; its acknowledgement names it.
     pub transport_ref: Option<String>,
     /// When the transport accepted the delivery.
     pub delivered_at: Option<DateTime<Utc>>,
@@ -226,6 +229,7 @@ impl Report {
             submission: Some(submission),
             idempotency_key,
             message: None,
+            transport: None,
             transport_ref: None,
             delivered_at: None,
             finished_at: None,
@@ -294,7 +298,9 @@ impl From<&Report> for ReportResult {
 pub enum JobKind {
     /// Build (once) and deliver the message to the transport.
     Deliver,
-    /// Poll the transport for the asynchronous acknowledgement.
+    /// Wait for the acknowledgement to arrive in the transport's inbox; if none has come by the
+    /// job's due time, deliver the same message again (the transport answers a repeat with the
+    /// original acceptance, or takes it if it had lost it).
     AwaitAck,
 }
 
@@ -309,7 +315,8 @@ pub struct Job {
     pub kind: JobKind,
     /// Attempts made so far for this kind (incremented before each attempt, so a crash counts).
     pub attempts: u32,
-    /// Do not run before this time (backoff, acknowledgement polling interval).
+    /// Do not run before this time (backoff; for `AwaitAck`, when to deliver again if no
+    /// acknowledgement came).
     pub not_before: DateTime<Utc>,
     /// Last error seen, for operators.
     pub last_error: Option<String>,
@@ -356,4 +363,17 @@ pub struct AuditEntry {
     pub action: String,
     /// What it was done to, e.g. `job 42 (klinik/birthnotice/geb-1)`.
     pub target: String,
+}
+
+/// A report that reached its final state from an acknowledgement in a transport's inbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinishedReport {
+    /// The report.
+    pub key: ReportKey,
+    /// The job that waited for the acknowledgement (it left the outbox).
+    pub job: u64,
+    /// When the end user dispatched the form (for the report's duration).
+    pub submitted_at: DateTime<Utc>,
+    /// The failure reason when the authority refused the message; `None` on success.
+    pub failure: Option<String>,
 }

@@ -528,7 +528,7 @@ async fn outbox_lifecycle() {
     let delivered_at = t(100);
     let ack_due = t(200);
     store
-        .record_delivered(&second, "transport-7".into(), delivered_at, ack_due)
+        .record_delivered(&second, "sim", "transport-7".into(), delivered_at, ack_due)
         .await
         .unwrap();
     let stored = store.report(&k).await.unwrap().unwrap();
@@ -589,7 +589,7 @@ async fn outbox_lifecycle() {
         store.begin_attempt(&job).await.unwrap_err(),
         store.reschedule(&job, t(500), None).await.unwrap_err(),
         store
-            .record_delivered(&job, "x".into(), t(500), t(600))
+            .record_delivered(&job, "sim", "x".into(), t(500), t(600))
             .await
             .unwrap_err(),
         store
@@ -761,7 +761,7 @@ async fn state_survives_reopening() {
             .await
             .unwrap();
         store
-            .record_delivered(&awaiting, "tr-1".into(), t(20), t(30))
+            .record_delivered(&awaiting, "sim", "tr-1".into(), t(20), t(30))
             .await
             .unwrap();
         let job = store

@@ -92,10 +92,7 @@ fn default_env() -> Vec<(String, String)> {
             "200".into(),
         ),
         ("MELDEWERK_ENGINE__SCAN_INTERVAL_MS".into(), "50".into()),
-        (
-            "MELDEWERK_ENGINE__ACK_POLL_INTERVAL_MS".into(),
-            "100".into(),
-        ),
+        ("MELDEWERK_ENGINE__INBOX_INTERVAL_MS".into(), "100".into()),
         ("MELDEWERK_LOG__LEVEL".into(), "info".into()),
     ]
 }

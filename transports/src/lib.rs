@@ -1,7 +1,8 @@
 //! Transports: how a built message reaches an authority, and what comes back.
 //!
 //! [`Transport`] is the interface the engine delivers through. The simulated authorities in this
-//! crate implement it the way the real ones behave, keep a durable journal of what they received
+//! crate implement it the way the real ones behave (deliveries one by one, acknowledgements
+//! collected in batches from the portal's inbox), keep a durable journal of what they received
 //! (so that a tester can assert on the exact payload and on exactly-once delivery), and hand back
 //! receipt PDFs ([`receipt`]).
 
@@ -38,7 +39,7 @@ pub struct Delivery {
 /// The transport took the delivery.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Accepted {
-    /// The transport's reference, used to poll the acknowledgement.
+    /// The transport's reference; the acknowledgement names it.
     pub transport_ref: String,
     /// When the transport first accepted this idempotency key.
     pub accepted_at: DateTime<Utc>,
@@ -46,11 +47,9 @@ pub struct Accepted {
     pub duplicate: bool,
 }
 
-/// State of the acknowledgement of an accepted delivery.
+/// The authority's verdict on an accepted delivery, as its acknowledgement carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AckStatus {
-    /// Not acknowledged yet; ask again later.
-    Pending,
+pub enum AckOutcome {
     /// The authority confirmed receipt.
     Acknowledged {
         /// Receipt PDF handed back by the authority.
@@ -63,6 +62,28 @@ pub enum AckStatus {
         /// Reason reported to integrators.
         reason: String,
     },
+}
+
+/// One acknowledgement in the portal's inbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acknowledgement {
+    /// The reference the transport handed out when it accepted the delivery.
+    pub transport_ref: String,
+    /// What the authority decided.
+    pub outcome: AckOutcome,
+}
+
+/// One fetch from the inbox: the acknowledgements that arrived after the cursor the fetch was
+/// given, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AckBatch {
+    /// Acknowledgements after the given cursor, in the order they arrived, at most the limit.
+    pub acknowledgements: Vec<Acknowledgement>,
+    /// Where the next fetch starts: the position after the last acknowledgement of this batch,
+    /// or the given cursor again when the batch is empty. Opaque to the engine.
+    pub cursor: Option<String>,
+    /// Whether more acknowledgements wait after this batch (fetch again at once).
+    pub more: bool,
 }
 
 /// Why a transport call failed.
@@ -83,6 +104,15 @@ pub trait Transport: Send + Sync + 'static {
     fn name(&self) -> &str;
     /// Hands a message over. Must be idempotent per [`Delivery::idempotency_key`].
     async fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError>;
-    /// Asks for the acknowledgement of an accepted delivery.
-    async fn acknowledgement(&self, transport_ref: &str) -> Result<AckStatus, TransportError>;
+    /// Fetches the acknowledgements that arrived in the portal's inbox after `cursor` (`None`:
+    /// from the start), at most `limit`. Acknowledgements are not handed out per report: the
+    /// authority drops them into the inbox as it decides, and one call collects every one since
+    /// the cursor, however many reports wait. Fetching does not consume: the same cursor gives
+    /// the same acknowledgements again, so a caller that crashed before saving the new cursor
+    /// loses nothing. An unknown cursor is [`TransportError::Rejected`].
+    async fn acknowledgements(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<AckBatch, TransportError>;
 }

@@ -2,13 +2,13 @@
 
 mod common;
 
-use common::{signed_delivery, unsigned_delivery};
+use common::{outcome_of, signed_delivery, unsigned_delivery};
 use meldewerk_transports::xpersonenstand::{
     RecordedOutcome, Simulator, SimulatorConfig, SimulatorError,
 };
-use meldewerk_transports::{AckStatus, Transport, TransportError};
+use meldewerk_transports::{AckOutcome, Transport, TransportError};
 
-/// Acknowledges at the first poll, accepts unsigned messages unless a test says otherwise.
+/// Acknowledges at the first fetch, accepts unsigned messages unless a test says otherwise.
 fn quick_config() -> SimulatorConfig {
     SimulatorConfig {
         ack_delay_ms: 0,
@@ -138,7 +138,7 @@ async fn valid_ed25519_signature_is_accepted_and_recorded() {
 }
 
 #[tokio::test]
-async fn acknowledgement_is_pending_before_the_delay() {
+async fn nothing_reaches_the_inbox_before_the_delay() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(
         &dir,
@@ -149,15 +149,10 @@ async fn acknowledgement_is_pending_before_the_delay() {
     );
     let accepted = office.submit(unsigned_delivery("p")).await.unwrap();
     for _ in 0..3 {
-        assert_eq!(
-            office
-                .acknowledgement(&accepted.transport_ref)
-                .await
-                .unwrap(),
-            AckStatus::Pending
-        );
+        assert_eq!(outcome_of(&office, &accepted.transport_ref).await, None);
     }
     assert!(office.received().unwrap()[0].outcome.is_none());
+    assert_eq!(office.undecided(), 1);
 }
 
 #[tokio::test]
@@ -167,17 +162,15 @@ async fn acknowledgement_after_the_delay_carries_a_valid_receipt() {
     let delivery = unsigned_delivery("ack");
     let accepted = office.submit(delivery.clone()).await.unwrap();
 
-    let status = office
-        .acknowledgement(&accepted.transport_ref)
-        .await
-        .unwrap();
-    let AckStatus::Acknowledged {
+    let status = outcome_of(&office, &accepted.transport_ref).await;
+    let Some(AckOutcome::Acknowledged {
         receipt_pdf,
         portal,
-    } = status
+    }) = status
     else {
         panic!("expected acknowledgement, got {status:?}");
     };
+    assert_eq!(office.undecided(), 0);
     assert_eq!(portal.as_deref(), Some("meldewerk-sim-xpersonenstand"));
 
     let path = dir.path().join("receipt.pdf");
@@ -216,13 +209,10 @@ async fn failure_rate_decides_rejection() {
     );
     let failing = office.submit(unsigned_delivery("f1")).await.unwrap();
     assert_eq!(
-        office
-            .acknowledgement(&failing.transport_ref)
-            .await
-            .unwrap(),
-        AckStatus::Rejected {
+        outcome_of(&office, &failing.transport_ref).await,
+        Some(AckOutcome::Rejected {
             reason: "Standesamt: Nachricht abgelehnt (simuliert, Fehlerquote)".to_owned()
-        }
+        })
     );
 
     office.set_config(SimulatorConfig {
@@ -231,39 +221,27 @@ async fn failure_rate_decides_rejection() {
     });
     let passing = office.submit(unsigned_delivery("f2")).await.unwrap();
     assert!(matches!(
-        office
-            .acknowledgement(&passing.transport_ref)
-            .await
-            .unwrap(),
-        AckStatus::Acknowledged { .. }
+        outcome_of(&office, &passing.transport_ref).await,
+        Some(AckOutcome::Acknowledged { .. })
     ));
 }
 
 #[tokio::test]
-async fn outcome_is_stable_across_polls_config_changes_and_reopen() {
+async fn outcome_is_stable_across_fetches_config_changes_and_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let delivery = unsigned_delivery("stable");
     let (transport_ref, first) = {
         let office = open(&dir, quick_config());
         let accepted = office.submit(delivery.clone()).await.unwrap();
-        let first = office
-            .acknowledgement(&accepted.transport_ref)
-            .await
-            .unwrap();
-        assert!(matches!(first, AckStatus::Acknowledged { .. }));
+        let first = outcome_of(&office, &accepted.transport_ref).await;
+        assert!(matches!(first, Some(AckOutcome::Acknowledged { .. })));
 
         // A changed failure rate applies to undecided messages only.
         office.set_config(SimulatorConfig {
             failure_rate: 1.0,
             ..quick_config()
         });
-        assert_eq!(
-            office
-                .acknowledgement(&accepted.transport_ref)
-                .await
-                .unwrap(),
-            first
-        );
+        assert_eq!(outcome_of(&office, &accepted.transport_ref).await, first);
         (accepted.transport_ref, first)
     };
 
@@ -275,7 +253,7 @@ async fn outcome_is_stable_across_polls_config_changes_and_reopen() {
             ..quick_config()
         },
     );
-    assert_eq!(office.acknowledgement(&transport_ref).await.unwrap(), first);
+    assert_eq!(outcome_of(&office, &transport_ref).await, first);
     let again = office.submit(delivery).await.unwrap();
     assert!(again.duplicate);
     assert_eq!(again.transport_ref, transport_ref);
@@ -285,13 +263,95 @@ async fn outcome_is_stable_across_polls_config_changes_and_reopen() {
 }
 
 #[tokio::test]
-async fn unknown_reference_is_rejected() {
+async fn an_unknown_cursor_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir, quick_config());
-    assert_eq!(
-        office.acknowledgement("no-such-ref").await.unwrap_err(),
-        TransportError::Rejected("unknown transport reference".to_owned())
-    );
+    for cursor in ["1", "not-a-cursor", "-1"] {
+        assert_eq!(
+            office.acknowledgements(Some(cursor), 10).await.unwrap_err(),
+            TransportError::Rejected(format!("unknown inbox cursor {cursor:?}"))
+        );
+    }
+    // The start of an empty inbox is a cursor like any other.
+    let empty = office.acknowledgements(None, 10).await.unwrap();
+    assert!(empty.acknowledgements.is_empty() && !empty.more);
+    assert_eq!(empty.cursor.as_deref(), Some("0"));
+    assert!(office.acknowledgements(Some("0"), 10).await.is_ok());
+}
+
+#[tokio::test]
+async fn the_inbox_hands_out_batches_since_a_cursor_in_the_order_of_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut refs = Vec::new();
+    {
+        let office = open(&dir, quick_config());
+        for i in 0..5 {
+            let accepted = office
+                .submit(unsigned_delivery(&format!("b{i}")))
+                .await
+                .unwrap();
+            refs.push(accepted.transport_ref);
+        }
+        let first = office.acknowledgements(None, 2).await.unwrap();
+        assert!(first.more);
+        let again = office.acknowledgements(None, 2).await.unwrap();
+        assert_eq!(again, first, "fetching does not consume");
+        let second = office
+            .acknowledgements(first.cursor.as_deref(), 2)
+            .await
+            .unwrap();
+        assert!(second.more);
+        let third = office
+            .acknowledgements(second.cursor.as_deref(), 2)
+            .await
+            .unwrap();
+        assert!(!third.more);
+        let handed: Vec<String> = [first, second, third.clone()]
+            .into_iter()
+            .flat_map(|batch| batch.acknowledgements)
+            .map(|ack| ack.transport_ref)
+            .collect();
+        let mut sorted = handed.clone();
+        sorted.sort();
+        let mut expected = refs.clone();
+        expected.sort();
+        assert_eq!(sorted, expected, "each message once");
+        let end = office
+            .acknowledgements(third.cursor.as_deref(), 2)
+            .await
+            .unwrap();
+        assert!(end.acknowledgements.is_empty());
+        assert_eq!(end.cursor, third.cursor, "an empty batch keeps the cursor");
+    }
+    // Reopened: the same cursor reads the same inbox.
+    let office = open(&dir, quick_config());
+    let all = office.acknowledgements(None, 100).await.unwrap();
+    assert_eq!(all.acknowledgements.len(), 5);
+}
+
+#[tokio::test]
+async fn undecided_messages_survive_a_restart_and_are_decided_by_the_new_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = SimulatorConfig {
+        ack_delay_ms: 3_600_000,
+        ..quick_config()
+    };
+    let transport_ref = {
+        let office = open(&dir, long.clone());
+        let accepted = office.submit(unsigned_delivery("u")).await.unwrap();
+        assert_eq!(outcome_of(&office, &accepted.transport_ref).await, None);
+        accepted.transport_ref
+    };
+    let office = open(&dir, long);
+    assert_eq!(office.undecided(), 1);
+    assert_eq!(outcome_of(&office, &transport_ref).await, None);
+    // A shorter delay set at run time applies to the messages waiting.
+    office.set_config(quick_config());
+    assert!(matches!(
+        outcome_of(&office, &transport_ref).await,
+        Some(AckOutcome::Acknowledged { .. })
+    ));
+    assert_eq!(office.undecided(), 0);
 }
 
 #[tokio::test]

@@ -15,10 +15,12 @@ use meldewerk_actors::{
     BuildError, BuiltMessage, Engine, EngineSettings, MessageBuilder, MessageSigner, ModuleSpec,
 };
 use meldewerk_storage::{
-    AuditEntry, Consumed, Job, JobKind, MessageSignature, Outcome, PreparedMessage, Report,
-    ReportKey, ReportStatus, Store, StoreError, StoreResult, UserRecord,
+    AuditEntry, Consumed, FinishedReport, Job, JobKind, MessageSignature, Outcome, PreparedMessage,
+    Report, ReportKey, ReportStatus, Store, StoreError, StoreResult, UserRecord,
 };
-use meldewerk_transports::{Accepted, AckStatus, Delivery, Transport, TransportError};
+use meldewerk_transports::{
+    Accepted, AckBatch, AckOutcome, Acknowledgement, Delivery, Transport, TransportError,
+};
 
 pub const MODULE: &str = "birthnotice";
 
@@ -26,7 +28,8 @@ pub const MODULE: &str = "birthnotice";
 pub fn fast_settings() -> EngineSettings {
     EngineSettings {
         scan_interval_ms: 20,
-        ack_poll_interval_ms: 5,
+        inbox_interval_ms: 5,
+        ack_timeout_secs: 3600,
         max_attempts: 3,
         backoff_base_ms: 1,
         backoff_max_ms: 20,
@@ -127,6 +130,41 @@ struct MemState {
     jobs: BTreeMap<u64, Job>,
     next_job: u64,
     audit: Vec<AuditEntry>,
+    /// Waiting jobs by `(transport, transport_ref)`.
+    awaiting: HashMap<(String, String), u64>,
+    cursors: HashMap<String, String>,
+}
+
+impl MemState {
+    fn finish(&mut self, job_id: u64, outcome: Outcome, at: DateTime<Utc>) -> StoreResult<Report> {
+        let Some(job) = self.jobs.remove(&job_id) else {
+            return Err(StoreError::NotFound(format!("job {job_id}")));
+        };
+        let report = self
+            .reports
+            .get_mut(&job.report)
+            .ok_or_else(|| StoreError::NotFound(job.report.to_string()))?;
+        report.finished_at = Some(at);
+        match outcome {
+            Outcome::Acknowledged {
+                receipt_pdf,
+                portal,
+            } => {
+                report.status = ReportStatus::Success;
+                report.receipt_pdf = Some(receipt_pdf);
+                report.portal = portal;
+            }
+            Outcome::Failed { reason } => {
+                report.status = ReportStatus::Failure;
+                report.failure_reason = Some(reason);
+            }
+        }
+        let report = report.clone();
+        if let (Some(t), Some(r)) = (&report.transport, &report.transport_ref) {
+            self.awaiting.remove(&(t.clone(), r.clone()));
+        }
+        Ok(report)
+    }
 }
 
 /// In-memory store keeping the outbox contract of the trait.
@@ -296,9 +334,10 @@ impl Store for MemStore {
     async fn record_delivered(
         &self,
         job: &Job,
+        transport: &str,
         transport_ref: String,
         delivered_at: DateTime<Utc>,
-        ack_due: DateTime<Utc>,
+        resend_at: DateTime<Utc>,
     ) -> StoreResult<()> {
         let mut s = self.state.lock().unwrap();
         if !s.jobs.contains_key(&job.id) {
@@ -308,14 +347,46 @@ impl Store for MemStore {
             .reports
             .get_mut(&job.report)
             .ok_or_else(|| StoreError::NotFound(job.report.to_string()))?;
-        report.transport_ref = Some(transport_ref);
+        report.transport = Some(transport.to_string());
+        report.transport_ref = Some(transport_ref.clone());
         report.delivered_at = Some(delivered_at);
+        s.awaiting
+            .insert((transport.to_string(), transport_ref), job.id);
         let stored = s.jobs.get_mut(&job.id).unwrap();
         stored.kind = JobKind::AwaitAck;
         stored.attempts = 0;
-        stored.not_before = ack_due;
+        stored.not_before = resend_at;
         stored.last_error = None;
         Ok(())
+    }
+    async fn inbox_cursor(&self, transport: &str) -> StoreResult<Option<String>> {
+        Ok(self.state.lock().unwrap().cursors.get(transport).cloned())
+    }
+    async fn record_acknowledgements(
+        &self,
+        transport: &str,
+        acknowledgements: Vec<(String, Outcome)>,
+        cursor: Option<String>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Vec<FinishedReport>> {
+        let mut s = self.state.lock().unwrap();
+        let mut finished = Vec::new();
+        for (transport_ref, outcome) in acknowledgements {
+            let Some(&job) = s.awaiting.get(&(transport.to_string(), transport_ref)) else {
+                continue;
+            };
+            let report = s.finish(job, outcome, at)?;
+            finished.push(FinishedReport {
+                key: report.key,
+                job,
+                submitted_at: report.submitted_at,
+                failure: report.failure_reason,
+            });
+        }
+        if let Some(cursor) = cursor {
+            s.cursors.insert(transport.to_string(), cursor);
+        }
+        Ok(finished)
     }
     async fn record_outcome(
         &self,
@@ -323,30 +394,11 @@ impl Store for MemStore {
         outcome: Outcome,
         at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        let mut s = self.state.lock().unwrap();
-        if s.jobs.remove(&job.id).is_none() {
-            return Err(StoreError::NotFound(format!("job {}", job.id)));
-        }
-        let report = s
-            .reports
-            .get_mut(&job.report)
-            .ok_or_else(|| StoreError::NotFound(job.report.to_string()))?;
-        report.finished_at = Some(at);
-        match outcome {
-            Outcome::Acknowledged {
-                receipt_pdf,
-                portal,
-            } => {
-                report.status = ReportStatus::Success;
-                report.receipt_pdf = Some(receipt_pdf);
-                report.portal = portal;
-            }
-            Outcome::Failed { reason } => {
-                report.status = ReportStatus::Failure;
-                report.failure_reason = Some(reason);
-            }
-        }
-        Ok(())
+        self.state
+            .lock()
+            .unwrap()
+            .finish(job.id, outcome, at)
+            .map(|_| ())
     }
 }
 
@@ -361,23 +413,40 @@ pub enum SubmitStep {
     Panic,
 }
 
-/// What the next `acknowledgement` does.
+/// What the next inbox fetch does while messages wait for their acknowledgement (a fetch with
+/// nothing waiting consults no step).
 #[derive(Clone, Debug)]
 pub enum AckStep {
+    /// The authority has not decided yet: nothing new in the inbox.
     Pending,
+    /// Every waiting message is acknowledged.
     Ack,
+    /// Every waiting message is refused with this reason.
     Reject(&'static str),
+    /// The fetch fails transiently.
     Transient(&'static str),
+    /// The fetch panics.
     Panic,
 }
 
-/// Transport double: follows a script, then accepts and acknowledges; records every delivery.
+#[derive(Default)]
+struct Office {
+    /// Reference per accepted idempotency key.
+    accepted: HashMap<String, String>,
+    /// Accepted references without a decision yet, in order.
+    waiting: Vec<String>,
+    /// Decisions in the order they were made; the cursor is an index into it.
+    inbox: Vec<Acknowledgement>,
+}
+
+/// Transport double: follows its scripts, then accepts and acknowledges; records every delivery.
 #[derive(Default)]
 pub struct ScriptedTransport {
     submit_script: Mutex<VecDeque<SubmitStep>>,
     ack_script: Mutex<VecDeque<AckStep>>,
     pub deliveries: Mutex<Vec<Delivery>>,
-    accepted: Mutex<HashMap<String, String>>,
+    office: Mutex<Office>,
+    /// Inbox fetches made while a message waited.
     pub ack_calls: AtomicUsize,
 }
 
@@ -392,6 +461,16 @@ impl ScriptedTransport {
 
     pub fn deliveries(&self) -> Vec<Delivery> {
         self.deliveries.lock().unwrap().clone()
+    }
+
+    /// The office accepted `idempotency_key` under `transport_ref` before this run (an earlier
+    /// run of the engine delivered it) and has not decided on it yet.
+    pub fn accepted_earlier(&self, idempotency_key: &str, transport_ref: &str) {
+        let mut office = self.office.lock().unwrap();
+        office
+            .accepted
+            .insert(idempotency_key.to_string(), transport_ref.to_string());
+        office.waiting.push(transport_ref.to_string());
     }
 }
 
@@ -410,34 +489,86 @@ impl Transport for ScriptedTransport {
             SubmitStep::Reject(e) => return Err(TransportError::Rejected(e.to_string())),
             SubmitStep::Panic => panic!("scripted transport panics on submit"),
         }
-        let mut accepted = self.accepted.lock().unwrap();
-        let duplicate = accepted.contains_key(&delivery.idempotency_key);
-        let transport_ref = accepted
-            .entry(delivery.idempotency_key.clone())
-            .or_insert_with(|| format!("ref-{}", delivery.idempotency_key))
-            .clone();
+        let mut office = self.office.lock().unwrap();
+        if let Some(transport_ref) = office.accepted.get(&delivery.idempotency_key) {
+            return Ok(Accepted {
+                transport_ref: transport_ref.clone(),
+                accepted_at: Utc::now(),
+                duplicate: true,
+            });
+        }
+        let transport_ref = format!("ref-{}", delivery.idempotency_key);
+        office
+            .accepted
+            .insert(delivery.idempotency_key.clone(), transport_ref.clone());
+        office.waiting.push(transport_ref.clone());
         Ok(Accepted {
             transport_ref,
             accepted_at: Utc::now(),
-            duplicate,
+            duplicate: false,
         })
     }
 
-    async fn acknowledgement(&self, transport_ref: &str) -> Result<AckStatus, TransportError> {
-        self.ack_calls.fetch_add(1, Ordering::SeqCst);
-        let step = self.ack_script.lock().unwrap().pop_front();
-        match step.unwrap_or(AckStep::Ack) {
-            AckStep::Pending => Ok(AckStatus::Pending),
-            AckStep::Ack => Ok(AckStatus::Acknowledged {
-                receipt_pdf: format!("%PDF receipt for {transport_ref}").into_bytes(),
-                portal: Some("sim-portal".to_string()),
-            }),
-            AckStep::Reject(r) => Ok(AckStatus::Rejected {
-                reason: r.to_string(),
-            }),
-            AckStep::Transient(e) => Err(TransportError::Transient(e.to_string())),
-            AckStep::Panic => panic!("scripted transport panics on acknowledgement"),
+    async fn acknowledgements(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<AckBatch, TransportError> {
+        let from: usize = match cursor {
+            None => 0,
+            Some(c) => c
+                .parse()
+                .map_err(|_| TransportError::Rejected(format!("unknown cursor {c}")))?,
+        };
+        let mut office = self.office.lock().unwrap();
+        if !office.waiting.is_empty() {
+            self.ack_calls.fetch_add(1, Ordering::SeqCst);
+            let step = self.ack_script.lock().unwrap().pop_front();
+            let outcome = |transport_ref: &str| match &step {
+                Some(AckStep::Reject(r)) => AckOutcome::Rejected {
+                    reason: r.to_string(),
+                },
+                _ => AckOutcome::Acknowledged {
+                    receipt_pdf: format!("%PDF receipt for {transport_ref}").into_bytes(),
+                    portal: Some("sim-portal".to_string()),
+                },
+            };
+            match &step {
+                Some(AckStep::Pending) => {}
+                Some(AckStep::Transient(e)) => {
+                    return Err(TransportError::Transient(e.to_string()))
+                }
+                Some(AckStep::Panic) => {
+                    // Released first, or the poisoned lock would fail every later call.
+                    drop(office);
+                    panic!("scripted transport panics on acknowledgements")
+                }
+                None | Some(AckStep::Ack) | Some(AckStep::Reject(_)) => {
+                    let decided: Vec<Acknowledgement> = office
+                        .waiting
+                        .drain(..)
+                        .map(|transport_ref| Acknowledgement {
+                            outcome: outcome(&transport_ref),
+                            transport_ref,
+                        })
+                        .collect();
+                    office.inbox.extend(decided);
+                }
+            }
         }
+        let acknowledgements: Vec<Acknowledgement> = office
+            .inbox
+            .iter()
+            .skip(from)
+            .take(limit)
+            .cloned()
+            .collect();
+        let next = from + acknowledgements.len();
+        Ok(AckBatch {
+            acknowledgements,
+            cursor: Some(next.to_string()),
+            more: next < office.inbox.len(),
+        })
     }
 }
 

@@ -73,9 +73,23 @@ pub(crate) fn outbox_due_end(now: DateTime<Utc>) -> [u8; OUTBOX_KEY_LEN] {
     outbox(now, u64::MAX)
 }
 
-/// Key of the `outbox_by_id` tree.
+/// Key of the `outbox_by_id` tree, and value of the `awaiting` tree.
 pub(crate) fn job_id(id: u64) -> [u8; 8] {
     id.to_be_bytes()
+}
+
+/// Reads a [`job_id`] back.
+pub(crate) fn decode_job_id(bytes: &[u8]) -> crate::StoreResult<u64> {
+    let bytes: [u8; 8] = bytes
+        .try_into()
+        .map_err(|_| crate::StoreError::Corrupt("job id is not 8 bytes".to_owned()))?;
+    Ok(u64::from_be_bytes(bytes))
+}
+
+/// `transport\0transport_ref`: key of the `awaiting` tree. Transport names hold no NUL, and the
+/// reference is the last part.
+pub(crate) fn awaiting(transport: &str, transport_ref: &str) -> Vec<u8> {
+    join(&[transport, transport_ref])
 }
 
 #[cfg(test)]

@@ -13,11 +13,14 @@
 //! | `outbox`        | due millis (BE) ++ job id    | [`crate::Job`]        |
 //! | `outbox_by_id`  | job id (BE)                  | its `outbox` key      |
 //! | `audit`         | entry number (BE)            | [`crate::AuditEntry`] |
+//! | `awaiting`      | `transport\0transport_ref`   | job id (BE)           |
+//! | `inbox_cursors` | transport name               | cursor (UTF-8)        |
 //!
 //! Every change is one multi-tree transaction followed by a flush, which is what the
 //! [`crate::Store`] contract asks for. sled calls are synchronous but short (memory plus the
 //! page cache); only the flush waits for the disk, and it is awaited through sled's own thread.
 
+mod delivery;
 mod keys;
 mod queue;
 mod store_impl;
@@ -50,6 +53,10 @@ pub struct SledStore {
     outbox: Tree,
     outbox_by_id: Tree,
     audit: Tree,
+    /// Jobs waiting for their acknowledgement, by transport and reference.
+    awaiting: Tree,
+    /// Where the engine stands in each transport's acknowledgement inbox.
+    inbox_cursors: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
@@ -84,6 +91,8 @@ impl SledStore {
             outbox: tree("outbox")?,
             outbox_by_id,
             audit: tree("audit")?,
+            awaiting: tree("awaiting")?,
+            inbox_cursors: tree("inbox_cursors")?,
             outbox_jobs,
             user_cache: Default::default(),
             db,

@@ -7,17 +7,14 @@ use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sled::transaction::TransactionalTree;
-use sled::IVec;
 
 use super::{
     abort, backend, decode, encode, in_tx, keys, put_job, stored_job, tx_error, utf8, SledStore,
-    TxResult,
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AuditEntry, Consumed, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
-    ReportStatus, Store, StoreError, StoreResult, UserRecord,
+    AuditEntry, Consumed, FinishedReport, Job, JobKind, Outcome, PreparedMessage, Report,
+    ReportKey, ReportResult, ReportStatus, Store, StoreError, StoreResult, UserRecord,
 };
 
 fn user_what(name: &str) -> String {
@@ -26,23 +23,6 @@ fn user_what(name: &str) -> String {
 
 fn report_what(key: &ReportKey) -> String {
     format!("report {key}")
-}
-
-/// Inside a transaction: a job as stored (with its outbox key) and the report it works on (with
-/// its key). `NotFound` if the job left the outbox or its report is gone.
-fn job_with_report(
-    reports: &TransactionalTree,
-    outbox: &TransactionalTree,
-    by_id: &TransactionalTree,
-    job_id: u64,
-) -> TxResult<(IVec, Job, Vec<u8>, Report)> {
-    let (key, stored) = stored_job(outbox, by_id, job_id)?;
-    let report_key = keys::report(&stored.report);
-    let Some(bytes) = reports.get(&report_key)? else {
-        return abort(StoreError::NotFound(report_what(&stored.report)));
-    };
-    let report: Report = in_tx(decode(&report_what(&stored.report), &bytes))?;
-    Ok((key, stored, report_key, report))
 }
 
 /// The members of a stored [`Report`] that make up its [`ReportResult`], under `Report`'s own
@@ -478,29 +458,28 @@ impl Store for SledStore {
     async fn record_delivered(
         &self,
         job: &Job,
+        transport: &str,
         transport_ref: String,
         delivered_at: DateTime<Utc>,
-        ack_due: DateTime<Utc>,
+        resend_at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        (&self.reports, &self.outbox, &self.outbox_by_id)
-            .gated_transaction(|(reports, outbox, by_id)| {
-                let (key, stored, report_key, mut report) =
-                    job_with_report(reports, outbox, by_id, job.id)?;
-                report.transport_ref = Some(transport_ref.clone());
-                report.delivered_at = Some(delivered_at);
-                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
-                // Same id, new kind: the job keeps its identity across the two phases.
-                let awaiting = Job {
-                    kind: JobKind::AwaitAck,
-                    attempts: 0,
-                    not_before: ack_due,
-                    last_error: None,
-                    ..stored
-                };
-                put_job(outbox, by_id, &key, &awaiting)
-            })
-            .map_err(tx_error)?;
-        self.flush().await
+        self.delivered(job, transport, transport_ref, delivered_at, resend_at)
+            .await
+    }
+
+    async fn inbox_cursor(&self, transport: &str) -> StoreResult<Option<String>> {
+        self.cursor(transport)
+    }
+
+    async fn record_acknowledgements(
+        &self,
+        transport: &str,
+        acknowledgements: Vec<(String, Outcome)>,
+        cursor: Option<String>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Vec<FinishedReport>> {
+        self.acknowledgements(transport, acknowledgements, cursor, at)
+            .await
     }
 
     /// `NotFound` if the job has left the outbox (its outcome is recorded already) or its report
@@ -511,34 +490,6 @@ impl Store for SledStore {
         outcome: Outcome,
         at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        (&self.reports, &self.outbox, &self.outbox_by_id)
-            .gated_transaction(|(reports, outbox, by_id)| {
-                let (key, stored, report_key, mut report) =
-                    job_with_report(reports, outbox, by_id, job.id)?;
-                match &outcome {
-                    Outcome::Acknowledged {
-                        receipt_pdf,
-                        portal,
-                    } => {
-                        report.status = ReportStatus::Success;
-                        report.receipt_pdf = Some(receipt_pdf.clone());
-                        if portal.is_some() {
-                            report.portal.clone_from(portal);
-                        }
-                    }
-                    Outcome::Failed { reason } => {
-                        report.status = ReportStatus::Failure;
-                        report.failure_reason = Some(reason.clone());
-                    }
-                }
-                report.finished_at = Some(at);
-                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
-                outbox.remove(&key)?;
-                by_id.remove(&keys::job_id(stored.id)[..])?;
-                Ok(())
-            })
-            .map_err(tx_error)?;
-        self.outbox_jobs.fetch_sub(1, Ordering::SeqCst);
-        self.flush().await
+        self.outcome(job, outcome, at).await
     }
 }

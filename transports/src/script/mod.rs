@@ -4,8 +4,9 @@
 //!
 //! A [`Script`] is a list of [`Rule`]s plus a standing [`Script::transient_rate`]. A simulator
 //! holds it in a [`Scripted`] cell and asks it twice: once per delivery ([`Scripted::plan`], on
-//! `submit`, before anything is recorded) and once per acknowledgement poll
-//! ([`Scripted::ack_effect`]). The simulator's configuration stays the standing default: a
+//! `submit`, before anything is recorded) and, for each accepted message, when it plans the
+//! message's acknowledgement ([`Scripted::ack_effect`]; again whenever the script changes, see
+//! [`Scripted::generation`]). The simulator's configuration stays the standing default: a
 //! delivery no rule speaks about behaves exactly as configured.
 //!
 //! Every simulator uses this one module, so a rule means the same to the civil registry office
@@ -28,8 +29,8 @@
 //!   through). A repeat of an already accepted key is answered with the original acceptance and
 //!   never consults the script.
 //! - Acknowledgement rules with a `count` are taken by the next N *accepted* deliveries and stay
-//!   bound to those messages; standing acknowledgement rules are consulted at every poll, so they
-//!   also affect messages received earlier. A decided outcome never changes.
+//!   bound to those messages; standing acknowledgement rules apply to every message not yet
+//!   decided, also to messages received before the rule was set. A decided outcome never changes.
 //! - [`Script::transient_rate`] answers that share of the deliveries no outcome rule decided with
 //!   a transient fault, chosen by a hash of the idempotency key and the attempt number: the same
 //!   run of reports meets the same faults every time, and a retry has a fresh chance.
@@ -38,6 +39,7 @@
 pub mod json;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -113,7 +115,7 @@ pub enum Effect {
         /// Milliseconds from receipt to the decision.
         delay_ms: u64,
     },
-    /// Never acknowledge: every poll answers "pending" while the rule holds.
+    /// Never acknowledge: nothing reaches the inbox for the message while the rule holds.
     AckLost,
 }
 
@@ -281,12 +283,12 @@ pub struct Plan {
     pub outcome: Outcome,
 }
 
-/// What the script says about one acknowledgement poll.
+/// What the script says about the acknowledgement of one accepted message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AckEffect {
     /// Decide `delay_ms` after receipt instead of the configured delay.
     Delay(u64),
-    /// Answer "pending".
+    /// Never decide (while the script says so).
     Lost,
 }
 
@@ -296,6 +298,8 @@ pub enum AckEffect {
 #[derive(Debug, Default)]
 pub struct Scripted {
     state: Mutex<State>,
+    /// Counts the changes of the script that can change a planned acknowledgement.
+    generation: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -321,6 +325,7 @@ impl Scripted {
             return Err(ScriptError(problems));
         }
         self.lock().script = script;
+        self.changed();
         Ok(())
     }
 
@@ -331,12 +336,25 @@ impl Scripted {
             return Err(ScriptError(problems));
         }
         self.lock().script.rules.push(rule);
+        self.changed();
         Ok(())
     }
 
     /// Back to configuration: no rules, no transient rate, nothing bound, attempts forgotten.
     pub fn reset(&self) {
         *self.lock() = State::default();
+        self.changed();
+    }
+
+    /// Changes whenever the script is replaced, extended or reset: a simulator that planned its
+    /// acknowledgements under an older generation plans them again (a standing `ack_lost` that
+    /// was lifted must let the held messages through).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    fn changed(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Decides one delivery (not a repeat of an accepted key) and uses up what decided it.
@@ -420,8 +438,9 @@ impl Scripted {
         }
     }
 
-    /// What the script says about a poll for the message `transport_ref`: the effect bound to it,
-    /// else the first standing acknowledgement rule that matches, else nothing (configuration).
+    /// What the script says about the acknowledgement of the message `transport_ref`: the effect
+    /// bound to it, else the first standing acknowledgement rule that matches, else nothing
+    /// (configuration).
     pub fn ack_effect(
         &self,
         module: &str,

@@ -2,8 +2,9 @@
 //! XPersonenstand messages.
 //!
 //! It behaves like the real office as far as the engine can tell: it verifies the detached
-//! Ed25519 signature, accepts each idempotency key exactly once, acknowledges after a delay with a
-//! receipt PDF, and occasionally refuses a message. Unlike the engine it keeps its own durable
+//! Ed25519 signature, accepts each idempotency key exactly once, decides after a delay, drops the
+//! acknowledgement (with a receipt PDF) or the refusal into the portal's inbox ([`inbox`]), and
+//! hands the inbox out in batches since a cursor. Unlike the engine it keeps its own durable
 //! journal, so that after the engine crashed and retried, a test can still ask the office what it
 //! really received and how often.
 //!
@@ -12,6 +13,7 @@
 //! ([`SimulatorConfig`]) is what it does when the script says nothing.
 
 mod config;
+mod inbox;
 mod received;
 mod records;
 
@@ -20,19 +22,20 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{TimeDelta, Utc};
+use chrono::Utc;
 use ring::digest;
 use ring::signature::{UnparsedPublicKey, ED25519};
 
 pub use config::SimulatorConfig;
+pub use inbox::MAX_BATCH;
 pub use received::{ReceivedPage, ReceivedQuery, DEFAULT_PAGE, MAX_PAGE};
 pub use records::{ReceivedMessage, RecordedOutcome};
 
-use crate::receipt::{render_receipt, ReceiptFields};
-use crate::script::{AckEffect, Outcome, Rule, Script, ScriptError, Scriptable, Scripted};
-use crate::{Accepted, AckStatus, Delivery, MessageSignature, Transport, TransportError};
+use crate::script::{Outcome, Rule, Script, ScriptError, Scriptable, Scripted};
+use crate::{Accepted, AckBatch, Delivery, MessageSignature, Transport, TransportError};
+use inbox::Schedule;
 use meldewerk_storage::{Journal, JournalError};
-use records::{BY_IDEMPOTENCY_KEY, BY_MODULE, BY_REPORT, BY_TRANSPORT_REF};
+use records::{BY_IDEMPOTENCY_KEY, BY_MODULE, BY_REPORT, BY_TRANSPORT_REF, UNDECIDED};
 
 /// Reason given for messages the simulated failure rate picked.
 const SIMULATED_FAILURE: &str = "Standesamt: Nachricht abgelehnt (simuliert, Fehlerquote)";
@@ -90,8 +93,10 @@ struct Inner {
     /// The testers' script; empty means "as configured".
     script: Scripted,
     /// Serialises the journal's read-modify-write steps: two concurrent submits of one key must
-    /// not both store a message, and two concurrent polls must not both decide an outcome.
+    /// not both store a message, and two concurrent fetches must not both decide an outcome.
     write: Mutex<()>,
+    /// The undecided messages by due time.
+    schedule: Mutex<Schedule>,
 }
 
 impl Simulator {
@@ -99,12 +104,14 @@ impl Simulator {
     /// while another process has the same directory open.
     pub fn open(dir: &Path, config: SimulatorConfig) -> Result<Self, SimulatorError> {
         let journal = Journal::open(dir, "xpersonenstand")?;
+        let schedule = Schedule::from_undecided(journal.find_all(UNDECIDED, "")?);
         Ok(Self {
             inner: Arc::new(Inner {
                 journal,
                 config: RwLock::new(config),
                 script: Scripted::default(),
                 write: Mutex::new(()),
+                schedule: Mutex::new(schedule),
             }),
         })
     }
@@ -154,6 +161,11 @@ impl Simulator {
     /// The current behaviour settings.
     pub fn config(&self) -> SimulatorConfig {
         self.inner.config()
+    }
+
+    /// Number of accepted messages the office has not decided on yet.
+    pub fn undecided(&self) -> usize {
+        self.inner.lock_schedule().len()
     }
 
     /// Changes the behaviour from now on. Outcomes already decided stay as they are.
@@ -220,7 +232,7 @@ impl Transport for Simulator {
             // A repeat of an accepted key is not a delivery: the script is not asked and nothing
             // of it is used up.
             sleep_ms(latency_ms).await;
-            return self.blocking(move |inner| inner.submit(delivery)).await;
+            return Ok(self.blocking(move |inner| inner.submit(delivery)).await?.0);
         }
 
         let (module, report_id, key) = (
@@ -245,18 +257,24 @@ impl Transport for Simulator {
                 return Err(TransportError::Rejected(reason));
             }
         }
-        let accepted = self.blocking(move |inner| inner.submit(delivery)).await?;
-        if !accepted.duplicate {
+        let (accepted, received) = self.blocking(move |inner| inner.submit(delivery)).await?;
+        if let Some((seq, message)) = received {
+            // Bound first, so that the plan sees an acknowledgement rule this delivery took.
             self.inner
                 .script
                 .accepted(&module, &report_id, &key, &accepted.transport_ref);
+            self.inner.schedule(seq, &message);
         }
         Ok(accepted)
     }
 
-    async fn acknowledgement(&self, transport_ref: &str) -> Result<AckStatus, TransportError> {
-        let transport_ref = transport_ref.to_owned();
-        self.blocking(move |inner| inner.acknowledgement(&transport_ref))
+    async fn acknowledgements(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<AckBatch, TransportError> {
+        let cursor = cursor.map(str::to_owned);
+        self.blocking(move |inner| inner.acknowledgements(cursor.as_deref(), limit))
             .await
     }
 }
@@ -269,9 +287,23 @@ impl Inner {
             .clone()
     }
 
-    fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
+    fn lock_write(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.write.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_schedule(&self) -> std::sync::MutexGuard<'_, Schedule> {
+        self.schedule.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Accepts a delivery, or answers a repeat with the original acceptance; a new message comes
+    /// back with its sequence number, to be scheduled.
+    #[allow(clippy::type_complexity)]
+    fn submit(
+        &self,
+        delivery: Delivery,
+    ) -> Result<(Accepted, Option<(u64, ReceivedMessage)>), TransportError> {
         let config = self.config();
-        let _guard = self.write.lock().unwrap_or_else(PoisonError::into_inner);
+        let _guard = self.lock_write();
 
         // Repeats come first: a retry must get the original answer even if, say, the signature
         // requirement changed in between.
@@ -294,11 +326,12 @@ impl Inner {
                 repeats = message.repeat_submissions,
                 "simulated Standesamt: repeat submission"
             );
-            return Ok(Accepted {
+            let accepted = Accepted {
                 transport_ref: message.transport_ref,
                 accepted_at: message.received_at,
                 duplicate: true,
-            });
+            };
+            return Ok((accepted, None));
         }
 
         verify_signature(
@@ -324,7 +357,7 @@ impl Inner {
         };
         // Durable before the answer: once the sender holds a transport reference, the office
         // must remember it across any crash.
-        self.journal.append_grouped(
+        let seq = self.journal.append_grouped(
             &message,
             &[
                 (BY_IDEMPOTENCY_KEY, &message.idempotency_key),
@@ -333,6 +366,7 @@ impl Inner {
             &[
                 (BY_REPORT, &message.report_id),
                 (BY_MODULE, &message.module),
+                (UNDECIDED, ""),
             ],
         )?;
         tracing::info!(
@@ -340,104 +374,18 @@ impl Inner {
             transport_ref = %message.transport_ref,
             "simulated Standesamt: message received"
         );
-        Ok(Accepted {
-            transport_ref: message.transport_ref,
+        let accepted = Accepted {
+            transport_ref: message.transport_ref.clone(),
             accepted_at: message.received_at,
             duplicate: false,
-        })
-    }
-
-    fn acknowledgement(&self, transport_ref: &str) -> Result<AckStatus, TransportError> {
-        let config = self.config();
-        let _guard = self.write.lock().unwrap_or_else(PoisonError::into_inner);
-
-        let (seq, mut message) = self
-            .journal
-            .find(BY_TRANSPORT_REF, transport_ref)?
-            .ok_or_else(|| TransportError::Rejected("unknown transport reference".to_owned()))?;
-        if let Some(outcome) = &message.outcome {
-            return Ok(ack_status(outcome));
-        }
-
-        let delay_ms = match self.script.ack_effect(
-            &message.module,
-            &message.report_id,
-            &message.transport_ref,
-        ) {
-            Some(AckEffect::Lost) => return Ok(AckStatus::Pending),
-            Some(AckEffect::Delay(delay_ms)) => delay_ms,
-            None => config.ack_delay_ms,
         };
-        let now = Utc::now();
-        let due = i64::try_from(delay_ms)
-            .ok()
-            .and_then(TimeDelta::try_milliseconds)
-            .and_then(|delay| message.received_at.checked_add_signed(delay));
-        // An unrepresentably long delay means "never".
-        match due {
-            Some(due) if now >= due => {}
-            _ => return Ok(AckStatus::Pending),
-        }
-
-        let outcome =
-            if simulated_failure(&message.idempotency_key, config.effective_failure_rate()) {
-                RecordedOutcome::Rejected {
-                    decided_at: now,
-                    reason: SIMULATED_FAILURE.to_owned(),
-                }
-            } else {
-                let receipt_pdf = render_receipt(&ReceiptFields {
-                    authority: config.authority_name.clone(),
-                    module: message.module.clone(),
-                    report_id: message.report_id.clone(),
-                    message_uuid: message.message_uuid.clone(),
-                    message_sha256_hex: message.sha256_hex.clone(),
-                    // The office only knows when the message arrived, not when the sender sent it.
-                    submitted_at: None,
-                    received_at: message.received_at,
-                    acknowledged_at: now,
-                    transport_ref: message.transport_ref.clone(),
-                    mock: true,
-                });
-                RecordedOutcome::Acknowledged {
-                    decided_at: now,
-                    receipt_pdf,
-                    portal: config.portal.clone(),
-                }
-            };
-        let status = ack_status(&outcome);
-        message.outcome = Some(outcome);
-        self.journal.replace(seq, &message)?;
-        self.script.decided(&message.transport_ref);
-        tracing::info!(
-            report_id = %message.report_id,
-            transport_ref = %message.transport_ref,
-            acknowledged = matches!(status, AckStatus::Acknowledged { .. }),
-            "simulated Standesamt: outcome decided"
-        );
-        Ok(status)
+        Ok((accepted, Some((seq, message))))
     }
 }
 
 async fn sleep_ms(ms: u64) {
     if ms > 0 {
         tokio::time::sleep(Duration::from_millis(ms)).await;
-    }
-}
-
-fn ack_status(outcome: &RecordedOutcome) -> AckStatus {
-    match outcome {
-        RecordedOutcome::Acknowledged {
-            receipt_pdf,
-            portal,
-            ..
-        } => AckStatus::Acknowledged {
-            receipt_pdf: receipt_pdf.clone(),
-            portal: Some(portal.clone()),
-        },
-        RecordedOutcome::Rejected { reason, .. } => AckStatus::Rejected {
-            reason: reason.clone(),
-        },
     }
 }
 

@@ -16,6 +16,9 @@ pub(crate) const BY_TRANSPORT_REF: &str = "transport-ref";
 pub(crate) const BY_REPORT: &str = "report";
 /// Journal group of messages by module.
 pub(crate) const BY_MODULE: &str = "module";
+/// Journal group (one key, `""`) of the messages not decided yet; a message leaves it in the
+/// batch that settles its decision into the feed.
+pub(crate) const UNDECIDED: &str = "undecided";
 
 /// A message as the simulated office recorded it. Serialises to JSON with `body` and
 /// `receipt_pdf` as standard base64.
@@ -49,8 +52,8 @@ pub struct ReceivedMessage {
     pub outcome: Option<RecordedOutcome>,
 }
 
-/// The office's final decision on a message. Made once and then repeated on every poll, also
-/// after a restart.
+/// The office's final decision on a message. Made once; the inbox hands it out to every fetch that
+/// reads past it, also after a restart.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RecordedOutcome {

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use meldewerk_transports::{Delivery, MessageSignature};
+use meldewerk_transports::{AckOutcome, Delivery, MessageSignature, Transport};
 use ring::rand::SystemRandom;
 use ring::signature::{Ed25519KeyPair, KeyPair};
 
@@ -77,4 +77,27 @@ pub fn signed_delivery(key: &str) -> Delivery {
         signer: "Klinikum Test".to_owned(),
     });
     delivery
+}
+
+/// What the inbox says about `transport_ref` now: reads the whole inbox from its start (one
+/// fetch after another) and returns the message's outcome, `None` while it is not decided.
+pub async fn outcome_of(office: &dyn Transport, transport_ref: &str) -> Option<AckOutcome> {
+    let mut cursor = None;
+    let mut found = None;
+    loop {
+        let batch = office
+            .acknowledgements(cursor.as_deref(), 100)
+            .await
+            .expect("inbox fetch");
+        for ack in batch.acknowledgements {
+            if ack.transport_ref == transport_ref {
+                assert!(found.is_none(), "{transport_ref} acknowledged twice");
+                found = Some(ack.outcome);
+            }
+        }
+        cursor = batch.cursor;
+        if !batch.more {
+            return found;
+        }
+    }
 }

@@ -1,0 +1,219 @@
+//! The actor that collects a transport's acknowledgements: one per transport, whatever the
+//! number of modules delivering through it or of reports waiting.
+//!
+//! Authorities do not answer per report: they drop acknowledgements into the portal's inbox as
+//! they decide, and the portal fetches them in batches since a cursor. So waiting reports cost
+//! nothing while nothing arrives — no poll per report, no store write — and a new delivery never
+//! queues behind acknowledgement work. Each batch is recorded with the cursor it ends at in one
+//! store transaction: after a crash the batch is fetched again, and acknowledgements already
+//! recorded are skipped, so none is lost and none counts twice.
+//!
+//! Fetches do not go through the transport's circuit breaker: they are one call per interval
+//! whatever the backlog, so there is no storm to stop, and an inbox that answers must not close a
+//! breaker that failing deliveries opened. A failed fetch is simply made again at the next tick;
+//! it is logged when the inbox starts failing and when it answers again.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use actix::prelude::*;
+use chrono::Utc;
+use futures::FutureExt;
+use meldewerk_storage::{FinishedReport, Outcome, Store, StoreError};
+use meldewerk_transports::{AckOutcome, Transport, TransportError};
+
+use crate::breaker::timed;
+use crate::events::SharedEvents;
+use crate::health::HealthHandle;
+use crate::settings::EngineSettings;
+use crate::supervise::{panic_message, Supervision};
+
+/// Acknowledgements asked for per fetch; a fuller inbox is read in several fetches in a row.
+pub(crate) const BATCH: usize = 500;
+
+/// Everything a fetch needs; shared by the fetch futures, so it outlives actor restarts.
+pub(crate) struct Collector {
+    pub(crate) transport: Arc<dyn Transport>,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) settings: EngineSettings,
+    pub(crate) events: SharedEvents,
+    /// The health entries of the module actors, to count the reports each module finished.
+    pub(crate) modules: HashMap<String, HealthHandle>,
+}
+
+/// How one fetch went: how many reports the batch finished, and whether the inbox holds more.
+struct Fetched {
+    finished: usize,
+    more: bool,
+}
+
+impl Collector {
+    async fn fetch(&self) -> Result<Fetched, String> {
+        let name = self.transport.name();
+        let cursor = self.store.inbox_cursor(name).await.map_err(store_error)?;
+        let batch = timed(
+            self.settings.transport_timeout(),
+            self.transport.acknowledgements(cursor.as_deref(), BATCH),
+        )
+        .await
+        .map_err(|e| match e {
+            TransportError::Transient(e) => format!("inbox fetch failed: {e}"),
+            // Not a verdict on any report: the inbox refused the fetch itself (an unknown
+            // cursor, say). Operators see it; reports wait.
+            TransportError::Rejected(e) => format!("inbox refused the fetch: {e}"),
+        })?;
+        if batch.acknowledgements.is_empty() && batch.cursor == cursor {
+            return Ok(Fetched {
+                finished: 0,
+                more: false,
+            });
+        }
+        let acknowledgements = batch
+            .acknowledgements
+            .into_iter()
+            .map(|ack| {
+                let outcome = match ack.outcome {
+                    AckOutcome::Acknowledged {
+                        receipt_pdf,
+                        portal,
+                    } => Outcome::Acknowledged {
+                        receipt_pdf,
+                        portal,
+                    },
+                    AckOutcome::Rejected { reason } => Outcome::Failed { reason },
+                };
+                (ack.transport_ref, outcome)
+            })
+            .collect();
+        let finished = self
+            .store
+            .record_acknowledgements(name, acknowledgements, batch.cursor, Utc::now())
+            .await
+            .map_err(store_error)?;
+        for report in &finished {
+            self.tell(report);
+        }
+        Ok(Fetched {
+            finished: finished.len(),
+            more: batch.more,
+        })
+    }
+
+    /// Tells events, logs and the module's health about a report the batch finished.
+    fn tell(&self, report: &FinishedReport) {
+        let module = &report.key.module;
+        match &report.failure {
+            None => {
+                tracing::info!(report = %report.key, job = report.job, "report acknowledged");
+                let took = (Utc::now() - report.submitted_at).to_std().ok();
+                self.events.report_finished(module, false, took);
+            }
+            Some(reason) => {
+                tracing::warn!(report = %report.key, job = report.job, %reason, "report failed");
+                self.events.delivery_failed(module, &report.key.id, reason);
+                self.events.report_finished(module, true, None);
+            }
+        }
+        if let Some(health) = self.modules.get(module) {
+            health.update(|h| {
+                h.processed += 1;
+                if report.failure.is_some() {
+                    h.failed += 1;
+                }
+            });
+        }
+    }
+}
+
+fn store_error(e: StoreError) -> String {
+    format!("store failed while recording acknowledgements: {e}")
+}
+
+/// Supervised actor fetching one transport's inbox every `inbox_interval_ms`, and at once again
+/// while the inbox holds more than one batch.
+pub(crate) struct InboxActor {
+    collector: Arc<Collector>,
+    shutting_down: Arc<AtomicBool>,
+    fetching: bool,
+    /// The last fetch failed (so the next failure is not logged again).
+    failing: bool,
+    sup: Supervision,
+}
+
+impl InboxActor {
+    pub(crate) fn new(
+        collector: Arc<Collector>,
+        shutting_down: Arc<AtomicBool>,
+        sup: Supervision,
+    ) -> Self {
+        InboxActor {
+            collector,
+            shutting_down,
+            fetching: false,
+            failing: false,
+            sup,
+        }
+    }
+
+    fn fetch(&mut self, ctx: &mut Context<Self>) {
+        if self.fetching || self.shutting_down.load(Ordering::SeqCst) {
+            return;
+        }
+        self.fetching = true;
+        let collector = Arc::clone(&self.collector);
+        let work = AssertUnwindSafe(async move { collector.fetch().await }).catch_unwind();
+        ctx.spawn(work.into_actor(self).map(|result, act, ctx| {
+            act.fetching = false;
+            let transport = act.collector.transport.name();
+            match result {
+                Ok(Ok(Fetched { finished, more })) => {
+                    if std::mem::take(&mut act.failing) {
+                        tracing::info!(%transport, "acknowledgement inbox answers again");
+                    }
+                    act.sup.health.update(|h| h.processed += finished as u64);
+                    if more {
+                        act.fetch(ctx);
+                    }
+                }
+                Ok(Err(error)) => {
+                    match std::mem::replace(&mut act.failing, true) {
+                        false => tracing::warn!(%transport, %error, "acknowledgement inbox fails"),
+                        true => tracing::debug!(%transport, %error, "acknowledgement inbox fails"),
+                    }
+                    act.sup.health.set_error(error);
+                }
+                Err(payload) => {
+                    act.sup.on_panic(panic_message(&*payload));
+                    ctx.stop();
+                }
+            }
+        }));
+    }
+}
+
+impl Actor for InboxActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        if let Some(pause) = self.sup.on_started() {
+            ctx.wait(actix::clock::sleep(pause).into_actor(self));
+        }
+        // The first fetch collects whatever arrived while the service was down.
+        self.fetch(ctx);
+        ctx.run_interval(self.collector.settings.inbox_interval(), |act, ctx| {
+            act.sup.on_tick(None);
+            act.fetch(ctx);
+        });
+    }
+}
+
+impl Supervised for InboxActor {
+    fn restarting(&mut self, _: &mut Self::Context) {
+        // The fetch future was dropped with the context; the next tick fetches from the stored
+        // cursor again.
+        self.fetching = false;
+        self.sup.on_restart();
+    }
+}

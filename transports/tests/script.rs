@@ -100,6 +100,37 @@ async fn a_rejection_for_one_report_leaves_the_others_alone() {
 }
 
 #[tokio::test]
+async fn a_scripted_panic_unwinds_the_caller_and_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir);
+    let effect = Effect::Panic {
+        message: "Fehler im Adapter".to_owned(),
+    };
+    office.push_rule(Rule::next(1, effect)).unwrap();
+
+    // A task of its own, as the engine's job is: the panic ends it, not the test.
+    let submit = |d: Delivery| {
+        let office = office.clone();
+        tokio::spawn(async move { office.submit(d).await })
+    };
+    let panicked = submit(delivery("k1", "r1")).await.unwrap_err();
+    let payload = panicked.into_panic();
+    assert_eq!(
+        payload.downcast_ref::<String>().map(String::as_str),
+        Some("Fehler im Adapter")
+    );
+    assert!(office.received().unwrap().is_empty(), "nothing recorded");
+    assert!(office.script().rules.is_empty(), "the rule is used up");
+
+    // The retry is a first delivery, not a repeat.
+    let accepted = submit(delivery("k1", "r1")).await.unwrap().unwrap();
+    assert!(!accepted.duplicate);
+    let received = office.received().unwrap();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].repeat_submissions, 0);
+}
+
+#[tokio::test]
 async fn a_lost_acknowledgement_comes_once_the_script_is_reset() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir);

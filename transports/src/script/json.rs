@@ -8,6 +8,7 @@
 //! | `latency` | `ms` and/or `min_ms` + `max_ms` |
 //! | `transient` | `message` (optional) |
 //! | `timeout` | `after_ms` (optional, default 1000) |
+//! | `panic` | `message` (optional) |
 //! | `reset`, `accept`, `ack_lost` | none |
 //! | `reject` | `reason` |
 //! | `ack_delay` | `delay_ms` |
@@ -23,11 +24,12 @@ use serde_json::{json, Map, Value};
 use super::{Effect, Rule, Script, ScriptError};
 
 /// Every rule kind, in the order error messages list them.
-pub const KINDS: [&str; 8] = [
+pub const KINDS: [&str; 9] = [
     "latency",
     "transient",
     "timeout",
     "reset",
+    "panic",
     "reject",
     "accept",
     "ack_delay",
@@ -39,6 +41,9 @@ const COMMON: [&str; 4] = ["kind", "count", "module", "report_id"];
 
 /// Message of a transient fault when the rule gives none.
 const DEFAULT_TRANSIENT: &str = "service unavailable (scripted)";
+
+/// Text of a panic when the rule gives none.
+const DEFAULT_PANIC: &str = "scripted panic";
 
 /// How long a `timeout` hangs when the rule does not say.
 const DEFAULT_TIMEOUT_MS: u64 = 1000;
@@ -147,7 +152,7 @@ pub fn rule_from_json(value: &Value) -> Result<Rule, ScriptError> {
 fn members_of(kind: &str) -> &'static [&'static str] {
     match kind {
         "latency" => &["ms", "min_ms", "max_ms"],
-        "transient" => &["message"],
+        "transient" | "panic" => &["message"],
         "timeout" => &["after_ms"],
         "reject" => &["reason"],
         "ack_delay" => &["delay_ms"],
@@ -186,6 +191,11 @@ fn effect_of(kind: &str, reader: &mut Reader<'_>) -> Option<Effect> {
             after_ms: reader.integer("after_ms").unwrap_or(DEFAULT_TIMEOUT_MS),
         },
         "reset" => Effect::Reset,
+        "panic" => Effect::Panic {
+            message: reader
+                .text("message")
+                .unwrap_or_else(|| DEFAULT_PANIC.to_owned()),
+        },
         "reject" => Effect::Reject {
             reason: reader.required_text("reason", kind)?,
         },
@@ -275,6 +285,7 @@ pub fn rule_to_json(rule: &Rule) -> Value {
         Effect::Transient { message } => ("transient", vec![("message", json!(message))]),
         Effect::Timeout { after_ms } => ("timeout", vec![("after_ms", json!(after_ms))]),
         Effect::Reset => ("reset", vec![]),
+        Effect::Panic { message } => ("panic", vec![("message", json!(message))]),
         Effect::Reject { reason } => ("reject", vec![("reason", json!(reason))]),
         Effect::Accept => ("accept", vec![]),
         Effect::AckDelay { delay_ms } => ("ack_delay", vec![("delay_ms", json!(delay_ms))]),

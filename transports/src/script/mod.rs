@@ -1,6 +1,6 @@
 //! Run-time scripting of a simulated authority, for testers: latency, transient faults, timeouts,
-//! connection resets, rejections, delayed or lost acknowledgements, for the next N deliveries, for
-//! one report, or standing.
+//! connection resets, panics, rejections, delayed or lost acknowledgements, for the next N
+//! deliveries, for one report, or standing.
 //!
 //! A [`Script`] is a list of [`Rule`]s plus a standing [`Script::transient_rate`]. A simulator
 //! holds it in a [`Scripted`] cell and asks it twice: once per delivery ([`Scripted::plan`], on
@@ -15,10 +15,11 @@
 //!
 //! Semantics, in one place:
 //! - Rules fall into three **phases**: latency ([`Effect::Latency`]), outcome of the delivery
-//!   ([`Effect::Transient`], [`Effect::Timeout`], [`Effect::Reset`], [`Effect::Reject`],
-//!   [`Effect::Accept`]) and acknowledgement ([`Effect::AckDelay`], [`Effect::AckLost`]). In each
-//!   phase the **first** matching rule in list order decides; phases combine (a delivery can be
-//!   slowed down *and* fail).
+//!   ([`Effect::Transient`], [`Effect::Timeout`], [`Effect::Reset`], [`Effect::Panic`],
+//!   [`Effect::Reject`], [`Effect::Accept`]) and acknowledgement ([`Effect::AckDelay`],
+//!   [`Effect::AckLost`]). In each phase the **first** matching rule in list order decides; phases
+//!   combine (a delivery can be slowed down *and* fail), except that a panic comes at once and
+//!   uses up no latency rule.
 //! - A rule **matches** a delivery when its `module` and `report_id` (each optional) equal the
 //!   delivery's.
 //! - A rule with a `count` is used up by that many deliveries it decided, then removed; without a
@@ -26,8 +27,9 @@
 //! - **What counts as a delivery**: every submit of an idempotency key the authority has not yet
 //!   accepted, including each retry after a transient fault (a transient fault is an answer to a
 //!   delivery, so "transient for the next 2" means the first two attempts fail and the third gets
-//!   through). A repeat of an already accepted key is answered with the original acceptance and
-//!   never consults the script.
+//!   through). A panic is a delivery the same way: nothing is recorded and the retry comes as a
+//!   new delivery. A repeat of an already accepted key is answered with the original acceptance
+//!   and never consults the script.
 //! - Acknowledgement rules with a `count` are taken by the next N *accepted* deliveries and stay
 //!   bound to those messages; standing acknowledgement rules apply to every message not yet
 //!   decided, also to messages received before the rule was set. A decided outcome never changes.
@@ -102,6 +104,13 @@ pub enum Effect {
     },
     /// Answer with a transient "connection reset" fault at once.
     Reset,
+    /// Panic inside the transport call with `message`, as a bug in a transport would: the engine
+    /// sees no answer at all, only the unwinding. At once (no latency applies) and before
+    /// anything is recorded. For testers who want to watch supervision at work.
+    Panic {
+        /// Text of the panic.
+        message: String,
+    },
     /// Refuse the delivery for good with `reason` (the report fails with exactly this reason).
     /// Nothing is recorded, as with a refused signature.
     Reject {
@@ -211,7 +220,9 @@ impl Rule {
                     }
                 }
             }
-            Effect::Transient { message } => text("message", message, &mut problems),
+            Effect::Transient { message } | Effect::Panic { message } => {
+                text("message", message, &mut problems)
+            }
             Effect::Timeout { after_ms } => delay("after_ms", *after_ms, &mut problems),
             Effect::Reject { reason } => text("reason", reason, &mut problems),
             Effect::AckDelay { delay_ms } => delay("delay_ms", *delay_ms, &mut problems),
@@ -272,12 +283,14 @@ pub enum Outcome {
     },
     /// Refuse for good with this reason.
     Reject(String),
+    /// Panic with this text instead of answering.
+    Panic(String),
 }
 
 /// The script's decision for one delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
-    /// How long to hold the submit before anything else.
+    /// How long to hold the submit before anything else (zero for a panic, which comes at once).
     pub latency: Duration,
     /// How to answer.
     pub outcome: Outcome,
@@ -380,22 +393,13 @@ impl Scripted {
         };
         let draw = |salt: &str| unit_draw(idempotency_key, attempt, salt);
 
-        let latency = match state.take(Phase::Latency, module, report_id) {
-            Some(Effect::Latency { ms, random_ms }) => {
-                let varying = random_ms.map_or(0, |(min, max)| {
-                    // Truncation is fine: the draw is below 1, so the result stays in range.
-                    min + ((max - min + 1) as f64 * draw("latency")) as u64
-                });
-                ms.saturating_add(varying)
-            }
-            _ => default_latency_ms,
-        };
         let outcome = match state.take(Phase::Outcome, module, report_id) {
             Some(Effect::Transient { message }) => transient(message, 0),
             Some(Effect::Timeout { after_ms }) => {
                 transient(format!("timeout after {after_ms} ms (scripted)"), after_ms)
             }
             Some(Effect::Reset) => transient("connection reset by peer (scripted)".to_owned(), 0),
+            Some(Effect::Panic { message }) => Outcome::Panic(message),
             Some(Effect::Reject { reason }) => Outcome::Reject(reason),
             Some(_) => Outcome::Accept,
             None if draw("transient") < state.script.transient_rate => transient(
@@ -403,6 +407,11 @@ impl Scripted {
                 0,
             ),
             None => Outcome::Accept,
+        };
+        // A panic comes at once, so it neither waits nor uses up a latency rule.
+        let latency = match outcome {
+            Outcome::Panic(_) => 0,
+            _ => state.latency(module, report_id, draw, default_latency_ms),
         };
         if matches!(outcome, Outcome::Reject(_)) {
             state.attempts.remove(idempotency_key);
@@ -474,6 +483,26 @@ impl Scripted {
 }
 
 impl State {
+    /// The latency of a delivery: the first matching latency rule, used up, or the configured one.
+    fn latency(
+        &mut self,
+        module: &str,
+        report_id: &str,
+        draw: impl Fn(&str) -> f64,
+        default_ms: u64,
+    ) -> u64 {
+        match self.take(Phase::Latency, module, report_id) {
+            Some(Effect::Latency { ms, random_ms }) => {
+                let varying = random_ms.map_or(0, |(min, max)| {
+                    // Truncation is fine: the draw is below 1, so the result stays in range.
+                    min + ((max - min + 1) as f64 * draw("latency")) as u64
+                });
+                ms.saturating_add(varying)
+            }
+            _ => default_ms,
+        }
+    }
+
     /// The effect of the first rule of `phase` matching the delivery, using it up.
     fn take(&mut self, phase: Phase, module: &str, report_id: &str) -> Option<Effect> {
         let index = self

@@ -129,6 +129,41 @@ fn timeout_waits_then_fails_transiently() {
 }
 
 #[test]
+fn a_counted_panic_hits_the_next_deliveries_and_beats_the_transient_rate() {
+    let scripted = Scripted::default();
+    scripted
+        .set(Script {
+            rules: vec![Rule::next(
+                2,
+                Effect::Panic {
+                    message: "Fehler im Adapter".to_owned(),
+                },
+            )],
+            transient_rate: 1.0,
+        })
+        .unwrap();
+    let latency = Effect::Latency {
+        ms: 40,
+        random_ms: None,
+    };
+    scripted.push(Rule::next(1, latency)).unwrap();
+    let first = scripted.plan("birthnotice", "a", "k-a", 7);
+    // At once: neither the configured latency nor the latency rule holds a panic back.
+    let panic = Outcome::Panic("Fehler im Adapter".to_owned());
+    assert_eq!(
+        (first.outcome, first.latency),
+        (panic.clone(), Duration::ZERO)
+    );
+    // The retry after a panic is a delivery of its own and takes the rest of the count.
+    assert_eq!(outcome(&scripted, "a", "k-a"), panic);
+    assert_eq!(scripted.script().rules.len(), 1, "the latency rule is left");
+    let next = scripted.plan("birthnotice", "a", "k-a", 7);
+    assert!(is_transient(&next.outcome));
+    assert_eq!(next.latency, Duration::from_millis(40));
+    assert!(scripted.script().rules.is_empty());
+}
+
+#[test]
 fn transient_rate_is_deterministic_per_key_and_attempt() {
     let run = || {
         let scripted = Scripted::default();
@@ -202,6 +237,9 @@ fn typed_api_refuses_what_the_json_refuses() {
                     ms: MAX_DELAY_MS + 1,
                     random_ms: Some((9, 3)),
                 }),
+                Rule::always(Effect::Panic {
+                    message: String::new(),
+                }),
             ],
             transient_rate: 1.5,
         })
@@ -213,6 +251,7 @@ fn typed_api_refuses_what_the_json_refuses() {
             "rules[0]: count must be at least 1",
             "rules[1]: ms must be an integer from 0 to 600000",
             "rules[1]: min_ms must not exceed max_ms",
+            "rules[2]: message must have 1 to 500 characters",
         ]
     );
     assert_eq!(scripted.script(), Script::default(), "nothing changed");
@@ -227,6 +266,7 @@ fn json_round_trips() {
             {"kind": "transient", "message": "Wartung", "count": 2},
             {"kind": "timeout", "after_ms": 300, "count": 1},
             {"kind": "reset", "module": "birthnotice"},
+            {"kind": "panic", "message": "Fehler im Adapter", "count": 3},
             {"kind": "reject", "reason": "Nein", "module": "birthnotice", "report_id": "geb-1"},
             {"kind": "accept", "report_id": "geb-2"},
             {"kind": "ack_delay", "delay_ms": 5000},
@@ -248,6 +288,12 @@ fn json_round_trips() {
             .effect,
         transient("service unavailable (scripted)")
     );
+    assert_eq!(
+        rule_from_json(&json!({"kind": "panic"})).unwrap().effect,
+        Effect::Panic {
+            message: "scripted panic".to_owned()
+        }
+    );
 }
 
 #[test]
@@ -261,7 +307,8 @@ fn json_reports_every_problem_at_once() {
                 {"count": 1, "delay": 5},
                 {"kind": "latency", "min_ms": 5},
                 {"kind": "ack_delay", "delay_ms": -1, "report_id": ""},
-                "reset"
+                "reset",
+                {"kind": "panic", "reason": "x", "message": ""}
             ],
             "transient_rate": 2,
             "seed": 1
@@ -270,13 +317,15 @@ fn json_reports_every_problem_at_once() {
             "rules[0]: field \"message\" does not apply to kind \"reject\"",
             "rules[0]: count must be an integer of at least 1",
             "rules[0]: reason is required for kind \"reject\"",
-            "rules[1]: kind \"explode\" is not one of latency, transient, timeout, reset, reject, accept, ack_delay, ack_lost",
-            "rules[2]: kind is required, one of latency, transient, timeout, reset, reject, accept, ack_delay, ack_lost",
+            "rules[1]: kind \"explode\" is not one of latency, transient, timeout, reset, panic, reject, accept, ack_delay, ack_lost",
+            "rules[2]: kind is required, one of latency, transient, timeout, reset, panic, reject, accept, ack_delay, ack_lost",
             "rules[2]: unknown field \"delay\"",
             "rules[3]: min_ms and max_ms go together",
             "rules[4]: report_id must be a non-empty string",
             "rules[4]: delay_ms must be an integer from 0 to 600000",
             "rules[5]: a rule must be a JSON object",
+            "rules[6]: field \"reason\" does not apply to kind \"panic\"",
+            "rules[6]: message must be a non-empty string",
             "unknown field \"seed\"",
             "transient_rate must be a number from 0 to 1",
         ]

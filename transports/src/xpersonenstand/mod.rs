@@ -8,7 +8,7 @@
 //! journal, so that after the engine crashed and retried, a test can still ask the office what it
 //! really received and how often.
 //!
-//! Testers change its behaviour at run time with a [`Script`] (latency, transient faults,
+//! Testers change its behaviour at run time with a [`Script`] (latency, transient faults, panics,
 //! rejections, delayed or lost acknowledgements; see [`crate::script`]); its configuration
 //! ([`SimulatorConfig`]) is what it does when the script says nothing.
 
@@ -244,17 +244,26 @@ impl Transport for Simulator {
             .inner
             .script
             .plan(&module, &report_id, &key, latency_ms);
-        tokio::time::sleep(plan.latency).await;
         match plan.outcome {
-            Outcome::Accept => {}
+            Outcome::Accept => tokio::time::sleep(plan.latency).await,
             Outcome::Transient { message, wait } => {
-                tokio::time::sleep(wait).await;
+                tokio::time::sleep(plan.latency.saturating_add(wait)).await;
                 tracing::info!(%report_id, %message, "simulated Standesamt: scripted transient fault");
                 return Err(TransportError::Transient(message));
             }
             Outcome::Reject(reason) => {
+                tokio::time::sleep(plan.latency).await;
                 tracing::info!(%report_id, %reason, "simulated Standesamt: scripted rejection");
                 return Err(TransportError::Rejected(reason));
+            }
+            Outcome::Panic(message) => {
+                tracing::info!(%report_id, %message, "simulated Standesamt: scripted panic");
+                // A real unwinding inside the caller's task, before anything is recorded, as a
+                // bug in a transport would cause: what the engine's supervision is there for.
+                // At once, with no wait after the decision: the engine's restart interrupts the
+                // deliveries in flight, and one interrupted before its panic would have used up
+                // the rule for nothing.
+                panic!("{message}");
             }
         }
         let (accepted, received) = self.blocking(move |inner| inner.submit(delivery)).await?;

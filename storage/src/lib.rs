@@ -18,7 +18,7 @@ mod sled_store;
 
 pub use journal::{Journal, JournalError};
 pub use model::*;
-pub use sled_store::SledStore;
+pub use sled_store::{SledStore, DEFAULT_CACHE_CAPACITY};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

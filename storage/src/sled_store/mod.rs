@@ -62,13 +62,24 @@ impl std::fmt::Debug for SledStore {
     }
 }
 
+/// Page cache of [`SledStore::open`]: what the server's `store.cache_capacity_mb` defaults to.
+pub const DEFAULT_CACHE_CAPACITY: u64 = 64 * 1024 * 1024;
+
 impl SledStore {
-    /// Opens the database in `dir` (created if missing), e.g. `<data_dir>/db`.
+    /// Opens the database in `dir` (created if missing), e.g. `<data_dir>/db`, with a page cache
+    /// of [`DEFAULT_CACHE_CAPACITY`].
     ///
     /// `Locked` if another `SledStore` (in this or another process) has it open: sled takes an
     /// exclusive file lock, so a second server or an admin command cannot corrupt a running one.
     pub fn open(dir: &Path) -> StoreResult<SledStore> {
-        let db = crate::sled_gate::config(dir)
+        SledStore::open_with_cache(dir, DEFAULT_CACHE_CAPACITY)
+    }
+
+    /// [`SledStore::open`] with a page cache of `cache_capacity` bytes. The cache bounds most of
+    /// the memory the store holds whatever the number of reports; a smaller one costs disk reads
+    /// once the reports being worked on no longer fit.
+    pub fn open_with_cache(dir: &Path, cache_capacity: u64) -> StoreResult<SledStore> {
+        let db = crate::sled_gate::config(dir, cache_capacity)
             .open()
             .map_err(|e| open_error(dir, e))?;
         let tree = |name: &str| db.open_tree(name).map_err(backend);

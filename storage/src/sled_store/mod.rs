@@ -13,11 +13,17 @@
 //! | `outbox`        | due millis (BE) ++ job id    | [`crate::Job`]        |
 //! | `outbox_by_id`  | job id (BE)                  | its `outbox` key      |
 //! | `audit`         | entry number (BE)            | [`crate::AuditEntry`] |
+//! | `finished`      | `module\0` ++ finished millis (BE) ++ `owner\0module\0id` | empty |
+//!
+//! `finished` lists the final reports that still have their payload, in the order they finished,
+//! for the retention sweep (see `finished.rs`); its entry `\0complete` marks it as covering every
+//! report.
 //!
 //! Every change is one multi-tree transaction followed by a flush, which is what the
 //! [`crate::Store`] contract asks for. sled calls are synchronous but short (memory plus the
 //! page cache); only the flush waits for the disk, and it is awaited through sled's own thread.
 
+mod finished;
 mod keys;
 mod queue;
 mod store_impl;
@@ -50,6 +56,8 @@ pub struct SledStore {
     outbox: Tree,
     outbox_by_id: Tree,
     audit: Tree,
+    /// Final, unexpired reports by module and finishing time (retention).
+    finished: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
@@ -85,7 +93,7 @@ impl SledStore {
         let tree = |name: &str| db.open_tree(name).map_err(backend);
         let outbox_by_id = tree("outbox_by_id")?;
         let outbox_jobs = std::sync::Arc::new(outbox_by_id.len().into());
-        Ok(SledStore {
+        let store = SledStore {
             users: tree("users")?,
             user_key_ids: tree("user_key_ids")?,
             retired_users: tree("retired_users")?,
@@ -95,10 +103,13 @@ impl SledStore {
             outbox: tree("outbox")?,
             outbox_by_id,
             audit: tree("audit")?,
+            finished: tree("finished")?,
             outbox_jobs,
             user_cache: Default::default(),
             db,
-        })
+        };
+        store.complete_finished_index()?;
+        Ok(store)
     }
 
     /// Bytes the database takes on disk, for health output and metrics.

@@ -330,51 +330,7 @@ impl Store for SledStore {
         module: &str,
         cutoff: DateTime<Utc>,
     ) -> StoreResult<usize> {
-        // A transaction cannot scan, so candidates are found first and checked again inside.
-        let expirable = |report: &Report| {
-            report.key.module == module
-                && report.status.is_final()
-                && report.expired_at.is_none()
-                && report.finished_at.is_some_and(|at| at < cutoff)
-        };
-        let mut candidates = Vec::new();
-        for entry in self.reports.iter() {
-            let (key, bytes) = entry.map_err(backend)?;
-            let report: Report = decode(&String::from_utf8_lossy(&key), &bytes)?;
-            if expirable(&report) {
-                candidates.push(key);
-            }
-        }
-        if candidates.is_empty() {
-            return Ok(0);
-        }
-        let now = Utc::now();
-        let expired = (&self.reports, &self.pending)
-            .gated_transaction(|(reports, pending)| {
-                let mut count = 0;
-                for key in &candidates {
-                    let Some(bytes) = reports.get(key)? else {
-                        continue;
-                    };
-                    let mut report: Report = in_tx(decode(&String::from_utf8_lossy(key), &bytes))?;
-                    if !expirable(&report) {
-                        continue;
-                    }
-                    report.submission = None;
-                    report.message = None;
-                    report.receipt_pdf = None;
-                    report.expired_at = Some(now);
-                    reports.insert(key, in_tx(encode(&report))?)?;
-                    pending.remove(key)?;
-                    count += 1;
-                }
-                Ok(count)
-            })
-            .map_err(tx_error)?;
-        if expired > 0 {
-            self.flush().await?;
-        }
-        Ok(expired)
+        self.expire_before(module, cutoff).await
     }
 
     async fn due_jobs(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Job>> {
@@ -511,8 +467,13 @@ impl Store for SledStore {
         outcome: Outcome,
         at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        (&self.reports, &self.outbox, &self.outbox_by_id)
-            .gated_transaction(|(reports, outbox, by_id)| {
+        (
+            &self.reports,
+            &self.outbox,
+            &self.outbox_by_id,
+            &self.finished,
+        )
+            .gated_transaction(|(reports, outbox, by_id, finished)| {
                 let (key, stored, report_key, mut report) =
                     job_with_report(reports, outbox, by_id, job.id)?;
                 match &outcome {
@@ -533,6 +494,8 @@ impl Store for SledStore {
                 }
                 report.finished_at = Some(at);
                 reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+                // The retention sweep finds the report through this entry.
+                finished.insert(keys::finished(&report.key, at), &[][..])?;
                 outbox.remove(&key)?;
                 by_id.remove(&keys::job_id(stored.id)[..])?;
                 Ok(())

@@ -42,6 +42,8 @@ pub struct Settings {
     pub security: SecuritySettings,
     /// Log output.
     pub log: LogSettings,
+    /// The embedded database.
+    pub store: StoreSettings,
     /// The delivery engine.
     pub engine: EngineSettings,
     /// Header addresses of every XPersonenstand message (the civil-registry modules).
@@ -68,6 +70,7 @@ impl Default for Settings {
             operator: OperatorSettings::default(),
             security: SecuritySettings::default(),
             log: LogSettings::default(),
+            store: StoreSettings::default(),
             engine: EngineSettings::default(),
             xpersonenstand: XPersonenstandSettings::default(),
             modules: BTreeMap::new(),
@@ -149,6 +152,34 @@ impl Default for LogSettings {
     }
 }
 
+/// The embedded database (sled).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreSettings {
+    /// Page cache of the database in MiB: the bound on most of the memory the store holds, however
+    /// many reports it keeps.
+    pub cache_capacity_mb: u64,
+}
+
+/// Largest accepted `store.cache_capacity_mb` (1 TiB): beyond it the value is a typo, and its
+/// byte count would no longer fit sled's arithmetic.
+const MAX_CACHE_CAPACITY_MB: u64 = 1024 * 1024;
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        StoreSettings {
+            cache_capacity_mb: meldewerk_storage::DEFAULT_CACHE_CAPACITY / (1024 * 1024),
+        }
+    }
+}
+
+impl StoreSettings {
+    /// The page cache in bytes.
+    pub fn cache_capacity_bytes(&self) -> u64 {
+        self.cache_capacity_mb * 1024 * 1024
+    }
+}
+
 /// Transport settings; every transport is simulated in-process in this version.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -202,6 +233,12 @@ impl Settings {
             return Err(ConfigError(
                 "security.argon2_concurrency must be at least 1".into(),
             ));
+        }
+        if !(1..=MAX_CACHE_CAPACITY_MB).contains(&self.store.cache_capacity_mb) {
+            return Err(ConfigError(format!(
+                "store.cache_capacity_mb must be between 1 and {MAX_CACHE_CAPACITY_MB}, got {}",
+                self.store.cache_capacity_mb
+            )));
         }
         if self.log.format != "text" && self.log.format != "json" {
             return Err(ConfigError(format!(

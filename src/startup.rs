@@ -127,7 +127,10 @@ pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
         path: settings.data_dir.display().to_string(),
         reason: e.to_string(),
     })?;
-    Ok(Arc::new(SledStore::open(&settings.db_dir())?))
+    Ok(Arc::new(SledStore::open_with_cache(
+        &settings.db_dir(),
+        settings.store.cache_capacity_bytes(),
+    )?))
 }
 
 /// The transports the service delivers through, by name, and the simulators behind them (the

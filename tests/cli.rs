@@ -555,6 +555,14 @@ fn serve_refuses_invalid_configuration() {
         meldewerk(&serve, &[("MELDEWERK_MAX_BODY_BYTES", "lots")]),
         "invalid configuration",
     );
+    assert_fails_with(
+        meldewerk(&serve, &[("MELDEWERK_STORE__CACHE_CAPACITY_MB", "0")]),
+        "store.cache_capacity_mb must be between 1 and",
+    );
+    assert_fails_with(
+        meldewerk(&serve, &[("MELDEWERK_STORE__CACHE_CAPACITY_MB", "64MB")]),
+        "invalid configuration",
+    );
 
     // Each module reads its own section; a section of no module, a key the module does not
     // know and a retention that is no number are refused, naming the section.

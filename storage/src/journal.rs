@@ -36,6 +36,11 @@ const INDEX: &[u8] = b"i/";
 const GROUP: &[u8] = b"g/";
 const FEED: &[u8] = b"f/";
 
+/// Page cache of a journal's database. A simulator reads back mostly what it wrote moments ago
+/// (the acknowledgement of a fresh message), so a small cache serves it; sled's default of 1 GiB
+/// would let every simulator grow as large as the service's own store.
+const CACHE_CAPACITY: u64 = 16 * 1024 * 1024;
+
 /// Why a journal could not be opened or used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JournalError {
@@ -65,7 +70,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     pub fn open(dir: &Path, name: &str) -> Result<Self, JournalError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| JournalError::Backend(format!("cannot create {}: {e}", dir.display())))?;
-        let db = sled_gate::config(dir)
+        let db = sled_gate::config(dir, CACHE_CAPACITY)
             .open()
             .map_err(|e| open_error(dir, e))?;
         let tree = db.open_tree(name).map_err(backend)?;

@@ -18,7 +18,7 @@ mod sled_store;
 
 pub use journal::{Journal, JournalError};
 pub use model::*;
-pub use sled_store::SledStore;
+pub use sled_store::{SledStore, DEFAULT_CACHE_CAPACITY};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -92,6 +92,9 @@ pub trait Store: Send + Sync + 'static {
     /// Removes the payload (submission, message, receipt) of the module's final reports that
     /// finished before `cutoff` and marks them expired; returns how many. Later reads answer as
     /// the module's retention rule says (410 report-expired for the civil-registry modules).
+    /// An engine reads only the reports that are due, and may expire them in several
+    /// transactions (memory stays bounded however many are due); a crash between them leaves
+    /// the rest to the next sweep.
     async fn expire_finished_before(
         &self,
         module: &str,

@@ -29,9 +29,13 @@ pub fn shared() -> RwLockReadGuard<'static, ()> {
 }
 
 /// sled configuration for `dir` without the periodic background flusher (every flush is ours,
-/// and goes through the gate).
-pub fn config(dir: &std::path::Path) -> sled::Config {
-    sled::Config::new().path(dir).flush_every_ms(None)
+/// and goes through the gate), with a page cache of `cache_capacity` bytes. sled's own default
+/// is 1 GiB, which a busy server fills: the cache is most of what the process holds in memory.
+pub fn config(dir: &std::path::Path, cache_capacity: u64) -> sled::Config {
+    sled::Config::new()
+        .path(dir)
+        .flush_every_ms(None)
+        .cache_capacity(cache_capacity)
 }
 
 /// Flushes `db` through the gate, blocking the calling thread until the data is on disk.

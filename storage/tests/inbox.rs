@@ -96,6 +96,13 @@ async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor
             .unwrap();
         assert!(again.is_empty());
         assert_eq!(store.outbox_len().await.unwrap(), 2);
+
+        // Reports finished by a batch expire like any other final report.
+        let later = Utc::now() + chrono::Duration::hours(1);
+        assert_eq!(
+            store.expire_finished_before("birthnotice", later).await.unwrap(),
+            2
+        );
     }
     // Reopened: the cursor and the waiting job are still there.
     let store = SledStore::open(&path).unwrap();

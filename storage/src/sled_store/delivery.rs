@@ -23,6 +23,7 @@ struct Trees<'a> {
     outbox: &'a TransactionalTree,
     by_id: &'a TransactionalTree,
     awaiting: &'a TransactionalTree,
+    finished: &'a TransactionalTree,
 }
 
 impl Trees<'_> {
@@ -61,6 +62,9 @@ impl Trees<'_> {
         report.finished_at = Some(at);
         self.reports
             .insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+        // The retention sweep finds the report through this entry.
+        self.finished
+            .insert(keys::finished(&report.key, at), &[][..])?;
         self.outbox.remove(&key)?;
         self.by_id.remove(&keys::job_id(stored.id)[..])?;
         if let (Some(transport), Some(transport_ref)) = (&report.transport, &report.transport_ref) {
@@ -85,13 +89,15 @@ impl SledStore {
             &self.outbox,
             &self.outbox_by_id,
             &self.awaiting,
+            &self.finished,
         )
-            .gated_transaction(|(reports, outbox, by_id, awaiting)| {
+            .gated_transaction(|(reports, outbox, by_id, awaiting, finished)| {
                 let trees = Trees {
                     reports,
                     outbox,
                     by_id,
                     awaiting,
+                    finished,
                 };
                 let (key, stored, report_key, mut report) = trees.job_with_report(job.id)?;
                 // A delivered-again message the transport had lost comes back with a new
@@ -134,13 +140,15 @@ impl SledStore {
             &self.outbox,
             &self.outbox_by_id,
             &self.awaiting,
+            &self.finished,
         )
-            .gated_transaction(|(reports, outbox, by_id, awaiting)| {
+            .gated_transaction(|(reports, outbox, by_id, awaiting, finished)| {
                 let trees = Trees {
                     reports,
                     outbox,
                     by_id,
                     awaiting,
+                    finished,
                 };
                 trees.finish(job.id, &outcome, at).map(|_| ())
             })
@@ -182,14 +190,16 @@ impl SledStore {
             &self.outbox,
             &self.outbox_by_id,
             &self.awaiting,
+            &self.finished,
             &self.inbox_cursors,
         )
-            .gated_transaction(|(reports, outbox, by_id, awaiting, cursors)| {
+            .gated_transaction(|(reports, outbox, by_id, awaiting, finished, cursors)| {
                 let trees = Trees {
                     reports,
                     outbox,
                     by_id,
                     awaiting,
+                    finished,
                 };
                 let mut finished = Vec::new();
                 for (transport_ref, outcome) in &acknowledgements {

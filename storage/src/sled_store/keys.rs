@@ -52,7 +52,7 @@ pub(crate) fn by_id_prefix(module: &str, id: &str) -> Vec<u8> {
     prefix
 }
 
-/// Due time as 8 bytes that sort like the time itself. Flipping the sign bit of the two's
+/// Time as 8 bytes that sort like the time itself (outbox due times, finishing times). Flipping the sign bit of the two's
 /// complement millis maps `i64::MIN..=i64::MAX` onto `0..=u64::MAX` in order, so a time before
 /// 1970 (a clock gone wrong, a test) still sorts before every later one.
 fn due(at: DateTime<Utc>) -> [u8; 8] {
@@ -71,6 +71,31 @@ pub(crate) fn outbox(not_before: DateTime<Utc>, job_id: u64) -> [u8; OUTBOX_KEY_
 /// for due jobs.
 pub(crate) fn outbox_due_end(now: DateTime<Utc>) -> [u8; OUTBOX_KEY_LEN] {
     outbox(now, u64::MAX)
+}
+
+/// `module\0`: prefix of the module's entries in the `finished` tree.
+pub(crate) fn finished_prefix(module: &str) -> Vec<u8> {
+    let mut prefix = join(&[module]);
+    prefix.push(SEP);
+    prefix
+}
+
+/// Key of the `finished` tree: `module\0`, the time the report became final (8 bytes that sort
+/// like the time), then its `reports` key. A module's entries sort by that time, so the reports
+/// that finished before a cutoff are one range.
+pub(crate) fn finished(key: &ReportKey, at: DateTime<Utc>) -> Vec<u8> {
+    let report = report(key);
+    let mut entry = finished_prefix(&key.module);
+    entry.reserve(8 + report.len());
+    entry.extend_from_slice(&due(at));
+    entry.extend_from_slice(&report);
+    entry
+}
+
+/// The 8 time bytes of `finished` keys for `at`: an entry whose bytes are greater finished in a
+/// later millisecond.
+pub(crate) fn finished_time(at: DateTime<Utc>) -> [u8; 8] {
+    due(at)
 }
 
 /// Key of the `outbox_by_id` tree, and value of the `awaiting` tree.
@@ -112,6 +137,29 @@ mod tests {
         sorted.sort();
         assert_eq!(sorted, keys);
         assert!(outbox(late, u64::MAX) <= outbox_due_end(late));
+    }
+
+    #[test]
+    fn finished_keys_sort_by_time_within_their_module() {
+        let report = |module: &str, id: &str| ReportKey {
+            owner: "alice".into(),
+            module: module.into(),
+            id: id.into(),
+        };
+        let early = Utc.timestamp_millis_opt(-5_000).unwrap();
+        let late = Utc.timestamp_millis_opt(1_700_000_000_000).unwrap();
+        let prefix = finished_prefix("birthnotice");
+        let keys = [
+            finished(&report("birthnotice", "z"), early),
+            finished(&report("birthnotice", "a"), late),
+        ];
+        assert!(keys[0] < keys[1]);
+        assert!(keys.iter().all(|k| k.starts_with(&prefix)));
+        assert_eq!(
+            &keys[1][prefix.len()..prefix.len() + 8],
+            finished_time(late)
+        );
+        assert!(!finished(&report("birthnotice2", "a"), early).starts_with(&prefix));
     }
 
     #[test]

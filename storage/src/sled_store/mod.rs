@@ -15,12 +15,18 @@
 //! | `audit`         | entry number (BE)            | [`crate::AuditEntry`] |
 //! | `awaiting`      | `transport\0transport_ref`   | job id (BE)           |
 //! | `inbox_cursors` | transport name               | cursor (UTF-8)        |
+//! | `finished`      | `module\0` ++ finished millis (BE) ++ `owner\0module\0id` | empty |
+//!
+//! `finished` lists the final reports that still have their payload, in the order they finished,
+//! for the retention sweep (see `finished.rs`); its entry `\0complete` marks it as covering every
+//! report.
 //!
 //! Every change is one multi-tree transaction followed by a flush, which is what the
 //! [`crate::Store`] contract asks for. sled calls are synchronous but short (memory plus the
 //! page cache); only the flush waits for the disk, and it is awaited through sled's own thread.
 
 mod delivery;
+mod finished;
 mod keys;
 mod queue;
 mod store_impl;
@@ -57,6 +63,8 @@ pub struct SledStore {
     awaiting: Tree,
     /// Where the engine stands in each transport's acknowledgement inbox.
     inbox_cursors: Tree,
+    /// Final, unexpired reports by module and finishing time (retention).
+    finished: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
@@ -69,19 +77,30 @@ impl std::fmt::Debug for SledStore {
     }
 }
 
+/// Page cache of [`SledStore::open`]: what the server's `store.cache_capacity_mb` defaults to.
+pub const DEFAULT_CACHE_CAPACITY: u64 = 64 * 1024 * 1024;
+
 impl SledStore {
-    /// Opens the database in `dir` (created if missing), e.g. `<data_dir>/db`.
+    /// Opens the database in `dir` (created if missing), e.g. `<data_dir>/db`, with a page cache
+    /// of [`DEFAULT_CACHE_CAPACITY`].
     ///
     /// `Locked` if another `SledStore` (in this or another process) has it open: sled takes an
     /// exclusive file lock, so a second server or an admin command cannot corrupt a running one.
     pub fn open(dir: &Path) -> StoreResult<SledStore> {
-        let db = crate::sled_gate::config(dir)
+        SledStore::open_with_cache(dir, DEFAULT_CACHE_CAPACITY)
+    }
+
+    /// [`SledStore::open`] with a page cache of `cache_capacity` bytes. The cache bounds most of
+    /// the memory the store holds whatever the number of reports; a smaller one costs disk reads
+    /// once the reports being worked on no longer fit.
+    pub fn open_with_cache(dir: &Path, cache_capacity: u64) -> StoreResult<SledStore> {
+        let db = crate::sled_gate::config(dir, cache_capacity)
             .open()
             .map_err(|e| open_error(dir, e))?;
         let tree = |name: &str| db.open_tree(name).map_err(backend);
         let outbox_by_id = tree("outbox_by_id")?;
         let outbox_jobs = std::sync::Arc::new(outbox_by_id.len().into());
-        Ok(SledStore {
+        let store = SledStore {
             users: tree("users")?,
             user_key_ids: tree("user_key_ids")?,
             retired_users: tree("retired_users")?,
@@ -93,10 +112,13 @@ impl SledStore {
             audit: tree("audit")?,
             awaiting: tree("awaiting")?,
             inbox_cursors: tree("inbox_cursors")?,
+            finished: tree("finished")?,
             outbox_jobs,
             user_cache: Default::default(),
             db,
-        })
+        };
+        store.complete_finished_index()?;
+        Ok(store)
     }
 
     /// Bytes the database takes on disk, for health output and metrics.

@@ -310,51 +310,7 @@ impl Store for SledStore {
         module: &str,
         cutoff: DateTime<Utc>,
     ) -> StoreResult<usize> {
-        // A transaction cannot scan, so candidates are found first and checked again inside.
-        let expirable = |report: &Report| {
-            report.key.module == module
-                && report.status.is_final()
-                && report.expired_at.is_none()
-                && report.finished_at.is_some_and(|at| at < cutoff)
-        };
-        let mut candidates = Vec::new();
-        for entry in self.reports.iter() {
-            let (key, bytes) = entry.map_err(backend)?;
-            let report: Report = decode(&String::from_utf8_lossy(&key), &bytes)?;
-            if expirable(&report) {
-                candidates.push(key);
-            }
-        }
-        if candidates.is_empty() {
-            return Ok(0);
-        }
-        let now = Utc::now();
-        let expired = (&self.reports, &self.pending)
-            .gated_transaction(|(reports, pending)| {
-                let mut count = 0;
-                for key in &candidates {
-                    let Some(bytes) = reports.get(key)? else {
-                        continue;
-                    };
-                    let mut report: Report = in_tx(decode(&String::from_utf8_lossy(key), &bytes))?;
-                    if !expirable(&report) {
-                        continue;
-                    }
-                    report.submission = None;
-                    report.message = None;
-                    report.receipt_pdf = None;
-                    report.expired_at = Some(now);
-                    reports.insert(key, in_tx(encode(&report))?)?;
-                    pending.remove(key)?;
-                    count += 1;
-                }
-                Ok(count)
-            })
-            .map_err(tx_error)?;
-        if expired > 0 {
-            self.flush().await?;
-        }
-        Ok(expired)
+        self.expire_before(module, cutoff).await
     }
 
     async fn due_jobs(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Job>> {

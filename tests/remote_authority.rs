@@ -14,13 +14,12 @@ use serde_json::{json, Value};
 
 const URL: &str = "MELDEWERK_TRANSPORTS__XPERSONENSTAND__URL";
 
-/// Quick retries and a breaker that recovers quickly, so that an outage of a few seconds costs
-/// a few seconds; attempts enough that no report fails while its authority is away.
-const PATIENT: [(&str, &str); 4] = [
+/// Quick retries and a breaker that probes again quickly, so that an outage of a few seconds
+/// costs a few seconds. Attempts stay as configured by default: an outage must fail no report.
+const PATIENT: [(&str, &str); 3] = [
     ("MELDEWERK_ENGINE__BACKOFF_BASE_MS", "50"),
     ("MELDEWERK_ENGINE__BACKOFF_MAX_MS", "300"),
     ("MELDEWERK_ENGINE__BREAKER_OPEN_SECS", "1"),
-    ("MELDEWERK_ENGINE__MAX_ATTEMPTS", "1000"),
 ];
 
 fn service(dir: &DataDir, url: &str, env: &[(&str, &str)]) -> Server {

@@ -1,4 +1,5 @@
-//! The command line: `meldewerk serve`, `meldewerk user …`, `meldewerk seal …`.
+//! The command line: `meldewerk serve`, `meldewerk simulate …`, `meldewerk user …`,
+//! `meldewerk seal …`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -37,12 +38,39 @@ pub enum Command {
         #[arg(long)]
         listen: Option<String>,
     },
+    /// Run a simulated authority as its own process, reached over HTTP
+    /// (`transports.<name>.url` of the service); its journal is kept in the data directory.
+    Simulate {
+        /// Which simulator.
+        #[arg(value_enum)]
+        name: SimulatorName,
+        /// Listen address host:port. The simulator asks for no credentials: keep it on loopback
+        /// or a test network.
+        #[arg(long, default_value = "127.0.0.1:9001")]
+        listen: String,
+    },
     /// Manage API users (server stopped, same data directory).
     #[command(subcommand)]
     User(UserCommand),
     /// Manage seals (server stopped, same data directory).
     #[command(subcommand)]
     Seal(SealCommand),
+}
+
+/// The simulators `meldewerk simulate` can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimulatorName {
+    /// The civil registry office (Standesamt) receiving XPersonenstand messages.
+    Xpersonenstand,
+}
+
+impl SimulatorName {
+    /// The name, as the transport and its configuration section are called.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SimulatorName::Xpersonenstand => "xpersonenstand",
+        }
+    }
 }
 
 /// `meldewerk user …`
@@ -134,7 +162,9 @@ fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliE
 /// Runs a user or seal command and returns what to print.
 pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, CliError> {
     match command {
-        Command::Serve { .. } => unreachable!("serve is not an admin command"),
+        Command::Serve { .. } | Command::Simulate { .. } => Err(CliError(
+            "serve and simulate run a server, not an admin command".into(),
+        )),
         Command::User(UserCommand::Add {
             name,
             password_stdin,

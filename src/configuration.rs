@@ -3,10 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use figment::providers::{Env, Format, Toml};
 use figment::Figment;
 use meldewerk_actors::EngineSettings;
+use meldewerk_transports::wire::{check_url, HttpTransportSettings};
 use meldewerk_transports::xpersonenstand;
 use serde::Deserialize;
 
@@ -50,7 +52,7 @@ pub struct Settings {
     pub xpersonenstand: XPersonenstandSettings,
     /// Each module's own section, `[modules.<segment>]`, read by the module itself.
     pub modules: BTreeMap<String, figment::value::Value>,
-    /// The transports (all simulated in this version).
+    /// The transports: simulated in-process, or reached over HTTP.
     pub transports: TransportSettings,
     /// SMTP and operator alerts.
     pub mail: MailSettings,
@@ -180,12 +182,89 @@ impl StoreSettings {
     }
 }
 
-/// Transport settings; every transport is simulated in-process in this version.
+/// Transport settings, one section per transport.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TransportSettings {
-    /// The simulated civil registry office (xPersonenstand).
-    pub xpersonenstand: xpersonenstand::SimulatorConfig,
+    /// The civil registry office (xPersonenstand): simulated in-process, or reached over HTTP.
+    pub xpersonenstand: SimulatedTransportSettings,
+}
+
+/// A transport's section. Without `url` the service runs the simulated authority in-process,
+/// behaving as the simulator keys say; with `url` it delivers over HTTP to the authority there
+/// (`meldewerk simulate <name>`, which reads the simulator keys from the same section, or a
+/// tester's mock), and opens no simulator of its own.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct SimulatedTransportSettings {
+    /// Base url of the authority's process, e.g. `http://127.0.0.1:9001`.
+    pub url: Option<String>,
+    /// Longest wait for a connection to `url`, in milliseconds.
+    pub connect_timeout_ms: u64,
+    /// Longest one call to `url` may take, in milliseconds (the engine's
+    /// `transport_timeout_secs` bounds it too).
+    pub request_timeout_ms: u64,
+    /// How the simulated authority behaves (in-process, or in `meldewerk simulate`).
+    #[serde(flatten)]
+    pub simulator: xpersonenstand::SimulatorConfig,
+    /// Keys neither of the above knows. Collected rather than refused by serde, which cannot
+    /// refuse unknown keys beside a flattened struct; `check` refuses them, so that a misspelt
+    /// `url` does not quietly leave the simulator in-process.
+    #[serde(flatten)]
+    unknown: BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+impl Default for SimulatedTransportSettings {
+    fn default() -> Self {
+        SimulatedTransportSettings {
+            url: None,
+            connect_timeout_ms: 5_000,
+            request_timeout_ms: 30_000,
+            simulator: xpersonenstand::SimulatorConfig::default(),
+            unknown: BTreeMap::new(),
+        }
+    }
+}
+
+impl SimulatedTransportSettings {
+    /// Problems of the section called `name`, each a sentence.
+    fn check(&self, name: &str) -> Result<(), ConfigError> {
+        if let Some(key) = self.unknown.keys().next() {
+            // The simulator's keys as its own type names them, so that the list cannot drift.
+            let simulator = serde_json::to_value(&self.simulator).unwrap_or_default();
+            let mut known = vec!["url", "connect_timeout_ms", "request_timeout_ms"];
+            if let Some(keys) = simulator.as_object() {
+                known.extend(keys.keys().map(String::as_str));
+            }
+            return Err(ConfigError(format!(
+                "transports.{name}: unknown key {key:?} (known: {})",
+                known.join(", ")
+            )));
+        }
+        if let Some(url) = &self.url {
+            check_url(url).map_err(|e| ConfigError(format!("transports.{name}.url: {e}")))?;
+        }
+        for (key, value) in [
+            ("connect_timeout_ms", self.connect_timeout_ms),
+            ("request_timeout_ms", self.request_timeout_ms),
+        ] {
+            if value == 0 {
+                return Err(ConfigError(format!(
+                    "transports.{name}.{key} must be at least 1"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// How to reach the authority over HTTP, when a `url` is set.
+    pub fn http(&self) -> Option<HttpTransportSettings> {
+        self.url.as_ref().map(|url| HttpTransportSettings {
+            url: url.clone(),
+            connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+            request_timeout: Duration::from_millis(self.request_timeout_ms),
+        })
+    }
 }
 
 /// Why the settings could not be loaded.
@@ -247,6 +326,7 @@ impl Settings {
             )));
         }
         self.mail.check().map_err(ConfigError)?;
+        self.transports.xpersonenstand.check("xpersonenstand")?;
         Ok(())
     }
 

@@ -13,6 +13,7 @@ pub mod module_layer;
 pub mod modules;
 pub mod routes;
 pub mod signing;
+pub mod simulate;
 pub mod startup;
 pub mod telemetry;
 pub mod tokens;

@@ -7,7 +7,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use meldewerk::cli::{run_admin, Cli, Command};
 use meldewerk::configuration::Settings;
-use meldewerk::{startup, telemetry};
+use meldewerk::{simulate, startup, telemetry};
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
@@ -29,6 +29,13 @@ fn main() -> std::process::ExitCode {
                 }
                 telemetry::init(&settings.log);
                 startup::run(settings)
+                    .await
+                    .map(|_| None)
+                    .map_err(|e| e.to_string())
+            }
+            Command::Simulate { name, listen } => {
+                telemetry::init(&settings.log);
+                simulate::run(settings, name, &listen)
                     .await
                     .map(|_| None)
                     .map_err(|e| e.to_string())

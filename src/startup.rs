@@ -13,6 +13,7 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{middleware, web, App, HttpMessage, HttpResponse, HttpServer};
 use meldewerk_actors::{Engine, Fanout, ModuleSpec};
 use meldewerk_storage::{SledStore, Store, StoreError};
+use meldewerk_transports::wire::HttpTransport;
 use meldewerk_transports::xpersonenstand::{self, SimulatorError};
 use meldewerk_transports::Transport;
 use tracing_actix_web::{RequestId, TracingLogger};
@@ -26,6 +27,7 @@ use crate::crypto::{CryptoError, MasterKey, PasswordHasher};
 use crate::mail::AlertService;
 use crate::module_layer::{self, Module, ModuleSetup};
 use crate::routes;
+use crate::routes::admin::SimulatorSite;
 use crate::signing::Signer;
 use crate::telemetry::RedactingRootSpan;
 
@@ -133,27 +135,43 @@ pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
     )?))
 }
 
-/// The transports the service delivers through, by name, and the simulators behind them (the
-/// operator API reads what they received).
+/// The transports the service delivers through, by name, and where the simulators behind them
+/// run (the operator API scripts them and reads what they received).
 struct Transports {
     by_name: HashMap<&'static str, Arc<dyn Transport>>,
-    xpersonenstand: xpersonenstand::Simulator,
+    xpersonenstand: SimulatorSite,
 }
 
 impl Transports {
     /// Opens every transport. Adding a transport is one entry here and its settings section.
     fn open(settings: &Settings) -> Result<Self, StartupError> {
-        let xpersonenstand = xpersonenstand::Simulator::open(
-            &settings.xpersonenstand_journal_dir(),
-            settings.transports.xpersonenstand.clone(),
-        )?;
-        let by_name = HashMap::from([(
-            "xpersonenstand",
-            Arc::new(xpersonenstand.clone()) as Arc<dyn Transport>,
-        )]);
+        let section = &settings.transports.xpersonenstand;
+        let (transport, site): (Arc<dyn Transport>, _) = match section.http() {
+            Some(http) => {
+                // Named like the channel, so that metrics, breaker and inbox cursor stay the
+                // same whichever way the office is reached.
+                let transport =
+                    HttpTransport::new("xpersonenstand", &http).map_err(StartupError::Config)?;
+                tracing::info!(
+                    url = %http.url,
+                    "xpersonenstand: delivering over HTTP; no simulator in this process"
+                );
+                (Arc::new(transport), SimulatorSite::Remote(http.url))
+            }
+            None => {
+                let simulator = xpersonenstand::Simulator::open(
+                    &settings.xpersonenstand_journal_dir(),
+                    section.simulator.clone(),
+                )?;
+                (
+                    Arc::new(simulator.clone()),
+                    SimulatorSite::InProcess(simulator),
+                )
+            }
+        };
         Ok(Transports {
-            by_name,
-            xpersonenstand,
+            by_name: HashMap::from([("xpersonenstand", transport)]),
+            xpersonenstand: site,
         })
     }
 

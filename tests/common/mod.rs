@@ -2,6 +2,8 @@
 //! and drives it over HTTP like an integrator (Basic auth) or a browser (cookies, forms).
 #![allow(dead_code)]
 
+pub mod remote;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

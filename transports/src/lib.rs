@@ -4,10 +4,12 @@
 //! crate implement it the way the real ones behave (deliveries one by one, acknowledgements
 //! collected in batches from the portal's inbox), keep a durable journal of what they received
 //! (so that a tester can assert on the exact payload and on exactly-once delivery), and hand back
-//! receipt PDFs ([`receipt`]).
+//! receipt PDFs ([`receipt`]). [`wire`] is the HTTP protocol to an authority running as its own
+//! process (a simulator or a tester's mock) and the transport that speaks it.
 
 pub mod receipt;
 pub mod script;
+pub mod wire;
 pub mod xpersonenstand;
 
 pub use meldewerk_storage::MessageSignature;

@@ -4,39 +4,37 @@
 //! `GET` answers the script, `PUT` replaces it, `POST …/script/rules` appends one rule, `DELETE`
 //! resets it to configuration; every change answers the script as it now is. Bodies are read
 //! strictly ([`meldewerk_transports::script::json`]): a bad script is a 400 listing every
-//! problem, and the script stays as it was.
+//! problem, and the script stays as it was. A simulator running as its own process
+//! (`transports.<name>.url`) is scripted there, at the same paths (`crate::simulate` serves them
+//! with the functions here); this API then answers 409 saying where.
 
 use actix_web::http::StatusCode;
 use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
 use meldewerk_transports::script::json::{rule_from_json, script_from_json, script_to_json};
 use meldewerk_transports::script::{ScriptError, Scriptable};
-use meldewerk_transports::xpersonenstand::Simulator;
 use serde_json::{json, Value};
 
-use super::error;
+use super::{error, NoSimulator, SimulatorSite};
 use crate::auth::Operator;
 use crate::routes::json::{self, JsonError};
 use crate::startup::WebSettings;
 
-/// The simulator called `name`. One arm per simulated authority.
+/// The simulator called `name`, or why it cannot be scripted here. One arm per simulated
+/// authority.
 fn scriptable<'a>(
     name: &str,
-    xpersonenstand: &'a web::Data<Simulator>,
-) -> Option<&'a dyn Scriptable> {
+    xpersonenstand: &'a SimulatorSite,
+) -> Result<&'a dyn Scriptable, NoSimulator> {
     match name {
-        "xpersonenstand" => Some(xpersonenstand.get_ref()),
-        _ => None,
+        "xpersonenstand" => xpersonenstand
+            .in_process(name, "/script", "script it there")
+            .map(|simulator| simulator as &dyn Scriptable),
+        _ => Err(NoSimulator::unknown(name)),
     }
 }
 
-fn unknown(name: &str) -> HttpResponse {
-    error(
-        StatusCode::NOT_FOUND,
-        format!("no simulated transport named {name}"),
-    )
-}
-
-fn current(simulator: &dyn Scriptable) -> HttpResponse {
+/// 200 with the current script: `{"rules": [...], "transient_rate": r}`.
+pub(crate) fn current(simulator: &dyn Scriptable) -> HttpResponse {
     HttpResponse::Ok().json(script_to_json(&simulator.script()))
 }
 
@@ -60,34 +58,29 @@ async fn json_body(
     })
 }
 
-/// The current script: 200 `{"rules": [...], "transient_rate": r}`.
-#[get("/transports/{name}/script")]
-pub async fn get_script(
-    _operator: Operator,
-    name: web::Path<String>,
-    xpersonenstand: web::Data<Simulator>,
-) -> HttpResponse {
-    match scriptable(&name, &xpersonenstand) {
-        Some(simulator) => current(simulator),
-        None => unknown(&name),
-    }
+/// A whole script from a JSON body replaces the script.
+pub(crate) fn replace(simulator: &dyn Scriptable, value: &Value) -> Result<(), ScriptError> {
+    script_from_json(value).and_then(|script| simulator.set_script(script))
 }
 
-/// Reads a JSON body and applies it to the named simulator's script with `change`; answers the
-/// script as it now is, or what was wrong (the script stays as it was).
-async fn change_script(
+/// One rule from a JSON body is appended to the script.
+pub(crate) fn append(simulator: &dyn Scriptable, value: &Value) -> Result<(), ScriptError> {
+    rule_from_json(value).and_then(|rule| simulator.push_rule(rule))
+}
+
+/// Reads a JSON body (at most `limit` bytes) and applies it to the script of the simulator
+/// `name` with `change`; answers the script as it now is, or what was wrong (the script stays as
+/// it was).
+pub(crate) async fn change_script(
     req: &HttpRequest,
-    name: &str,
     payload: web::Payload,
-    settings: &WebSettings,
-    xpersonenstand: &web::Data<Simulator>,
-    change: impl FnOnce(&dyn Scriptable, &Value) -> Result<(), ScriptError>,
+    limit: usize,
+    name: &str,
+    simulator: &dyn Scriptable,
+    change: fn(&dyn Scriptable, &Value) -> Result<(), ScriptError>,
     done: &str,
 ) -> HttpResponse {
-    let Some(simulator) = scriptable(name, xpersonenstand) else {
-        return unknown(name);
-    };
-    let value = match json_body(req, payload, settings.max_body_bytes).await {
+    let value = match json_body(req, payload, limit).await {
         Ok(value) => value,
         Err(answer) => return answer,
     };
@@ -100,6 +93,26 @@ async fn change_script(
     }
 }
 
+/// Resets the script of the simulator `name`: 200 with the empty script.
+pub(crate) fn reset(name: &str, simulator: &dyn Scriptable) -> HttpResponse {
+    simulator.reset_script();
+    tracing::info!(transport = %name, "script reset");
+    current(simulator)
+}
+
+/// The current script: 200 `{"rules": [...], "transient_rate": r}`.
+#[get("/transports/{name}/script")]
+pub async fn get_script(
+    _operator: Operator,
+    name: web::Path<String>,
+    xpersonenstand: web::Data<SimulatorSite>,
+) -> HttpResponse {
+    match scriptable(&name, &xpersonenstand) {
+        Ok(simulator) => current(simulator),
+        Err(none) => none.answer(),
+    }
+}
+
 /// Replaces the script: 200 with the new script; 400 `{"errors": [...]}` for a bad one.
 #[put("/transports/{name}/script")]
 pub async fn put_script(
@@ -108,17 +121,19 @@ pub async fn put_script(
     name: web::Path<String>,
     payload: web::Payload,
     settings: web::Data<WebSettings>,
-    xpersonenstand: web::Data<Simulator>,
+    xpersonenstand: web::Data<SimulatorSite>,
 ) -> HttpResponse {
-    let replace = |simulator: &dyn Scriptable, value: &Value| {
-        script_from_json(value).and_then(|script| simulator.set_script(script))
+    let simulator = match scriptable(&name, &xpersonenstand) {
+        Ok(simulator) => simulator,
+        Err(none) => return none.answer(),
     };
+    let limit = settings.max_body_bytes;
     change_script(
         &req,
-        &name,
         payload,
-        &settings,
-        &xpersonenstand,
+        limit,
+        &name,
+        simulator,
         replace,
         "script replaced",
     )
@@ -133,17 +148,19 @@ pub async fn add_rule(
     name: web::Path<String>,
     payload: web::Payload,
     settings: web::Data<WebSettings>,
-    xpersonenstand: web::Data<Simulator>,
+    xpersonenstand: web::Data<SimulatorSite>,
 ) -> HttpResponse {
-    let append = |simulator: &dyn Scriptable, value: &Value| {
-        rule_from_json(value).and_then(|rule| simulator.push_rule(rule))
+    let simulator = match scriptable(&name, &xpersonenstand) {
+        Ok(simulator) => simulator,
+        Err(none) => return none.answer(),
     };
+    let limit = settings.max_body_bytes;
     change_script(
         &req,
-        &name,
         payload,
-        &settings,
-        &xpersonenstand,
+        limit,
+        &name,
+        simulator,
         append,
         "script rule added",
     )
@@ -155,14 +172,10 @@ pub async fn add_rule(
 pub async fn reset_script(
     _operator: Operator,
     name: web::Path<String>,
-    xpersonenstand: web::Data<Simulator>,
+    xpersonenstand: web::Data<SimulatorSite>,
 ) -> HttpResponse {
     match scriptable(&name, &xpersonenstand) {
-        Some(simulator) => {
-            simulator.reset_script();
-            tracing::info!(transport = %name, "script reset");
-            current(simulator)
-        }
-        None => unknown(&name),
+        Ok(simulator) => reset(&name, simulator),
+        Err(none) => none.answer(),
     }
 }

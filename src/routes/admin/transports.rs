@@ -4,7 +4,8 @@
 //! Paged and filtered without reading every record: `module`, `report`, `since` (RFC 3339),
 //! `after` (a sequence number, the `next` of the previous page) and `limit` (default 100, at most
 //! 1000). The answer is `{"messages": [...], "next": <seq or null>}`; each message carries its
-//! `seq`, and its body and receipt as base64.
+//! `seq`, and its body and receipt as base64. A simulator running as its own process answers the
+//! same at its own `/received` ([`page`]); this endpoint then answers 409 saying where.
 
 use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpRequest, HttpResponse};
@@ -13,7 +14,7 @@ use meldewerk_transports::xpersonenstand::{ReceivedMessage, ReceivedQuery, Simul
 use serde::Serialize;
 use serde_json::json;
 
-use super::error;
+use super::{error, SimulatorSite};
 use crate::auth::Operator;
 
 /// One listed message: its place in the log and the record as the office keeps it.
@@ -72,9 +73,19 @@ fn read_query(pairs: &[(String, String)]) -> Result<ReceivedQuery, Vec<String>> 
 pub async fn received(
     _operator: Operator,
     request: HttpRequest,
-    standesamt: web::Data<Simulator>,
+    standesamt: web::Data<SimulatorSite>,
 ) -> HttpResponse {
-    let pairs = match web::Query::<Vec<(String, String)>>::from_query(request.query_string()) {
+    match standesamt.in_process("xpersonenstand", "/received", "read what it received there") {
+        Ok(simulator) => page(simulator, request.query_string()).await,
+        Err(none) => none.answer(),
+    }
+}
+
+/// The answer to a received-log query (`query` is the raw query string): 200
+/// `{"messages": [...], "next": …}`, or 400 listing every problem with the query. The operator
+/// API and a simulator running as its own process answer with this.
+pub(crate) async fn page(simulator: &Simulator, query: &str) -> HttpResponse {
+    let pairs = match web::Query::<Vec<(String, String)>>::from_query(query) {
         Ok(pairs) => pairs.into_inner(),
         Err(e) => return error(StatusCode::BAD_REQUEST, format!("unreadable query: {e}")),
     };
@@ -82,7 +93,7 @@ pub async fn received(
         Ok(query) => query,
         Err(errors) => return HttpResponse::BadRequest().json(json!({ "errors": errors })),
     };
-    let simulator = standesamt.get_ref().clone();
+    let simulator = simulator.clone();
     // The journal reads from disk: off the async executor.
     let page = web::block(move || simulator.received_page(&query)).await;
     match page {

@@ -1,0 +1,104 @@
+//! `meldewerk simulate <name>`: a simulated authority as its own process, speaking the wire
+//! protocol of [`meldewerk_transports::wire`] over HTTP, so that the service reaches it the way
+//! it would reach a real portal (`transports.<name>.url`) and killing it is a real network fault.
+//!
+//! The process serves the two protocol calls (`POST /deliveries`, `GET /acknowledgements`) and,
+//! for testers, the simulator's script and received log at the same paths and with the same
+//! bodies as the service's operator API for an in-process simulator (`/script`,
+//! `/script/rules`, `/received`). It asks for no credentials: it is a test tool, listening on
+//! loopback unless told otherwise (`docs/decisions.md`).
+
+mod routes;
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use actix_web::{web, App, HttpServer};
+use meldewerk_transports::xpersonenstand::Simulator;
+use tracing_actix_web::TracingLogger;
+
+use crate::cli::SimulatorName;
+use crate::configuration::Settings;
+use crate::startup::StartupError;
+use crate::telemetry::RedactingRootSpan;
+
+/// What the request handlers share.
+struct Simulated {
+    /// The transport's name, for logs.
+    name: &'static str,
+    simulator: Simulator,
+    /// Largest script body, as the operator API takes it.
+    max_body_bytes: usize,
+}
+
+/// Opens the simulator `name` on its journal in the data directory, serves it on `listen` until
+/// SIGTERM/SIGINT, then lets requests in flight finish (up to `shutdown_grace_secs`).
+pub async fn run(
+    settings: Settings,
+    name: SimulatorName,
+    listen: &str,
+) -> Result<(), StartupError> {
+    let journal = match name {
+        SimulatorName::Xpersonenstand => settings.xpersonenstand_journal_dir(),
+    };
+    std::fs::create_dir_all(&journal).map_err(|e| StartupError::DataDir {
+        path: journal.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let simulator = Simulator::open(
+        &journal,
+        settings.transports.xpersonenstand.simulator.clone(),
+    )?;
+    let listener = TcpListener::bind(listen).map_err(|e| StartupError::Listen {
+        address: listen.to_owned(),
+        reason: e.to_string(),
+    })?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| StartupError::Server(e.to_string()))?;
+    if !address.ip().is_loopback() {
+        tracing::warn!(
+            %address,
+            "the simulator asks for no credentials: whoever reaches this address can deliver to it, \
+             script it and read what it received"
+        );
+    }
+    let shared = web::Data::new(Simulated {
+        name: name.as_str(),
+        simulator,
+        max_body_bytes: settings.max_body_bytes,
+    });
+    let grace = Duration::from_secs(settings.shutdown_grace_secs);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(shared.clone())
+            .wrap(TracingLogger::<RedactingRootSpan>::new())
+            .configure(routes::configure)
+    })
+    .listen(listener)
+    .map_err(|e| StartupError::Server(e.to_string()))?
+    .shutdown_timeout(grace.as_secs())
+    .run();
+
+    tracing::info!(
+        simulator = name.as_str(),
+        %address,
+        journal = %journal.display(),
+        "simulator started"
+    );
+    // Tests and scripts read this line to learn the port when listening on port 0. A closed
+    // standard output must not stop the simulator, so errors are ignored.
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout();
+        let _ = writeln!(
+            stdout,
+            "meldewerk simulator {} listening on http://{address}",
+            name.as_str()
+        );
+        let _ = stdout.flush();
+    }
+    let result = server.await;
+    tracing::info!(simulator = name.as_str(), "simulator stopped");
+    result.map_err(|e| StartupError::Server(e.to_string()))
+}

@@ -1,0 +1,214 @@
+//! The simulator process's endpoints: the wire protocol (answers `{"error": …}` as the protocol
+//! says) and the testers' script and received log (answers like the operator API,
+//! `{"errors": [...]}`, with the operator API's own functions).
+
+use actix_web::http::StatusCode;
+use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
+use meldewerk_transports::wire::{
+    WireAccepted, WireAckBatch, WireDelivery, WireError, MAX_BODY_BYTES,
+};
+use meldewerk_transports::xpersonenstand::MAX_BATCH;
+use meldewerk_transports::{Transport, TransportError};
+
+use super::Simulated;
+use crate::routes::admin::transport_script::{append, change_script, current, replace, reset};
+use crate::routes::admin::transports::page;
+use crate::routes::json::{read_json, JsonError};
+use crate::telemetry::log_str;
+
+/// Acknowledgements in one answer when the query gives no `limit`.
+const DEFAULT_LIMIT: usize = 100;
+
+/// Registers every endpoint; anything else is 404.
+pub(super) fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(deliveries)
+        .service(acknowledgements)
+        .service(get_script)
+        .service(put_script)
+        .service(add_rule)
+        .service(reset_script)
+        .service(received)
+        .service(healthz)
+        .default_service(web::to(|| async {
+            wire_error(StatusCode::NOT_FOUND, "not found".to_owned())
+        }));
+}
+
+/// A protocol error answer: `{"error": message}`.
+fn wire_error(status: StatusCode, error: String) -> HttpResponse {
+    HttpResponse::build(status).json(WireError { error })
+}
+
+/// The simulator's answer to a transport call, in the protocol's terms: a final refusal is
+/// `refusal`, a transient fault 503.
+fn failed(error: TransportError, refusal: StatusCode) -> HttpResponse {
+    match error {
+        TransportError::Rejected(reason) => wire_error(refusal, reason),
+        TransportError::Transient(message) => wire_error(StatusCode::SERVICE_UNAVAILABLE, message),
+    }
+}
+
+/// `POST /deliveries`: 200 `{"transport_ref", "accepted_at", "duplicate"}`; 422 a final
+/// rejection; 503 a (scripted) transient fault; 400/413/415 a body that is no delivery.
+#[post("/deliveries")]
+async fn deliveries(
+    req: HttpRequest,
+    payload: web::Payload,
+    shared: web::Data<Simulated>,
+) -> HttpResponse {
+    let value = match read_json(&req, payload, MAX_BODY_BYTES).await {
+        Ok(value) => value,
+        Err(e) => {
+            let status = match e {
+                JsonError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                JsonError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+                JsonError::Invalid(_) => StatusCode::BAD_REQUEST,
+            };
+            return wire_error(status, e.to_string());
+        }
+    };
+    let delivery: WireDelivery = match serde_json::from_value(value) {
+        Ok(delivery) => delivery,
+        Err(e) => return wire_error(StatusCode::BAD_REQUEST, format!("not a delivery: {e}")),
+    };
+    // Logged before the script's latency: a tester sees which deliveries are in flight.
+    tracing::info!(
+        simulator = shared.name,
+        module = %log_str(&delivery.module),
+        report_id = %log_str(&delivery.report_id),
+        "delivery arrived"
+    );
+    match shared.simulator.submit(delivery.into()).await {
+        Ok(accepted) => HttpResponse::Ok().json(WireAccepted::from(accepted)),
+        Err(e) => failed(e, StatusCode::UNPROCESSABLE_ENTITY),
+    }
+}
+
+/// `GET /acknowledgements?cursor=…&limit=…`: 200 the batch; 410 an unknown cursor; 400 a query
+/// that does not fit.
+#[get("/acknowledgements")]
+async fn acknowledgements(req: HttpRequest, shared: web::Data<Simulated>) -> HttpResponse {
+    let (cursor, limit) = match inbox_query(req.query_string()) {
+        Ok(query) => query,
+        Err(problem) => return wire_error(StatusCode::BAD_REQUEST, problem),
+    };
+    match shared
+        .simulator
+        .acknowledgements(cursor.as_deref(), limit)
+        .await
+    {
+        Ok(batch) => HttpResponse::Ok().json(WireAckBatch::from(batch)),
+        Err(e) => failed(e, StatusCode::GONE),
+    }
+}
+
+/// `cursor` (optional) and `limit` (1 to [`MAX_BATCH`], default [`DEFAULT_LIMIT`]); anything
+/// else, or either twice, is refused.
+fn inbox_query(query: &str) -> Result<(Option<String>, usize), String> {
+    let pairs = web::Query::<Vec<(String, String)>>::from_query(query)
+        .map_err(|e| format!("unreadable query: {e}"))?
+        .into_inner();
+    let (mut cursor, mut limit) = (None, None);
+    for (name, value) in pairs {
+        let slot_taken = match name.as_str() {
+            "cursor" => cursor.replace(value).is_some(),
+            "limit" => {
+                let parsed = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=MAX_BATCH).contains(n))
+                    .ok_or_else(|| format!("limit must be an integer from 1 to {MAX_BATCH}"))?;
+                limit.replace(parsed).is_some()
+            }
+            other => return Err(format!("unknown query parameter {other:?}")),
+        };
+        if slot_taken {
+            return Err(format!("{name} is given more than once"));
+        }
+    }
+    Ok((cursor, limit.unwrap_or(DEFAULT_LIMIT)))
+}
+
+/// `GET /script`, as the operator API's.
+#[get("/script")]
+async fn get_script(shared: web::Data<Simulated>) -> HttpResponse {
+    current(&shared.simulator)
+}
+
+/// `PUT /script`, as the operator API's.
+#[put("/script")]
+async fn put_script(
+    req: HttpRequest,
+    payload: web::Payload,
+    shared: web::Data<Simulated>,
+) -> HttpResponse {
+    let (name, limit) = (shared.name, shared.max_body_bytes);
+    change_script(
+        &req,
+        payload,
+        limit,
+        name,
+        &shared.simulator,
+        replace,
+        "script replaced",
+    )
+    .await
+}
+
+/// `POST /script/rules`, as the operator API's.
+#[post("/script/rules")]
+async fn add_rule(
+    req: HttpRequest,
+    payload: web::Payload,
+    shared: web::Data<Simulated>,
+) -> HttpResponse {
+    let (name, limit) = (shared.name, shared.max_body_bytes);
+    change_script(
+        &req,
+        payload,
+        limit,
+        name,
+        &shared.simulator,
+        append,
+        "script rule added",
+    )
+    .await
+}
+
+/// `DELETE /script`, as the operator API's.
+#[delete("/script")]
+async fn reset_script(shared: web::Data<Simulated>) -> HttpResponse {
+    reset(shared.name, &shared.simulator)
+}
+
+/// `GET /received?…`, as the operator API's.
+#[get("/received")]
+async fn received(req: HttpRequest, shared: web::Data<Simulated>) -> HttpResponse {
+    page(&shared.simulator, req.query_string()).await
+}
+
+/// `GET /healthz`: 200 `{"status": "ok", "simulator": name}` while the process serves.
+#[get("/healthz")]
+async fn healthz(shared: web::Data<Simulated>) -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({ "status": "ok", "simulator": shared.name }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_inbox_query_is_read_strictly() {
+        assert_eq!(inbox_query(""), Ok((None, DEFAULT_LIMIT)));
+        assert_eq!(
+            inbox_query("cursor=17&limit=5"),
+            Ok((Some("17".to_owned()), 5))
+        );
+        assert!(inbox_query("limit=0").unwrap_err().contains("from 1 to"));
+        assert!(inbox_query("limit=x").is_err());
+        assert!(inbox_query("cursor=1&cursor=2")
+            .unwrap_err()
+            .contains("more than once"));
+        assert!(inbox_query("since=1").unwrap_err().contains("unknown"));
+    }
+}

@@ -1,0 +1,171 @@
+//! Processes the service reaches over HTTP in tests: a simulator run by `meldewerk simulate`, or a
+//! tester's mock authority (`tests/python/`), each on a port of its own.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::blocking::Client;
+
+use super::binary;
+
+/// A running authority process; killed when dropped.
+pub struct Peer {
+    child: Option<Child>,
+    /// `http://127.0.0.1:PORT`: what the service's `transports.<name>.url` is set to.
+    pub base: String,
+    /// Builds the command for a listen address (`127.0.0.1:0` at first, the same port again
+    /// after a kill).
+    command: Box<dyn Fn(&str) -> Command>,
+    log: PathBuf,
+}
+
+impl Peer {
+    /// `meldewerk --data-dir DIR simulate xpersonenstand` on a free port, with `env` on top of a
+    /// quick acknowledgement; its log goes to `DIR/simulator.log`.
+    pub fn simulator(dir: &Path, env: &[(&str, &str)]) -> Peer {
+        let dir = dir.to_path_buf();
+        let mut all = vec![(
+            "MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS".to_string(),
+            "200".to_string(),
+        )];
+        for (k, v) in env {
+            all.retain(|(key, _)| key != k);
+            all.push((k.to_string(), v.to_string()));
+        }
+        let log = dir.join("simulator.log");
+        Peer::start(log, "127.0.0.1:0", move |listen| {
+            let mut command = Command::new(binary());
+            command
+                .arg("--data-dir")
+                .arg(&dir)
+                .args(["simulate", "xpersonenstand", "--listen", listen])
+                .env_remove("MELDEWERK_DATA_DIR")
+                .env("MELDEWERK_LOG__LEVEL", "info");
+            for (k, v) in &all {
+                command.env(k, v);
+            }
+            command
+        })
+    }
+
+    /// The Python mock authority of `tests/python/mock_authority.py` on `listen`; its log goes
+    /// to `log_dir/mock.log`.
+    pub fn python_mock(log_dir: &Path, listen: &str) -> Peer {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/mock_authority.py");
+        Peer::start(log_dir.join("mock.log"), listen, move |listen| {
+            let mut command = Command::new("python3");
+            command.arg(&script).args(["--listen", listen]);
+            command
+        })
+    }
+
+    fn start(log: PathBuf, listen: &str, command: impl Fn(&str) -> Command + 'static) -> Peer {
+        let mut peer = Peer {
+            child: None,
+            base: String::new(),
+            command: Box::new(command),
+            log,
+        };
+        peer.spawn(listen);
+        peer
+    }
+
+    /// Starts the process and waits for its "… listening on http://ADDR" line.
+    fn spawn(&mut self, listen: &str) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .unwrap();
+        let mut command = (self.command)(listen);
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log);
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Some(Ok(line)) = lines.next() {
+                if let Some((_, address)) = line.split_once(" listening on ") {
+                    let _ = tx.send(address.to_string());
+                }
+            }
+        });
+        let base = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("{command:?} did not start; log:\n{}", self.log()));
+        self.base = base;
+        self.child = Some(child);
+    }
+
+    /// Full URL of `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// The process's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILL: the process vanishes mid-whatever, like a crashed host.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+
+    /// Starts the process again after a kill, on the same address (the service's url stays).
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "still running");
+        let listen = self.base.trim_start_matches("http://").to_string();
+        self.spawn(&listen);
+    }
+
+    /// SIGTERM and wait for the process to exit; returns whether it exited successfully.
+    pub fn terminate(&mut self) -> bool {
+        let Some(mut child) = self.child.take() else {
+            return true;
+        };
+        Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status.success();
+            }
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("process ignored SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// A plain HTTP client: the simulator process asks for no credentials.
+    pub fn client(&self) -> Client {
+        Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap()
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""A mock civil registry office speaking meldewerk's authority protocol over HTTP
+(docs/testing-integrations.md, "Your own mock authority"), with nothing but Python's standard
+library. Start it, point the service at it, dispatch reports:
+
+    python3 mock_authority.py --listen 127.0.0.1:9002
+    MELDEWERK_TRANSPORTS__XPERSONENSTAND__URL=http://127.0.0.1:9002 meldewerk serve
+
+It decides by the report id:
+
+    contains "final"   refused at delivery: 422, the report ends FAILURE with that reason
+    contains "flaky"   the first delivery attempt answers 503 (the service retries), then accepted
+    contains "refuse"  accepted; the acknowledgement is a rejection: FAILURE with its reason
+    anything else      accepted; acknowledged with a small PDF receipt: SUCCESS
+
+An acknowledgement reaches the inbox --ack-delay-ms after the acceptance (default 500), never
+with it: the service records an acceptance only once the answer arrives, and an acknowledgement
+it reads before that names a reference it does not know yet.
+
+Beyond the protocol it answers GET /deliveries with what it was sent (attempts per report), so
+that a test can tell a retry from a first attempt.
+"""
+
+import argparse
+import base64
+import binascii
+import json
+import sys
+import threading
+import time
+import uuid
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+PORTAL = "python-mock-standesamt"
+FINAL_REASON = "Mock-Standesamt: nicht zuständig"
+REFUSAL_REASON = "Mock-Standesamt: Angaben unvollständig"
+REQUIRED = ("idempotency_key", "module", "report_id", "message_uuid", "content_type", "body")
+
+
+def receipt_pdf(report_id, transport_ref):
+    """A one-page PDF with a line of text: objects, cross-reference table and trailer, with the
+    byte offsets the format wants."""
+    text = f"Empfangsbestaetigung (Mock) {report_id} {transport_ref}"
+    text = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    stream = f"BT /F1 11 Tf 56 780 Td ({text}) Tj ET".encode("latin-1", "replace")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
+        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+class Office:
+    """What the mock remembers: deliveries by idempotency key, acknowledgements not yet due, and
+    the inbox, a list that only grows, whose index is the cursor."""
+
+    def __init__(self, ack_delay):
+        self.lock = threading.Lock()
+        self.ack_delay = ack_delay
+        self.deliveries = {}
+        self.waiting = []
+        self.inbox = []
+
+    def deliver(self, delivery):
+        """(status, answer) for one delivery."""
+        key, report_id = delivery["idempotency_key"], delivery["report_id"]
+        with self.lock:
+            known = self.deliveries.setdefault(
+                key, {"report_id": report_id, "attempts": 0, "transport_ref": None}
+            )
+            known["attempts"] += 1
+            if known["transport_ref"] is not None:
+                # A resend of an accepted key: the original acceptance, nothing new.
+                return 200, {"transport_ref": known["transport_ref"], "duplicate": True}
+            if "final" in report_id:
+                return 422, {"error": FINAL_REASON}
+            if "flaky" in report_id and known["attempts"] == 1:
+                return 503, {"error": "Mock-Standesamt: gerade nicht erreichbar"}
+            transport_ref = str(uuid.uuid4())
+            known["transport_ref"] = transport_ref
+            if "refuse" in report_id:
+                ack = {"transport_ref": transport_ref, "status": "rejected",
+                       "reason": REFUSAL_REASON}
+            else:
+                pdf = receipt_pdf(report_id, transport_ref)
+                ack = {"transport_ref": transport_ref, "status": "acknowledged",
+                       "receipt_pdf": base64.b64encode(pdf).decode("ascii"), "portal": PORTAL}
+            self.waiting.append((time.monotonic() + self.ack_delay, ack))
+            accepted_at = datetime.now(timezone.utc).isoformat()
+            return 200, {"transport_ref": transport_ref, "accepted_at": accepted_at,
+                         "duplicate": False}
+
+    def acknowledgements(self, cursor, limit):
+        """(status, answer) for one inbox fetch."""
+        with self.lock:
+            # One delay for all, so the waiting list is in due order.
+            now = time.monotonic()
+            while self.waiting and self.waiting[0][0] <= now:
+                self.inbox.append(self.waiting.pop(0)[1])
+            start = 0
+            if cursor is not None:
+                if not cursor.isdigit() or int(cursor) > len(self.inbox):
+                    return 410, {"error": f"unknown cursor {cursor!r}"}
+                start = int(cursor)
+            batch = self.inbox[start:start + limit]
+            return 200, {"acknowledgements": batch, "cursor": str(start + len(batch)),
+                         "more": start + len(batch) < len(self.inbox)}
+
+
+OFFICE = None
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def answer(self, status, body):
+        data = json.dumps(body).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if urlsplit(self.path).path != "/deliveries":
+            return self.answer(404, {"error": "not found"})
+        try:
+            delivery = json.loads(raw)
+            missing = [name for name in REQUIRED if not isinstance(delivery.get(name), str)]
+            if missing:
+                return self.answer(400, {"error": f"missing: {', '.join(missing)}"})
+            base64.b64decode(delivery["body"], validate=True)
+        except (ValueError, binascii.Error) as e:
+            return self.answer(400, {"error": f"not a delivery: {e}"})
+        self.answer(*OFFICE.deliver(delivery))
+
+    def do_GET(self):
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        if url.path == "/acknowledgements":
+            cursor = query.get("cursor", [None])[0]
+            limit = int(query.get("limit", ["100"])[0])
+            return self.answer(*OFFICE.acknowledgements(cursor, max(1, min(limit, 1000))))
+        if url.path == "/deliveries":
+            with OFFICE.lock:
+                return self.answer(200, list(OFFICE.deliveries.values()))
+        self.answer(404, {"error": "not found"})
+
+    def log_message(self, format, *args):
+        sys.stderr.write("mock authority: " + (format % args) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--listen", default="127.0.0.1:9002", help="host:port (port 0: any free)")
+    parser.add_argument("--ack-delay-ms", type=int, default=500,
+                        help="time from acceptance to the acknowledgement in the inbox")
+    args = parser.parse_args()
+    global OFFICE
+    OFFICE = Office(args.ack_delay_ms / 1000)
+    host, _, port = args.listen.rpartition(":")
+    server = ThreadingHTTPServer((host, int(port)), Handler)
+    server.daemon_threads = True
+    bound_host, bound_port = server.server_address[:2]
+    print(f"mock authority listening on http://{bound_host}:{bound_port}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+//! [`HttpTransport`]: a [`Transport`] that speaks the wire protocol to an authority running as
+//! its own process.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use reqwest::{Client, Response, StatusCode, Url};
+use serde::de::DeserializeOwned;
+
+use super::{
+    check_url, WireAccepted, WireAckBatch, WireDelivery, WireError, ACKNOWLEDGEMENTS_PATH,
+    DELIVERIES_PATH, MAX_BODY_BYTES, MAX_WIRE_BATCH,
+};
+use crate::{Accepted, AckBatch, Delivery, Transport, TransportError};
+
+/// Longest error text of a peer kept in a transport error (operators read it in the transport's
+/// health, integrators in a failure reason); a peer's HTML error page is cut to this.
+const MAX_ERROR_CHARS: usize = 500;
+
+/// Where and how to reach the authority.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpTransportSettings {
+    /// Base url; the protocol's paths are appended to it.
+    pub url: String,
+    /// Longest wait for a connection.
+    pub connect_timeout: Duration,
+    /// Longest a whole call (connect, send, answer) may take.
+    pub request_timeout: Duration,
+}
+
+/// A [`Transport`] over HTTP: deliveries and inbox fetches go to the authority at a url
+/// ([`crate::wire`] describes the protocol). Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct HttpTransport {
+    name: String,
+    deliveries: Url,
+    acknowledgements: Url,
+    client: Client,
+}
+
+impl HttpTransport {
+    /// A transport called `name` (the channel it stands in for, so that metrics, the circuit
+    /// breaker and the inbox cursor keep their names) reaching the authority at `settings.url`.
+    pub fn new(name: &str, settings: &HttpTransportSettings) -> Result<Self, String> {
+        let base = check_url(&settings.url)?;
+        let client = Client::builder()
+            .connect_timeout(settings.connect_timeout)
+            .timeout(settings.request_timeout)
+            // The authority answers the call itself; a redirect means a wrong url, which the
+            // operator sees as the status in the transport's last error.
+            .redirect(reqwest::redirect::Policy::none())
+            // Simulators and mocks run beside the service; a proxy from the environment would
+            // only stand in between.
+            .no_proxy()
+            .user_agent(concat!("meldewerk/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {}", chain(&e)))?;
+        Ok(HttpTransport {
+            name: name.to_owned(),
+            deliveries: join(&base, DELIVERIES_PATH),
+            acknowledgements: join(&base, ACKNOWLEDGEMENTS_PATH),
+            client,
+        })
+    }
+
+    /// Reads a `200` answer as `T`; any other status is the error `refusal` picks (final) or a
+    /// transient one.
+    async fn answer<T: DeserializeOwned>(
+        &self,
+        url: &Url,
+        sent: Result<Response, reqwest::Error>,
+        refusal: StatusCode,
+    ) -> Result<T, TransportError> {
+        // reqwest's text names the url; it is said once, in front.
+        let response = sent.map_err(|e| {
+            TransportError::Transient(format!("{url}: {}", chain(&e.without_url())))
+        })?;
+        let status = response.status();
+        let body = read_bounded(response)
+            .await
+            .map_err(|e| TransportError::Transient(format!("{url}: HTTP {status}, {e}")))?;
+        if status == StatusCode::OK {
+            return serde_json::from_slice(&body)
+                .map_err(|e| TransportError::Transient(format!("{url}: unreadable answer ({e})")));
+        }
+        let said = error_text(&body);
+        if status == refusal {
+            return Err(TransportError::Rejected(said.unwrap_or_else(|| {
+                format!("refused by the authority (HTTP {status}, no reason given)")
+            })));
+        }
+        let said = said.map_or_else(String::new, |text| format!(": {text}"));
+        Err(TransportError::Transient(format!(
+            "{url}: HTTP {status}{said}"
+        )))
+    }
+}
+
+#[async_trait]
+impl Transport for HttpTransport {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
+        let url = &self.deliveries;
+        let sent = self
+            .client
+            .post(url.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(
+                serde_json::to_vec(&WireDelivery::from(delivery)).map_err(|e| {
+                    TransportError::Transient(format!("cannot encode the delivery: {e}"))
+                })?,
+            )
+            .send()
+            .await;
+        let accepted: WireAccepted = self
+            .answer(url, sent, StatusCode::UNPROCESSABLE_ENTITY)
+            .await?;
+        accepted
+            .into_accepted(Utc::now())
+            .map_err(|e| TransportError::Transient(format!("{url}: unusable answer ({e})")))
+    }
+
+    async fn acknowledgements(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<AckBatch, TransportError> {
+        let mut url = self.acknowledgements.clone();
+        {
+            let mut query = url.query_pairs_mut();
+            if let Some(cursor) = cursor {
+                query.append_pair("cursor", cursor);
+            }
+            query.append_pair("limit", &limit.clamp(1, MAX_WIRE_BATCH).to_string());
+        }
+        let sent = self.client.get(url.clone()).send().await;
+        let batch: WireAckBatch = self.answer(&url, sent, StatusCode::GONE).await?;
+        batch
+            .into_batch()
+            .map_err(|e| TransportError::Transient(format!("{url}: unusable answer ({e})")))
+    }
+}
+
+/// `base` with `path` appended to its own path (`http://h/mock` + `/deliveries` →
+/// `http://h/mock/deliveries`).
+fn join(base: &Url, path: &str) -> Url {
+    let mut url = base.clone();
+    let joined = format!("{}{path}", base.path().trim_end_matches('/'));
+    url.set_path(&joined);
+    url
+}
+
+/// The body, at most [`MAX_BODY_BYTES`].
+async fn read_bounded(mut response: Response) -> Result<Vec<u8>, String> {
+    let too_large = || format!("answer larger than {MAX_BODY_BYTES} bytes");
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_BODY_BYTES as u64)
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| format!("answer broken off: {}", chain(&e.without_url())))?
+    {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// The `error` of a [`WireError`] body, else the body's text when it is short readable text.
+fn error_text(body: &[u8]) -> Option<String> {
+    let text = match serde_json::from_slice::<WireError>(body) {
+        Ok(WireError { error }) => error,
+        Err(_) => String::from_utf8_lossy(body).trim().to_owned(),
+    };
+    if text.is_empty() {
+        return None;
+    }
+    let mut cut: String = text.chars().take(MAX_ERROR_CHARS).collect();
+    if cut.len() < text.len() {
+        cut.push('…');
+    }
+    Some(cut)
+}
+
+/// An error with its causes: reqwest's own text says only "error sending request"; the cause
+/// ("Connection refused") is what an operator needs.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -10,41 +10,15 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/mod.rs"]
+mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value;
-
-fn setting<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
-/// A number from `/proc/<pid>/<file>`: the first value on the line starting with `key`.
-fn proc_value(pid: u32, file: &str, key: &str) -> u64 {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/{file}")).unwrap_or_default();
-    text.lines()
-        .find(|line| line.starts_with(key))
-        .and_then(|line| line[key.len()..].split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-/// User plus system CPU time of process `pid`, in seconds.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks: f64 = fields
-        .get(11..13)
-        .map(|f| f.iter().filter_map(|v| v.parse::<f64>().ok()).sum())
-        .unwrap_or(0.0);
-    ticks / 100.0
-}
+use support::*;
 
 /// Jobs waiting for their acknowledgement, read page by page from the operators' queue view.
 fn waiting(server: &Server) -> usize {
@@ -161,12 +135,12 @@ fn main() {
     std::thread::sleep(Duration::from_secs(2));
 
     let cpu_before = cpu_seconds(pid);
-    let written_before = proc_value(pid, "io", "write_bytes:");
+    let written_before = proc_field(pid, "io", "write_bytes");
     std::thread::sleep(Duration::from_secs(idle_secs));
     let cpu = cpu_seconds(pid) - cpu_before;
-    let written = proc_value(pid, "io", "write_bytes:") - written_before;
-    let rss_mb = proc_value(pid, "status", "VmRSS:") as f64 / 1024.0;
-    let peak_mb = proc_value(pid, "status", "VmHWM:") as f64 / 1024.0;
+    let written = proc_field(pid, "io", "write_bytes") - written_before;
+    let rss_mb = proc_field(pid, "status", "VmRSS") as f64 / 1024.0;
+    let peak_mb = proc_field(pid, "status", "VmHWM") as f64 / 1024.0;
 
     let backlog = delivery_latencies(&server, "new", 10);
 

@@ -10,6 +10,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/mod.rs"]
+mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -17,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use common::*;
+use support::*;
 
 /// One keep-alive connection sending the same request again and again.
 fn load(address: &str, request: &[u8], until: Instant) -> u64 {
@@ -63,13 +66,6 @@ fn run_slice(address: &str, request: &[u8], connections: usize, slice: Duration)
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
     (total, started.elapsed().as_secs_f64())
-}
-
-fn setting<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
 }
 
 fn median(mut values: Vec<f64>) -> f64 {

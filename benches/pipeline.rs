@@ -9,45 +9,14 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/mod.rs"]
+mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
-use serde_json::Value;
-
-fn setting<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
-/// User plus system CPU time of process `pid`, in seconds.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
-    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks: f64 = fields
-        .get(11..13)
-        .map(|f| f.iter().filter_map(|v| v.parse::<f64>().ok()).sum())
-        .unwrap_or(0.0);
-    // Linux reports in clock ticks, 100 per second on every common configuration.
-    ticks / 100.0
-}
-
-fn finished(server: &Server) -> u64 {
-    let actors: Vec<Value> = server
-        .admin_get("/admin/api/v1/actors")
-        .json()
-        .unwrap_or_default();
-    actors
-        .iter()
-        .find(|a| a["name"] == "module:birthnotice")
-        .and_then(|a| a["processed"].as_u64())
-        .unwrap_or(0)
-}
+use support::*;
 
 fn main() {
     let reports: usize = setting("BENCH_REPORTS", 500).max(1);

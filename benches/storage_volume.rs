@@ -16,6 +16,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/mod.rs"]
+mod support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -24,46 +26,9 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use meldewerk_storage::{ReportKey, SledStore, Store};
-use serde_json::Value;
+use support::*;
 
 const USER: &str = "bench";
-
-fn setting<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
-/// A field of `/proc/<pid>/status` in KiB (`VmRSS`, `VmHWM`).
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// A field of `/proc/<pid>/io` (`write_bytes`: what reached the block layer).
-fn io_field(pid: u32, field: &str) -> u64 {
-    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
-    io.lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|rest| rest.trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// User plus system CPU time of process `pid`, in clock ticks (100 a second).
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    fields
-        .get(11..13)
-        .map(|f| f.iter().filter_map(|v| v.parse::<u64>().ok()).sum())
-        .unwrap_or(0)
-}
 
 /// Bytes allocated on disk under `path` (what `du` counts), leaving out `skip`.
 fn disk_bytes(path: &Path, skip: &Path) -> u64 {
@@ -91,18 +56,6 @@ fn disk_bytes(path: &Path, skip: &Path) -> u64 {
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
-}
-
-fn finished(server: &Server) -> u64 {
-    let actors: Vec<Value> = server
-        .admin_get("/admin/api/v1/actors")
-        .json()
-        .unwrap_or_default();
-    actors
-        .iter()
-        .find(|a| a["name"] == "module:birthnotice")
-        .and_then(|a| a["processed"].as_u64())
-        .unwrap_or(0)
 }
 
 /// Memento, magic link, form, signature, dispatch: one report the way a real one comes in.
@@ -214,14 +167,14 @@ fn timed_start(data_dir: &Path, env: &[(&str, String)], idle: Option<u64>) -> (f
     let startup = spawned.elapsed().as_secs_f64();
     std::thread::sleep(Duration::from_secs(2).saturating_sub(spawned.elapsed()));
     let pid = child.id();
-    let rss = status_kib(pid, "VmRSS");
+    let rss = proc_field(pid, "status", "VmRSS");
     let idle = idle.map_or(String::new(), |secs| {
-        let (ticks, written) = (cpu_ticks(pid), io_field(pid, "write_bytes"));
+        let (ticks, written) = (cpu_ticks(pid), proc_field(pid, "io", "write_bytes"));
         std::thread::sleep(Duration::from_secs(secs));
         format!(
             "idle {secs} s: CPU {:.2} % of a core, {} bytes written",
             (cpu_ticks(pid) - ticks) as f64 / secs as f64,
-            io_field(pid, "write_bytes") - written
+            proc_field(pid, "io", "write_bytes") - written
         )
     });
     let _ = Command::new("kill")
@@ -289,8 +242,8 @@ fn main() {
                         "  {:>3} % dispatched after {:>6.1} s: RSS {:>6.1} MiB, {} threads",
                         tenth * 10,
                         started.elapsed().as_secs_f64(),
-                        status_kib(pid, "VmRSS") as f64 / 1024.0,
-                        status_kib(pid, "Threads")
+                        proc_field(pid, "status", "VmRSS") as f64 / 1024.0,
+                        proc_field(pid, "status", "Threads")
                     );
                 }
                 std::thread::sleep(Duration::from_millis(200));
@@ -304,11 +257,11 @@ fn main() {
         writing.store(false, Ordering::SeqCst);
     });
     let elapsed = started.elapsed().as_secs_f64();
-    let peak_kib = status_kib(pid, "VmHWM");
-    let written = io_field(pid, "write_bytes");
+    let peak_kib = proc_field(pid, "status", "VmHWM");
+    let written = proc_field(pid, "io", "write_bytes");
     // What stays once the work is done: memory held for the data, not for the load.
     std::thread::sleep(Duration::from_secs(5));
-    let settled_kib = status_kib(pid, "VmRSS");
+    let settled_kib = proc_field(pid, "status", "VmRSS");
     assert!(server.terminate(), "server stops cleanly");
     println!(
         "written and acknowledged in {elapsed:.0} s ({:.0} reports/s); peak RSS (VmHWM) \

@@ -84,7 +84,7 @@ impl Collector {
                     },
                     AckOutcome::Rejected { reason } => Outcome::Failed { reason },
                 };
-                (ack.transport_ref, outcome)
+                (ack.message_uuid, outcome)
             })
             .collect();
         let finished = self

@@ -153,7 +153,7 @@ impl Worker {
             Some(message) => message,
             None => match self.prepare(job, &report).await {
                 // From here on the stored message counts, so a retry delivers the same bytes.
-                Ok(message) => self.store.record_prepared(&report.key, message).await?,
+                Ok(message) => self.store.record_prepared(job, message).await?,
                 Err(BuildError(reason)) => return self.fail(job, reason).await,
             },
         };

@@ -253,6 +253,14 @@ async fn jobs_in_the_store_before_start_are_resumed() {
         .find(|j| j.report.id == "c")
         .unwrap();
     let now = chrono::Utc::now();
+    let message = meldewerk_storage::PreparedMessage {
+        message_uuid: "uuid-c".into(),
+        content_type: "application/xml".into(),
+        body: b"<msg id=\"c\"/>".to_vec(),
+        signature: None,
+        prepared_at: now,
+    };
+    store.record_prepared(&job, message).await.unwrap();
     store
         .record_delivered(
             &job,
@@ -265,7 +273,7 @@ async fn jobs_in_the_store_before_start_are_resumed() {
         .unwrap();
 
     let transport = ScriptedTransport::new(vec![], vec![]);
-    transport.accepted_earlier("idem-c", "ref-idem-c");
+    transport.accepted_earlier("idem-c", "uuid-c", "ref-idem-c");
     let engine = Engine::start(
         store.clone(),
         vec![spec(

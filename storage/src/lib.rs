@@ -118,17 +118,19 @@ pub trait Store: Send + Sync + 'static {
         not_before: DateTime<Utc>,
         last_error: Option<String>,
     ) -> StoreResult<()>;
-    /// Stores the built message on the report, unless one is stored already; returns the message
-    /// that is stored now (so that a retry delivers exactly the same bytes).
+    /// Stores the built message on the job's report, unless one is stored already; returns the
+    /// message that is stored now (so that a retry delivers exactly the same bytes). From then on
+    /// an acknowledgement naming the message's UUID finds the job (see
+    /// [`Store::record_acknowledgements`]), even one that arrives before the delivery's
+    /// acceptance is recorded. `NotFound` if the job's report does not exist.
     async fn record_prepared(
         &self,
-        key: &ReportKey,
+        job: &Job,
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage>;
     /// The transport accepted the delivery: remember which transport took it under which
     /// reference, and turn the job into an `AwaitAck` job due at `resend_at` (when it is delivered
-    /// again unless its acknowledgement came), in one transaction. From then on
-    /// [`Store::record_acknowledgements`] finds the job by `(transport, transport_ref)`.
+    /// again unless its acknowledgement came), in one transaction.
     async fn record_delivered(
         &self,
         job: &Job,
@@ -141,10 +143,12 @@ pub trait Store: Send + Sync + 'static {
     /// recorded batch ended at; `None` before the first.
     async fn inbox_cursor(&self, transport: &str) -> StoreResult<Option<String>>;
     /// Records one batch fetched from `transport`'s inbox and moves its cursor to `cursor`, in
-    /// one transaction: each acknowledgement whose reference a waiting job carries sets its
-    /// report's final state and removes the job; the others (recorded before a crash, or not
-    /// ours) are skipped. Returns the reports that reached their final state. Writes nothing when
-    /// nothing changes (no report finished and the cursor stays).
+    /// one transaction. Acknowledgements are `(message_uuid, outcome)`: each whose message a job
+    /// in the outbox carries sets its report's final state and removes the job, whether or not
+    /// the delivery's acceptance was recorded yet (the worker delivering it then finds its job
+    /// gone); the others (recorded before a crash, or not ours) are skipped. Returns the reports
+    /// that reached their final state. Writes nothing when nothing changes (no report finished
+    /// and the cursor stays).
     async fn record_acknowledgements(
         &self,
         transport: &str,

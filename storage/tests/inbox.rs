@@ -1,9 +1,12 @@
-//! Acknowledgements recorded in batches from a transport's inbox: a waiting job is found by
-//! transport and reference, a batch and its cursor are one transaction, and a batch recorded
-//! twice (fetched again after a crash) finishes nothing twice.
+//! Acknowledgements recorded in batches from a transport's inbox: a job is found by the UUID of
+//! its message (from the moment the message is stored, so also before the acceptance is
+//! recorded), a batch and its cursor are one transaction, and a batch recorded twice (fetched
+//! again after a crash) finishes nothing twice.
 
 use chrono::{TimeZone, Utc};
-use meldewerk_storage::{Job, Outcome, Report, ReportKey, ReportStatus, SledStore, Store};
+use meldewerk_storage::{
+    Job, Outcome, PreparedMessage, Report, ReportKey, ReportStatus, SledStore, Store, StoreError,
+};
 
 fn key(id: &str) -> ReportKey {
     ReportKey {
@@ -13,8 +16,8 @@ fn key(id: &str) -> ReportKey {
     }
 }
 
-/// Submits report `id` and records its delivery through `transport` under `transport_ref`.
-async fn delivered(store: &SledStore, id: &str, transport: &str, transport_ref: &str) -> Job {
+/// Submits report `id` and stores its message, whose UUID is `uuid-<id>`.
+async fn prepared(store: &SledStore, id: &str) -> Job {
     let report = Report::new_pending(
         key(id),
         serde_json::json!({}),
@@ -23,6 +26,20 @@ async fn delivered(store: &SledStore, id: &str, transport: &str, transport_ref: 
         Utc.timestamp_opt(1_700_000_000, 0).unwrap(),
     );
     let job = store.submit_report(report).await.unwrap();
+    let message = PreparedMessage {
+        message_uuid: format!("uuid-{id}"),
+        content_type: "application/xml".into(),
+        body: format!("<msg id=\"{id}\"/>").into_bytes(),
+        signature: None,
+        prepared_at: Utc::now(),
+    };
+    store.record_prepared(&job, message).await.unwrap();
+    job
+}
+
+/// [`prepared`], then its delivery recorded through `transport` under `transport_ref`.
+async fn delivered(store: &SledStore, id: &str, transport: &str, transport_ref: &str) -> Job {
+    let job = prepared(store, id).await;
     let now = Utc::now();
     store
         .record_delivered(&job, transport, transport_ref.into(), now, now)
@@ -31,19 +48,21 @@ async fn delivered(store: &SledStore, id: &str, transport: &str, transport_ref: 
     job
 }
 
-fn ack(transport_ref: &str) -> (String, Outcome) {
+/// An acknowledgement of report `id`'s message.
+fn ack(id: &str) -> (String, Outcome) {
     let outcome = Outcome::Acknowledged {
-        receipt_pdf: format!("%PDF {transport_ref}").into_bytes(),
+        receipt_pdf: format!("%PDF {id}").into_bytes(),
         portal: Some("portal-a".into()),
     };
-    (transport_ref.into(), outcome)
+    (format!("uuid-{id}"), outcome)
 }
 
-fn refused(transport_ref: &str, reason: &str) -> (String, Outcome) {
+/// A refusal of report `id`'s message.
+fn refused(id: &str, reason: &str) -> (String, Outcome) {
     let outcome = Outcome::Failed {
         reason: reason.into(),
     };
-    (transport_ref.into(), outcome)
+    (format!("uuid-{id}"), outcome)
 }
 
 #[tokio::test]
@@ -54,16 +73,17 @@ async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor
         let store = SledStore::open(&path).unwrap();
         assert_eq!(store.inbox_cursor("a").await.unwrap(), None);
         let one = delivered(&store, "one", "a", "r1").await;
-        // The same reference from another transport is another message.
+        // Delivered through another transport: transport a's inbox does not speak for it.
         delivered(&store, "other", "b", "r1").await;
         delivered(&store, "two", "a", "r2").await;
         delivered(&store, "three", "a", "r3").await;
         assert_eq!(store.outbox_len().await.unwrap(), 4);
 
         let batch = vec![
-            ack("r1"),
+            ack("one"),
             ack("not-ours"),
-            refused("r2", "Standesamt unbekannt"),
+            ack("other"),
+            refused("two", "Standesamt unbekannt"),
         ];
         let finished = store
             .record_acknowledgements("a", batch.clone(), Some("3".into()), Utc::now())
@@ -81,7 +101,7 @@ async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor
 
         let one = store.report(&key("one")).await.unwrap().unwrap();
         assert_eq!(one.status, ReportStatus::Success);
-        assert_eq!(one.receipt_pdf.as_deref(), Some(&b"%PDF r1"[..]));
+        assert_eq!(one.receipt_pdf.as_deref(), Some(&b"%PDF one"[..]));
         assert_eq!(one.portal.as_deref(), Some("portal-a"));
         assert_eq!(one.transport.as_deref(), Some("a"));
         let two = store.report(&key("two")).await.unwrap().unwrap();
@@ -100,7 +120,10 @@ async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor
         // Reports finished by a batch expire like any other final report.
         let later = Utc::now() + chrono::Duration::hours(1);
         assert_eq!(
-            store.expire_finished_before("birthnotice", later).await.unwrap(),
+            store
+                .expire_finished_before("birthnotice", later)
+                .await
+                .unwrap(),
             2
         );
     }
@@ -108,7 +131,7 @@ async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor
     let store = SledStore::open(&path).unwrap();
     assert_eq!(store.inbox_cursor("a").await.unwrap().as_deref(), Some("3"));
     let finished = store
-        .record_acknowledgements("a", vec![ack("r3")], Some("4".into()), Utc::now())
+        .record_acknowledgements("a", vec![ack("three")], Some("4".into()), Utc::now())
         .await
         .unwrap();
     assert_eq!(finished.len(), 1);
@@ -116,26 +139,48 @@ async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor
 }
 
 #[tokio::test]
-async fn a_message_delivered_again_waits_under_its_new_reference_and_a_discard_ends_the_wait() {
+async fn an_acknowledgement_before_the_recorded_acceptance_finishes_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(&dir.path().join("db")).unwrap();
+    // The message is stored and on its way; the authority decides before the engine has
+    // recorded its acceptance.
+    let job = prepared(&store, "quick").await;
+    let now = Utc::now();
+    let finished = store
+        .record_acknowledgements("a", vec![ack("quick")], Some("1".into()), now)
+        .await
+        .unwrap();
+    assert_eq!(finished.len(), 1);
+    let report = store.report(&key("quick")).await.unwrap().unwrap();
+    assert_eq!(report.status, ReportStatus::Success);
+    // The acceptance arriving afterwards finds the job gone.
+    let late = store
+        .record_delivered(&job, "a", "r1".into(), now, now)
+        .await
+        .unwrap_err();
+    assert!(matches!(late, StoreError::NotFound(_)), "{late:?}");
+    assert_eq!(store.outbox_len().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_wait() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(&dir.path().join("db")).unwrap();
     let job = delivered(&store, "lost", "a", "old").await;
-    // The transport had lost the message and took it again under a new reference.
+    // The transport had lost the message and took it again under a new reference: the
+    // acknowledgement names the message, whatever the reference.
     let now = Utc::now();
     store
         .record_delivered(&job, "a", "new".into(), now, now)
         .await
         .unwrap();
     let finished = store
-        .record_acknowledgements("a", vec![ack("old")], Some("1".into()), now)
-        .await
-        .unwrap();
-    assert!(finished.is_empty(), "the old reference waits no more");
-    let finished = store
-        .record_acknowledgements("a", vec![ack("new")], Some("2".into()), now)
+        .record_acknowledgements("a", vec![ack("lost")], Some("1".into()), now)
         .await
         .unwrap();
     assert_eq!(finished.len(), 1);
+    let report = store.report(&key("lost")).await.unwrap().unwrap();
+    assert_eq!(report.transport_ref.as_deref(), Some("new"));
 
     // An operator discards a waiting job: its acknowledgement arriving later changes nothing.
     let job = delivered(&store, "discarded", "a", "r9").await;
@@ -144,7 +189,7 @@ async fn a_message_delivered_again_waits_under_its_new_reference_and_a_discard_e
     };
     store.record_outcome(&job, discarded, now).await.unwrap();
     let finished = store
-        .record_acknowledgements("a", vec![ack("r9")], Some("3".into()), now)
+        .record_acknowledgements("a", vec![ack("discarded")], Some("3".into()), now)
         .await
         .unwrap();
     assert!(finished.is_empty());

@@ -64,6 +64,18 @@ fn message(uuid: &str) -> PreparedMessage {
     }
 }
 
+/// A job value for `report`, as a caller holding no job from the store would make it.
+fn job_for(report: ReportKey) -> Job {
+    Job {
+        id: 999,
+        report,
+        kind: JobKind::Deliver,
+        attempts: 0,
+        not_before: t(0),
+        last_error: None,
+    }
+}
+
 fn acknowledged() -> Outcome {
     Outcome::Acknowledged {
         receipt_pdf: b"%PDF-1.7".to_vec(),
@@ -324,10 +336,7 @@ async fn report_result_is_the_report_reduced() {
         .submit_report(report("alice", MODULE, "pending"))
         .await
         .unwrap();
-    store
-        .record_prepared(&pending.report, message("m"))
-        .await
-        .unwrap();
+    store.record_prepared(&pending, message("m")).await.unwrap();
     final_report(&store, "alice", "success", t(10)).await;
     final_report(&store, "alice", "consumed", t(10)).await;
     store
@@ -516,9 +525,9 @@ async fn outbox_lifecycle() {
         vec![second.clone()]
     );
 
-    let kept = store.record_prepared(&k, message("m-1")).await.unwrap();
+    let kept = store.record_prepared(&job, message("m-1")).await.unwrap();
     assert_eq!(kept, message("m-1"));
-    let again = store.record_prepared(&k, message("m-2")).await.unwrap();
+    let again = store.record_prepared(&job, message("m-2")).await.unwrap();
     assert_eq!(again, message("m-1"), "a retry delivers the first message");
     assert_eq!(
         store.report(&k).await.unwrap().unwrap().message,
@@ -634,7 +643,7 @@ async fn failure_outcome_records_the_reason() {
     assert_eq!(store.outbox_len().await.unwrap(), 0);
 
     let err = store
-        .record_prepared(&key("alice", MODULE, "nope"), message("m"))
+        .record_prepared(&job_for(key("alice", MODULE, "nope")), message("m"))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
@@ -692,7 +701,10 @@ async fn expiry_removes_payload_of_old_final_reports() {
         .await
         .unwrap();
     let old = key("alice", MODULE, "old");
-    store.record_prepared(&old, message("m")).await.unwrap();
+    store
+        .record_prepared(&job_for(old.clone()), message("m"))
+        .await
+        .unwrap();
 
     // Retention is per module: another module's sweep leaves these reports alone.
     assert_eq!(
@@ -757,7 +769,7 @@ async fn state_survives_reopening() {
             .await
             .unwrap();
         store
-            .record_prepared(&key("alice", MODULE, "sent"), message("m-1"))
+            .record_prepared(&awaiting, message("m-1"))
             .await
             .unwrap();
         store

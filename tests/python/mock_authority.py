@@ -13,9 +13,9 @@ It decides by the report id:
     contains "refuse"  accepted; the acknowledgement is a rejection: FAILURE with its reason
     anything else      accepted; acknowledged with a small PDF receipt: SUCCESS
 
-An acknowledgement reaches the inbox --ack-delay-ms after the acceptance (default 500), never
-with it: the service records an acceptance only once the answer arrives, and an acknowledgement
-it reads before that names a reference it does not know yet.
+An acknowledgement reaches the inbox --ack-delay-ms after the acceptance (default 0: at once;
+the service finds the report by the message_uuid the acknowledgement names, even before it has
+recorded the acceptance).
 
 Beyond the protocol it answers GET /deliveries with what it was sent (attempts per report), so
 that a test can tell a retry from a first attempt.
@@ -98,11 +98,12 @@ class Office:
             transport_ref = str(uuid.uuid4())
             known["transport_ref"] = transport_ref
             if "refuse" in report_id:
-                ack = {"transport_ref": transport_ref, "status": "rejected",
-                       "reason": REFUSAL_REASON}
+                ack = {"message_uuid": delivery["message_uuid"], "transport_ref": transport_ref,
+                       "status": "rejected", "reason": REFUSAL_REASON}
             else:
                 pdf = receipt_pdf(report_id, transport_ref)
-                ack = {"transport_ref": transport_ref, "status": "acknowledged",
+                ack = {"message_uuid": delivery["message_uuid"], "transport_ref": transport_ref,
+                       "status": "acknowledged",
                        "receipt_pdf": base64.b64encode(pdf).decode("ascii"), "portal": PORTAL}
             self.waiting.append((time.monotonic() + self.ack_delay, ack))
             accepted_at = datetime.now(timezone.utc).isoformat()
@@ -174,7 +175,7 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--listen", default="127.0.0.1:9002", help="host:port (port 0: any free)")
-    parser.add_argument("--ack-delay-ms", type=int, default=500,
+    parser.add_argument("--ack-delay-ms", type=int, default=0,
                         help="time from acceptance to the acknowledgement in the inbox")
     args = parser.parse_args()
     global OFFICE

@@ -69,6 +69,11 @@ pub enum AckOutcome {
 /// One acknowledgement in the portal's inbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Acknowledgement {
+    /// The message UUID of the acknowledged delivery ([`Delivery::message_uuid`], from the
+    /// message header), as the authority's acknowledgement names the message it answers. The
+    /// engine finds the report by it, so an acknowledgement that arrives before the engine has
+    /// recorded the acceptance still finds its report.
+    pub message_uuid: String,
     /// The reference the transport handed out when it accepted the delivery.
     pub transport_ref: String,
     /// What the authority decided.

@@ -130,8 +130,8 @@ struct MemState {
     jobs: BTreeMap<u64, Job>,
     next_job: u64,
     audit: Vec<AuditEntry>,
-    /// Waiting jobs by `(transport, transport_ref)`.
-    awaiting: HashMap<(String, String), u64>,
+    /// Jobs whose message is stored, by message UUID.
+    awaiting: HashMap<String, u64>,
     cursors: HashMap<String, String>,
 }
 
@@ -160,8 +160,8 @@ impl MemState {
             }
         }
         let report = report.clone();
-        if let (Some(t), Some(r)) = (&report.transport, &report.transport_ref) {
-            self.awaiting.remove(&(t.clone(), r.clone()));
+        if let Some(message) = &report.message {
+            self.awaiting.remove(&message.message_uuid);
         }
         Ok(report)
     }
@@ -320,16 +320,18 @@ impl Store for MemStore {
     }
     async fn record_prepared(
         &self,
-        key: &ReportKey,
+        job: &Job,
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage> {
         self.prepared_calls.fetch_add(1, Ordering::SeqCst);
         let mut s = self.state.lock().unwrap();
         let report = s
             .reports
-            .get_mut(key)
-            .ok_or_else(|| StoreError::NotFound(key.to_string()))?;
-        Ok(report.message.get_or_insert(message).clone())
+            .get_mut(&job.report)
+            .ok_or_else(|| StoreError::NotFound(job.report.to_string()))?;
+        let stored = report.message.get_or_insert(message).clone();
+        s.awaiting.insert(stored.message_uuid.clone(), job.id);
+        Ok(stored)
     }
     async fn record_delivered(
         &self,
@@ -348,10 +350,8 @@ impl Store for MemStore {
             .get_mut(&job.report)
             .ok_or_else(|| StoreError::NotFound(job.report.to_string()))?;
         report.transport = Some(transport.to_string());
-        report.transport_ref = Some(transport_ref.clone());
+        report.transport_ref = Some(transport_ref);
         report.delivered_at = Some(delivered_at);
-        s.awaiting
-            .insert((transport.to_string(), transport_ref), job.id);
         let stored = s.jobs.get_mut(&job.id).unwrap();
         stored.kind = JobKind::AwaitAck;
         stored.attempts = 0;
@@ -371,8 +371,8 @@ impl Store for MemStore {
     ) -> StoreResult<Vec<FinishedReport>> {
         let mut s = self.state.lock().unwrap();
         let mut finished = Vec::new();
-        for (transport_ref, outcome) in acknowledgements {
-            let Some(&job) = s.awaiting.get(&(transport.to_string(), transport_ref)) else {
+        for (message_uuid, outcome) in acknowledgements {
+            let Some(&job) = s.awaiting.get(&message_uuid) else {
                 continue;
             };
             let report = s.finish(job, outcome, at)?;
@@ -433,8 +433,8 @@ pub enum AckStep {
 struct Office {
     /// Reference per accepted idempotency key.
     accepted: HashMap<String, String>,
-    /// Accepted references without a decision yet, in order.
-    waiting: Vec<String>,
+    /// Accepted messages without a decision yet, in order: (message UUID, reference).
+    waiting: Vec<(String, String)>,
     /// Decisions in the order they were made; the cursor is an index into it.
     inbox: Vec<Acknowledgement>,
 }
@@ -465,12 +465,14 @@ impl ScriptedTransport {
 
     /// The office accepted `idempotency_key` under `transport_ref` before this run (an earlier
     /// run of the engine delivered it) and has not decided on it yet.
-    pub fn accepted_earlier(&self, idempotency_key: &str, transport_ref: &str) {
+    pub fn accepted_earlier(&self, idempotency_key: &str, message_uuid: &str, transport_ref: &str) {
         let mut office = self.office.lock().unwrap();
         office
             .accepted
             .insert(idempotency_key.to_string(), transport_ref.to_string());
-        office.waiting.push(transport_ref.to_string());
+        office
+            .waiting
+            .push((message_uuid.to_string(), transport_ref.to_string()));
     }
 }
 
@@ -501,7 +503,9 @@ impl Transport for ScriptedTransport {
         office
             .accepted
             .insert(delivery.idempotency_key.clone(), transport_ref.clone());
-        office.waiting.push(transport_ref.clone());
+        office
+            .waiting
+            .push((delivery.message_uuid.clone(), transport_ref.clone()));
         Ok(Accepted {
             transport_ref,
             accepted_at: Utc::now(),
@@ -547,8 +551,9 @@ impl Transport for ScriptedTransport {
                     let decided: Vec<Acknowledgement> = office
                         .waiting
                         .drain(..)
-                        .map(|transport_ref| Acknowledgement {
+                        .map(|(message_uuid, transport_ref)| Acknowledgement {
                             outcome: outcome(&transport_ref),
+                            message_uuid,
                             transport_ref,
                         })
                         .collect();

@@ -1,11 +1,13 @@
-//! The delivery phases of a job in sled: delivered (waiting for its acknowledgement), finished
-//! one by one (a failure, an operator's discard), and finished in batches from a transport's
-//! acknowledgement inbox.
+//! The delivery phases of a job in sled: its message stored, delivered (waiting for its
+//! acknowledgement), finished one by one (a failure, an operator's discard), and finished in
+//! batches from a transport's acknowledgement inbox.
 //!
-//! A job waiting for its acknowledgement is found by `(transport, transport_ref)` through the
-//! `awaiting` tree, written in the transaction that records the delivery and removed in the one
-//! that finishes the job; the inbox's cursor per transport lives in `inbox_cursors` and moves in
-//! the same transaction as the batch it ends, so a batch is applied whole or fetched again.
+//! An acknowledgement names the message it answers by its UUID, so the `awaiting` tree maps
+//! message UUIDs to jobs. It is written in the transaction that stores the message, before the
+//! first delivery, so that an acknowledgement fetched before the acceptance is recorded still
+//! finds its job; it is removed in the transaction that finishes the job. The inbox's cursor per
+//! transport lives in `inbox_cursors` and moves in the same transaction as the batch it ends, so
+//! a batch is applied whole or fetched again.
 
 use std::sync::atomic::Ordering;
 
@@ -15,7 +17,10 @@ use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 use super::{abort, backend, decode, encode, in_tx, keys, put_job, stored_job, tx_error};
 use super::{SledStore, TxResult};
 use crate::sled_gate::GatedTransaction;
-use crate::{FinishedReport, Job, JobKind, Outcome, Report, ReportStatus, StoreError, StoreResult};
+use crate::{
+    FinishedReport, Job, JobKind, Outcome, PreparedMessage, Report, ReportStatus, StoreError,
+    StoreResult,
+};
 
 /// The trees a job's delivery phases change.
 struct Trees<'a> {
@@ -26,18 +31,27 @@ struct Trees<'a> {
     finished: &'a TransactionalTree,
 }
 
+/// The job as stored (with its outbox key) and its report (with its key). `NotFound` if the job
+/// left the outbox or its report is gone.
+fn job_with_report(
+    reports: &TransactionalTree,
+    outbox: &TransactionalTree,
+    by_id: &TransactionalTree,
+    job_id: u64,
+) -> TxResult<(sled::IVec, Job, Vec<u8>, Report)> {
+    let (key, stored) = stored_job(outbox, by_id, job_id)?;
+    let report_key = keys::report(&stored.report);
+    let what = format!("report {}", stored.report);
+    let Some(bytes) = reports.get(&report_key)? else {
+        return abort(StoreError::NotFound(what));
+    };
+    let report: Report = in_tx(decode(&what, &bytes))?;
+    Ok((key, stored, report_key, report))
+}
+
 impl Trees<'_> {
-    /// The job as stored (with its outbox key) and its report (with its key). `NotFound` if the
-    /// job left the outbox or its report is gone.
     fn job_with_report(&self, job_id: u64) -> TxResult<(sled::IVec, Job, Vec<u8>, Report)> {
-        let (key, stored) = stored_job(self.outbox, self.by_id, job_id)?;
-        let report_key = keys::report(&stored.report);
-        let what = format!("report {}", stored.report);
-        let Some(bytes) = self.reports.get(&report_key)? else {
-            return abort(StoreError::NotFound(what));
-        };
-        let report: Report = in_tx(decode(&what, &bytes))?;
-        Ok((key, stored, report_key, report))
+        job_with_report(self.reports, self.outbox, self.by_id, job_id)
     }
 
     /// Records the report's final state and removes its job (and the job's `awaiting` entry).
@@ -67,15 +81,46 @@ impl Trees<'_> {
             .insert(keys::finished(&report.key, at), &[][..])?;
         self.outbox.remove(&key)?;
         self.by_id.remove(&keys::job_id(stored.id)[..])?;
-        if let (Some(transport), Some(transport_ref)) = (&report.transport, &report.transport_ref) {
+        if let Some(message) = &report.message {
             self.awaiting
-                .remove(keys::awaiting(transport, transport_ref))?;
+                .remove(keys::awaiting(&message.message_uuid))?;
         }
         Ok(report)
     }
 }
 
 impl SledStore {
+    pub(super) async fn prepared(
+        &self,
+        job: &Job,
+        message: PreparedMessage,
+    ) -> StoreResult<PreparedMessage> {
+        let report_key = keys::report(&job.report);
+        let what = format!("report {}", job.report);
+        let (stored, changed) = (&self.reports, &self.awaiting)
+            .gated_transaction(|(reports, awaiting)| {
+                let Some(bytes) = reports.get(&report_key)? else {
+                    return abort(StoreError::NotFound(what.clone()));
+                };
+                let mut report: Report = in_tx(decode(&what, &bytes))?;
+                if let Some(existing) = report.message {
+                    return Ok((existing, false));
+                }
+                report.message = Some(message.clone());
+                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+                awaiting.insert(
+                    keys::awaiting(&message.message_uuid),
+                    &keys::job_id(job.id)[..],
+                )?;
+                Ok((message.clone(), true))
+            })
+            .map_err(tx_error)?;
+        if changed {
+            self.flush().await?;
+        }
+        Ok(stored)
+    }
+
     pub(super) async fn delivered(
         &self,
         job: &Job,
@@ -84,37 +129,16 @@ impl SledStore {
         delivered_at: DateTime<Utc>,
         resend_at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        (
-            &self.reports,
-            &self.outbox,
-            &self.outbox_by_id,
-            &self.awaiting,
-            &self.finished,
-        )
-            .gated_transaction(|(reports, outbox, by_id, awaiting, finished)| {
-                let trees = Trees {
-                    reports,
-                    outbox,
-                    by_id,
-                    awaiting,
-                    finished,
-                };
-                let (key, stored, report_key, mut report) = trees.job_with_report(job.id)?;
-                // A delivered-again message the transport had lost comes back with a new
-                // reference: the old one will never be acknowledged.
-                if let (Some(old_transport), Some(old_ref)) =
-                    (&report.transport, &report.transport_ref)
-                {
-                    awaiting.remove(keys::awaiting(old_transport, old_ref))?;
-                }
+        (&self.reports, &self.outbox, &self.outbox_by_id)
+            .gated_transaction(|(reports, outbox, by_id)| {
+                let (key, stored, report_key, mut report) =
+                    job_with_report(reports, outbox, by_id, job.id)?;
+                // A message delivered again that the transport had lost may come back under a
+                // new reference; the acknowledgement finds it by its UUID either way.
                 report.transport = Some(transport.to_owned());
                 report.transport_ref = Some(transport_ref.clone());
                 report.delivered_at.get_or_insert(delivered_at);
                 reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
-                awaiting.insert(
-                    keys::awaiting(transport, &transport_ref),
-                    &keys::job_id(stored.id)[..],
-                )?;
                 // Same id, new kind: the job keeps its identity across the two phases.
                 let waiting = Job {
                     kind: JobKind::AwaitAck,
@@ -175,9 +199,12 @@ impl SledStore {
         // Nothing to change is the common case of an idle inbox: no transaction, no flush.
         let moves = cursor.is_some() && cursor != self.cursor(transport)?;
         let mut ours = false;
-        for (transport_ref, _) in &acknowledgements {
-            let key = keys::awaiting(transport, transport_ref);
-            if self.awaiting.contains_key(key).map_err(backend)? {
+        for (message_uuid, _) in &acknowledgements {
+            if self
+                .awaiting
+                .contains_key(keys::awaiting(message_uuid))
+                .map_err(backend)?
+            {
                 ours = true;
                 break;
             }
@@ -202,11 +229,22 @@ impl SledStore {
                     finished,
                 };
                 let mut finished = Vec::new();
-                for (transport_ref, outcome) in &acknowledgements {
-                    let Some(id) = awaiting.get(keys::awaiting(transport, transport_ref))? else {
+                for (message_uuid, outcome) in &acknowledgements {
+                    let Some(id) = awaiting.get(keys::awaiting(message_uuid))? else {
                         continue;
                     };
                     let id = in_tx(keys::decode_job_id(&id))?;
+                    // An acknowledgement from another transport for this message is not one.
+                    let (_, _, _, waiting) = match trees.job_with_report(id) {
+                        Ok(found) => found,
+                        Err(ConflictableTransactionError::Abort(StoreError::NotFound(_))) => {
+                            continue
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    if waiting.transport.as_deref().is_some_and(|t| t != transport) {
+                        continue;
+                    }
                     let report = match trees.finish(id, outcome, at) {
                         Ok(report) => report,
                         // The job left the outbox meanwhile (discarded): nothing to record.

@@ -111,10 +111,9 @@ pub(crate) fn decode_job_id(bytes: &[u8]) -> crate::StoreResult<u64> {
     Ok(u64::from_be_bytes(bytes))
 }
 
-/// `transport\0transport_ref`: key of the `awaiting` tree. Transport names hold no NUL, and the
-/// reference is the last part.
-pub(crate) fn awaiting(transport: &str, transport_ref: &str) -> Vec<u8> {
-    join(&[transport, transport_ref])
+/// Key of the `awaiting` tree: the message UUID.
+pub(crate) fn awaiting(message_uuid: &str) -> &[u8] {
+    message_uuid.as_bytes()
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! | `outbox`        | due millis (BE) ++ job id    | [`crate::Job`]        |
 //! | `outbox_by_id`  | job id (BE)                  | its `outbox` key      |
 //! | `audit`         | entry number (BE)            | [`crate::AuditEntry`] |
-//! | `awaiting`      | `transport\0transport_ref`   | job id (BE)           |
+//! | `awaiting`      | message UUID                 | job id (BE)           |
 //! | `inbox_cursors` | transport name               | cursor (UTF-8)        |
 //! | `finished`      | `module\0` ++ finished millis (BE) ++ `owner\0module\0id` | empty |
 //!
@@ -59,7 +59,7 @@ pub struct SledStore {
     outbox: Tree,
     outbox_by_id: Tree,
     audit: Tree,
-    /// Jobs waiting for their acknowledgement, by transport and reference.
+    /// Jobs whose message is stored, by message UUID (acknowledgements name it).
     awaiting: Tree,
     /// Where the engine stands in each transport's acknowledgement inbox.
     inbox_cursors: Tree,

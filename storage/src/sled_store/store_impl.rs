@@ -385,29 +385,10 @@ impl Store for SledStore {
     /// `NotFound` if the report does not exist.
     async fn record_prepared(
         &self,
-        key: &ReportKey,
+        job: &Job,
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage> {
-        let report_key = keys::report(key);
-        let (stored, changed) = self
-            .reports
-            .gated_transaction(|reports| {
-                let Some(bytes) = reports.get(&report_key)? else {
-                    return abort(StoreError::NotFound(report_what(key)));
-                };
-                let mut report: Report = in_tx(decode(&report_what(key), &bytes))?;
-                if let Some(existing) = report.message {
-                    return Ok((existing, false));
-                }
-                report.message = Some(message.clone());
-                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
-                Ok((message.clone(), true))
-            })
-            .map_err(tx_error)?;
-        if changed {
-            self.flush().await?;
-        }
-        Ok(stored)
+        self.prepared(job, message).await
     }
 
     /// `NotFound` if the job has left the outbox or its report is gone.

@@ -130,6 +130,8 @@ impl WireAccepted {
 pub enum WireAck {
     /// The authority confirmed receipt: the report ends `SUCCESS` with this receipt.
     Acknowledged {
+        /// The `message_uuid` of the delivery it answers.
+        message_uuid: String,
         /// The reference handed out when the delivery was accepted.
         transport_ref: String,
         /// The receipt, a PDF, standard base64.
@@ -141,6 +143,8 @@ pub enum WireAck {
     },
     /// The authority refused the message for good: the report ends `FAILURE` with this reason.
     Rejected {
+        /// The `message_uuid` of the delivery it answers.
+        message_uuid: String,
         /// The reference handed out when the delivery was accepted.
         transport_ref: String,
         /// Reason shown to integrators.
@@ -155,11 +159,13 @@ impl From<Acknowledgement> for WireAck {
                 receipt_pdf,
                 portal,
             } => WireAck::Acknowledged {
+                message_uuid: ack.message_uuid,
                 transport_ref: ack.transport_ref,
                 receipt_pdf,
                 portal,
             },
             AckOutcome::Rejected { reason } => WireAck::Rejected {
+                message_uuid: ack.message_uuid,
                 transport_ref: ack.transport_ref,
                 reason,
             },
@@ -170,8 +176,9 @@ impl From<Acknowledgement> for WireAck {
 impl WireAck {
     /// The acknowledgement, or why it cannot be one.
     fn into_acknowledgement(self) -> Result<Acknowledgement, String> {
-        let (transport_ref, outcome) = match self {
+        let (message_uuid, transport_ref, outcome) = match self {
             WireAck::Acknowledged {
+                message_uuid,
                 transport_ref,
                 receipt_pdf,
                 portal,
@@ -187,22 +194,24 @@ impl WireAck {
                     receipt_pdf,
                     portal,
                 };
-                (transport_ref, outcome)
+                (message_uuid, transport_ref, outcome)
             }
             WireAck::Rejected {
+                message_uuid,
                 transport_ref,
                 reason,
             } => {
                 if reason.is_empty() {
                     return Err(format!("the reason of {transport_ref:?} must not be empty"));
                 }
-                (transport_ref, AckOutcome::Rejected { reason })
+                (message_uuid, transport_ref, AckOutcome::Rejected { reason })
             }
         };
-        if transport_ref.is_empty() {
-            return Err("transport_ref must not be empty".to_owned());
+        if message_uuid.is_empty() || transport_ref.is_empty() {
+            return Err("message_uuid and transport_ref must not be empty".to_owned());
         }
         Ok(Acknowledgement {
+            message_uuid,
             transport_ref,
             outcome,
         })
@@ -317,14 +326,17 @@ mod tests {
     fn acknowledgements_are_told_apart_by_status() {
         let batch: WireAckBatch = serde_json::from_str(
             r#"{"acknowledgements": [
-                {"status": "acknowledged", "transport_ref": "a", "receipt_pdf": "JVBERi0xLjQ="},
-                {"status": "rejected", "transport_ref": "b", "reason": "nein", "extra": 1}],
+                {"status": "acknowledged", "message_uuid": "u-a", "transport_ref": "a",
+                 "receipt_pdf": "JVBERi0xLjQ="},
+                {"status": "rejected", "message_uuid": "u-b", "transport_ref": "b",
+                 "reason": "nein", "extra": 1}],
                "cursor": "2"}"#,
         )
         .unwrap();
         let batch = batch.into_batch().unwrap();
         assert_eq!(batch.cursor.as_deref(), Some("2"));
         assert!(!batch.more);
+        assert_eq!(batch.acknowledgements[1].message_uuid, "u-b");
         assert_eq!(
             batch.acknowledgements[0].outcome,
             AckOutcome::Acknowledged {
@@ -343,11 +355,29 @@ mod tests {
     #[test]
     fn a_receipt_that_is_no_pdf_is_refused() {
         let batch: WireAckBatch = serde_json::from_str(
-            r#"{"acknowledgements": [{"status": "acknowledged", "transport_ref": "a",
-                "receipt_pdf": "aGVsbG8="}], "cursor": "1", "more": false}"#,
+            r#"{"acknowledgements": [{"status": "acknowledged", "message_uuid": "u-a",
+                "transport_ref": "a", "receipt_pdf": "aGVsbG8="}], "cursor": "1", "more": false}"#,
         )
         .unwrap();
         assert!(batch.into_batch().unwrap_err().contains("not a PDF"));
+    }
+
+    #[test]
+    fn an_acknowledgement_must_name_its_message() {
+        let missing = serde_json::from_str::<WireAckBatch>(
+            r#"{"acknowledgements": [{"status": "rejected", "transport_ref": "a",
+                "reason": "nein"}], "cursor": "1"}"#,
+        );
+        assert!(missing.is_err());
+        let empty: WireAckBatch = serde_json::from_str(
+            r#"{"acknowledgements": [{"status": "rejected", "message_uuid": "",
+                "transport_ref": "a", "reason": "nein"}], "cursor": "1"}"#,
+        )
+        .unwrap();
+        assert!(empty
+            .into_batch()
+            .unwrap_err()
+            .contains("must not be empty"));
     }
 
     #[test]

@@ -147,6 +147,7 @@ impl Inner {
                     RecordedOutcome::Rejected { reason, .. } => AckOutcome::Rejected { reason },
                 };
                 Some(Acknowledgement {
+                    message_uuid: message.message_uuid,
                     transport_ref: message.transport_ref,
                     outcome,
                 })

@@ -74,6 +74,12 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
     assert_eq!(discarded.status(), 200);
     let failed = server.wait_for_status("klinik", "geb-q-1", "FAILURE");
     assert_eq!(failed["failureReason"], "discarded by the operator");
+    // Counted like any other FAILURE (and alerted: the same engine event).
+    let metrics = server.admin_get("/metrics").text().unwrap();
+    assert!(
+        metrics.contains(r#"meldewerk_reports_total{module="birthnotice",outcome="failure"} 1"#),
+        "{metrics}"
+    );
 
     // Retried: the waiting message is delivered again now instead of after `ack_timeout_secs`;
     // the office answers the repeat with the original acceptance.

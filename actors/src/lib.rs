@@ -123,6 +123,7 @@ struct EngineInner {
     registry: Arc<HealthRegistry>,
     in_flight: Arc<InFlight>,
     shutting_down: Arc<AtomicBool>,
+    events: events::SharedEvents,
 }
 
 impl Engine {
@@ -265,6 +266,7 @@ impl Engine {
                 registry,
                 in_flight,
                 shutting_down,
+                events,
             }),
         }
     }
@@ -291,6 +293,14 @@ impl Engine {
     /// with the delivery).
     pub fn working_on(&self, job_id: u64) -> bool {
         self.inner.in_flight.contains(job_id)
+    }
+
+    /// An operator ended a report in FAILURE outside the engine (a discarded job; its outcome is
+    /// stored already): the engine's observers hear of it like of any other FAILURE, so it is
+    /// counted in the metrics and alerted.
+    pub fn report_discarded(&self, module: &str, report_id: &str, reason: &str) {
+        self.inner.events.delivery_failed(module, report_id, reason);
+        self.inner.events.report_finished(module, true, None);
     }
 
     /// Every transport's breaker and call statistics, for operators.

@@ -20,6 +20,9 @@ use super::error;
 use crate::auth::Operator;
 use crate::telemetry::log_str;
 
+/// The failure reason of a discarded job's report.
+const DISCARDED: &str = "discarded by the operator";
+
 /// Default and largest page of the listings.
 const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
@@ -198,7 +201,7 @@ pub async fn discard(
         );
     }
     let outcome = Outcome::Failed {
-        reason: "discarded by the operator".into(),
+        reason: DISCARDED.into(),
     };
     if let Err(e) = store.record_outcome(&job, outcome, Utc::now()).await {
         return match e {
@@ -208,6 +211,7 @@ pub async fn discard(
             e => internal(e),
         };
     }
+    engine.report_discarded(&job.report.module, &job.report.id, DISCARDED);
     if let Err(answer) = audit(&store, &operator.0, "discard", &job).await {
         return *answer;
     }

@@ -31,6 +31,9 @@ use crate::routes::admin::SimulatorSite;
 use crate::signing::Signer;
 use crate::telemetry::RedactingRootSpan;
 
+/// Threads each HTTP worker may use for blocking work.
+const HTTP_BLOCKING_THREADS: usize = 4;
+
 /// Settings the HTTP handlers need.
 pub struct WebSettings {
     /// Public base address, without a trailing slash.
@@ -382,6 +385,9 @@ impl Application {
                     }))
             }
         })
+        // Each worker's blocking pool (argon2, store flushes) bounded like the engine's: idle
+        // threads of a burst keep their allocator memory.
+        .worker_max_blocking_threads(HTTP_BLOCKING_THREADS)
         .listen(listener)
         .map_err(|e| StartupError::Server(e.to_string()))?
         .shutdown_timeout(grace.as_secs())

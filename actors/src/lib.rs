@@ -55,6 +55,10 @@ use paused::Paused;
 use retention::RetentionActor;
 use supervise::Supervision;
 
+/// Threads the engine's runtime may use for blocking work (flushes wait for the disk, so a few
+/// more than cores keep the disk busy without a thread per job).
+const ENGINE_BLOCKING_THREADS: usize = 4;
+
 /// Builds the wire message for one report of a module (module knowledge lives outside the engine).
 pub trait MessageBuilder: Send + Sync + 'static {
     /// Builds the message from the report's submission. Called once per report: the result is
@@ -145,8 +149,18 @@ impl Engine {
         settings: EngineSettings,
         events: Arc<dyn EngineEvents>,
     ) -> Engine {
-        // A thread of its own keeps message building and store calls off the HTTP workers.
-        let arbiter = Arbiter::new().handle();
+        // A thread of its own keeps message building and store calls off the HTTP workers. Its
+        // blocking pool (store flushes, simulator journal work) is bounded: tokio's default of
+        // 512 threads let a burst of deliveries start a hundred threads, each keeping allocator
+        // memory long after the burst.
+        let arbiter = Arbiter::with_tokio_rt(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .max_blocking_threads(ENGINE_BLOCKING_THREADS)
+                .build()
+                .expect("the engine's runtime starts")
+        })
+        .handle();
         let registry = Arc::new(HealthRegistry::default());
         let in_flight = Arc::new(InFlight::default());
         let shutting_down = Arc::new(AtomicBool::new(false));

@@ -99,6 +99,42 @@ fn default_env() -> Vec<(String, String)> {
     ]
 }
 
+/// Starts `command` with its standard error appended to `log` and waits (up to 30 s) for the
+/// "… listening on http://ADDR" line on its standard output; returns the child and the address.
+pub fn spawn_listening(mut command: Command, log: &Path) -> (Child, String) {
+    let log_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap();
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log_file);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        while let Some(Ok(line)) = lines.next() {
+            if let Some((_, address)) = line.split_once(" listening on ") {
+                let _ = tx.send(address.to_string());
+            }
+        }
+    });
+    let base = rx
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| {
+            panic!(
+                "{command:?} did not start; log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            )
+        });
+    (child, base)
+}
+
 impl Server {
     /// Starts the server on `dir` with the default test environment plus `env`.
     pub fn start(dir: &DataDir, env: &[(&str, &str)]) -> Server {
@@ -119,42 +155,16 @@ impl Server {
     }
 
     fn spawn(&mut self) {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.log)
-            .unwrap();
         let mut command = Command::new(binary());
         command
             .arg("--data-dir")
             .arg(&self.data_dir)
             .args(["serve", "--listen", "127.0.0.1:0"])
-            .env_remove("MELDEWERK_DATA_DIR")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log);
+            .env_remove("MELDEWERK_DATA_DIR");
         for (k, v) in &self.env {
             command.env(k, v);
         }
-        let mut child = command.spawn().expect("start meldewerk");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            while let Some(Ok(line)) = lines.next() {
-                if let Some(address) = line.strip_prefix("meldewerk listening on ") {
-                    let _ = tx.send(address.to_string());
-                }
-            }
-        });
-        let base = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| {
-                panic!(
-                    "server did not start; log:\n{}",
-                    std::fs::read_to_string(&self.log).unwrap_or_default()
-                )
-            });
+        let (child, base) = spawn_listening(command, &self.log);
         self.base = base;
         self.child = Some(child);
     }

@@ -1,14 +1,13 @@
 //! Processes the service reaches over HTTP in tests: a simulator run by `meldewerk simulate`, or a
 //! tester's mock authority (`tests/python/`), each on a port of its own.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use reqwest::blocking::Client;
 
-use super::binary;
+use super::{binary, spawn_listening};
 
 /// A running authority process; killed when dropped.
 pub struct Peer {
@@ -74,32 +73,7 @@ impl Peer {
 
     /// Starts the process and waits for its "… listening on http://ADDR" line.
     fn spawn(&mut self, listen: &str) {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.log)
-            .unwrap();
-        let mut command = (self.command)(listen);
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log);
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            while let Some(Ok(line)) = lines.next() {
-                if let Some((_, address)) = line.split_once(" listening on ") {
-                    let _ = tx.send(address.to_string());
-                }
-            }
-        });
-        let base = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("{command:?} did not start; log:\n{}", self.log()));
+        let (child, base) = spawn_listening((self.command)(listen), &self.log);
         self.base = base;
         self.child = Some(child);
     }

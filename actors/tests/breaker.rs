@@ -13,15 +13,15 @@ use common::*;
 use meldewerk_actors::{BreakerState, EngineSettings};
 use meldewerk_storage::{ReportStatus, Store};
 
-#[actix_rt::test]
-async fn an_inbox_outage_uses_up_no_attempts_and_opens_no_breaker() {
-    let store = Arc::new(MemStore::default());
-    // Accepted, then the inbox is down for six fetches, then it answers.
-    let down: Vec<AckStep> = (0..6).map(|_| AckStep::Transient("down")).collect();
-    let transport = ScriptedTransport::new(vec![SubmitStep::Accept], down);
+/// An engine that allows three attempts and opens its breaker at the first transient fault (one
+/// second open), with one report submitted.
+async fn start_one_report(
+    store: &Arc<MemStore>,
+    transport: Arc<ScriptedTransport>,
+) -> meldewerk_actors::Engine {
     let engine = start_engine(
         store.clone(),
-        transport.clone(),
+        transport,
         EngineSettings {
             max_attempts: 3,
             breaker_failures: 1,
@@ -31,6 +31,16 @@ async fn an_inbox_outage_uses_up_no_attempts_and_opens_no_breaker() {
     );
     store.submit_report(pending_report("r1")).await.unwrap();
     engine.wake();
+    engine
+}
+
+#[actix_rt::test]
+async fn an_inbox_outage_uses_up_no_attempts_and_opens_no_breaker() {
+    let store = Arc::new(MemStore::default());
+    // Accepted, then the inbox is down for six fetches, then it answers.
+    let down: Vec<AckStep> = (0..6).map(|_| AckStep::Transient("down")).collect();
+    let transport = ScriptedTransport::new(vec![SubmitStep::Accept], down);
+    let engine = start_one_report(&store, transport.clone()).await;
     wait_for("the inbox actor to show the outage", || {
         let error = engine
             .health()
@@ -59,18 +69,7 @@ async fn a_delivery_outage_opens_the_breaker_and_its_probes_use_up_no_attempts()
     let store = Arc::new(MemStore::default());
     let down: Vec<SubmitStep> = (0..6).map(|_| SubmitStep::Transient("down")).collect();
     let transport = ScriptedTransport::new(down, vec![]);
-    let engine = start_engine(
-        store.clone(),
-        transport.clone(),
-        EngineSettings {
-            max_attempts: 3,
-            breaker_failures: 1,
-            breaker_open_secs: 1,
-            ..fast_settings()
-        },
-    );
-    store.submit_report(pending_report("r1")).await.unwrap();
-    engine.wake();
+    let engine = start_one_report(&store, transport.clone()).await;
     wait_for("the breaker to open", || {
         let open = engine
             .transports()

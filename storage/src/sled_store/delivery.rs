@@ -50,13 +50,23 @@ fn job_with_report(
 }
 
 impl Trees<'_> {
-    fn job_with_report(&self, job_id: u64) -> TxResult<(sled::IVec, Job, Vec<u8>, Report)> {
-        job_with_report(self.reports, self.outbox, self.by_id, job_id)
-    }
-
     /// Records the report's final state and removes its job (and the job's `awaiting` entry).
-    fn finish(&self, job_id: u64, outcome: &Outcome, at: DateTime<Utc>) -> TxResult<Report> {
-        let (key, stored, report_key, mut report) = self.job_with_report(job_id)?;
+    /// With `from`, only if no other transport took the message (an acknowledgement from
+    /// another transport is not one): `None` then, and nothing changes.
+    fn finish(
+        &self,
+        job_id: u64,
+        outcome: &Outcome,
+        at: DateTime<Utc>,
+        from: Option<&str>,
+    ) -> TxResult<Option<Report>> {
+        let (key, stored, report_key, mut report) =
+            job_with_report(self.reports, self.outbox, self.by_id, job_id)?;
+        if let (Some(from), Some(took)) = (from, report.transport.as_deref()) {
+            if from != took {
+                return Ok(None);
+            }
+        }
         match outcome {
             Outcome::Acknowledged {
                 receipt_pdf,
@@ -85,7 +95,7 @@ impl Trees<'_> {
             self.awaiting
                 .remove(keys::awaiting(&message.message_uuid))?;
         }
-        Ok(report)
+        Ok(Some(report))
     }
 }
 
@@ -174,7 +184,7 @@ impl SledStore {
                     awaiting,
                     finished,
                 };
-                trees.finish(job.id, &outcome, at).map(|_| ())
+                trees.finish(job.id, &outcome, at, None).map(|_| ())
             })
             .map_err(tx_error)?;
         self.outbox_jobs.fetch_sub(1, Ordering::SeqCst);
@@ -234,19 +244,10 @@ impl SledStore {
                         continue;
                     };
                     let id = in_tx(keys::decode_job_id(&id))?;
-                    // An acknowledgement from another transport for this message is not one.
-                    let (_, _, _, waiting) = match trees.job_with_report(id) {
-                        Ok(found) => found,
-                        Err(ConflictableTransactionError::Abort(StoreError::NotFound(_))) => {
-                            continue
-                        }
-                        Err(e) => return Err(e),
-                    };
-                    if waiting.transport.as_deref().is_some_and(|t| t != transport) {
-                        continue;
-                    }
-                    let report = match trees.finish(id, outcome, at) {
-                        Ok(report) => report,
+                    let report = match trees.finish(id, outcome, at, Some(transport)) {
+                        Ok(Some(report)) => report,
+                        // Another transport took the message: not its acknowledgement.
+                        Ok(None) => continue,
                         // The job left the outbox meanwhile (discarded): nothing to record.
                         Err(ConflictableTransactionError::Abort(StoreError::NotFound(_))) => {
                             continue

@@ -165,7 +165,6 @@ impl Inner {
     fn decide_due(&self) -> Result<(), TransportError> {
         let config = self.config();
         let now = Utc::now();
-        let _write = self.lock_write();
         let due: Vec<u64> = {
             let mut schedule = self.lock_schedule();
             let under = (self.script.generation(), config.ack_delay_ms);
@@ -185,6 +184,9 @@ impl Inner {
         if due.is_empty() {
             return Ok(());
         }
+        // Only now the journal's lock: a fetch with nothing due never waits for a submit. A
+        // message another fetch decided meanwhile has its outcome and is skipped below.
+        let _write = self.lock_write();
         let mut decided = Vec::with_capacity(due.len());
         for &seq in &due {
             let Some(mut message) = self.journal.get(seq)? else {

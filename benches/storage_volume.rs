@@ -143,7 +143,7 @@ fn timed_start(data_dir: &Path, env: &[(&str, String)], idle: Option<u64>) -> (f
     for (k, v) in env {
         command.env(k, v);
     }
-    let client = reqwest::blocking::Client::builder()
+    let client = loopback_client()
         .timeout(Duration::from_millis(500))
         .build()
         .unwrap();

@@ -64,7 +64,7 @@ impl Driver {
         let profile = tempfile::tempdir().unwrap();
         let mut driver = Driver {
             child,
-            http: Client::builder()
+            http: loopback_client()
                 .timeout(Duration::from_secs(60))
                 .build()
                 .unwrap(),

@@ -79,12 +79,7 @@ fn submit(client: &Client, base: &str, link: &str) -> Result<u16, Broken> {
 
 /// A browser: keeps its session cookie, follows no redirects.
 fn browser() -> Client {
-    Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
+    loopback_client().cookie_store(true).build().unwrap()
 }
 
 /// The office's whole received log: messages per report id, and resends in all.

@@ -128,10 +128,7 @@ impl Peer {
 
     /// A plain HTTP client: the simulator process asks for no credentials.
     pub fn client(&self) -> Client {
-        Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap()
+        super::loopback_client().build().unwrap()
     }
 }
 

@@ -266,15 +266,21 @@ impl Transport for Simulator {
                 panic!("{message}");
             }
         }
-        let (accepted, received) = self.blocking(move |inner| inner.submit(delivery)).await?;
-        if let Some((seq, message)) = received {
-            // Bound first, so that the plan sees an acknowledgement rule this delivery took.
-            self.inner
-                .script
-                .accepted(&module, &report_id, &key, &accepted.transport_ref);
-            self.inner.schedule(seq, &message);
-        }
-        Ok(accepted)
+        // Recorded and scheduled in one piece of blocking work, which runs to its end even if
+        // this future is dropped (the engine restarting its actor after another delivery's
+        // panic): a message in the journal but not in the schedule would never be decided.
+        self.blocking(move |inner| {
+            let (accepted, received) = inner.submit(delivery)?;
+            if let Some((seq, message)) = received {
+                // Bound first, so that the plan sees an acknowledgement rule this delivery took.
+                inner
+                    .script
+                    .accepted(&module, &report_id, &key, &accepted.transport_ref);
+                inner.schedule(seq, &message);
+            }
+            Ok(accepted)
+        })
+        .await
     }
 
     async fn acknowledgements(

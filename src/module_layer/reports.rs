@@ -154,7 +154,7 @@ async fn read(
         }
     } else {
         match store.consume_report(&key).await? {
-            Consumed::Report(report) => ReportResult::from(&*report),
+            Consumed::Result(result) => result,
             Consumed::AlreadyRetrieved => return Err(ApiError::AlreadyRetrieved(id.into())),
             Consumed::Expired => return Err(expired()),
             Consumed::NotFound => return Err(ApiError::NotFound(id.into())),

@@ -58,8 +58,8 @@ pub enum JournalError {
 /// Durable, ordered records of type `T` with secondary indexes. Callers serialise their own
 /// read-modify-write sequences (a journal does not lock records).
 pub struct Journal<T> {
-    /// Kept so that flushing covers sled's own metadata as well as the tree.
-    db: sled::Db,
+    /// Flushes the whole database, so that sled's own metadata is covered as well as the tree.
+    flusher: crate::group_flush::GroupFlush,
     tree: sled::Tree,
     record: PhantomData<fn() -> T>,
 }
@@ -75,7 +75,8 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             .map_err(|e| open_error(dir, e))?;
         let tree = db.open_tree(name).map_err(backend)?;
         Ok(Journal {
-            db,
+            flusher: crate::group_flush::GroupFlush::start(db)
+                .map_err(|e| JournalError::Backend(format!("cannot start flushing: {e}")))?,
             tree,
             record: PhantomData,
         })
@@ -305,7 +306,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     }
 
     fn flush(&self) -> Result<(), JournalError> {
-        sled_gate::flush_blocking(&self.db).map_err(backend)?;
+        self.flusher.flush_blocking().map_err(backend)?;
         Ok(())
     }
 }

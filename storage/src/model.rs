@@ -325,8 +325,9 @@ pub struct Job {
 /// Outcome of consuming a report (a read without `peek`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Consumed {
-    /// The report as it was read. A final report is now marked polled; a pending one is unchanged.
-    Report(Box<Report>),
+    /// What the poll answers, as read. A final report is now marked polled (and says so); a
+    /// pending one is unchanged.
+    Result(ReportResult),
     /// A read without `peek` consumed it earlier.
     AlreadyRetrieved,
     /// Retention removed its payload.

@@ -10,7 +10,8 @@
 //! The cure is to never let a transaction queue while a flush runs: every sled transaction or
 //! batch in meldewerk runs inside [`exclusive`], every flush inside [`shared`], and sled's own
 //! periodic flusher is switched off ([`config`]) so that no flush escapes the gate. Flushes still
-//! run concurrently with each other and with reads.
+//! run concurrently with reads (and one database's flush with another's; within a database,
+//! [`crate::group_flush`] runs one at a time for all callers).
 
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -39,20 +40,9 @@ pub fn config(dir: &std::path::Path, cache_capacity: u64) -> sled::Config {
 }
 
 /// Flushes `db` through the gate, blocking the calling thread until the data is on disk.
-pub fn flush_blocking(db: &sled::Db) -> sled::Result<usize> {
+pub(crate) fn flush_blocking(db: &sled::Db) -> sled::Result<usize> {
     let _gate = shared();
     db.flush()
-}
-
-/// Flushes `db` through the gate on a blocking thread, so async workers never wait for the disk.
-pub async fn flush(db: &sled::Db) -> sled::Result<usize> {
-    let db = db.clone();
-    match tokio::task::spawn_blocking(move || flush_blocking(&db)).await {
-        Ok(result) => result,
-        Err(e) => Err(sled::Error::Io(std::io::Error::other(format!(
-            "flush task failed: {e}"
-        )))),
-    }
 }
 
 /// `transaction`, run inside the gate.

@@ -216,7 +216,7 @@ async fn submit_queues_a_deliver_job_and_rejects_duplicates() {
         .unwrap();
     assert!(matches!(
         store.consume_report(&submitted.key).await.unwrap(),
-        Consumed::Report(_)
+        Consumed::Result(_)
     ));
     let err = store
         .submit_report(report("alice", MODULE, "r1"))
@@ -392,7 +392,7 @@ async fn consume_follows_the_poll_rules() {
     for _ in 0..2 {
         assert_eq!(
             store.consume_report(&pending.key).await.unwrap(),
-            Consumed::Report(Box::new(pending.clone()))
+            Consumed::Result(ReportResult::from(&pending))
         );
     }
     assert_eq!(
@@ -407,11 +407,12 @@ async fn consume_follows_the_poll_rules() {
         store.pending_ids("alice", MODULE).await.unwrap(),
         ["f", "p"]
     );
-    let Consumed::Report(got) = store.consume_report(&k).await.unwrap() else {
+    let Consumed::Result(got) = store.consume_report(&k).await.unwrap() else {
         panic!("final report not returned");
     };
     assert_eq!(got.status, ReportStatus::Success);
-    assert_eq!(got.receipt_pdf.as_deref(), Some(&b"%PDF-1.7"[..]));
+    // "%PDF-1.7" in base64, as results carry it.
+    assert_eq!(got.receipt_pdf_base64.as_deref(), Some("JVBERi0xLjc="));
     assert!(got.polled);
     assert_eq!(store.pending_ids("alice", MODULE).await.unwrap(), ["p"]);
     assert_eq!(
@@ -458,7 +459,7 @@ async fn concurrent_consumers_get_a_final_report_once() {
     let mut already = 0;
     for task in tasks {
         match task.await.unwrap() {
-            Consumed::Report(_) => reports += 1,
+            Consumed::Result(_) => reports += 1,
             Consumed::AlreadyRetrieved => already += 1,
             other => panic!("unexpected {other:?}"),
         }
@@ -494,7 +495,7 @@ fn concurrent_threads_get_a_final_report_once() {
     let got: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
     let reports = got
         .iter()
-        .filter(|c| matches!(c, Consumed::Report(_)))
+        .filter(|c| matches!(c, Consumed::Result(_)))
         .count();
     let already = got
         .iter()
@@ -825,7 +826,7 @@ async fn state_survives_reopening() {
             .consume_report(&key("alice", MODULE, "done"))
             .await
             .unwrap(),
-        Consumed::Report(_)
+        Consumed::Result(_)
     ));
 }
 

@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use chrono::{DateTime, Utc};
 use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 
-use super::{abort, backend, decode, encode, in_tx, keys, put_job, stored_job, tx_error};
+use super::{abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, tx_error};
 use super::{SledStore, TxResult};
 use crate::sled_gate::GatedTransaction;
 use crate::{
@@ -29,6 +29,7 @@ struct Trees<'a> {
     by_id: &'a TransactionalTree,
     awaiting: &'a TransactionalTree,
     finished: &'a TransactionalTree,
+    receipts: &'a TransactionalTree,
 }
 
 /// The job as stored (with its outbox key) and its report (with its key). `NotFound` if the job
@@ -73,7 +74,8 @@ impl Trees<'_> {
                 portal,
             } => {
                 report.status = ReportStatus::Success;
-                report.receipt_pdf = Some(receipt_pdf.clone());
+                self.receipts
+                    .insert(report_key.as_slice(), receipt_pdf.as_slice())?;
                 if portal.is_some() {
                     report.portal.clone_from(portal);
                 }
@@ -107,17 +109,20 @@ impl SledStore {
     ) -> StoreResult<PreparedMessage> {
         let report_key = keys::report(&job.report);
         let what = format!("report {}", job.report);
-        let (stored, changed) = (&self.reports, &self.awaiting)
-            .gated_transaction(|(reports, awaiting)| {
+        let (state, body) = payload::split_message(&message);
+        let (stored, changed) = (&self.reports, &self.awaiting, &self.messages)
+            .gated_transaction(|(reports, awaiting, messages)| {
                 let Some(bytes) = reports.get(&report_key)? else {
                     return abort(StoreError::NotFound(what.clone()));
                 };
                 let mut report: Report = in_tx(decode(&what, &bytes))?;
                 if let Some(existing) = report.message {
+                    let existing = payload::whole_message(messages, &report_key, existing)?;
                     return Ok((existing, false));
                 }
-                report.message = Some(message.clone());
+                report.message = Some(state.clone());
                 reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+                messages.insert(report_key.as_slice(), body)?;
                 awaiting.insert(
                     keys::awaiting(&message.message_uuid),
                     &keys::job_id(job.id)[..],
@@ -175,14 +180,16 @@ impl SledStore {
             &self.outbox_by_id,
             &self.awaiting,
             &self.finished,
+            &self.receipts,
         )
-            .gated_transaction(|(reports, outbox, by_id, awaiting, finished)| {
+            .gated_transaction(|(reports, outbox, by_id, awaiting, finished, receipts)| {
                 let trees = Trees {
                     reports,
                     outbox,
                     by_id,
                     awaiting,
                     finished,
+                    receipts,
                 };
                 trees.finish(job.id, &outcome, at, None).map(|_| ())
             })
@@ -229,43 +236,47 @@ impl SledStore {
             &self.awaiting,
             &self.finished,
             &self.inbox_cursors,
+            &self.receipts,
         )
-            .gated_transaction(|(reports, outbox, by_id, awaiting, finished, cursors)| {
-                let trees = Trees {
-                    reports,
-                    outbox,
-                    by_id,
-                    awaiting,
-                    finished,
-                };
-                let mut finished = Vec::new();
-                for (message_uuid, outcome) in &acknowledgements {
-                    let Some(id) = awaiting.get(keys::awaiting(message_uuid))? else {
-                        continue;
+            .gated_transaction(
+                |(reports, outbox, by_id, awaiting, finished, cursors, receipts)| {
+                    let trees = Trees {
+                        reports,
+                        outbox,
+                        by_id,
+                        awaiting,
+                        finished,
+                        receipts,
                     };
-                    let id = in_tx(keys::decode_job_id(&id))?;
-                    let report = match trees.finish(id, outcome, at, Some(transport)) {
-                        Ok(Some(report)) => report,
-                        // Another transport took the message: not its acknowledgement.
-                        Ok(None) => continue,
-                        // The job left the outbox meanwhile (discarded): nothing to record.
-                        Err(ConflictableTransactionError::Abort(StoreError::NotFound(_))) => {
-                            continue
-                        }
-                        Err(e) => return Err(e),
-                    };
-                    finished.push(FinishedReport {
-                        key: report.key,
-                        job: id,
-                        submitted_at: report.submitted_at,
-                        failure: report.failure_reason,
-                    });
-                }
-                if let Some(cursor) = &cursor {
-                    cursors.insert(transport.as_bytes(), cursor.as_bytes())?;
-                }
-                Ok(finished)
-            })
+                    let mut finished = Vec::new();
+                    for (message_uuid, outcome) in &acknowledgements {
+                        let Some(id) = awaiting.get(keys::awaiting(message_uuid))? else {
+                            continue;
+                        };
+                        let id = in_tx(keys::decode_job_id(&id))?;
+                        let report = match trees.finish(id, outcome, at, Some(transport)) {
+                            Ok(Some(report)) => report,
+                            // Another transport took the message: not its acknowledgement.
+                            Ok(None) => continue,
+                            // The job left the outbox meanwhile (discarded): nothing to record.
+                            Err(ConflictableTransactionError::Abort(StoreError::NotFound(_))) => {
+                                continue
+                            }
+                            Err(e) => return Err(e),
+                        };
+                        finished.push(FinishedReport {
+                            key: report.key,
+                            job: id,
+                            submitted_at: report.submitted_at,
+                            failure: report.failure_reason,
+                        });
+                    }
+                    if let Some(cursor) = &cursor {
+                        cursors.insert(transport.as_bytes(), cursor.as_bytes())?;
+                    }
+                    Ok(finished)
+                },
+            )
             .map_err(tx_error)?;
         self.outbox_jobs.fetch_sub(finished.len(), Ordering::SeqCst);
         self.flush().await?;

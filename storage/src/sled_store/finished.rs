@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sled::transaction::TransactionalTree;
 
-use super::{backend, decode, in_tx, keys, tx_error, SledStore, TxResult};
+use super::{backend, decode, in_tx, keys, payload, tx_error, SledStore, TxResult};
 use crate::sled_gate::{self, GatedTransaction};
 use crate::{Report, ReportKey, ReportStatus, StoreResult};
 
@@ -87,7 +87,7 @@ impl SledStore {
         // again (entries written twice are the same entries).
         batch.insert(COMPLETE, &[][..]);
         self.apply_to_finished(batch)?;
-        sled_gate::flush_blocking(&self.db).map_err(backend)?;
+        self.flusher.flush_blocking().map_err(backend)?;
         if indexed > 0 || unreadable > 0 {
             tracing::info!(
                 indexed,
@@ -137,19 +137,33 @@ impl SledStore {
                 break;
             };
             let report_at = prefix.len() + last_time.len();
-            let (count, removed) = (&self.reports, &self.pending, &self.finished)
-                .gated_transaction(|(reports, pending, finished)| {
-                    let (mut count, mut removed) = (0, 0);
-                    for entry in &entries {
-                        match expire_one(reports, pending, &entry[report_at..], cutoff, now)? {
-                            Expiry::Expired => count += 1,
-                            Expiry::Stale => removed += 1,
-                            Expiry::NotYet => continue,
+            let trees = (
+                &self.reports,
+                &self.pending,
+                &self.finished,
+                &self.submissions,
+                &self.messages,
+                &self.receipts,
+            );
+            let (count, removed) = trees
+                .gated_transaction(
+                    |(reports, pending, finished, submissions, messages, receipts)| {
+                        let (mut count, mut removed) = (0, 0);
+                        for entry in &entries {
+                            let key = &entry[report_at..];
+                            match expire_one(reports, pending, key, cutoff, now)? {
+                                Expiry::Expired => {
+                                    payload::remove_parts([submissions, messages, receipts], key)?;
+                                    count += 1;
+                                }
+                                Expiry::Stale => removed += 1,
+                                Expiry::NotYet => continue,
+                            }
+                            finished.remove(entry)?;
                         }
-                        finished.remove(entry)?;
-                    }
-                    Ok((count, removed))
-                })
+                        Ok((count, removed))
+                    },
+                )
                 .map_err(tx_error)?;
             expired += count;
             changed |= count + removed > 0;

@@ -16,10 +16,16 @@
 //! | `awaiting`      | message UUID                 | job id (BE)           |
 //! | `inbox_cursors` | transport name               | cursor (UTF-8)        |
 //! | `finished`      | `module\0` ++ finished millis (BE) ++ `owner\0module\0id` | empty |
+//! | `submissions`   | `owner\0module\0id`          | the submission (JSON) |
+//! | `messages`      | `owner\0module\0id`          | the message body (raw bytes) |
+//! | `receipts`      | `owner\0module\0id`          | the receipt PDF (raw bytes) |
 //!
 //! `finished` lists the final reports that still have their payload, in the order they finished,
 //! for the retention sweep (see `finished.rs`); its entry `\0complete` marks it as covering every
 //! report.
+//!
+//! A report's state and its payload (submission, message body, receipt) live apart: the state
+//! changes several times, the payload is written once (see `payload.rs`).
 //!
 //! Every change is one multi-tree transaction followed by a flush, which is what the
 //! [`crate::Store`] contract asks for. sled calls are synchronous but short (memory plus the
@@ -28,6 +34,7 @@
 mod delivery;
 mod finished;
 mod keys;
+mod payload;
 mod queue;
 mod store_impl;
 mod user_cache;
@@ -48,6 +55,8 @@ use crate::{Job, StoreError, StoreResult};
 #[derive(Clone)]
 pub struct SledStore {
     db: sled::Db,
+    /// Every flush goes through here, so concurrent changes share disk syncs.
+    flusher: std::sync::Arc<crate::group_flush::GroupFlush>,
     user_cache: std::sync::Arc<user_cache::UserCache>,
     users: Tree,
     user_key_ids: Tree,
@@ -65,6 +74,10 @@ pub struct SledStore {
     inbox_cursors: Tree,
     /// Final, unexpired reports by module and finishing time (retention).
     finished: Tree,
+    /// The parts of reports' payload, each written once (see `payload.rs`).
+    submissions: Tree,
+    messages: Tree,
+    receipts: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
@@ -113,8 +126,15 @@ impl SledStore {
             awaiting: tree("awaiting")?,
             inbox_cursors: tree("inbox_cursors")?,
             finished: tree("finished")?,
+            submissions: tree("submissions")?,
+            messages: tree("messages")?,
+            receipts: tree("receipts")?,
             outbox_jobs,
             user_cache: Default::default(),
+            flusher: std::sync::Arc::new(
+                crate::group_flush::GroupFlush::start(db.clone())
+                    .map_err(|e| StoreError::Backend(format!("cannot start flushing: {e}")))?,
+            ),
             db,
         };
         store.complete_finished_index()?;
@@ -129,7 +149,7 @@ impl SledStore {
     /// Makes every committed transaction durable; state-changing methods await it before they
     /// answer. sled flushes its single log, so this covers all trees.
     async fn flush(&self) -> StoreResult<()> {
-        crate::sled_gate::flush(&self.db).await.map_err(backend)?;
+        self.flusher.flush().await.map_err(backend)?;
         Ok(())
     }
 }

@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{
-    abort, backend, decode, encode, in_tx, keys, put_job, stored_job, tx_error, utf8, SledStore,
+    abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, tx_error, utf8,
+    SledStore,
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
@@ -26,8 +27,9 @@ fn report_what(key: &ReportKey) -> String {
 }
 
 /// The members of a stored [`Report`] that make up its [`ReportResult`], under `Report`'s own
-/// names. serde skips the payload (submission, message) without building it, and the receipt
-/// stays the base64 text it is stored as: polls read reports far more often than anything else.
+/// names. serde skips what else the state holds without building it, and a receipt stored inline
+/// (before the payload moved to trees of its own, see `payload.rs`) stays the base64 text it is
+/// stored as: polls read reports far more often than anything else.
 #[derive(serde::Deserialize)]
 struct StoredResult {
     status: ReportStatus,
@@ -186,7 +188,7 @@ impl Store for SledStore {
             .collect()
     }
 
-    async fn submit_report(&self, report: Report) -> StoreResult<Job> {
+    async fn submit_report(&self, mut report: Report) -> StoreResult<Job> {
         let id = self.db.generate_id().map_err(backend)?;
         let job = Job {
             id,
@@ -200,6 +202,7 @@ impl Store for SledStore {
         let by_id_key = keys::by_id(&report.key);
         let outbox_key = keys::outbox(job.not_before, id);
         let job_id_key = keys::job_id(id);
+        let submission = payload::take_submission(&mut report)?;
         let report_value = encode(&report)?;
         let job_value = encode(&job)?;
         (
@@ -208,20 +211,26 @@ impl Store for SledStore {
             &self.reports_by_id,
             &self.outbox,
             &self.outbox_by_id,
+            &self.submissions,
         )
-            .gated_transaction(|(reports, pending, by_id, outbox, outbox_by_id)| {
-                // Any stored report counts, expired or consumed: an id is used once per owner
-                // and module, so a late duplicate never overwrites the audit trail.
-                if reports.get(&report_key)?.is_some() {
-                    return abort(StoreError::Conflict(report_what(&report.key)));
-                }
-                reports.insert(report_key.as_slice(), report_value.as_slice())?;
-                pending.insert(report_key.as_slice(), &[][..])?;
-                by_id.insert(by_id_key.as_slice(), &[][..])?;
-                outbox.insert(&outbox_key[..], job_value.as_slice())?;
-                outbox_by_id.insert(&job_id_key[..], &outbox_key[..])?;
-                Ok(())
-            })
+            .gated_transaction(
+                |(reports, pending, by_id, outbox, outbox_by_id, submissions)| {
+                    // Any stored report counts, expired or consumed: an id is used once per owner
+                    // and module, so a late duplicate never overwrites the audit trail.
+                    if reports.get(&report_key)?.is_some() {
+                        return abort(StoreError::Conflict(report_what(&report.key)));
+                    }
+                    reports.insert(report_key.as_slice(), report_value.as_slice())?;
+                    if let Some(submission) = &submission {
+                        submissions.insert(report_key.as_slice(), submission.as_slice())?;
+                    }
+                    pending.insert(report_key.as_slice(), &[][..])?;
+                    by_id.insert(by_id_key.as_slice(), &[][..])?;
+                    outbox.insert(&outbox_key[..], job_value.as_slice())?;
+                    outbox_by_id.insert(&job_id_key[..], &outbox_key[..])?;
+                    Ok(())
+                },
+            )
             .map_err(tx_error)?;
         self.outbox_jobs.fetch_add(1, Ordering::SeqCst);
         self.flush().await?;
@@ -229,26 +238,37 @@ impl Store for SledStore {
     }
 
     async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
-        match self.reports.get(keys::report(key)).map_err(backend)? {
-            Some(bytes) => Ok(Some(decode(&report_what(key), &bytes)?)),
-            None => Ok(None),
-        }
+        let report_key = keys::report(key);
+        let Some(bytes) = self.reports.get(&report_key).map_err(backend)? else {
+            return Ok(None);
+        };
+        let mut report: Report = decode(&report_what(key), &bytes)?;
+        self.attach_parts(&report_key, &mut report)?;
+        Ok(Some(report))
     }
 
     async fn report_result(&self, key: &ReportKey) -> StoreResult<Option<ReportResult>> {
-        match self.reports.get(keys::report(key)).map_err(backend)? {
-            Some(bytes) => serde_json::from_slice::<StoredResult>(&bytes)
-                .map(|stored| Some(stored.into()))
-                .map_err(|e| StoreError::Corrupt(format!("{}: {e}", report_what(key)))),
-            None => Ok(None),
+        let report_key = keys::report(key);
+        let Some(bytes) = self.reports.get(&report_key).map_err(backend)? else {
+            return Ok(None);
+        };
+        let stored = serde_json::from_slice::<StoredResult>(&bytes)
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", report_what(key))))?;
+        let mut result = ReportResult::from(stored);
+        if result.status == ReportStatus::Success
+            && result.expired_at.is_none()
+            && result.receipt_pdf_base64.is_none()
+        {
+            result.receipt_pdf_base64 = self.receipt_base64(&report_key)?;
         }
+        Ok(Some(result))
     }
 
-    /// A consumed report is returned as stored after consuming, i.e. with `polled` set.
+    /// A consumed report answers as stored after consuming, i.e. with `polled` set.
     async fn consume_report(&self, key: &ReportKey) -> StoreResult<Consumed> {
         let report_key = keys::report(key);
-        let (consumed, changed) = (&self.reports, &self.pending)
-            .gated_transaction(|(reports, pending)| {
+        let (consumed, changed) = (&self.reports, &self.pending, &self.receipts)
+            .gated_transaction(|(reports, pending, receipts)| {
                 let Some(bytes) = reports.get(&report_key)? else {
                     return Ok((Consumed::NotFound, false));
                 };
@@ -260,12 +280,14 @@ impl Store for SledStore {
                     return Ok((Consumed::AlreadyRetrieved, false));
                 }
                 if !report.status.is_final() {
-                    return Ok((Consumed::Report(Box::new(report)), false));
+                    return Ok((Consumed::Result(ReportResult::from(&report)), false));
                 }
                 report.polled = true;
                 reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
                 pending.remove(report_key.as_slice())?;
-                Ok((Consumed::Report(Box::new(report)), true))
+                // The answer carries the receipt; the state written above does not.
+                let result = payload::result(receipts, &report_key, &report)?;
+                Ok((Consumed::Result(result), true))
             })
             .map_err(tx_error)?;
         if changed {

@@ -1,0 +1,118 @@
+//! A report's payload — its submission, the body of its delivered message and its receipt — kept
+//! apart from its state, each part in a tree of its own (`submissions`, `messages`, `receipts`,
+//! keyed like `reports`, raw bytes).
+//!
+//! A report's state changes four or five times on its way (stored, message stored, delivered,
+//! finished, polled); its payload is written once. Kept in one JSON record, every change wrote
+//! the payload again, base64 inside JSON, and sled rewrites a whole leaf of records every few
+//! changes to it: some 150 KB went to the log per report for under 10 KB of payload. Apart, a
+//! change writes the few hundred bytes of the state.
+//!
+//! The rule every writer keeps: a part is written to its tree by the change that introduces it
+//! (the submission when the report is stored, the body when its message is, the receipt when it
+//! finishes) and removed by retention; every other change writes the state back as it read it.
+//! Reports stored before the parts moved out keep theirs inline, and readers take an inline part
+//! as it is, so no migration is needed.
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use sled::transaction::TransactionalTree;
+
+use super::{backend, decode, SledStore, TxResult};
+use crate::{PreparedMessage, Report, ReportResult, ReportStatus, StoreResult};
+
+/// The report's submission, taken out for the `submissions` tree (`None` if it has none).
+pub(super) fn take_submission(report: &mut Report) -> StoreResult<Option<Vec<u8>>> {
+    report
+        .submission
+        .take()
+        .map(|submission| super::encode(&submission))
+        .transpose()
+}
+
+/// `message` split into what the report's state keeps (everything but the body) and its body,
+/// for the `messages` tree.
+pub(super) fn split_message(message: &PreparedMessage) -> (PreparedMessage, &[u8]) {
+    let state = PreparedMessage {
+        body: Vec::new(),
+        ..message.clone()
+    };
+    (state, &message.body)
+}
+
+/// Inside a transaction: the stored message of the report under `key` with its body, whether
+/// the body is inline (stored before the split) or in `messages`.
+pub(super) fn whole_message(
+    messages: &TransactionalTree,
+    key: &[u8],
+    mut message: PreparedMessage,
+) -> TxResult<PreparedMessage> {
+    if message.body.is_empty() {
+        if let Some(body) = messages.get(key)? {
+            message.body = body.to_vec();
+        }
+    }
+    Ok(message)
+}
+
+/// Inside a transaction: what a poll of the report stored under `key` answers, receipt included.
+pub(super) fn result(
+    receipts: &TransactionalTree,
+    key: &[u8],
+    report: &Report,
+) -> TxResult<ReportResult> {
+    let mut result = ReportResult::from(report);
+    if report.status == ReportStatus::Success && result.receipt_pdf_base64.is_none() {
+        result.receipt_pdf_base64 = receipts.get(key)?.map(|pdf| STANDARD.encode(pdf));
+    }
+    Ok(result)
+}
+
+/// Inside a transaction: removes every part of the report under `key` (retention).
+pub(super) fn remove_parts(
+    [submissions, messages, receipts]: [&TransactionalTree; 3],
+    key: &[u8],
+) -> TxResult<()> {
+    submissions.remove(key)?;
+    messages.remove(key)?;
+    receipts.remove(key)?;
+    Ok(())
+}
+
+impl SledStore {
+    /// Fills in the parts of `report` (stored under `key`) that its state does not hold inline.
+    pub(super) fn attach_parts(&self, key: &[u8], report: &mut Report) -> StoreResult<()> {
+        if report.expired_at.is_some() {
+            return Ok(());
+        }
+        if report.submission.is_none() {
+            if let Some(bytes) = self.submissions.get(key).map_err(backend)? {
+                report.submission = Some(decode(&format!("submission of {}", report.key), &bytes)?);
+            }
+        }
+        if let Some(message) = &mut report.message {
+            if message.body.is_empty() {
+                if let Some(body) = self.messages.get(key).map_err(backend)? {
+                    message.body = body.to_vec();
+                }
+            }
+        }
+        if report.status == ReportStatus::Success && report.receipt_pdf.is_none() {
+            report.receipt_pdf = self
+                .receipts
+                .get(key)
+                .map_err(backend)?
+                .map(|pdf| pdf.to_vec());
+        }
+        Ok(())
+    }
+
+    /// The receipt of a successful report stored under `key` in the base64 that results carry.
+    pub(super) fn receipt_base64(&self, key: &[u8]) -> StoreResult<Option<String>> {
+        Ok(self
+            .receipts
+            .get(key)
+            .map_err(backend)?
+            .map(|pdf| STANDARD.encode(pdf)))
+    }
+}

@@ -1,0 +1,224 @@
+//! A report's payload (submission, message body, receipt) is written once, apart from the state
+//! that changes on the report's way; reports stored with their payload inline, as earlier
+//! versions stored them, read and move on whole.
+
+use std::path::Path;
+
+use chrono::{TimeZone, Utc};
+use meldewerk_storage::{
+    Consumed, Outcome, PreparedMessage, Report, ReportKey, ReportStatus, SledStore, Store,
+};
+
+fn key(id: &str) -> ReportKey {
+    ReportKey {
+        owner: "alice".into(),
+        module: "birthnotice".into(),
+        id: id.into(),
+    }
+}
+
+fn raw_key(id: &str) -> Vec<u8> {
+    format!("alice\0birthnotice\0{id}").into_bytes()
+}
+
+/// A submission of some 40 KB, so that a state that carried it could not go unnoticed.
+fn report(id: &str) -> Report {
+    Report::new_pending(
+        key(id),
+        serde_json::json!({ "kind": { "vorname": "Erika" }, "anlage": "S".repeat(40_000) }),
+        None,
+        format!("idem-{id}"),
+        Utc.timestamp_opt(1_700_000_000, 0).unwrap(),
+    )
+}
+
+fn message(id: &str) -> PreparedMessage {
+    PreparedMessage {
+        message_uuid: format!("uuid-{id}"),
+        content_type: "application/xml".into(),
+        body: format!("<nachricht>{}</nachricht>", "M".repeat(30_000)).into_bytes(),
+        signature: None,
+        prepared_at: Utc.timestamp_opt(1_700_000_001, 0).unwrap(),
+    }
+}
+
+fn receipt() -> Vec<u8> {
+    [&b"%PDF-1.7 "[..], &[b'R'; 20_000]].concat()
+}
+
+fn receipt_base64() -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(receipt())
+}
+
+fn with_raw_db(path: &Path, change: impl FnOnce(&sled::Db)) {
+    let db = sled::Config::new().path(path).open().unwrap();
+    change(&db);
+    db.flush().unwrap();
+}
+
+/// Submits, stores the message, delivers and acknowledges report `id`; leaves it final.
+async fn journey(store: &SledStore, id: &str) {
+    let job = store.submit_report(report(id)).await.unwrap();
+    let job = store.begin_attempt(&job).await.unwrap();
+    let stored = store.record_prepared(&job, message(id)).await.unwrap();
+    assert_eq!(stored, message(id));
+    let now = Utc::now();
+    store
+        .record_delivered(&job, "xpersonenstand", format!("ref-{id}"), now, now)
+        .await
+        .unwrap();
+    let acknowledged = Outcome::Acknowledged {
+        receipt_pdf: receipt(),
+        portal: Some("portal".into()),
+    };
+    let finished = store
+        .record_acknowledgements(
+            "xpersonenstand",
+            vec![(format!("uuid-{id}"), acknowledged)],
+            None,
+            now,
+        )
+        .await
+        .unwrap();
+    assert_eq!(finished.len(), 1);
+}
+
+fn assert_whole(report: &Report, id: &str) {
+    assert_eq!(report.status, ReportStatus::Success);
+    assert_eq!(report.submission, self::report(id).submission);
+    assert_eq!(report.message.as_ref().unwrap().body, message(id).body);
+    assert_eq!(report.receipt_pdf.as_deref(), Some(&receipt()[..]));
+}
+
+#[tokio::test]
+async fn the_state_is_written_without_the_payload_and_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    journey(&store, "geb-1").await;
+    assert_whole(
+        &store.report(&key("geb-1")).await.unwrap().unwrap(),
+        "geb-1",
+    );
+    let result = store.report_result(&key("geb-1")).await.unwrap().unwrap();
+    use base64::Engine as _;
+    let expected = base64::engine::general_purpose::STANDARD.encode(receipt());
+    assert_eq!(
+        result.receipt_pdf_base64.as_deref(),
+        Some(expected.as_str())
+    );
+    drop(store);
+
+    with_raw_db(dir.path(), |db| {
+        let state = db
+            .open_tree("reports")
+            .unwrap()
+            .get(raw_key("geb-1"))
+            .unwrap()
+            .unwrap();
+        assert!(state.len() < 2_000, "the state holds {} bytes", state.len());
+        for (tree, size) in [
+            ("submissions", 40_000),
+            ("messages", 30_000),
+            ("receipts", 20_000),
+        ] {
+            let part = db.open_tree(tree).unwrap().get(raw_key("geb-1")).unwrap();
+            assert!(part.is_some_and(|p| p.len() > size), "{tree}");
+        }
+    });
+
+    // Consuming answers with the receipt, and retention removes every part.
+    let store = SledStore::open(dir.path()).unwrap();
+    let Consumed::Result(consumed) = store.consume_report(&key("geb-1")).await.unwrap() else {
+        panic!("a final report is consumed");
+    };
+    assert_eq!(consumed.receipt_pdf_base64, Some(receipt_base64()));
+    let expired = store
+        .expire_finished_before("birthnotice", Utc::now() + chrono::Duration::days(1))
+        .await
+        .unwrap();
+    assert_eq!(expired, 1);
+    drop(store);
+    with_raw_db(dir.path(), |db| {
+        for tree in ["submissions", "messages", "receipts"] {
+            assert!(
+                db.open_tree(tree).unwrap().is_empty(),
+                "{tree} after retention"
+            );
+        }
+    });
+}
+
+#[tokio::test]
+async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    let job = store.submit_report(report("alt-1")).await.unwrap();
+    drop(store);
+    // What an earlier version stored: the whole report in one record, message included.
+    with_raw_db(dir.path(), |db| {
+        let mut inline = report("alt-1");
+        inline.message = Some(message("alt-1"));
+        let value = serde_json::to_vec(&inline).unwrap();
+        db.open_tree("reports")
+            .unwrap()
+            .insert(raw_key("alt-1"), value)
+            .unwrap();
+        db.open_tree("submissions")
+            .unwrap()
+            .remove(raw_key("alt-1"))
+            .unwrap();
+        db.open_tree("awaiting")
+            .unwrap()
+            .insert("uuid-alt-1", &job.id.to_be_bytes()[..])
+            .unwrap();
+    });
+
+    let store = SledStore::open(dir.path()).unwrap();
+    let read = store.report(&key("alt-1")).await.unwrap().unwrap();
+    assert_eq!(read.submission, report("alt-1").submission);
+    // The stored message stays the one delivered, byte for byte.
+    let job = store.begin_attempt(&job).await.unwrap();
+    let mut other = message("alt-1");
+    other.body = b"<anders/>".to_vec();
+    assert_eq!(
+        store.record_prepared(&job, other).await.unwrap(),
+        message("alt-1")
+    );
+    let now = Utc::now();
+    store
+        .record_delivered(&job, "xpersonenstand", "ref".into(), now, now)
+        .await
+        .unwrap();
+    let acknowledged = Outcome::Acknowledged {
+        receipt_pdf: receipt(),
+        portal: None,
+    };
+    store
+        .record_acknowledgements(
+            "xpersonenstand",
+            vec![("uuid-alt-1".into(), acknowledged)],
+            None,
+            now,
+        )
+        .await
+        .unwrap();
+    assert_whole(
+        &store.report(&key("alt-1")).await.unwrap().unwrap(),
+        "alt-1",
+    );
+    let Consumed::Result(consumed) = store.consume_report(&key("alt-1")).await.unwrap() else {
+        panic!("a final report is consumed");
+    };
+    assert_eq!(consumed.receipt_pdf_base64, Some(receipt_base64()));
+    store
+        .expire_finished_before("birthnotice", now + chrono::Duration::days(1))
+        .await
+        .unwrap();
+    let expired = store.report(&key("alt-1")).await.unwrap().unwrap();
+    assert!(expired.expired_at.is_some());
+    assert_eq!(
+        (expired.submission, expired.message, expired.receipt_pdf),
+        (None, None, None)
+    );
+}

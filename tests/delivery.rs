@@ -230,3 +230,64 @@ fn operators_see_actor_health() {
         "{actors:?}"
     );
 }
+
+/// Repeat submissions the office has answered, over every message it holds.
+fn repeats_at_the_office(server: &Server) -> u64 {
+    let (messages, _) = received_page(
+        server,
+        "/admin/api/v1/transports/xpersonenstand/received?limit=1000",
+    );
+    messages
+        .iter()
+        .map(|m| m["repeat_submissions"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn a_new_report_does_not_queue_behind_overdue_acknowledgements() {
+    // The office never decides and takes 200 ms per call; every acknowledgement is overdue after
+    // a second, so 40 waiting reports are delivered again and again, two at a time (half of the
+    // four slots). A new report takes one of the other two at once.
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(
+        &dir,
+        &[
+            (
+                "MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS",
+                "86400000",
+            ),
+            ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__LATENCY_MS", "200"),
+            ("MELDEWERK_ENGINE__ACK_TIMEOUT_SECS", "1"),
+            ("MELDEWERK_ENGINE__MAX_IN_FLIGHT", "4"),
+        ],
+    );
+    let waiting: Vec<String> = (0..40)
+        .map(|i| {
+            dispatch(
+                &server,
+                "klinik",
+                &complete_notice(&format!("geb-wartet-{i}")),
+            )
+        })
+        .collect();
+    wait_until("the office to receive the 40 notices", || {
+        waiting.iter().all(|id| !received(&server, id).is_empty())
+    });
+    wait_until("redeliveries to be under way", || {
+        repeats_at_the_office(&server) >= 4
+    });
+
+    let before = repeats_at_the_office(&server);
+    let id = dispatch(&server, "klinik", &complete_notice("geb-neu"));
+    wait_until("the office to receive the new notice", || {
+        !received(&server, &id).is_empty()
+    });
+    // Behind the overdue ones it would have waited for some 40 redeliveries; beside them it
+    // waits for its own call only (and the calls in flight as it came).
+    let meanwhile = repeats_at_the_office(&server) - before;
+    assert!(
+        meanwhile <= 8,
+        "{meanwhile} redeliveries went ahead of the new report"
+    );
+}

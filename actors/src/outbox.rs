@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use chrono::Utc;
 use futures::FutureExt;
-use meldewerk_storage::{Job, Store};
+use meldewerk_storage::{Job, JobKind, Store};
 
 use crate::inflight::{ClaimRefused, InFlight};
 use crate::module_actor::{JobDone, ModuleActor, RunJob};
@@ -163,7 +163,8 @@ impl OutboxActor {
                 self.hold.insert(job.id, Instant::now() + PAUSED_HOLD);
                 continue;
             }
-            let claim = match self.in_flight.try_claim(job.id, module, max) {
+            let redelivery = job.kind == JobKind::AwaitAck;
+            let claim = match self.in_flight.try_claim(job.id, module, max, redelivery) {
                 Ok(claim) => claim,
                 Err(ClaimRefused::AlreadyClaimed) => continue,
                 Err(ClaimRefused::ModuleFull) => {

@@ -104,7 +104,9 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- outbox ----
 
-    /// Jobs whose `not_before` has passed, oldest due first, at most `limit`.
+    /// Jobs whose `not_before` has passed, at most `limit`: first-time deliveries (`Deliver`)
+    /// before overdue acknowledgements (`AwaitAck`), each oldest due first, so that new reports
+    /// are found at once however many acknowledgements are late.
     async fn due_jobs(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Job>>;
     /// Number of jobs in the outbox (backlog, for health and metrics).
     async fn outbox_len(&self) -> StoreResult<usize>;

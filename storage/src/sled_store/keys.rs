@@ -4,17 +4,24 @@
 //! owner's reports in one module (a bare `owner` prefix would also match `owner2`). Names and
 //! modules never contain NUL; an id may, since it is always the last part of a report key.
 //!
-//! Outbox keys start with the due time so that the tree's own order is the order jobs come due;
-//! the job id after it keeps jobs due in the same millisecond apart and in creation order.
+//! Outbox keys start with the job's lane, then its due time, so that within a lane the tree's own
+//! order is the order jobs come due; the job id after it keeps jobs due in the same millisecond
+//! apart and in creation order. Jobs delivering a message for the first time and jobs waiting
+//! for an acknowledgement (delivered again when it is late) are two lanes, so that a scan finds
+//! new deliveries without reading past however many overdue acknowledgements there are.
 
 use chrono::{DateTime, Utc};
 
-use crate::ReportKey;
+use crate::{Job, JobKind, ReportKey};
 
 const SEP: u8 = 0;
 
-/// Length of an outbox key: due time (8 bytes) and job id (8 bytes).
-pub(crate) const OUTBOX_KEY_LEN: usize = 16;
+/// Length of an outbox key: lane (1 byte), due time (8 bytes) and job id (8 bytes).
+pub(crate) const OUTBOX_KEY_LEN: usize = 17;
+
+/// Length of the outbox keys written before lanes existed (due time and job id); the store
+/// rewrites them when it opens.
+pub(crate) const UNLANED_OUTBOX_KEY_LEN: usize = 16;
 
 fn join(parts: &[&str]) -> Vec<u8> {
     let len = parts.iter().map(|p| p.len() + 1).sum();
@@ -59,18 +66,38 @@ fn due(at: DateTime<Utc>) -> [u8; 8] {
     ((at.timestamp_millis() as u64) ^ (1 << 63)).to_be_bytes()
 }
 
-/// Key of the `outbox` tree: due time, then job id.
-pub(crate) fn outbox(not_before: DateTime<Utc>, job_id: u64) -> [u8; OUTBOX_KEY_LEN] {
+/// The outbox lanes, in the order a scan reads them.
+pub(crate) const LANES: [JobKind; 2] = [JobKind::Deliver, JobKind::AwaitAck];
+
+fn lane(kind: &JobKind) -> u8 {
+    match kind {
+        JobKind::Deliver => 0,
+        JobKind::AwaitAck => 1,
+    }
+}
+
+/// Key of the `outbox` tree for `job`: its lane, due time, then id.
+pub(crate) fn outbox(job: &Job) -> [u8; OUTBOX_KEY_LEN] {
+    outbox_key(&job.kind, job.not_before, job.id)
+}
+
+fn outbox_key(kind: &JobKind, not_before: DateTime<Utc>, job_id: u64) -> [u8; OUTBOX_KEY_LEN] {
     let mut key = [0; OUTBOX_KEY_LEN];
-    key[..8].copy_from_slice(&due(not_before));
-    key[8..].copy_from_slice(&job_id.to_be_bytes());
+    key[0] = lane(kind);
+    key[1..9].copy_from_slice(&due(not_before));
+    key[9..].copy_from_slice(&job_id.to_be_bytes());
     key
 }
 
-/// The greatest outbox key due in the same millisecond as `now`: the inclusive end of the scan
-/// for due jobs.
-pub(crate) fn outbox_due_end(now: DateTime<Utc>) -> [u8; OUTBOX_KEY_LEN] {
-    outbox(now, u64::MAX)
+/// The scan for the lane's due jobs: from the lane's first key up to the greatest key due in the
+/// same millisecond as `now`.
+pub(crate) fn outbox_due(
+    kind: &JobKind,
+    now: DateTime<Utc>,
+) -> std::ops::RangeInclusive<[u8; OUTBOX_KEY_LEN]> {
+    let mut first = [0; OUTBOX_KEY_LEN];
+    first[0] = lane(kind);
+    first..=outbox_key(kind, now, u64::MAX)
 }
 
 /// `module\0`: prefix of the module's entries in the `finished` tree.
@@ -122,20 +149,27 @@ mod tests {
     use chrono::TimeZone;
 
     #[test]
-    fn outbox_keys_sort_by_due_time_then_id() {
+    fn outbox_keys_sort_by_lane_then_due_time_then_id() {
         let early = Utc.timestamp_millis_opt(-5_000).unwrap();
         let epoch = Utc.timestamp_millis_opt(0).unwrap();
         let late = Utc.timestamp_millis_opt(1_700_000_000_000).unwrap();
+        let (deliver, wait) = (&JobKind::Deliver, &JobKind::AwaitAck);
         let keys = [
-            outbox(early, 9),
-            outbox(epoch, 1),
-            outbox(epoch, 2),
-            outbox(late, 0),
+            outbox_key(deliver, early, 9),
+            outbox_key(deliver, epoch, 1),
+            outbox_key(deliver, epoch, 2),
+            outbox_key(deliver, late, 0),
+            outbox_key(wait, early, 3),
+            outbox_key(wait, late, 4),
         ];
         let mut sorted = keys;
         sorted.sort();
         assert_eq!(sorted, keys);
-        assert!(outbox(late, u64::MAX) <= outbox_due_end(late));
+        let due = outbox_due(deliver, epoch);
+        assert!(keys[..3].iter().all(|k| due.contains(k)));
+        assert!(!due.contains(&keys[3]) && !due.contains(&keys[4]));
+        let due = outbox_due(wait, epoch);
+        assert!(due.contains(&keys[4]) && !due.contains(&keys[5]) && !due.contains(&keys[0]));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! | `reports`       | `owner\0module\0id`          | [`crate::Report`]     |
 //! | `pending`       | `owner\0module\0id`          | empty                 |
 //! | `reports_by_id` | `module\0id\0owner`          | empty                 |
-//! | `outbox`        | due millis (BE) ++ job id    | [`crate::Job`]        |
+//! | `outbox`        | lane ++ due millis (BE) ++ job id | [`crate::Job`]   |
 //! | `outbox_by_id`  | job id (BE)                  | its `outbox` key      |
 //! | `audit`         | entry number (BE)            | [`crate::AuditEntry`] |
 //! | `awaiting`      | message UUID                 | job id (BE)           |
@@ -138,6 +138,7 @@ impl SledStore {
             db,
         };
         store.complete_finished_index()?;
+        store.put_outbox_in_lanes()?;
         Ok(store)
     }
 
@@ -223,15 +224,16 @@ fn stored_job(
     Ok((outbox_key, job))
 }
 
-/// Stores `job` under the key its `not_before` calls for, in place of the entry at `old_key`.
-/// Used for every job change, since a changed due time means a new position in the outbox.
+/// Stores `job` under the key its kind and `not_before` call for, in place of the entry at
+/// `old_key`. Used for every job change, since a changed due time or kind means a new position
+/// in the outbox.
 fn put_job(
     outbox: &TransactionalTree,
     by_id: &TransactionalTree,
     old_key: &IVec,
     job: &Job,
 ) -> TxResult<()> {
-    let new_key = keys::outbox(job.not_before, job.id);
+    let new_key = keys::outbox(job);
     if old_key.as_ref() != new_key.as_slice() {
         outbox.remove(old_key)?;
         by_id.insert(&keys::job_id(job.id)[..], &new_key[..])?;

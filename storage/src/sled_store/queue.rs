@@ -2,8 +2,8 @@
 
 use sled::Tree;
 
-use super::{backend, decode, encode, SledStore};
-use crate::sled_gate;
+use super::{backend, decode, encode, keys, put_job, tx_error, SledStore};
+use crate::sled_gate::{self, GatedTransaction};
 use crate::{AuditEntry, Job, StoreResult};
 
 /// Reads the job whose outbox key `outbox_key` names.
@@ -73,5 +73,33 @@ impl SledStore {
                 Ok((number, decode("audit entry", &bytes)?))
             })
             .collect()
+    }
+}
+
+impl SledStore {
+    /// Rewrites the outbox keys written before lanes existed into laned keys, in one transaction
+    /// (the outbox holds only unfinished jobs, so this is small even after a long outage).
+    pub(super) fn put_outbox_in_lanes(&self) -> StoreResult<()> {
+        let mut old = Vec::new();
+        for entry in self.outbox.iter() {
+            let (key, bytes) = entry.map_err(backend)?;
+            if key.len() == keys::UNLANED_OUTBOX_KEY_LEN {
+                old.push((key, decode::<Job>("outbox job", &bytes)?));
+            }
+        }
+        if old.is_empty() {
+            return Ok(());
+        }
+        (&self.outbox, &self.outbox_by_id)
+            .gated_transaction(|(outbox, by_id)| {
+                for (key, job) in &old {
+                    put_job(outbox, by_id, key, job)?;
+                }
+                Ok(())
+            })
+            .map_err(tx_error)?;
+        self.flusher.flush_blocking().map_err(backend)?;
+        tracing::info!(jobs = old.len(), "put the outbox's jobs into lanes");
+        Ok(())
     }
 }

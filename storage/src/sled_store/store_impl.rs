@@ -200,7 +200,7 @@ impl Store for SledStore {
         };
         let report_key = keys::report(&report.key);
         let by_id_key = keys::by_id(&report.key);
-        let outbox_key = keys::outbox(job.not_before, id);
+        let outbox_key = keys::outbox(&job);
         let job_id_key = keys::job_id(id);
         let submission = payload::take_submission(&mut report)?;
         let report_value = encode(&report)?;
@@ -335,18 +335,21 @@ impl Store for SledStore {
         self.expire_before(module, cutoff).await
     }
 
+    /// New deliveries first, then acknowledgements gone overdue, each lane oldest due first.
     async fn due_jobs(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Job>> {
         let mut due = Vec::new();
-        for entry in self.outbox.range(..=keys::outbox_due_end(now)) {
-            if due.len() >= limit {
-                break;
-            }
-            let (_, bytes) = entry.map_err(backend)?;
-            let job: Job = decode("outbox job", &bytes)?;
-            // Keys hold whole milliseconds; a job due later within `now`'s millisecond is not
-            // due yet.
-            if job.not_before <= now {
-                due.push(job);
+        for lane in &keys::LANES {
+            for entry in self.outbox.range(keys::outbox_due(lane, now)) {
+                if due.len() >= limit {
+                    return Ok(due);
+                }
+                let (_, bytes) = entry.map_err(backend)?;
+                let job: Job = decode("outbox job", &bytes)?;
+                // Keys hold whole milliseconds; a job due later within `now`'s millisecond is
+                // not due yet.
+                if job.not_before <= now {
+                    due.push(job);
+                }
             }
         }
         Ok(due)

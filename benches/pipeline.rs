@@ -6,6 +6,10 @@
 //! (`ack_delay_ms = 0`). Printed: form submissions accepted per second, reports per second from
 //! the first submission until every report is final (read from the engine's health), and the
 //! server's CPU time per report (from `/proc`). Client and server share the machine's cores.
+//!
+//! With `BENCH_PHASES=1` the module is paused while the forms are sent and resumed once all are
+//! accepted, so that the two halves are measured apart: the HTTP side (form pages, checks,
+//! storing the report) and the engine (message built, signed, delivered, acknowledged, stored).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -21,6 +25,7 @@ use support::*;
 fn main() {
     let reports: usize = setting("BENCH_REPORTS", 500).max(1);
     let workers: usize = setting("BENCH_WORKERS", 8).max(1);
+    let phases = setting("BENCH_PHASES", 0) == 1;
 
     let dir = DataDir::new();
     dir.add_user("bench");
@@ -37,6 +42,10 @@ fn main() {
         .map(|i| magic_link(&server, "bench", &complete_notice(&format!("pipe-{i}"))))
         .collect();
 
+    if phases {
+        let paused = server.admin_post("/admin/api/v1/modules/birthnotice/pause");
+        assert_eq!(paused.status(), 200, "pausing the module");
+    }
     let next = AtomicUsize::new(0);
     let cpu_before = cpu_seconds(pid);
     let started = Instant::now();
@@ -55,13 +64,21 @@ fn main() {
         }
     });
     let accepted = started.elapsed();
+    let cpu_accepted = cpu_seconds(pid);
+    let engine_started = std::time::Instant::now();
+    if phases {
+        let resumed = server.admin_post("/admin/api/v1/modules/birthnotice/resume");
+        assert_eq!(resumed.status(), 200, "resuming the module");
+    }
     let deadline = Instant::now() + Duration::from_secs(600);
     while finished(&server) < reports as u64 {
         assert!(Instant::now() < deadline, "reports never all finished");
         std::thread::sleep(Duration::from_millis(20));
     }
     let all_final = started.elapsed();
-    let cpu = cpu_seconds(pid) - cpu_before;
+    let engine_took = engine_started.elapsed();
+    let cpu_final = cpu_seconds(pid);
+    let cpu = cpu_final - cpu_before;
 
     println!("meldewerk pipeline: {reports} birth notices, {workers} browser sessions");
     println!(
@@ -78,4 +95,16 @@ fn main() {
         "server CPU per report:     {:>8.2} ms (incl. form pages and magic links)",
         cpu * 1000.0 / reports as f64
     );
+    if phases {
+        let per_report = |seconds: f64| seconds * 1000.0 / reports as f64;
+        println!(
+            "  while sending the forms: {:>8.2} ms (module paused)",
+            per_report(cpu_accepted - cpu_before)
+        );
+        println!(
+            "  in the engine alone:     {:>8.2} ms ({:.0} reports/s final after the resume)",
+            per_report(cpu_final - cpu_accepted),
+            reports as f64 / engine_took.as_secs_f64()
+        );
+    }
 }

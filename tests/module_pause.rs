@@ -6,15 +6,6 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-fn post_admin(server: &Server, path: &str) -> reqwest::blocking::Response {
-    server
-        .client()
-        .post(server.url(path))
-        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-        .send()
-        .unwrap()
-}
-
 fn actor(server: &Server, name: &str) -> Value {
     let actors: Vec<Value> = server.admin_get("/admin/api/v1/actors").json().unwrap();
     actors.into_iter().find(|a| a["name"] == name).unwrap()
@@ -28,7 +19,7 @@ fn a_paused_module_keeps_its_reports_until_resumed() {
         &dir,
         &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "100")],
     );
-    let paused = post_admin(&server, "/admin/api/v1/modules/birthnotice/pause");
+    let paused = server.admin_post("/admin/api/v1/modules/birthnotice/pause");
     assert_eq!(paused.status(), 200);
     assert_eq!(
         paused.json::<Value>().unwrap(),
@@ -61,7 +52,7 @@ fn a_paused_module_keeps_its_reports_until_resumed() {
         "delivered while paused"
     );
 
-    let resumed = post_admin(&server, "/admin/api/v1/modules/birthnotice/resume");
+    let resumed = server.admin_post("/admin/api/v1/modules/birthnotice/resume");
     assert_eq!(resumed.status(), 200);
     assert_eq!(resumed.json::<Value>().unwrap()["paused"], false);
     server.wait_for_status("klinik", "geb-paused", "SUCCESS");
@@ -78,7 +69,7 @@ fn pausing_needs_an_operator_and_a_known_module() {
         .send()
         .unwrap();
     assert_eq!(anonymous.status(), 401);
-    let unknown = post_admin(&server, "/admin/api/v1/modules/labreport/pause");
+    let unknown = server.admin_post("/admin/api/v1/modules/labreport/pause");
     assert_eq!(unknown.status(), 404);
     assert_eq!(
         unknown.json::<Value>().unwrap(),
@@ -87,13 +78,17 @@ fn pausing_needs_an_operator_and_a_known_module() {
     // Pausing twice and resuming twice are harmless.
     for _ in 0..2 {
         assert_eq!(
-            post_admin(&server, "/admin/api/v1/modules/birthdata/pause").status(),
+            server
+                .admin_post("/admin/api/v1/modules/birthdata/pause")
+                .status(),
             200
         );
     }
     for _ in 0..2 {
         assert_eq!(
-            post_admin(&server, "/admin/api/v1/modules/birthdata/resume").status(),
+            server
+                .admin_post("/admin/api/v1/modules/birthdata/resume")
+                .status(),
             200
         );
     }

@@ -7,15 +7,6 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-fn operator_post(server: &Server, path: &str) -> reqwest::blocking::Response {
-    server
-        .client()
-        .post(server.url(path))
-        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-        .send()
-        .unwrap()
-}
-
 fn jobs(server: &Server) -> Vec<Value> {
     let page: Value = server.admin_get("/admin/api/v1/jobs").json().unwrap();
     page["jobs"].as_array().unwrap().clone()
@@ -62,15 +53,12 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
 
     // Discarded: the authority accepted the message already, so only with `force`; then the
     // report ends in FAILURE with the reason and the job is gone.
-    let refused = operator_post(
-        &server,
-        &format!("/admin/api/v1/jobs/{}/discard", id_of("geb-q-1")),
-    );
+    let refused = server.admin_post(&format!("/admin/api/v1/jobs/{}/discard", id_of("geb-q-1")));
     assert_eq!(refused.status(), 409);
-    let discarded = operator_post(
-        &server,
-        &format!("/admin/api/v1/jobs/{}/discard?force=true", id_of("geb-q-1")),
-    );
+    let discarded = server.admin_post(&format!(
+        "/admin/api/v1/jobs/{}/discard?force=true",
+        id_of("geb-q-1")
+    ));
     assert_eq!(discarded.status(), 200);
     let failed = server.wait_for_status("klinik", "geb-q-1", "FAILURE");
     assert_eq!(failed["failureReason"], "discarded by the operator");
@@ -84,10 +72,7 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
     // Retried: the waiting message is delivered again now instead of after `ack_timeout_secs`;
     // the office answers the repeat with the original acceptance.
     assert_eq!(received(&server, "geb-q-2")[0]["repeat_submissions"], 0);
-    let retried = operator_post(
-        &server,
-        &format!("/admin/api/v1/jobs/{}/retry", id_of("geb-q-2")),
-    );
+    let retried = server.admin_post(&format!("/admin/api/v1/jobs/{}/retry", id_of("geb-q-2")));
     assert_eq!(retried.status(), 200);
     assert_eq!(
         retried.json::<Value>().unwrap(),
@@ -126,10 +111,7 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
     assert!(entries[1]["at"].is_string());
 
     // What is gone cannot be acted on; the views need an operator and sane paging.
-    let gone = operator_post(
-        &server,
-        &format!("/admin/api/v1/jobs/{}/retry", id_of("geb-q-2")),
-    );
+    let gone = server.admin_post(&format!("/admin/api/v1/jobs/{}/retry", id_of("geb-q-2")));
     assert_eq!(gone.status(), 404);
     assert_eq!(server.admin_get("/admin/api/v1/jobs?limit=0").status(), 400);
     let anonymous = server

@@ -183,7 +183,15 @@ mod tests {
         let flusher = GroupFlush::start(open(dir.path())).unwrap();
         flusher.flush_blocking().unwrap();
         drop(flusher);
-        // sled holds an exclusive file lock while any handle of the database lives.
-        open(dir.path());
+        // sled holds an exclusive file lock while any handle of the database lives; its own I/O
+        // threads let go of theirs a moment after the last flush, so the first tries may fail.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while sled_gate::config(dir.path(), 1 << 20).open().is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the database stayed open"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 }

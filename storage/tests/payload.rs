@@ -2,9 +2,10 @@
 //! that changes on the report's way; reports stored with their payload inline, as earlier
 //! versions stored them, read and move on whole.
 
-use std::path::Path;
+mod common;
 
 use chrono::{TimeZone, Utc};
+use common::with_raw_db;
 use meldewerk_storage::{
     Consumed, Outcome, PreparedMessage, Report, ReportKey, ReportStatus, SledStore, Store,
 };
@@ -49,12 +50,6 @@ fn receipt() -> Vec<u8> {
 fn receipt_base64() -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(receipt())
-}
-
-fn with_raw_db(path: &Path, change: impl FnOnce(&sled::Db)) {
-    let db = sled::Config::new().path(path).open().unwrap();
-    change(&db);
-    db.flush().unwrap();
 }
 
 /// Submits, stores the message, delivers and acknowledges report `id`; leaves it final.

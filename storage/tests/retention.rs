@@ -2,9 +2,10 @@
 //! reports that finished before the cutoff, reads only those, and works on a database written
 //! before its index existed.
 
-use std::path::Path;
+mod common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use common::with_raw_db;
 use meldewerk_storage::{Outcome, Report, ReportKey, SledStore, Store};
 
 const BIRTH: &str = "birthnotice";
@@ -53,14 +54,6 @@ async fn is_expired(store: &SledStore, module: &str, id: &str) -> bool {
         "{module}/{id}: the payload goes exactly when the report expires"
     );
     report.expired_at.is_some()
-}
-
-/// Opens the database with sled itself, the way an older version of the store left it or a
-/// damaged disk might, and lets `change` alter it.
-fn with_raw_db(path: &Path, change: impl FnOnce(&sled::Db)) {
-    let db = sled::Config::new().path(path).open().unwrap();
-    change(&db);
-    db.flush().unwrap();
 }
 
 #[tokio::test]

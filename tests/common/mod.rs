@@ -292,6 +292,15 @@ impl Server {
             .unwrap()
     }
 
+    /// POST to an operator API path without a body (actions: pause, resume, retry, ...).
+    pub fn admin_post(&self, path: &str) -> Response {
+        self.client()
+            .post(self.url(path))
+            .basic_auth(OPERATOR.0, Some(OPERATOR.1))
+            .send()
+            .unwrap()
+    }
+
     /// Polls a birthnotice `GET /reports/{id}?peek=true` until the status is `status`.
     pub fn wait_for_status(&self, user: &str, id: &str, status: &str) -> Value {
         self.wait_for_status_in("birthnotice", user, id, status)

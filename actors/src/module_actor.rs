@@ -8,6 +8,7 @@
 //! killing it for good.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -98,7 +99,9 @@ impl Worker {
         self
     }
 
-    async fn run(self: Arc<Self>, job: Job) -> JobDone {
+    /// Works one job. `counted` turns true once the store has counted this run's attempt, so
+    /// that a panic before that point is counted afterwards (see [`Worker::after_panic`]).
+    async fn run(self: Arc<Self>, job: Job, counted: Arc<AtomicBool>) -> JobDone {
         let id = job.id;
         let result = match Ticket::admit(&self.breaker, std::time::Instant::now()) {
             // The transport is left alone: the job waits in memory, without a store write and
@@ -109,23 +112,7 @@ impl Worker {
                     .saturating_duration_since(std::time::Instant::now());
                 return JobDone::Hold(wait.max(Duration::from_millis(1)));
             }
-            Ok(ticket) => {
-                // A probe is not one of the job's attempts (it only asks whether the transport
-                // is back); but the job must still be there. Every other call is counted before
-                // it is made, so that a crash during it counts too.
-                let job = match ticket.probe {
-                    true => match self.store.job(job.id).await {
-                        Ok(Some(job)) => Ok(job),
-                        Ok(None) => Err(StoreError::NotFound(format!("job {}", job.id))),
-                        Err(e) => Err(e),
-                    },
-                    false => self.store.begin_attempt(&job).await,
-                };
-                match job {
-                    Ok(job) => self.deliver(&job, &ticket).await,
-                    Err(e) => Err(e),
-                }
-            }
+            Ok(ticket) => self.deliver(&job, &ticket, &counted).await,
         };
         match result {
             Ok(done) => done,
@@ -140,23 +127,51 @@ impl Worker {
     /// Delivers the job's message: the first time (`Deliver`), or again because its
     /// acknowledgement did not come in time (`AwaitAck`). A message delivered again was accepted
     /// before, so it never fails for want of attempts: it waits on with backoff.
+    ///
+    /// Every call to the transport is counted as an attempt before it is made, so that a crash
+    /// during it counts too; a first delivery is counted in the transaction that stores its
+    /// message (one store write instead of two). A probe is not one of the job's attempts (it
+    /// only asks whether the transport is back), but the job must still be there.
     #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
-    async fn deliver(&self, job: &Job, ticket: &Ticket) -> StoreResult<JobDone> {
+    async fn deliver(
+        &self,
+        job: &Job,
+        ticket: &Ticket,
+        counted: &AtomicBool,
+    ) -> StoreResult<JobDone> {
         let again = job.kind == JobKind::AwaitAck;
-        if !again && job.attempts > self.settings.max_attempts {
-            return self.give_up(job, job.attempts - 1).await;
-        }
         let Some(report) = self.store.report(&job.report).await? else {
             return self.fail(job, "report not found".to_string()).await;
         };
-        let message = match report.message.clone() {
-            Some(message) => message,
-            None => match self.prepare(job, &report).await {
+        let (job, message) = match report.message.clone() {
+            Some(message) => (self.count(job, ticket.probe, counted).await?, message),
+            None => {
+                // The attempt about to be counted would be one too many.
+                if !ticket.probe && job.attempts >= self.settings.max_attempts {
+                    return self.give_up(job, job.attempts).await;
+                }
+                let prepared = match self.prepare(job, &report).await {
+                    Ok(prepared) => prepared,
+                    Err(BuildError(reason)) => return self.fail(job, reason).await,
+                };
                 // From here on the stored message counts, so a retry delivers the same bytes.
-                Ok(message) => self.store.record_prepared(job, message).await?,
-                Err(BuildError(reason)) => return self.fail(job, reason).await,
-            },
+                match ticket.probe {
+                    true => {
+                        let message = self.store.record_prepared(job, prepared).await?;
+                        (self.count(job, true, counted).await?, message)
+                    }
+                    false => {
+                        let stored = self.store.begin_attempt_with_message(job, prepared).await?;
+                        counted.store(true, Ordering::SeqCst);
+                        stored
+                    }
+                }
+            }
         };
+        if !again && job.attempts > self.settings.max_attempts {
+            return self.give_up(&job, job.attempts - 1).await;
+        }
+        let job = &job;
         let delivery = Delivery {
             idempotency_key: report.idempotency_key.clone(),
             module: self.module.to_string(),
@@ -192,6 +207,20 @@ impl Worker {
             Err(e @ TransportError::Transient(_)) => self.retry_later(job, job.attempts, e).await,
             Err(TransportError::Rejected(reason)) => self.fail(job, reason).await,
         }
+    }
+
+    /// Counts an attempt (or, for a probe, only checks that the job is still there) and returns
+    /// the job as stored.
+    async fn count(&self, job: &Job, probe: bool, counted: &AtomicBool) -> StoreResult<Job> {
+        if probe {
+            return match self.store.job(job.id).await? {
+                Some(job) => Ok(job),
+                None => Err(StoreError::NotFound(format!("job {}", job.id))),
+            };
+        }
+        let job = self.store.begin_attempt(job).await?;
+        counted.store(true, Ordering::SeqCst);
+        Ok(job)
     }
 
     #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
@@ -242,13 +271,29 @@ impl Worker {
         Ok(JobDone::Progressed)
     }
 
-    /// After a panic the job is still in the outbox with its attempt counted; put it back with a
-    /// backoff and the panic as its last error, so it neither spins nor fails without a reason.
-    /// Holds the claim until then, so that nobody works the job meanwhile.
-    async fn after_panic(self: Arc<Self>, job: Job, message: String, claim: InFlightGuard) {
+    /// After a panic the job is still in the outbox; put it back with a backoff and the panic as
+    /// its last error, so it neither spins nor fails without a reason. A panic before the store
+    /// counted the attempt (in the builder, say) is counted now, so that a message that can never
+    /// be built still runs out of attempts. Holds the claim until then, so that nobody works the
+    /// job meanwhile.
+    async fn after_panic(
+        self: Arc<Self>,
+        job: Job,
+        message: String,
+        claim: InFlightGuard,
+        counted: bool,
+    ) {
         let attempts = job.attempts.saturating_add(1);
         let next = after(Utc::now(), self.settings.backoff(attempts));
-        if let Err(e) = self.store.reschedule(&job, next, Some(message)).await {
+        let recorded = match counted {
+            true => Ok(()),
+            false => self.store.begin_attempt(&job).await.map(drop),
+        };
+        let recorded = match recorded {
+            Ok(()) => self.store.reschedule(&job, next, Some(message)).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = recorded {
             tracing::warn!(job = job.id, error = %e, "could not reschedule a job after a panic");
         }
         drop(claim);
@@ -306,7 +351,9 @@ impl Handler<RunJob> for ModuleActor {
     fn handle(&mut self, msg: RunJob, _: &mut Self::Context) -> Self::Result {
         let RunJob { job, claim } = msg;
         let worker = Arc::clone(&self.worker);
-        let work = AssertUnwindSafe(Arc::clone(&worker).run(job.clone())).catch_unwind();
+        let counted = Arc::new(AtomicBool::new(false));
+        let work = Arc::clone(&worker).run(job.clone(), Arc::clone(&counted));
+        let work = AssertUnwindSafe(work).catch_unwind();
         Box::pin(
             work.into_actor(self)
                 .map(move |result, act, ctx| match result {
@@ -326,7 +373,8 @@ impl Handler<RunJob> for ModuleActor {
                         let message = panic_message(&*payload);
                         act.sup.on_panic(message.clone());
                         // Outside the context: the restart below drops everything spawned in it.
-                        actix_rt::spawn(worker.after_panic(job, message, claim));
+                        let counted = counted.load(Ordering::SeqCst);
+                        actix_rt::spawn(worker.after_panic(job, message, claim, counted));
                         ctx.stop();
                         JobDone::Panicked
                     }

@@ -99,13 +99,15 @@ impl OutboxActor {
         self.scanning = true;
         let now = Instant::now();
         self.hold.retain(|_, until| *until > now);
-        let limit = self.in_flight.total()
-            + self.hold.len()
-            + self.routes.len() * self.settings.max_in_flight()
-            + SCAN_SLACK;
+        let limit =
+            self.hold.len() + self.routes.len() * self.settings.max_in_flight() + SCAN_SLACK;
         let store = Arc::clone(&self.store);
+        let in_flight = Arc::clone(&self.in_flight);
         let read = async move {
-            let jobs = store.due_jobs(Utc::now(), limit).await;
+            // Jobs being worked on are passed over unread: they are the oldest due, and every
+            // scan would decode them again.
+            let skip = move |id| in_flight.contains(id);
+            let jobs = store.due_jobs(Utc::now(), limit, &skip).await;
             let len = match with_len {
                 true => Some(store.outbox_len().await),
                 false => None,

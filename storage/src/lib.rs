@@ -107,7 +107,14 @@ pub trait Store: Send + Sync + 'static {
     /// Jobs whose `not_before` has passed, at most `limit`: first-time deliveries (`Deliver`)
     /// before overdue acknowledgements (`AwaitAck`), each oldest due first, so that new reports
     /// are found at once however many acknowledgements are late.
-    async fn due_jobs(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Job>>;
+    /// Jobs for which `skip` says true (those being worked on) are passed over without being
+    /// read and do not count towards `limit`.
+    async fn due_jobs(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        skip: &(dyn Fn(u64) -> bool + Send + Sync),
+    ) -> StoreResult<Vec<Job>>;
     /// Number of jobs in the outbox (backlog, for health and metrics).
     async fn outbox_len(&self) -> StoreResult<usize>;
     /// Counts an attempt before it is made (so that a crash or panic during it counts too) and
@@ -131,6 +138,19 @@ pub trait Store: Send + Sync + 'static {
         job: &Job,
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage>;
+    /// [`Store::begin_attempt`] and [`Store::record_prepared`] at once, for a first delivery:
+    /// counts an attempt and stores the built message (unless one is stored already). Returns
+    /// the job as stored and the message stored now. An engine does both in one transaction (one
+    /// flush instead of two); the default makes the two calls.
+    async fn begin_attempt_with_message(
+        &self,
+        job: &Job,
+        message: PreparedMessage,
+    ) -> StoreResult<(Job, PreparedMessage)> {
+        let job = self.begin_attempt(job).await?;
+        let message = self.record_prepared(&job, message).await?;
+        Ok((job, message))
+    }
     /// The transport accepted the delivery: remember which transport took it under which
     /// reference, and turn the job into an `AwaitAck` job due at `resend_at` (when it is delivered
     /// again unless its acknowledgement came), in one transaction.

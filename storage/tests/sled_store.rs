@@ -196,7 +196,7 @@ async fn submit_queues_a_deliver_job_and_rejects_duplicates() {
     );
     assert_eq!(store.outbox_len().await.unwrap(), 1);
     assert_eq!(
-        store.due_jobs(far_future(), 10).await.unwrap(),
+        store.due_jobs(far_future(), 10, &|_| false).await.unwrap(),
         vec![job.clone()]
     );
 
@@ -513,7 +513,7 @@ async fn outbox_lifecycle() {
         .await
         .unwrap();
 
-    let due = store.due_jobs(far_future(), 10).await.unwrap();
+    let due = store.due_jobs(far_future(), 10, &|_| false).await.unwrap();
     assert_eq!(due, vec![job.clone()]);
 
     let first = store.begin_attempt(&job).await.unwrap();
@@ -522,7 +522,7 @@ async fn outbox_lifecycle() {
     let second = store.begin_attempt(&job).await.unwrap();
     assert_eq!(second.attempts, 2);
     assert_eq!(
-        store.due_jobs(far_future(), 10).await.unwrap(),
+        store.due_jobs(far_future(), 10, &|_| false).await.unwrap(),
         vec![second.clone()]
     );
 
@@ -547,8 +547,12 @@ async fn outbox_lifecycle() {
     assert_eq!(stored.status, ReportStatus::Pending);
     assert_eq!(store.outbox_len().await.unwrap(), 1);
 
-    assert!(store.due_jobs(t(199), 10).await.unwrap().is_empty());
-    let awaiting = store.due_jobs(ack_due, 10).await.unwrap();
+    assert!(store
+        .due_jobs(t(199), 10, &|_| false)
+        .await
+        .unwrap()
+        .is_empty());
+    let awaiting = store.due_jobs(ack_due, 10, &|_| false).await.unwrap();
     assert_eq!(
         awaiting,
         vec![Job {
@@ -567,8 +571,12 @@ async fn outbox_lifecycle() {
         .reschedule(&awaiting, t(300), Some("not yet acknowledged".into()))
         .await
         .unwrap();
-    assert!(store.due_jobs(t(299), 10).await.unwrap().is_empty());
-    let rescheduled = store.due_jobs(t(300), 10).await.unwrap();
+    assert!(store
+        .due_jobs(t(299), 10, &|_| false)
+        .await
+        .unwrap()
+        .is_empty());
+    let rescheduled = store.due_jobs(t(300), 10, &|_| false).await.unwrap();
     assert_eq!(rescheduled.len(), 1);
     assert_eq!(rescheduled[0].not_before, t(300));
     assert_eq!(rescheduled[0].attempts, 1);
@@ -584,7 +592,11 @@ async fn outbox_lifecycle() {
         .await
         .unwrap();
     assert_eq!(store.outbox_len().await.unwrap(), 0);
-    assert!(store.due_jobs(far_future(), 10).await.unwrap().is_empty());
+    assert!(store
+        .due_jobs(far_future(), 10, &|_| false)
+        .await
+        .unwrap()
+        .is_empty());
     let done = store.report(&k).await.unwrap().unwrap();
     assert_eq!(done.status, ReportStatus::Success);
     assert_eq!(done.receipt_pdf.as_deref(), Some(&b"%PDF-1.7"[..]));
@@ -669,24 +681,31 @@ async fn due_jobs_come_oldest_first_up_to_the_limit() {
     }
     let order = |due: Vec<Job>| due.into_iter().map(|j| j.report.id).collect::<Vec<_>>();
     assert_eq!(
-        order(store.due_jobs(t(100), 10).await.unwrap()),
+        order(store.due_jobs(t(100), 10, &|_| false).await.unwrap()),
         ["b", "c", "d", "a"]
     );
-    assert_eq!(order(store.due_jobs(t(100), 2).await.unwrap()), ["b", "c"]);
     assert_eq!(
-        order(store.due_jobs(t(20), 10).await.unwrap()),
+        order(store.due_jobs(t(100), 2, &|_| false).await.unwrap()),
+        ["b", "c"]
+    );
+    assert_eq!(
+        order(store.due_jobs(t(20), 10, &|_| false).await.unwrap()),
         ["b", "c", "d"]
     );
-    assert!(store.due_jobs(t(100), 0).await.unwrap().is_empty());
+    assert!(store
+        .due_jobs(t(100), 0, &|_| false)
+        .await
+        .unwrap()
+        .is_empty());
     // Sub-millisecond precision: a job due half a millisecond after `now` is not due.
     let precise = t(50) + Duration::microseconds(500);
     store.reschedule(&jobs[0], precise, None).await.unwrap();
     assert_eq!(
-        order(store.due_jobs(t(50), 10).await.unwrap()),
+        order(store.due_jobs(t(50), 10, &|_| false).await.unwrap()),
         ["b", "c", "d"]
     );
     assert_eq!(
-        order(store.due_jobs(precise, 10).await.unwrap()),
+        order(store.due_jobs(precise, 10, &|_| false).await.unwrap()),
         ["b", "c", "d", "a"]
     );
     assert_eq!(store.outbox_len().await.unwrap(), 4);
@@ -806,7 +825,7 @@ async fn state_survives_reopening() {
         .unwrap();
     assert_eq!(sent.message, Some(message("m-1")));
     assert_eq!(sent.transport_ref.as_deref(), Some("tr-1"));
-    let due = store.due_jobs(far_future(), 10).await.unwrap();
+    let due = store.due_jobs(far_future(), 10, &|_| false).await.unwrap();
     assert_eq!(due.len(), 2);
     assert!(due.contains(&job));
     // The backlog count is taken from the reopened outbox: "done" finished, two jobs remain.

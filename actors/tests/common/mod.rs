@@ -251,15 +251,21 @@ impl Store for MemStore {
         Ok(n)
     }
 
-    async fn due_jobs(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Job>> {
+    async fn due_jobs(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        skip: &(dyn Fn(u64) -> bool + Send + Sync),
+    ) -> StoreResult<Vec<Job>> {
         let s = self.state.lock().unwrap();
         let mut due: Vec<Job> = s
             .jobs
             .values()
-            .filter(|j| j.not_before <= now)
+            .filter(|j| j.not_before <= now && !skip(j.id))
             .cloned()
             .collect();
-        due.sort_by_key(|j| (j.not_before, j.id));
+        // First deliveries before overdue acknowledgements, as the contract asks.
+        due.sort_by_key(|j| (j.kind == JobKind::AwaitAck, j.not_before, j.id));
         due.truncate(limit);
         Ok(due)
     }

@@ -101,6 +101,36 @@ impl Trees<'_> {
     }
 }
 
+/// Stores `message` on the report under `report_key` (its body in `messages`) and maps its UUID
+/// to `job`, unless the report has a message already: then that one comes back. `true` with the
+/// message if something was written.
+fn store_message(
+    [reports, awaiting, messages]: [&TransactionalTree; 3],
+    report_key: &[u8],
+    job: &Job,
+    message: &PreparedMessage,
+) -> TxResult<(PreparedMessage, bool)> {
+    let what = format!("report {}", job.report);
+    let Some(bytes) = reports.get(report_key)? else {
+        return abort(StoreError::NotFound(what));
+    };
+    let mut report: Report = in_tx(decode(&what, &bytes))?;
+    if let Some(existing) = report.message {
+        return Ok((
+            payload::whole_message(messages, report_key, existing)?,
+            false,
+        ));
+    }
+    report.message = Some(payload::message_state(message));
+    reports.insert(report_key, in_tx(encode(&report))?)?;
+    messages.insert(report_key, message.body.as_slice())?;
+    awaiting.insert(
+        keys::awaiting(&message.message_uuid),
+        &keys::job_id(job.id)[..],
+    )?;
+    Ok((message.clone(), true))
+}
+
 impl SledStore {
     pub(super) async fn prepared(
         &self,
@@ -108,31 +138,46 @@ impl SledStore {
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage> {
         let report_key = keys::report(&job.report);
-        let what = format!("report {}", job.report);
-        let (state, body) = payload::split_message(&message);
         let (stored, changed) = (&self.reports, &self.awaiting, &self.messages)
             .gated_transaction(|(reports, awaiting, messages)| {
-                let Some(bytes) = reports.get(&report_key)? else {
-                    return abort(StoreError::NotFound(what.clone()));
-                };
-                let mut report: Report = in_tx(decode(&what, &bytes))?;
-                if let Some(existing) = report.message {
-                    let existing = payload::whole_message(messages, &report_key, existing)?;
-                    return Ok((existing, false));
-                }
-                report.message = Some(state.clone());
-                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
-                messages.insert(report_key.as_slice(), body)?;
-                awaiting.insert(
-                    keys::awaiting(&message.message_uuid),
-                    &keys::job_id(job.id)[..],
-                )?;
-                Ok((message.clone(), true))
+                store_message([reports, awaiting, messages], &report_key, job, &message)
             })
             .map_err(tx_error)?;
         if changed {
             self.flush().await?;
         }
+        Ok(stored)
+    }
+
+    /// `NotFound` if the job has left the outbox or its report is gone.
+    pub(super) async fn prepared_attempt(
+        &self,
+        job: &Job,
+        message: PreparedMessage,
+    ) -> StoreResult<(Job, PreparedMessage)> {
+        let report_key = keys::report(&job.report);
+        let trees = (
+            &self.reports,
+            &self.awaiting,
+            &self.messages,
+            &self.outbox,
+            &self.outbox_by_id,
+        );
+        let stored = trees
+            .gated_transaction(|(reports, awaiting, messages, outbox, by_id)| {
+                let (key, mut stored) = stored_job(outbox, by_id, job.id)?;
+                stored.attempts = stored.attempts.saturating_add(1);
+                put_job(outbox, by_id, &key, &stored)?;
+                let (message, _) = store_message(
+                    [reports, awaiting, messages],
+                    &report_key,
+                    &stored,
+                    &message,
+                )?;
+                Ok((stored, message))
+            })
+            .map_err(tx_error)?;
+        self.flush().await?;
         Ok(stored)
     }
 

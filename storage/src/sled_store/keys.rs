@@ -89,6 +89,13 @@ fn outbox_key(kind: &JobKind, not_before: DateTime<Utc>, job_id: u64) -> [u8; OU
     key
 }
 
+/// The job id at the end of an outbox key.
+pub(crate) fn outbox_job_id(key: &[u8]) -> u64 {
+    let mut id = [0; 8];
+    id.copy_from_slice(&key[key.len() - 8..]);
+    u64::from_be_bytes(id)
+}
+
 /// The scan for the lane's due jobs: from the lane's first key up to the greatest key due in the
 /// same millisecond as `now`.
 pub(crate) fn outbox_due(

@@ -30,14 +30,16 @@ pub(super) fn take_submission(report: &mut Report) -> StoreResult<Option<Vec<u8>
         .transpose()
 }
 
-/// `message` split into what the report's state keeps (everything but the body) and its body,
-/// for the `messages` tree.
-pub(super) fn split_message(message: &PreparedMessage) -> (PreparedMessage, &[u8]) {
-    let state = PreparedMessage {
+/// What the report's state keeps of `message`: everything but the body, which goes to the
+/// `messages` tree.
+pub(super) fn message_state(message: &PreparedMessage) -> PreparedMessage {
+    PreparedMessage {
+        message_uuid: message.message_uuid.clone(),
+        content_type: message.content_type.clone(),
         body: Vec::new(),
-        ..message.clone()
-    };
-    (state, &message.body)
+        signature: message.signature.clone(),
+        prepared_at: message.prepared_at,
+    }
 }
 
 /// Inside a transaction: the stored message of the report under `key` with its body, whether

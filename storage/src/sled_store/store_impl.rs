@@ -336,14 +336,22 @@ impl Store for SledStore {
     }
 
     /// New deliveries first, then acknowledgements gone overdue, each lane oldest due first.
-    async fn due_jobs(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Job>> {
+    async fn due_jobs(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        skip: &(dyn Fn(u64) -> bool + Send + Sync),
+    ) -> StoreResult<Vec<Job>> {
         let mut due = Vec::new();
         for lane in &keys::LANES {
             for entry in self.outbox.range(keys::outbox_due(lane, now)) {
                 if due.len() >= limit {
                     return Ok(due);
                 }
-                let (_, bytes) = entry.map_err(backend)?;
+                let (key, bytes) = entry.map_err(backend)?;
+                if skip(keys::outbox_job_id(&key)) {
+                    continue;
+                }
                 let job: Job = decode("outbox job", &bytes)?;
                 // Keys hold whole milliseconds; a job due later within `now`'s millisecond is
                 // not due yet.
@@ -414,6 +422,15 @@ impl Store for SledStore {
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage> {
         self.prepared(job, message).await
+    }
+
+    /// `NotFound` if the job has left the outbox or its report is gone.
+    async fn begin_attempt_with_message(
+        &self,
+        job: &Job,
+        message: PreparedMessage,
+    ) -> StoreResult<(Job, PreparedMessage)> {
+        self.prepared_attempt(job, message).await
     }
 
     /// `NotFound` if the job has left the outbox or its report is gone.

@@ -99,8 +99,9 @@ impl Worker {
         self
     }
 
-    /// Works one job. `counted` turns true once the store has counted this run's attempt, so
-    /// that a panic before that point is counted afterwards (see [`Worker::after_panic`]).
+    /// Works one job. `counted` turns true once the store has counted this run's attempt (or at
+    /// once for a probe, which is none), so that a panic before that point is counted afterwards
+    /// (see [`Worker::after_panic`]).
     async fn run(self: Arc<Self>, job: Job, counted: Arc<AtomicBool>) -> JobDone {
         let id = job.id;
         let result = match Ticket::admit(&self.breaker, std::time::Instant::now()) {
@@ -112,7 +113,13 @@ impl Worker {
                     .saturating_duration_since(std::time::Instant::now());
                 return JobDone::Hold(wait.max(Duration::from_millis(1)));
             }
-            Ok(ticket) => self.deliver(&job, &ticket, &counted).await,
+            Ok(ticket) => {
+                // A probe is no attempt, so a panic during one has nothing to count either.
+                if ticket.probe {
+                    counted.store(true, Ordering::SeqCst);
+                }
+                self.deliver(&job, &ticket, &counted).await
+            }
         };
         match result {
             Ok(done) => done,
@@ -157,8 +164,10 @@ impl Worker {
                 // From here on the stored message counts, so a retry delivers the same bytes.
                 match ticket.probe {
                     true => {
-                        let message = self.store.record_prepared(job, prepared).await?;
-                        (self.count(job, true, counted).await?, message)
+                        // The job first: a message is never stored for a job discarded meanwhile.
+                        let job = self.count(job, true, counted).await?;
+                        let message = self.store.record_prepared(&job, prepared).await?;
+                        (job, message)
                     }
                     false => {
                         let stored = self.store.begin_attempt_with_message(job, prepared).await?;

@@ -90,3 +90,28 @@ async fn a_delivery_outage_opens_the_breaker_and_its_probes_use_up_no_attempts()
     assert_eq!(engine.transports()[0].breaker, BreakerState::Closed);
     engine.shutdown(Duration::from_secs(5)).await;
 }
+
+#[actix_rt::test]
+async fn a_probe_that_panics_uses_up_no_attempt_either() {
+    let store = Arc::new(MemStore::default());
+    // One failed attempt opens the breaker; the next three calls are probes, and they panic.
+    let steps = vec![
+        SubmitStep::Transient("down"),
+        SubmitStep::Panic,
+        SubmitStep::Panic,
+        SubmitStep::Panic,
+        SubmitStep::Accept,
+    ];
+    let transport = ScriptedTransport::new(steps, vec![]);
+    let engine = start_one_report(&store, transport.clone()).await;
+    // Four calls before the acceptance with three attempts allowed: it fails if the panics count.
+    let report = wait_final(&*store, &key("r1")).await;
+    assert_eq!(
+        report.status,
+        ReportStatus::Success,
+        "{:?}",
+        report.failure_reason
+    );
+    assert_eq!(transport.deliveries().len(), 5);
+    engine.shutdown(Duration::from_secs(5)).await;
+}

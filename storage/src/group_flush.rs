@@ -102,9 +102,15 @@ impl Shared {
                 }
                 requests.issued
             };
-            let failure = sled_gate::flush_blocking(&self.db)
-                .err()
-                .map(|e| Arc::from(e.to_string()));
+            // A panic inside sled must not end this thread: every caller waits on it.
+            let flushed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                sled_gate::flush_blocking(&self.db)
+            }));
+            let failure = match flushed {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(Arc::from(e.to_string())),
+                Err(_) => Some(Arc::from("the flush panicked")),
+            };
             covered = target;
             self.rounds.send_replace(Round {
                 covers: target,

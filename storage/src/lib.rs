@@ -104,9 +104,10 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- outbox ----
 
-    /// Jobs whose `not_before` has passed, at most `limit`: first-time deliveries (`Deliver`)
-    /// before overdue acknowledgements (`AwaitAck`), each oldest due first, so that new reports
-    /// are found at once however many acknowledgements are late.
+    /// Jobs whose `not_before` has passed: at most `limit` first-time deliveries (`Deliver`),
+    /// then at most `limit` overdue acknowledgements (`AwaitAck`), each oldest due first, so that
+    /// new reports are found at once however many acknowledgements are late, and late ones are
+    /// found however many new reports wait.
     /// Jobs for which `skip` says true (those being worked on) are passed over without being
     /// read and do not count towards `limit`.
     async fn due_jobs(
@@ -139,9 +140,11 @@ pub trait Store: Send + Sync + 'static {
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage>;
     /// [`Store::begin_attempt`] and [`Store::record_prepared`] at once, for a first delivery:
-    /// counts an attempt and stores the built message (unless one is stored already). Returns
-    /// the job as stored and the message stored now. An engine does both in one transaction (one
-    /// flush instead of two); the default makes the two calls.
+    /// counts an attempt and stores the built message; if a message is stored already, that one
+    /// stays and comes back (the attempt is counted all the same). Returns the job as stored and
+    /// the message stored now; `NotFound` if the job has left the outbox or its report is gone.
+    /// An engine does both in one transaction (one flush instead of two); the default makes the
+    /// two calls.
     async fn begin_attempt_with_message(
         &self,
         job: &Job,

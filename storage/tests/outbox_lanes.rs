@@ -71,9 +71,12 @@ async fn new_deliveries_come_before_overdue_acknowledgements() {
     store.submit_report(report("neu-1")).await.unwrap();
     store.submit_report(report("neu-2")).await.unwrap();
 
-    // Due far later than the overdue acknowledgements, and still first.
+    // Due far later than the overdue acknowledgements, and still first; each lane has the
+    // whole limit, so new reports never hide the overdue ones either.
     let due = store.due_jobs(Utc::now(), 3, &|_| false).await.unwrap();
-    assert_eq!(ids(&due), ["neu-1", "neu-2", "alt-00"]);
+    assert_eq!(ids(&due), ["neu-1", "neu-2", "alt-00", "alt-01", "alt-02"]);
+    let due = store.due_jobs(Utc::now(), 1, &|_| false).await.unwrap();
+    assert_eq!(ids(&due), ["neu-1", "alt-00"]);
     let all = store.due_jobs(Utc::now(), 100, &|_| false).await.unwrap();
     assert_eq!(all.len(), 22);
     assert_eq!(ids(&all)[2..5], ["alt-00", "alt-01", "alt-02"]);
@@ -83,7 +86,7 @@ async fn new_deliveries_come_before_overdue_acknowledgements() {
         .due_jobs(Utc::now(), 2, &|id| id == first)
         .await
         .unwrap();
-    assert_eq!(ids(&skipping), ["neu-2", "alt-00"]);
+    assert_eq!(ids(&skipping), ["neu-2", "alt-00", "alt-01"]);
     // An acknowledgement not yet due is not listed.
     waiting(&store, "spaeter", Utc::now() + Duration::hours(1)).await;
     assert_eq!(

@@ -217,3 +217,29 @@ async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
         (None, None, None)
     );
 }
+
+#[tokio::test]
+async fn a_stored_message_without_its_body_is_corrupt_never_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    let job = store.submit_report(report("ohne")).await.unwrap();
+    store.record_prepared(&job, message("ohne")).await.unwrap();
+    drop(store);
+    with_raw_db(dir.path(), |db| {
+        db.open_tree("messages")
+            .unwrap()
+            .remove(raw_key("ohne"))
+            .unwrap();
+    });
+    let store = SledStore::open(dir.path()).unwrap();
+    let read = store.report(&key("ohne")).await;
+    assert!(
+        matches!(read, Err(meldewerk_storage::StoreError::Corrupt(_))),
+        "{read:?}"
+    );
+    let again = store.record_prepared(&job, message("ohne")).await;
+    assert!(
+        matches!(again, Err(meldewerk_storage::StoreError::Corrupt(_))),
+        "{again:?}"
+    );
+}

@@ -198,6 +198,47 @@ async fn acknowledgement_after_the_delay_carries_a_valid_receipt() {
 }
 
 #[tokio::test]
+async fn the_journal_keeps_no_receipt_and_every_reader_gets_the_one_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, quick_config());
+    let delivery = unsigned_delivery("k-receipt");
+    let accepted = office.submit(delivery).await.unwrap();
+    let Some(AckOutcome::Acknowledged { receipt_pdf, .. }) =
+        outcome_of(&office, &accepted.transport_ref).await
+    else {
+        panic!("expected an acknowledgement");
+    };
+    // Rendered again from the record, byte for byte, under the name the office had when it
+    // decided, not the one it has now.
+    office.set_config(SimulatorConfig {
+        authority_name: "Standesamt Umbenannt".into(),
+        ..quick_config()
+    });
+    for stored in [
+        office.received().unwrap().remove(0),
+        office
+            .received_by_report("birthnotice", "report-k-receipt")
+            .unwrap()
+            .remove(0),
+    ] {
+        assert!(matches!(
+            stored.outcome,
+            Some(RecordedOutcome::Acknowledged { receipt_pdf: ref pdf, .. }) if *pdf == receipt_pdf
+        ));
+    }
+    drop(office);
+    let db = sled::Config::new().path(dir.path()).open().unwrap();
+    let tree = db.open_tree("xpersonenstand").unwrap();
+    let records: Vec<_> = tree.iter().values().map(Result::unwrap).collect();
+    assert!(records
+        .iter()
+        .any(|r| r.windows(12).any(|w| w == b"acknowledged")));
+    assert!(!records
+        .iter()
+        .any(|r| r.windows(11).any(|w| w == b"receipt_pdf")));
+}
+
+#[tokio::test]
 async fn failure_rate_decides_rejection() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(

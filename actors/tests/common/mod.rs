@@ -264,10 +264,16 @@ impl Store for MemStore {
             .filter(|j| j.not_before <= now && !skip(j.id))
             .cloned()
             .collect();
-        // First deliveries before overdue acknowledgements, as the contract asks.
+        // First deliveries before overdue acknowledgements, at most `limit` of each, as the
+        // contract asks.
         due.sort_by_key(|j| (j.kind == JobKind::AwaitAck, j.not_before, j.id));
-        due.truncate(limit);
-        Ok(due)
+        let (first, overdue): (Vec<Job>, Vec<Job>) =
+            due.into_iter().partition(|j| j.kind == JobKind::Deliver);
+        Ok(first
+            .into_iter()
+            .take(limit)
+            .chain(overdue.into_iter().take(limit))
+            .collect())
     }
     async fn outbox_len(&self) -> StoreResult<usize> {
         Ok(self.state.lock().unwrap().jobs.len())

@@ -29,7 +29,9 @@
 //!
 //! Every change is one multi-tree transaction followed by a flush, which is what the
 //! [`crate::Store`] contract asks for. sled calls are synchronous but short (memory plus the
-//! page cache); only the flush waits for the disk, and it is awaited through sled's own thread.
+//! page cache); only the flush waits for the disk, on the database's flushing thread, which one
+//! flush serves every change committed before it started (see `group_flush.rs`); callers await
+//! it without holding a thread.
 
 mod delivery;
 mod finished;

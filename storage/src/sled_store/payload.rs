@@ -19,7 +19,7 @@ use base64::Engine as _;
 use sled::transaction::TransactionalTree;
 
 use super::{backend, decode, SledStore, TxResult};
-use crate::{PreparedMessage, Report, ReportResult, ReportStatus, StoreResult};
+use crate::{PreparedMessage, Report, ReportResult, ReportStatus, StoreError, StoreResult};
 
 /// The report's submission, taken out for the `submissions` tree (`None` if it has none).
 pub(super) fn take_submission(report: &mut Report) -> StoreResult<Option<Vec<u8>>> {
@@ -50,8 +50,9 @@ pub(super) fn whole_message(
     mut message: PreparedMessage,
 ) -> TxResult<PreparedMessage> {
     if message.body.is_empty() {
-        if let Some(body) = messages.get(key)? {
-            message.body = body.to_vec();
+        match messages.get(key)? {
+            Some(body) => message.body = body.to_vec(),
+            None => return super::abort(missing_body(key)),
         }
     }
     Ok(message)
@@ -94,8 +95,10 @@ impl SledStore {
         }
         if let Some(message) = &mut report.message {
             if message.body.is_empty() {
-                if let Some(body) = self.messages.get(key).map_err(backend)? {
-                    message.body = body.to_vec();
+                match self.messages.get(key).map_err(backend)? {
+                    Some(body) => message.body = body.to_vec(),
+                    // Never a message without its bytes: a retry would deliver nothing.
+                    None => return Err(missing_body(key)),
                 }
             }
         }
@@ -117,4 +120,11 @@ impl SledStore {
             .map_err(backend)?
             .map(|pdf| STANDARD.encode(pdf)))
     }
+}
+
+fn missing_body(key: &[u8]) -> StoreError {
+    StoreError::Corrupt(format!(
+        "report {}: its stored message has no body",
+        String::from_utf8_lossy(key).replace('\0', "/")
+    ))
 }

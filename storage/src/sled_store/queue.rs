@@ -80,20 +80,33 @@ impl SledStore {
     /// Rewrites the outbox keys written before lanes existed into laned keys, in one transaction
     /// (the outbox holds only unfinished jobs, so this is small even after a long outage).
     pub(super) fn put_outbox_in_lanes(&self) -> StoreResult<()> {
+        // Old keys start with the due time, whose first byte is 0x7f or 0x80 for any date near
+        // ours, so they sort after both lanes (0x00, 0x01): if the last key is laned, all are.
+        match self.outbox.last().map_err(backend)? {
+            Some((key, _)) if key.len() == keys::UNLANED_OUTBOX_KEY_LEN => {}
+            _ => return Ok(()),
+        }
         let mut old = Vec::new();
         for entry in self.outbox.iter() {
             let (key, bytes) = entry.map_err(backend)?;
             if key.len() == keys::UNLANED_OUTBOX_KEY_LEN {
-                old.push((key, decode::<Job>("outbox job", &bytes)?));
+                old.push((key, decode::<Job>("outbox job", &bytes)));
             }
-        }
-        if old.is_empty() {
-            return Ok(());
         }
         (&self.outbox, &self.outbox_by_id)
             .gated_transaction(|(outbox, by_id)| {
                 for (key, job) in &old {
-                    put_job(outbox, by_id, key, job)?;
+                    match job {
+                        Ok(job) => put_job(outbox, by_id, key, job)?,
+                        // Unreadable, so its kind is unknown: the first lane, where the scans
+                        // report it as they reported it before.
+                        Err(_) => {
+                            let laned = [&[0u8][..], key].concat();
+                            let value = outbox.remove(key)?.unwrap_or_default();
+                            outbox.insert(laned.as_slice(), value)?;
+                            by_id.insert(&key[8..], laned.as_slice())?;
+                        }
+                    }
                 }
                 Ok(())
             })

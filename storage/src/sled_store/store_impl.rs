@@ -252,14 +252,24 @@ impl Store for SledStore {
         let Some(bytes) = self.reports.get(&report_key).map_err(backend)? else {
             return Ok(None);
         };
-        let stored = serde_json::from_slice::<StoredResult>(&bytes)
-            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", report_what(key))))?;
-        let mut result = ReportResult::from(stored);
+        let decode_result = |bytes: &[u8]| {
+            serde_json::from_slice::<StoredResult>(bytes)
+                .map(ReportResult::from)
+                .map_err(|e| StoreError::Corrupt(format!("{}: {e}", report_what(key))))
+        };
+        let mut result = decode_result(&bytes)?;
         if result.status == ReportStatus::Success
             && result.expired_at.is_none()
             && result.receipt_pdf_base64.is_none()
         {
             result.receipt_pdf_base64 = self.receipt_base64(&report_key)?;
+            if result.receipt_pdf_base64.is_none() {
+                // Retention removed it between the two reads: the state says so now.
+                return match self.reports.get(&report_key).map_err(backend)? {
+                    Some(bytes) => decode_result(&bytes).map(Some),
+                    None => Ok(None),
+                };
+            }
         }
         Ok(Some(result))
     }
@@ -335,7 +345,8 @@ impl Store for SledStore {
         self.expire_before(module, cutoff).await
     }
 
-    /// New deliveries first, then acknowledgements gone overdue, each lane oldest due first.
+    /// New deliveries first, then acknowledgements gone overdue, each lane oldest due first and
+    /// at most `limit` of each.
     async fn due_jobs(
         &self,
         now: DateTime<Utc>,
@@ -344,9 +355,12 @@ impl Store for SledStore {
     ) -> StoreResult<Vec<Job>> {
         let mut due = Vec::new();
         for lane in &keys::LANES {
+            // Each lane has the whole limit, so that a backlog of new deliveries no module can
+            // take right now does not hide the overdue acknowledgements.
+            let lane_limit = due.len() + limit;
             for entry in self.outbox.range(keys::outbox_due(lane, now)) {
-                if due.len() >= limit {
-                    return Ok(due);
+                if due.len() >= lane_limit {
+                    break;
                 }
                 let (key, bytes) = entry.map_err(backend)?;
                 if skip(keys::outbox_job_id(&key)) {

@@ -14,7 +14,6 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::records::{ReceivedMessage, RecordedOutcome, UNDECIDED};
 use super::{simulated_failure, Inner, SIMULATED_FAILURE};
-use crate::receipt::{render_receipt, ReceiptFields};
 use crate::script::AckEffect;
 use crate::{AckBatch, AckOutcome, Acknowledgement, TransportError};
 
@@ -135,6 +134,7 @@ impl Inner {
         let acknowledgements = settled
             .into_iter()
             .filter_map(|(_, _, message)| {
+                let message = message.with_receipt();
                 let outcome = match message.outcome? {
                     RecordedOutcome::Acknowledged {
                         receipt_pdf,
@@ -240,22 +240,10 @@ impl Inner {
                 reason: SIMULATED_FAILURE.to_owned(),
             };
         }
-        let receipt_pdf = render_receipt(&ReceiptFields {
-            authority: config.authority_name.clone(),
-            module: message.module.clone(),
-            report_id: message.report_id.clone(),
-            message_uuid: message.message_uuid.clone(),
-            message_sha256_hex: message.sha256_hex.clone(),
-            // The office only knows when the message arrived, not when the sender sent it.
-            submitted_at: None,
-            received_at: message.received_at,
-            acknowledged_at: now,
-            transport_ref: message.transport_ref.clone(),
-            mock: true,
-        });
         RecordedOutcome::Acknowledged {
             decided_at: now,
-            receipt_pdf,
+            receipt_pdf: Vec::new(),
+            authority: Some(config.authority_name.clone()),
             portal: config.portal.clone(),
         }
     }

@@ -118,7 +118,13 @@ impl Simulator {
 
     /// Every message the office accepted, in the order it received them.
     pub fn received(&self) -> Result<Vec<ReceivedMessage>, SimulatorError> {
-        Ok(self.inner.journal.all()?)
+        Ok(self
+            .inner
+            .journal
+            .all()?
+            .into_iter()
+            .map(ReceivedMessage::with_receipt)
+            .collect())
     }
 
     /// The messages accepted for one report (normally one; more means the engine delivered the
@@ -135,6 +141,7 @@ impl Simulator {
             .into_iter()
             .map(|(_, message)| message)
             .filter(|m| m.module == module)
+            .map(ReceivedMessage::with_receipt)
             .collect())
     }
 

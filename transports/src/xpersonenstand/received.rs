@@ -80,6 +80,10 @@ impl Simulator {
         } else {
             None
         };
+        let messages = messages
+            .into_iter()
+            .map(|(seq, message)| (seq, message.with_receipt()))
+            .collect();
         Ok(ReceivedPage { messages, next })
     }
 }

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use meldewerk_storage::base64_bytes;
 use serde::{Deserialize, Serialize};
 
+use crate::receipt::{render_receipt, ReceiptFields};
 use crate::MessageSignature;
 
 /// Journal index of messages by the sender's idempotency key.
@@ -61,11 +62,18 @@ pub enum RecordedOutcome {
     Acknowledged {
         /// When the office decided.
         decided_at: DateTime<Utc>,
-        /// The receipt PDF handed back with every acknowledgement.
-        #[serde(with = "base64_bytes")]
+        /// The receipt PDF handed back with every acknowledgement. The journal keeps it empty
+        /// and every reader gets it rendered from the record ([`ReceivedMessage::with_receipt`];
+        /// rendering is deterministic), so that settling a decision does not write a receipt
+        /// into the journal; records of earlier versions carry it and keep it.
+        #[serde(default, with = "base64_bytes", skip_serializing_if = "Vec::is_empty")]
         receipt_pdf: Vec<u8>,
         /// Portal identifier reported with the acknowledgement.
         portal: String,
+        /// The office's name as printed on the receipt (configuration at the time of the
+        /// decision).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        authority: Option<String>,
     },
     /// Message refused.
     Rejected {
@@ -74,4 +82,58 @@ pub enum RecordedOutcome {
         /// Reason reported to the sender.
         reason: String,
     },
+}
+
+impl ReceivedMessage {
+    /// The record with its receipt, rendered if the journal holds none; what every reader of the
+    /// journal hands out.
+    pub(crate) fn with_receipt(mut self) -> Self {
+        if let Some(RecordedOutcome::Acknowledged {
+            decided_at,
+            receipt_pdf,
+            authority,
+            ..
+        }) = &mut self.outcome
+        {
+            if receipt_pdf.is_empty() {
+                *receipt_pdf = render_receipt(&ReceiptFields {
+                    authority: authority.clone().unwrap_or_default(),
+                    module: self.module.clone(),
+                    report_id: self.report_id.clone(),
+                    message_uuid: self.message_uuid.clone(),
+                    message_sha256_hex: self.sha256_hex.clone(),
+                    // The office only knows when the message arrived, not when it was sent.
+                    submitted_at: None,
+                    received_at: self.received_at,
+                    acknowledged_at: *decided_at,
+                    transport_ref: self.transport_ref.clone(),
+                    mock: true,
+                });
+            }
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_of_an_earlier_version_keeps_its_receipt() {
+        let json = serde_json::json!({
+            "transport_ref": "t", "idempotency_key": "k", "module": "birthnotice",
+            "report_id": "r", "message_uuid": "u", "content_type": "application/xml",
+            "body": "PGEvPg==", "signature": null, "sha256_hex": "00",
+            "received_at": "2026-11-01T10:00:00Z", "repeat_submissions": 0,
+            "outcome": {"status": "acknowledged", "decided_at": "2026-11-01T10:00:02Z",
+                        "receipt_pdf": "JVBERi0xLjc=", "portal": "p"}
+        });
+        let record: ReceivedMessage = serde_json::from_value(json).unwrap();
+        let Some(RecordedOutcome::Acknowledged { receipt_pdf, .. }) = record.with_receipt().outcome
+        else {
+            panic!("acknowledged");
+        };
+        assert_eq!(receipt_pdf, b"%PDF-1.7");
+    }
 }

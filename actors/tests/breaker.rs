@@ -34,6 +34,17 @@ async fn start_one_report(
     engine
 }
 
+/// Waits until report r1 is final and checks that it succeeded.
+async fn assert_succeeds(store: &Arc<MemStore>) {
+    let report = wait_final(&**store, &key("r1")).await;
+    assert_eq!(
+        report.status,
+        ReportStatus::Success,
+        "{:?}",
+        report.failure_reason
+    );
+}
+
 #[actix_rt::test]
 async fn an_inbox_outage_uses_up_no_attempts_and_opens_no_breaker() {
     let store = Arc::new(MemStore::default());
@@ -51,13 +62,7 @@ async fn an_inbox_outage_uses_up_no_attempts_and_opens_no_breaker() {
     })
     .await;
     // With three attempts allowed, six failed fetches would fail the report if they counted.
-    let report = wait_final(&*store, &key("r1")).await;
-    assert_eq!(
-        report.status,
-        ReportStatus::Success,
-        "{:?}",
-        report.failure_reason
-    );
+    assert_succeeds(&store).await;
     assert!(transport.ack_calls.load(Ordering::SeqCst) >= 7);
     assert_eq!(transport.deliveries().len(), 1);
     assert_eq!(engine.transports()[0].breaker, BreakerState::Closed);
@@ -79,13 +84,7 @@ async fn a_delivery_outage_opens_the_breaker_and_its_probes_use_up_no_attempts()
     })
     .await;
     // Six failed calls with three attempts allowed: only the probes after the first made them.
-    let report = wait_final(&*store, &key("r1")).await;
-    assert_eq!(
-        report.status,
-        ReportStatus::Success,
-        "{:?}",
-        report.failure_reason
-    );
+    assert_succeeds(&store).await;
     assert_eq!(transport.deliveries().len(), 7);
     assert_eq!(engine.transports()[0].breaker, BreakerState::Closed);
     engine.shutdown(Duration::from_secs(5)).await;
@@ -105,13 +104,7 @@ async fn a_probe_that_panics_uses_up_no_attempt_either() {
     let transport = ScriptedTransport::new(steps, vec![]);
     let engine = start_one_report(&store, transport.clone()).await;
     // Four calls before the acceptance with three attempts allowed: it fails if the panics count.
-    let report = wait_final(&*store, &key("r1")).await;
-    assert_eq!(
-        report.status,
-        ReportStatus::Success,
-        "{:?}",
-        report.failure_reason
-    );
+    assert_succeeds(&store).await;
     assert_eq!(transport.deliveries().len(), 5);
     engine.shutdown(Duration::from_secs(5)).await;
 }

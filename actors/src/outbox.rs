@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -28,8 +28,8 @@ const UNROUTABLE_HOLD: Duration = Duration::from_secs(60);
 const PAUSED_HOLD: Duration = Duration::from_millis(500);
 /// How long a job is left alone after its module actor could not take it (mailbox closed).
 const MAILBOX_FAILURE_HOLD: Duration = Duration::from_secs(1);
-/// Extra jobs fetched per scan beyond what can be routed, so that held jobs at the head of the
-/// outbox do not hide routable ones behind them.
+/// Extra jobs fetched per scan beyond what can be routed, so that the jobs of a module that is
+/// full do not hide another module's behind them.
 const SCAN_SLACK: usize = 16;
 
 /// Scan now (a job was just queued, or capacity freed up).
@@ -37,6 +37,30 @@ pub(crate) struct Wake;
 
 impl Message for Wake {
     type Result = ();
+}
+
+/// Jobs held back from routing, each until an instant.
+#[derive(Default)]
+pub(crate) struct Held(Mutex<HashMap<u64, Instant>>);
+
+impl Held {
+    fn insert(&self, job_id: u64, pause: Duration) {
+        self.lock().insert(job_id, Instant::now() + pause);
+    }
+
+    fn contains(&self, job_id: u64) -> bool {
+        self.lock().contains_key(&job_id)
+    }
+
+    /// Lets go of the jobs whose time has come.
+    fn expire(&self, now: Instant) {
+        self.lock().retain(|_, until| *until > now);
+    }
+
+    // Holds must stay usable even if a thread panicked while holding the lock.
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Instant>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// Supervised actor scanning the outbox and routing jobs by module.
@@ -47,8 +71,10 @@ pub(crate) struct OutboxActor {
     paused: Arc<Paused>,
     in_flight: Arc<InFlight>,
     shutting_down: Arc<AtomicBool>,
-    /// Jobs not to route before the given instant (store trouble, unknown module).
-    hold: HashMap<u64, Instant>,
+    /// Jobs not to route before the given instant (store trouble, unknown module, paused
+    /// module). Shared with the scan, which passes over them unread: a paused module's backlog
+    /// would otherwise be decoded again by every scan, i.e. at every submission.
+    hold: Arc<Held>,
     scanning: bool,
     rescan: Option<bool>,
     /// The last scan left routable work behind for lack of capacity: scan again when a job ends.
@@ -73,7 +99,7 @@ impl OutboxActor {
             paused,
             in_flight,
             shutting_down,
-            hold: HashMap::new(),
+            hold: Arc::default(),
             scanning: false,
             rescan: None,
             saturated: false,
@@ -97,16 +123,15 @@ impl OutboxActor {
             return;
         }
         self.scanning = true;
-        let now = Instant::now();
-        self.hold.retain(|_, until| *until > now);
-        let limit =
-            self.hold.len() + self.routes.len() * self.settings.max_in_flight() + SCAN_SLACK;
+        self.hold.expire(Instant::now());
+        let limit = self.routes.len() * self.settings.max_in_flight() + SCAN_SLACK;
         let store = Arc::clone(&self.store);
         let in_flight = Arc::clone(&self.in_flight);
+        let hold = Arc::clone(&self.hold);
         let read = async move {
-            // Jobs being worked on are passed over unread: they are the oldest due, and every
-            // scan would decode them again.
-            let skip = move |id| in_flight.contains(id);
+            // Jobs being worked on or held are passed over unread: they are the oldest due, and
+            // every scan would decode them again.
+            let skip = move |id| in_flight.contains(id) || hold.contains(id);
             let jobs = store.due_jobs(Utc::now(), limit, &skip).await;
             let len = match with_len {
                 true => Some(store.outbox_len().await),
@@ -148,7 +173,7 @@ impl OutboxActor {
         let mut saturated = jobs.len() >= limit;
         let max = self.settings.max_in_flight();
         for job in jobs {
-            if self.hold.contains_key(&job.id) {
+            if self.hold.contains(job.id) {
                 continue;
             }
             let Some((module, addr)) = self.routes.get_key_value(job.report.module.as_str()) else {
@@ -158,11 +183,11 @@ impl OutboxActor {
                 );
                 tracing::warn!(job = job.id, report = %job.report, "{error}");
                 self.sup.health.set_error(error);
-                self.hold.insert(job.id, Instant::now() + UNROUTABLE_HOLD);
+                self.hold.insert(job.id, UNROUTABLE_HOLD);
                 continue;
             };
             if self.paused.contains(module) {
-                self.hold.insert(job.id, Instant::now() + PAUSED_HOLD);
+                self.hold.insert(job.id, PAUSED_HOLD);
                 continue;
             }
             let redelivery = job.kind == JobKind::AwaitAck;
@@ -180,13 +205,13 @@ impl OutboxActor {
             ctx.spawn(answer.map(move |answer, act, ctx| {
                 match answer {
                     Ok(JobDone::Hold(pause)) => {
-                        act.hold.insert(id, Instant::now() + pause);
+                        act.hold.insert(id, pause);
                     }
                     Ok(_) => {}
                     Err(e) => {
                         // The module actor died with the job; it is still in the outbox.
                         tracing::warn!(job = id, error = %e, "module actor did not answer");
-                        act.hold.insert(id, Instant::now() + MAILBOX_FAILURE_HOLD);
+                        act.hold.insert(id, MAILBOX_FAILURE_HOLD);
                     }
                 }
                 if std::mem::take(&mut act.saturated) {

@@ -177,9 +177,26 @@ fn server_side_validation_keeps_the_values_and_dispatches_nothing() {
     );
     assert_nothing_dispatched(&server, "klinik", id);
 
+    // A rule across fields, checked by the message's writer, speaks the form's language too.
+    let mut crossed = again;
+    crossed.set("geburtsangaben.tag", "2026-02-28");
+    crossed.set("totgeburtAngaben.schwangerschaftswoche", "30");
+    crossed.set("totgeburtAngaben.geburtsgewicht", "850");
+    let refused = browser.submit_expecting_form(&server, &crossed);
+    assert_eq!(refused.status, 422, "{}", refused.html);
+    let errors = refused.errors();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("Angaben zur Totgeburt sind nur bei einer Totgeburt zulässig")),
+        "{errors:?}"
+    );
+    assert_nothing_dispatched(&server, "klinik", id);
+
     // Corrected, it goes through.
-    let mut fixed = again;
-    fixed.set("geburtsangaben.tag", "2026-02-28");
+    let mut fixed = refused;
+    fixed.set("totgeburtAngaben.schwangerschaftswoche", "");
+    fixed.set("totgeburtAngaben.geburtsgewicht", "");
     submit_ok(&server, &browser, &fixed, id);
     server.wait_for_status("klinik", id, "SUCCESS");
 }

@@ -88,7 +88,7 @@ fn pruefe_widersprueche(a: &Geburtsanzeige) -> Result<(), XmlError> {
     {
         return Err(ungueltig(
             "mutter.standard",
-            "must be empty for a confidential birth; give the pseudonym in mutter.vertraulich",
+            "muss bei einer vertraulichen Geburt leer bleiben; das Pseudonym gehört zu den Angaben der vertraulichen Geburt",
         ));
     }
     let pseudonym = mutter.and_then(|m| m.vertraulich.as_ref());
@@ -98,27 +98,27 @@ fn pruefe_widersprueche(a: &Geburtsanzeige) -> Result<(), XmlError> {
     {
         return Err(ungueltig(
             "mutter.vertraulich",
-            "a pseudonym is only allowed with vertraulicheGeburt: true",
+            "ein Pseudonym ist nur bei einer vertraulichen Geburt zulässig",
         ));
     }
     if let Some(t) = a.totgeburt_angaben.as_ref().filter(|t| t.angegeben()) {
         if a.totgeburt != Some(true) {
             return Err(ungueltig(
                 "totgeburtAngaben",
-                "stillbirth details are only allowed with totgeburt: true",
+                "Angaben zur Totgeburt sind nur bei einer Totgeburt zulässig",
             ));
         }
         // Both are xs:positiveInteger.
         if t.schwangerschaftswoche == Some(0) {
             return Err(ungueltig(
                 "totgeburtAngaben.schwangerschaftswoche",
-                "must be at least 1",
+                "muss mindestens 1 sein",
             ));
         }
         if t.geburtsgewicht == Some(0) {
             return Err(ungueltig(
                 "totgeburtAngaben.geburtsgewicht",
-                "must be at least 1 gram",
+                "muss mindestens 1 Gramm betragen",
             ));
         }
     }

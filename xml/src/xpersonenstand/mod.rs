@@ -106,7 +106,7 @@ pub enum XmlError {
     InvalidValue {
         /// JSON path of the offending field (or `kopf.*` for header fields).
         field: &'static str,
-        /// Human-readable explanation, suitable for showing in the form.
+        /// Explanation in German, the forms' language, suitable for showing next to the field.
         reason: String,
     },
     /// The underlying XML writer failed.

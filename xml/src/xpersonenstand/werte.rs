@@ -24,7 +24,7 @@ pub(crate) fn pruefe_tagesdatum(field: &'static str, wert: &str) -> Result<(), X
     if !formate::ist_tagesdatum(wert) {
         return Err(ungueltig(
             field,
-            format!("'{wert}' is not a calendar date in the form YYYY-MM-DD"),
+            format!("'{wert}' ist kein gültiges Datum der Form JJJJ-MM-TT"),
         ));
     }
     Ok(())
@@ -36,7 +36,7 @@ pub(crate) fn pruefe_uhrzeit(field: &'static str, wert: &str) -> Result<(), XmlE
     if !formate::ist_uhrzeit(wert) {
         return Err(ungueltig(
             field,
-            format!("'{wert}' is not a time of day in the form HH:mm"),
+            format!("'{wert}' ist keine Uhrzeit der Form HH:MM"),
         ));
     }
     Ok(())
@@ -48,7 +48,7 @@ pub(crate) fn pruefe_postleitzahl(field: &'static str, wert: &str) -> Result<(),
     if !formate::ist_postleitzahl(wert) {
         return Err(ungueltig(
             field,
-            format!("'{wert}' is not a postal code of five digits"),
+            format!("'{wert}' ist keine fünfstellige Postleitzahl"),
         ));
     }
     Ok(())
@@ -82,8 +82,8 @@ pub(crate) fn zerlege_hausnummer<'a>(
         return Err(ungueltig(
             field,
             format!(
-                "'{wert}' is not a house number (up to four digits, optionally followed by \
-                 up to four letters, digits, '.' or '/')"
+                "'{wert}' ist keine Hausnummer (bis zu vier Ziffern, danach höchstens vier \
+                 Buchstaben, Ziffern, '.' oder '/')"
             ),
         ));
     }
@@ -104,7 +104,7 @@ pub(crate) fn pruefe_uhrzeit_personenstand(
     if !formate::ist_uhrzeit_xpersonenstand(wert) {
         return Err(ungueltig(
             field,
-            format!("'{wert}' does not match the time pattern [0-2][0-9AB]:[0-5][0-9]"),
+            format!("'{wert}' entspricht nicht dem Uhrzeitmuster [0-2][0-9AB]:[0-5][0-9]"),
         ));
     }
     Ok(())
@@ -117,7 +117,7 @@ pub(crate) fn pruefe_zeitpunkt(field: &'static str, wert: &str) -> Result<(), Xm
     if !formate::ist_zeitpunkt_mit_offset(wert) {
         return Err(ungueltig(
             field,
-            format!("'{wert}' is not a date-time such as 2026-11-02T10:15:00+01:00"),
+            format!("'{wert}' ist kein Zeitpunkt wie 2026-11-02T10:15:00+01:00"),
         ));
     }
     Ok(())
@@ -251,9 +251,7 @@ pub(crate) fn zerlege_zeitpunkt(
         }),
         _ => Err(ungueltig(
             field,
-            format!(
-                "'{wert}' is not a date-time with offset in the form YYYY-MM-DDThh:mm:ss+hh:mm"
-            ),
+            format!("'{wert}' ist kein Zeitpunkt mit Zeitzone der Form JJJJ-MM-TTThh:mm:ss+hh:mm"),
         )),
     }
 }

@@ -20,7 +20,7 @@ pub(crate) fn pruefe_text(field: &'static str, wert: &str) -> Result<(), XmlErro
         Some(c) => Err(XmlError::InvalidValue {
             field,
             reason: format!(
-                "character {c:?} (U+{:04X}) is not permitted by DIN 91379",
+                "das Zeichen {c:?} (U+{:04X}) ist nach DIN 91379 nicht zulässig",
                 u32::from(c)
             ),
         }),

@@ -68,7 +68,7 @@ fn nur_wahr(wert: Option<bool>, field: &'static str) -> Result<(), XmlError> {
     if wert == Some(false) {
         return Err(ungueltig(
             field,
-            "only true is allowed; leave the field out instead",
+            "nur true ist zulässig; sonst die Angabe weglassen",
         ));
     }
     Ok(())
@@ -81,14 +81,14 @@ fn pruefe_widersprueche(d: &Geburtsdaten) -> Result<(), XmlError> {
     if d.ehe.as_ref().is_some_and(|e| e.angegeben()) && d.eltern_verheiratet != Some(true) {
         return Err(ungueltig(
             "ehe",
-            "marriage details are only allowed with elternVerheiratet: true",
+            "Angaben zur Ehe sind nur zulässig, wenn die Eltern verheiratet sind",
         ));
     }
     if d.mutter.as_ref().and_then(|m| m.anzahl_kinder) == Some(0) {
-        return Err(ungueltig("mutter.anzahlKinder", "must be at least 1"));
+        return Err(ungueltig("mutter.anzahlKinder", "muss mindestens 1 sein"));
     }
     if d.ehe.as_ref().and_then(|e| e.kinder_der_ehe) == Some(0) {
-        return Err(ungueltig("ehe.kinderDerEhe", "must be at least 1"));
+        return Err(ungueltig("ehe.kinderDerEhe", "muss mindestens 1 sein"));
     }
     Ok(())
 }

@@ -150,7 +150,7 @@ fn schreibe_postanschrift(
         (Some(_), Some(_)) => {
             return Err(ungueltig(
                 p.basis,
-                "give exactly one of gebaeude or postfach",
+                "genau eines angeben: Gebäude oder Postfach",
             ))
         }
         (None, Some(f)) => {
@@ -227,7 +227,7 @@ fn schreibe_vorgangsidentifikation(out: &mut XmlOut, d: &Geburtsdaten) -> Result
     if zeichen.chars().count() > ZEICHEN_MAX {
         return Err(ungueltig(
             "vorgangsidentifikation.ereignis.zeichen",
-            "must not be longer than 100 characters",
+            "darf höchstens 100 Zeichen lang sein",
         ));
     }
     out.start("xpsw:vorgangsidentifikation", &[])?;
@@ -329,20 +329,20 @@ fn schreibe_allgemeiner_name(
     if n.nicht_vorhanden == Some(false) {
         return Err(ungueltig(
             p[2],
-            "only true is allowed; give the name instead",
+            "nur true ist zulässig; sonst den Namen angeben",
         ));
     }
     if name.is_some() && n.nicht_vorhanden.is_some() {
         return Err(ungueltig(
             p[0],
-            "give exactly one of name or nichtVorhanden",
+            "genau eines angeben: den Namen oder dass keiner vorhanden ist",
         ));
     }
     let art = gesetzt(&n.namensart_code);
     if let Some(a) = art.filter(|a| !NAMENSARTEN.contains(a)) {
         return Err(ungueltig(
             p[3],
-            &format!("'{a}' is not a code of the name-type list {LISTURI_NAMENSART}"),
+            &format!("'{a}' ist kein Code der Namensartenliste {LISTURI_NAMENSART}"),
         ));
     }
     out.start(element, &[])?;
@@ -466,7 +466,7 @@ fn schreibe_staat(
         (Some(_), Some(_)) => {
             return Err(ungueltig(
                 p[0],
-                "give exactly one of code or nichtGelisteterWert",
+                "genau eines angeben: einen Code oder einen nicht gelisteten Wert",
             ))
         }
         (Some(c), None) => {
@@ -474,7 +474,7 @@ fn schreibe_staat(
             if c.len() != 3 || !c.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(ungueltig(
                     p[1],
-                    &format!("'{c}' is not a three-digit key of the Destatis nationality list"),
+                    &format!("'{c}' ist kein dreistelliger Schlüssel der Staatsangehörigkeitsliste des Statistischen Bundesamts"),
                 ));
             }
             out.code(

@@ -307,7 +307,7 @@ fn pruefe_werte(x: &SterbefallBestatter) -> Result<(), XmlError> {
     if let Some(f) = familienstand.filter(|f| !FAMILIENSTAENDE.contains(f)) {
         return Err(ungueltig(
             "verstorbener.familienstand",
-            &format!("'{f}' is not a code of the marital status list (e.g. VH, VW, GS, LD, NB)"),
+            &format!("'{f}' ist kein Code der Familienstandsliste (z. B. VH, VW, GS, LD, NB)"),
         ));
     }
     let anzahl_passt =
@@ -318,7 +318,7 @@ fn pruefe_werte(x: &SterbefallBestatter) -> Result<(), XmlError> {
     ) {
         return Err(ungueltig(
             "anzahlKinderVolljaehrig",
-            "is smaller than the number of adult children listed",
+            "ist kleiner als die Zahl der aufgeführten volljährigen Kinder",
         ));
     }
     if !anzahl_passt(
@@ -327,7 +327,7 @@ fn pruefe_werte(x: &SterbefallBestatter) -> Result<(), XmlError> {
     ) {
         return Err(ungueltig(
             "anzahlKinderMinderjaehrig",
-            "is smaller than the number of minor children listed",
+            "ist kleiner als die Zahl der aufgeführten minderjährigen Kinder",
         ));
     }
     Ok(())

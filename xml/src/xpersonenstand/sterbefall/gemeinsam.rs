@@ -434,7 +434,7 @@ pub(super) fn pruefe_todeszeitpunkt(t: Option<&Todeszeitpunkt>) -> Result<(), Xm
     if tag && zeitraum {
         return Err(ungueltig(
             "sterbefall.todeszeitpunkt",
-            "give either todestag or sterbezeitraum, not both",
+            "entweder den Todestag oder den Sterbezeitraum angeben, nicht beides",
         ));
     }
     Ok(())

@@ -168,14 +168,16 @@ fn pruefe_werte(x: &Todesbescheinigung) -> Result<(), XmlError> {
     if let Some(a) = art.filter(|a| !IDENTIFIZIERUNGSARTEN.contains(a)) {
         return Err(ungueltig(
             "verstorbener.identifizierung",
-            &format!("'{a}' is not a code of the identification list (AAD, EK, EPR, ESI, NM)"),
+            &format!(
+                "'{a}' ist kein Code der Liste der Identifizierungsarten (AAD, EK, EPR, ESI, NM)"
+            ),
         ));
     }
     let l = x.angaben_leichenschau.as_ref();
     if l.is_some_and(|l| l.uhrzeit_unbekannt == Some(true) && gesetzt(&l.uhrzeit).is_some()) {
         return Err(ungueltig(
             "angabenLeichenschau.uhrzeitUnbekannt",
-            "an unknown time cannot be given together with uhrzeit",
+            "eine unbekannte Uhrzeit schließt die Angabe einer Uhrzeit aus",
         ));
     }
     Ok(())

@@ -147,10 +147,11 @@ impl Worker {
         counted: &AtomicBool,
     ) -> StoreResult<JobDone> {
         let again = job.kind == JobKind::AwaitAck;
-        let Some(report) = self.store.report(&job.report).await? else {
+        let Some(mut report) = self.store.report(&job.report).await? else {
             return self.fail(job, "report not found".to_string()).await;
         };
-        let (job, message) = match report.message.clone() {
+        // Taken, not cloned: the body moves on into the delivery.
+        let (job, message) = match report.message.take() {
             Some(message) => (self.count(job, ticket.probe, counted).await?, message),
             None => {
                 // The attempt about to be counted would be one too many.

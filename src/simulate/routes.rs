@@ -4,11 +4,9 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
-use meldewerk_transports::wire::{
-    WireAccepted, WireAckBatch, WireDelivery, WireError, MAX_BODY_BYTES,
-};
+use meldewerk_transports::wire::{WireAccepted, WireAckBatch, WireError, MAX_BODY_BYTES};
 use meldewerk_transports::xpersonenstand::MAX_BATCH;
-use meldewerk_transports::{Transport, TransportError};
+use meldewerk_transports::{Delivery, Transport, TransportError};
 
 use super::Simulated;
 use crate::routes::admin::transport_script::{append, change_script, current, replace, reset};
@@ -67,7 +65,7 @@ async fn deliveries(
             return wire_error(status, e.to_string());
         }
     };
-    let delivery: WireDelivery = match serde_json::from_value(value) {
+    let delivery: Delivery = match serde_json::from_value(value) {
         Ok(delivery) => delivery,
         Err(e) => return wire_error(StatusCode::BAD_REQUEST, format!("not a delivery: {e}")),
     };
@@ -78,7 +76,7 @@ async fn deliveries(
         report_id = %log_str(&delivery.report_id),
         "delivery arrived"
     );
-    match shared.simulator.submit(delivery.into()).await {
+    match shared.simulator.submit(delivery).await {
         Ok(accepted) => HttpResponse::Ok().json(WireAccepted::from(accepted)),
         Err(e) => failed(e, StatusCode::UNPROCESSABLE_ENTITY),
     }

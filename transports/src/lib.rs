@@ -18,8 +18,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// One message handed to a transport.
+/// One message handed to a transport. As JSON it is the body of the wire protocol's
+/// `POST /deliveries` ([`wire`]), with the bytes as standard base64.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Delivery {
     /// Stable key of this report's delivery: a retry after a crash or timeout carries the same key,
     /// and the transport answers it with the original acceptance instead of delivering twice.
@@ -33,6 +35,7 @@ pub struct Delivery {
     /// Media type of `body`.
     pub content_type: String,
     /// The exact bytes to deliver.
+    #[serde(with = "meldewerk_storage::base64_bytes")]
     pub body: Vec<u8>,
     /// Detached signature over `body`, when the message is signed or sealed.
     pub signature: Option<MessageSignature>,

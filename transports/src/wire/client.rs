@@ -9,8 +9,8 @@ use reqwest::{Client, Response, StatusCode, Url};
 use serde::de::DeserializeOwned;
 
 use super::{
-    check_url, WireAccepted, WireAckBatch, WireDelivery, WireError, ACKNOWLEDGEMENTS_PATH,
-    DELIVERIES_PATH, MAX_BODY_BYTES, MAX_WIRE_BATCH,
+    check_url, WireAccepted, WireAckBatch, WireError, ACKNOWLEDGEMENTS_PATH, DELIVERIES_PATH,
+    MAX_BODY_BYTES, MAX_WIRE_BATCH,
 };
 use crate::{Accepted, AckBatch, Delivery, Transport, TransportError};
 
@@ -109,11 +109,9 @@ impl Transport for HttpTransport {
             .client
             .post(url.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(
-                serde_json::to_vec(&WireDelivery::from(delivery)).map_err(|e| {
-                    TransportError::Transient(format!("cannot encode the delivery: {e}"))
-                })?,
-            )
+            .body(serde_json::to_vec(&delivery).map_err(|e| {
+                TransportError::Transient(format!("cannot encode the delivery: {e}"))
+            })?)
             .send()
             .await;
         let accepted: WireAccepted = self

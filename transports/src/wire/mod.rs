@@ -2,7 +2,7 @@
 //! simulator started with `meldewerk simulate <name>`, or a tester's own mock in any language.
 //! JSON over HTTP, two calls:
 //!
-//! - `POST {url}/deliveries` with a [`WireDelivery`]: `200` [`WireAccepted`]; `422`
+//! - `POST {url}/deliveries` with a [`crate::Delivery`]: `200` [`WireAccepted`]; `422`
 //!   [`WireError`] is a final rejection; anything else (another status, a connection error, a
 //!   timeout, an unreadable answer) is transient.
 //! - `GET {url}/acknowledgements?cursor=…&limit=…`: `200` [`WireAckBatch`]; `410` [`WireError`]
@@ -21,7 +21,7 @@ use chrono::{DateTime, Utc};
 use meldewerk_storage::base64_bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::{Accepted, AckBatch, AckOutcome, Acknowledgement, Delivery, MessageSignature};
+use crate::{Accepted, AckBatch, AckOutcome, Acknowledgement};
 
 /// Path of the delivery call, below the authority's url.
 pub const DELIVERIES_PATH: &str = "/deliveries";
@@ -34,56 +34,6 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 /// Most acknowledgements the client asks for in one call; the engine fetches again at once while
 /// `more` is true, so a full inbox is read in several bounded answers.
 pub const MAX_WIRE_BATCH: usize = 100;
-
-/// The body of `POST /deliveries`: a [`Delivery`] with its bytes as base64.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WireDelivery {
-    /// Stable key of the report's delivery; a resend carries the same key and must be answered
-    /// with the original acceptance.
-    pub idempotency_key: String,
-    /// Module path segment, e.g. `birthnotice`.
-    pub module: String,
-    /// The integrator's report id.
-    pub report_id: String,
-    /// Message UUID from the message header.
-    pub message_uuid: String,
-    /// Media type of `body`, e.g. `application/xml`.
-    pub content_type: String,
-    /// The exact message bytes, standard base64.
-    #[serde(with = "base64_bytes")]
-    pub body: Vec<u8>,
-    /// Detached signature over `body` (`value` and `public_key` as base64), or `null`.
-    pub signature: Option<MessageSignature>,
-}
-
-impl From<Delivery> for WireDelivery {
-    fn from(d: Delivery) -> Self {
-        WireDelivery {
-            idempotency_key: d.idempotency_key,
-            module: d.module,
-            report_id: d.report_id,
-            message_uuid: d.message_uuid,
-            content_type: d.content_type,
-            body: d.body,
-            signature: d.signature,
-        }
-    }
-}
-
-impl From<WireDelivery> for Delivery {
-    fn from(d: WireDelivery) -> Self {
-        Delivery {
-            idempotency_key: d.idempotency_key,
-            module: d.module,
-            report_id: d.report_id,
-            message_uuid: d.message_uuid,
-            content_type: d.content_type,
-            body: d.body,
-            signature: d.signature,
-        }
-    }
-}
 
 /// The `200` answer to `POST /deliveries`. Only `transport_ref` is required, so that a mock can
 /// answer with one member; members the service does not know are ignored.
@@ -295,6 +245,7 @@ mod tests {
 
     #[test]
     fn a_delivery_travels_with_base64_bytes() {
+        use crate::Delivery;
         let delivery = Delivery {
             idempotency_key: "k".into(),
             module: "birthnotice".into(),
@@ -304,10 +255,10 @@ mod tests {
             body: b"<x/>".to_vec(),
             signature: None,
         };
-        let json = serde_json::to_value(WireDelivery::from(delivery.clone())).unwrap();
+        let json = serde_json::to_value(&delivery).unwrap();
         assert_eq!(json["body"], "PHgvPg==");
-        let back: WireDelivery = serde_json::from_value(json).unwrap();
-        assert_eq!(Delivery::from(back), delivery);
+        let back: Delivery = serde_json::from_value(json).unwrap();
+        assert_eq!(back, delivery);
     }
 
     #[test]

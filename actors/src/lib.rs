@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use actix::{Addr, Arbiter, Supervisor};
 use actix_rt::ArbiterHandle;
 use chrono::{DateTime, Utc};
-use meldewerk_storage::{MessageSignature, Report, Store};
+use meldewerk_storage::{Job, MessageSignature, Report, Store};
 use meldewerk_transports::Transport;
 
 pub use breaker::{BreakerState, TransportHealth};
@@ -50,7 +50,7 @@ use health::{HealthHandle, HealthRegistry};
 use inbox::{Collector, InboxActor};
 use inflight::InFlight;
 use module_actor::{ModuleActor, Worker};
-use outbox::{OutboxActor, Wake};
+use outbox::{OutboxActor, Queued, Resumed, Wake};
 use paused::Paused;
 use retention::RetentionActor;
 use supervise::Supervision;
@@ -285,10 +285,16 @@ impl Engine {
         }
     }
 
-    /// A job was just queued: scan now instead of at the next tick (cheap, never blocks, never
-    /// fails).
+    /// Jobs may have become due (an operator's retry, say): scan now instead of at the next
+    /// tick (cheap, never blocks, never fails).
     pub fn wake(&self) {
         self.inner.outbox.do_send(Wake);
+    }
+
+    /// `job` was just stored: route it now if its module has room, without reading the outbox
+    /// (cheap, never blocks, never fails; the scans find it otherwise).
+    pub fn queued(&self, job: Job) {
+        self.inner.outbox.do_send(Queued(job));
     }
 
     /// Health of every actor, for operators: `outbox`, one `module:<module>` per module, one
@@ -335,7 +341,7 @@ impl Engine {
         let changed = self
             .serves(module)
             .then(|| self.inner.paused.resume(module));
-        self.wake();
+        self.inner.outbox.do_send(Resumed(module.to_string()));
         changed
     }
 

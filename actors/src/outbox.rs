@@ -23,14 +23,18 @@ use crate::supervise::{panic_message, Supervision};
 
 /// How long a job for a module nobody serves is left alone before it is looked at again.
 const UNROUTABLE_HOLD: Duration = Duration::from_secs(60);
-/// How long a job of a paused module is left alone before it is looked at again; a resume wakes
-/// the outbox, so this bounds how late a resumed module starts.
+/// How long a job of a paused module is left alone before it is looked at again (a resume lets
+/// its jobs go at once).
 const PAUSED_HOLD: Duration = Duration::from_millis(500);
 /// How long a job is left alone after its module actor could not take it (mailbox closed).
 const MAILBOX_FAILURE_HOLD: Duration = Duration::from_secs(1);
 /// Extra jobs fetched per scan beyond what can be routed, so that the jobs of a module that is
 /// full do not hide another module's behind them.
 const SCAN_SLACK: usize = 16;
+/// A module left full by a scan is refilled once this share of its places (1/4) is free again,
+/// not at every job's end: each scan walks past the jobs in flight, so refilling one place at a
+/// time cost a scan per report.
+const REFILL_SHARE: usize = 4;
 
 /// Scan now (a job was just queued, or capacity freed up).
 pub(crate) struct Wake;
@@ -39,13 +43,38 @@ impl Message for Wake {
     type Result = ();
 }
 
-/// Jobs held back from routing, each until an instant.
+/// A job was just stored: route it at once if its module has room, without reading the store
+/// (a scan finds it otherwise).
+pub(crate) struct Queued(pub(crate) Job);
+
+impl Message for Queued {
+    type Result = ();
+}
+
+/// A module's deliveries were resumed: its held jobs are due at once.
+pub(crate) struct Resumed(pub(crate) String);
+
+impl Message for Resumed {
+    type Result = ();
+}
+
+/// Until when a job is held, and the paused module it waits for, if that is the reason.
+type Hold = (Instant, Option<Arc<str>>);
+
+/// Jobs held back from routing, each until an instant; a paused module's jobs also name it, so
+/// that its resume lets them go.
 #[derive(Default)]
-pub(crate) struct Held(Mutex<HashMap<u64, Instant>>);
+pub(crate) struct Held(Mutex<HashMap<u64, Hold>>);
 
 impl Held {
     fn insert(&self, job_id: u64, pause: Duration) {
-        self.lock().insert(job_id, Instant::now() + pause);
+        self.lock().insert(job_id, (Instant::now() + pause, None));
+    }
+
+    fn insert_paused(&self, job_id: u64, module: &Arc<str>) {
+        let until = Instant::now() + PAUSED_HOLD;
+        self.lock()
+            .insert(job_id, (until, Some(Arc::clone(module))));
     }
 
     fn contains(&self, job_id: u64) -> bool {
@@ -54,11 +83,17 @@ impl Held {
 
     /// Lets go of the jobs whose time has come.
     fn expire(&self, now: Instant) {
-        self.lock().retain(|_, until| *until > now);
+        self.lock().retain(|_, (until, _)| *until > now);
+    }
+
+    /// Lets go of the jobs held because `module` was paused.
+    fn release_module(&self, module: &str) {
+        self.lock()
+            .retain(|_, (_, paused)| paused.as_deref() != Some(module));
     }
 
     // Holds must stay usable even if a thread panicked while holding the lock.
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Instant>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Hold>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -122,9 +157,15 @@ impl OutboxActor {
             self.rescan = Some(self.rescan.unwrap_or(false) || with_len);
             return;
         }
+        let free = self.free_places();
+        if free == 0 && !with_len {
+            // Nothing could be routed; the next job to end scans (and the tick, regardless).
+            self.saturated = true;
+            return;
+        }
         self.scanning = true;
         self.hold.expire(Instant::now());
-        let limit = self.routes.len() * self.settings.max_in_flight() + SCAN_SLACK;
+        let limit = free + SCAN_SLACK;
         let store = Arc::clone(&self.store);
         let in_flight = Arc::clone(&self.in_flight);
         let hold = Arc::clone(&self.hold);
@@ -155,7 +196,10 @@ impl OutboxActor {
                         None => {}
                     }
                     match jobs {
-                        Ok(jobs) => act.route(jobs, limit, ctx),
+                        Ok(jobs) => {
+                            let read_all = jobs.len() >= limit;
+                            act.saturated = act.route(jobs, ctx) || read_all;
+                        }
                         Err(e) => {
                             tracing::warn!(error = %e, "could not read the outbox");
                             act.sup.health.set_error(e.to_string());
@@ -169,8 +213,10 @@ impl OutboxActor {
         }));
     }
 
-    fn route(&mut self, jobs: Vec<Job>, limit: usize, ctx: &mut Context<Self>) {
-        let mut saturated = jobs.len() >= limit;
+    /// Claims and sends each job to its module actor; whether a routable job found its module
+    /// full.
+    fn route(&mut self, jobs: Vec<Job>, ctx: &mut Context<Self>) -> bool {
+        let mut saturated = false;
         let max = self.settings.max_in_flight();
         for job in jobs {
             if self.hold.contains(job.id) {
@@ -187,7 +233,7 @@ impl OutboxActor {
                 continue;
             };
             if self.paused.contains(module) {
-                self.hold.insert(job.id, PAUSED_HOLD);
+                self.hold.insert_paused(job.id, module);
                 continue;
             }
             let redelivery = job.kind == JobKind::AwaitAck;
@@ -200,6 +246,7 @@ impl OutboxActor {
                 }
             };
             let id = job.id;
+            let module = Arc::clone(module);
             self.sup.health.update(|h| h.processed += 1);
             let answer = addr.send(RunJob { job, claim }).into_actor(self);
             ctx.spawn(answer.map(move |answer, act, ctx| {
@@ -214,12 +261,29 @@ impl OutboxActor {
                         act.hold.insert(id, MAILBOX_FAILURE_HOLD);
                     }
                 }
-                if std::mem::take(&mut act.saturated) {
+                if act.saturated && act.refill_due(&module) {
+                    act.saturated = false;
                     act.scan(ctx, false);
                 }
             }));
         }
-        self.saturated = saturated;
+        saturated
+    }
+
+    /// Places free across the modules served and not paused: how many jobs a scan could route
+    /// now.
+    fn free_places(&self) -> usize {
+        let max = self.settings.max_in_flight();
+        let busy = |module: &Arc<str>| self.in_flight.module_count(module);
+        let serving = self.routes.keys().filter(|m| !self.paused.contains(m));
+        serving.map(|m| max.saturating_sub(busy(m))).sum()
+    }
+
+    /// Whether `module`, whose job just ended, has room enough to be worth a scan.
+    fn refill_due(&self, module: &str) -> bool {
+        let max = self.settings.max_in_flight();
+        let refill = (max / REFILL_SHARE).max(1);
+        self.in_flight.module_count(module) + refill <= max
     }
 }
 
@@ -250,6 +314,31 @@ impl Handler<Wake> for OutboxActor {
     type Result = ();
 
     fn handle(&mut self, _: Wake, ctx: &mut Self::Context) {
+        self.scan(ctx, false);
+    }
+}
+
+impl Handler<Queued> for OutboxActor {
+    type Result = ();
+
+    /// Routes the new job straight away: at one scan per submission, walking past the jobs in
+    /// flight cost more than building the message. A job its module has no room for is found
+    /// by the scan that refills the module.
+    fn handle(&mut self, Queued(job): Queued, ctx: &mut Self::Context) {
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return;
+        }
+        if self.route(vec![job], ctx) {
+            self.saturated = true;
+        }
+    }
+}
+
+impl Handler<Resumed> for OutboxActor {
+    type Result = ();
+
+    fn handle(&mut self, Resumed(module): Resumed, ctx: &mut Self::Context) {
+        self.hold.release_module(&module);
         self.scan(ctx, false);
     }
 }

@@ -210,8 +210,8 @@ pub(crate) async fn submit(
         signed_at: now,
     });
     match store.submit_report(report).await {
-        Ok(_) => {
-            engine.wake();
+        Ok(job) => {
+            engine.queued(job);
             tracing::info!(
                 user = %log_str(&session.user.name),
                 id = %log_str(&id),

@@ -229,12 +229,29 @@ impl Application {
     /// Opens the store, the keys and the transports, builds the modules, starts the engine and
     /// binds the HTTP server. Must run inside an actix System (`#[actix_web::main]`).
     pub async fn build(settings: Settings) -> Result<Application, StartupError> {
-        let store = open_store(&settings)?;
+        // The store and an in-process office's journal are sled databases of their own, and
+        // each replays the log written since its last open: side by side, a start after a busy
+        // run takes as long as the larger replay, not both.
+        let (store, transports) = std::thread::scope(|scope| {
+            let transports = scope.spawn(|| {
+                let started = std::time::Instant::now();
+                let transports = Transports::open(&settings);
+                tracing::info!(ms = started.elapsed().as_millis(), "transports opened");
+                transports
+            });
+            let started = std::time::Instant::now();
+            let store = open_store(&settings);
+            tracing::info!(ms = started.elapsed().as_millis(), "store opened");
+            let transports = transports
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (store, transports)
+        });
+        let (store, transports) = (store?, transports?);
         let master = Arc::new(MasterKey::load_or_create(
             &settings.data_dir,
             settings.master_key.as_deref(),
         )?);
-        let transports = Transports::open(&settings)?;
         let listener = TcpListener::bind(&settings.listen).map_err(|e| StartupError::Listen {
             address: settings.listen.clone(),
             reason: e.to_string(),

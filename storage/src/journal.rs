@@ -15,6 +15,9 @@
 //!   that one key can never be the prefix of another's entries; `seq` last keeps a group's
 //!   records in append order under one prefix scan.
 //!
+//! - `a/<seq>` → raw bytes: a record's **attachment**, kept apart so that the record's later
+//!   states (a [`Journal::replace`], a [`Journal::settle`]) never write it again (a simulator's
+//!   received message body: most of a record's bytes, written once);
 //! - `f/<position>` → `seq`: the **feed**, records in the order they were settled (a simulator's
 //!   decided messages, as the authority drops their acknowledgements into the portal's inbox);
 //!   `position` is a big-endian counter of its own, so a reader keeps its place with one number.
@@ -25,6 +28,7 @@
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -35,6 +39,7 @@ const RECORD: &[u8] = b"m/";
 const INDEX: &[u8] = b"i/";
 const GROUP: &[u8] = b"g/";
 const FEED: &[u8] = b"f/";
+const ATTACHMENT: &[u8] = b"a/";
 
 /// Page cache of a journal's database. A simulator reads back mostly what it wrote moments ago
 /// (the acknowledgement of a fresh message), so a small cache serves it; sled's default of 1 GiB
@@ -61,7 +66,17 @@ pub struct Journal<T> {
     /// Flushes the whole database, so that sled's own metadata is covered as well as the tree.
     flusher: crate::group_flush::GroupFlush,
     tree: sled::Tree,
+    /// The numbers the next record and the next settled record get, read from the tree once at
+    /// open (each was a reverse scan per write). Held while a batch is applied, so that numbers
+    /// are taken in order, never twice, and only counted once their batch is in.
+    next: Mutex<Next>,
     record: PhantomData<fn() -> T>,
+}
+
+/// See [`Journal::next_seq`] and [`Journal::next_feed_position`].
+struct Next {
+    seq: u64,
+    feed_position: u64,
 }
 
 impl<T: Serialize + DeserializeOwned> Journal<T> {
@@ -74,10 +89,15 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             .open()
             .map_err(|e| open_error(dir, e))?;
         let tree = db.open_tree(name).map_err(backend)?;
+        let next = Next {
+            seq: following(&tree, RECORD)?,
+            feed_position: following(&tree, FEED)?,
+        };
         Ok(Journal {
             flusher: crate::group_flush::GroupFlush::start(db)
                 .map_err(|e| JournalError::Backend(format!("cannot start flushing: {e}")))?,
             tree,
+            next: Mutex::new(next),
             record: PhantomData,
         })
     }
@@ -118,9 +138,42 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         indexes: &[(&str, &str)],
         groups: &[(&str, &str)],
     ) -> Result<u64, JournalError> {
-        let seq = self.next_seq()?;
+        self.append_inner(record, None, indexes, groups)
+    }
+
+    /// Like [`append_grouped`](Self::append_grouped), with `attachment` kept apart from the
+    /// record under its sequence number ([`attachment`](Self::attachment) reads it), in the same
+    /// atomic batch: large bytes the record's later states do not carry again.
+    pub fn append_attached(
+        &self,
+        record: &T,
+        attachment: &[u8],
+        indexes: &[(&str, &str)],
+        groups: &[(&str, &str)],
+    ) -> Result<u64, JournalError> {
+        self.append_inner(record, Some(attachment), indexes, groups)
+    }
+
+    /// The attachment of record `seq`, if it was appended with one.
+    pub fn attachment(&self, seq: u64) -> Result<Option<Vec<u8>>, JournalError> {
+        let raw = self.tree.get(attachment_key(seq)).map_err(backend)?;
+        Ok(raw.map(|raw| raw.to_vec()))
+    }
+
+    fn append_inner(
+        &self,
+        record: &T,
+        attachment: Option<&[u8]>,
+        indexes: &[(&str, &str)],
+        groups: &[(&str, &str)],
+    ) -> Result<u64, JournalError> {
+        let mut next = self.next();
+        let seq = next.seq;
         let mut batch = sled::Batch::default();
         batch.insert(record_key(seq), encode(record)?);
+        if let Some(attachment) = attachment {
+            batch.insert(attachment_key(seq), attachment);
+        }
         for (index, key) in indexes {
             batch.insert(index_key(index, key), seq.to_be_bytes().to_vec());
         }
@@ -134,6 +187,8 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             let _gate = sled_gate::exclusive();
             self.tree.apply_batch(batch).map_err(backend)?;
         }
+        next.seq += 1;
+        drop(next);
         self.flush()?;
         Ok(seq)
     }
@@ -148,13 +203,14 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
 
     /// Overwrites each record `seq` with its new state, appends it to the feed, and takes it out
     /// of every `(group, key)` of `leave` — all in one atomic batch, flushed once. Durable on
-    /// return. Callers serialise settling (positions are counted from the last one).
+    /// return. Settles and appends are serialised by the journal (positions are counted on from the last).
     pub fn settle(&self, records: &[(u64, T)], leave: &[(&str, &str)]) -> Result<(), JournalError> {
         if records.is_empty() {
             return Ok(());
         }
+        let mut next = self.next();
         let mut batch = sled::Batch::default();
-        for (position, (seq, record)) in (self.next_feed_position()?..).zip(records) {
+        for (position, (seq, record)) in (next.feed_position..).zip(records) {
             batch.insert(record_key(*seq), encode(record)?);
             batch.insert(
                 [FEED, &position.to_be_bytes()].concat(),
@@ -168,6 +224,8 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             let _gate = sled_gate::exclusive();
             self.tree.apply_batch(batch).map_err(backend)?;
         }
+        next.feed_position += records.len() as u64;
+        drop(next);
         self.flush()
     }
 
@@ -198,16 +256,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
 
     /// The feed position the next settled record will get.
     pub fn next_feed_position(&self) -> Result<u64, JournalError> {
-        match self
-            .tree
-            .scan_prefix(FEED)
-            .next_back()
-            .transpose()
-            .map_err(backend)?
-        {
-            Some((key, _)) => Ok(decode_seq(&key[FEED.len()..])? + 1),
-            None => Ok(0),
-        }
+        Ok(self.next().feed_position)
     }
 
     /// Records in append order, starting at sequence number `from`, at most `limit`.
@@ -265,16 +314,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     /// The sequence number the next record will get (the number of records, since records are
     /// never removed).
     pub fn next_seq(&self) -> Result<u64, JournalError> {
-        match self
-            .tree
-            .scan_prefix(RECORD)
-            .next_back()
-            .transpose()
-            .map_err(backend)?
-        {
-            Some((key, _)) => Ok(decode_seq(&key[RECORD.len()..])? + 1),
-            None => Ok(0),
-        }
+        Ok(self.next().seq)
     }
 
     /// The first sequence number whose record does not satisfy `pred`, by binary search; `pred`
@@ -305,14 +345,38 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             .collect())
     }
 
+    // The counters stay right even if a thread panicked while holding them: they are changed
+    // only after their batch went in.
+    fn next(&self) -> MutexGuard<'_, Next> {
+        self.next.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn flush(&self) -> Result<(), JournalError> {
         self.flusher.flush_blocking().map_err(backend)?;
         Ok(())
     }
 }
 
+/// One past the number in the last key under `prefix` (a record's sequence number, a feed
+/// position), or 0 when there is none.
+fn following(tree: &sled::Tree, prefix: &[u8]) -> Result<u64, JournalError> {
+    match tree
+        .scan_prefix(prefix)
+        .next_back()
+        .transpose()
+        .map_err(backend)?
+    {
+        Some((key, _)) => Ok(decode_seq(&key[prefix.len()..])? + 1),
+        None => Ok(0),
+    }
+}
+
 fn record_key(seq: u64) -> Vec<u8> {
     [RECORD, &seq.to_be_bytes()].concat()
+}
+
+fn attachment_key(seq: u64) -> Vec<u8> {
+    [ATTACHMENT, &seq.to_be_bytes()].concat()
 }
 
 fn index_key(index: &str, key: &str) -> Vec<u8> {
@@ -406,6 +470,63 @@ mod tests {
         assert_eq!(journal.find("ref", "k1").unwrap(), None);
         assert_eq!(journal.range(1, 10).unwrap(), vec![(1, "b".to_string())]);
         assert_eq!(journal.range(0, 1).unwrap().len(), 1);
+        // Numbering goes on where the journal left off.
+        assert_eq!(journal.append(&"c".into(), &[]).unwrap(), 2);
+        assert_eq!(journal.next_seq().unwrap(), 3);
+    }
+
+    #[test]
+    fn an_attachment_is_written_once_and_outlives_the_records_later_states() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+            let seq = journal
+                .append_attached(&"new".into(), b"\x00bytes", &[], &[("open", "")])
+                .unwrap();
+            journal.append(&"plain".into(), &[]).unwrap();
+            journal.replace(seq, &"replaced".into()).unwrap();
+            journal
+                .settle(&[(seq, "settled".into())], &[("open", "")])
+                .unwrap();
+        }
+        let journal = reopen(dir.path());
+        assert_eq!(journal.get(0).unwrap().as_deref(), Some("settled"));
+        assert_eq!(
+            journal.attachment(0).unwrap().as_deref(),
+            Some(&b"\x00bytes"[..])
+        );
+        assert_eq!(journal.attachment(1).unwrap(), None);
+        // Attachments are not records: they neither count nor show up in the record ranges.
+        assert_eq!(journal.next_seq().unwrap(), 2);
+        assert_eq!(
+            journal.all().unwrap(),
+            vec!["settled".to_string(), "plain".into()]
+        );
+    }
+
+    #[test]
+    fn concurrent_appends_get_every_number_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+        let mut seqs: Vec<u64> = std::thread::scope(|scope| {
+            let writers: Vec<_> = (0..4)
+                .map(|writer| {
+                    let journal = &journal;
+                    scope.spawn(move || {
+                        (0..25)
+                            .map(|i| journal.append(&format!("{writer}/{i}"), &[]).unwrap())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            writers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect()
+        });
+        seqs.sort_unstable();
+        assert_eq!(seqs, (0..100).collect::<Vec<_>>());
+        assert_eq!(journal.all().unwrap().len(), 100);
     }
 
     #[test]

@@ -239,6 +239,77 @@ async fn the_journal_keeps_no_receipt_and_every_reader_gets_the_one_acknowledged
 }
 
 #[tokio::test]
+async fn the_body_is_journaled_once_apart_from_the_record_its_decision_rewrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, quick_config());
+    let delivery = unsigned_delivery("k-body");
+    let body = delivery.body.clone();
+    let accepted = office.submit(delivery.clone()).await.unwrap();
+    assert!(outcome_of(&office, &accepted.transport_ref).await.is_some());
+    // A repeat compares against the body kept apart and changes nothing of it.
+    assert!(office.submit(delivery).await.unwrap().duplicate);
+    let received = office.received().unwrap();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].body, body);
+    assert_eq!(received[0].repeat_submissions, 1);
+    drop(office);
+
+    let db = sled::Config::new().path(dir.path()).open().unwrap();
+    let tree = db.open_tree("xpersonenstand").unwrap();
+    let values: Vec<_> = tree.iter().values().map(Result::unwrap).collect();
+    assert_eq!(
+        values
+            .iter()
+            .filter(|v| v.as_ref() == body.as_slice())
+            .count(),
+        1,
+        "the body is stored once, as it came"
+    );
+    assert!(!values
+        .iter()
+        .any(|v| v.windows(7).any(|w| w == b"\"body\":")));
+}
+
+#[tokio::test]
+async fn a_record_of_an_earlier_version_keeps_its_body_in_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = unsigned_delivery("k-old");
+    {
+        // As a version before the body was kept apart wrote it: inline, base64.
+        let journal: meldewerk_storage::Journal<serde_json::Value> =
+            meldewerk_storage::Journal::open(dir.path(), "xpersonenstand").unwrap();
+        let record = serde_json::json!({
+            "transport_ref": "t-old", "idempotency_key": "k-old", "module": "birthnotice",
+            "report_id": "report-k-old", "message_uuid": old.message_uuid,
+            "content_type": "application/xml",
+            "body": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &old.body),
+            "signature": null, "sha256_hex": "00", "received_at": "2026-11-01T10:00:00Z",
+            "repeat_submissions": 0,
+            "outcome": {"status": "acknowledged", "decided_at": "2026-11-01T10:00:02Z",
+                        "portal": "p", "authority": "Standesamt Alt"}
+        });
+        journal
+            .append_grouped(
+                &record,
+                &[("idempotency-key", "k-old"), ("transport-ref", "t-old")],
+                &[("report", "report-k-old"), ("module", "birthnotice")],
+            )
+            .unwrap();
+    }
+    let office = open(&dir, quick_config());
+    assert!(office.submit(old.clone()).await.unwrap().duplicate);
+    let new = unsigned_delivery("k-new");
+    office.submit(new.clone()).await.unwrap();
+    let received = office.received().unwrap();
+    assert_eq!(received.len(), 2);
+    assert_eq!(
+        (received[0].body.as_slice(), received[0].repeat_submissions),
+        (old.body.as_slice(), 1)
+    );
+    assert_eq!(received[1].body, new.body);
+}
+
+#[tokio::test]
 async fn failure_rate_decides_rejection() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(

@@ -118,13 +118,12 @@ impl Simulator {
 
     /// Every message the office accepted, in the order it received them.
     pub fn received(&self) -> Result<Vec<ReceivedMessage>, SimulatorError> {
-        Ok(self
-            .inner
-            .journal
-            .all()?
+        let journal = &self.inner.journal;
+        journal
+            .range(0, usize::MAX)?
             .into_iter()
-            .map(ReceivedMessage::with_receipt)
-            .collect())
+            .map(|(seq, message)| Ok(message.whole(journal, seq)?))
+            .collect()
     }
 
     /// The messages accepted for one report (normally one; more means the engine delivered the
@@ -134,15 +133,13 @@ impl Simulator {
         module: &str,
         report_id: &str,
     ) -> Result<Vec<ReceivedMessage>, SimulatorError> {
-        Ok(self
-            .inner
-            .journal
+        let journal = &self.inner.journal;
+        journal
             .find_all(BY_REPORT, report_id)?
             .into_iter()
-            .map(|(_, message)| message)
-            .filter(|m| m.module == module)
-            .map(ReceivedMessage::with_receipt)
-            .collect())
+            .filter(|(_, m)| m.module == module)
+            .map(|(seq, message)| Ok(message.whole(journal, seq)?))
+            .collect()
     }
 
     /// The current script; counted rules show what is left of their count.
@@ -334,13 +331,22 @@ impl Inner {
             .find(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?
         {
             message.repeat_submissions = message.repeat_submissions.saturating_add(1);
-            if message.body != delivery.body {
+            let attached;
+            let original = match message.body.is_empty() {
+                true => {
+                    attached = self.journal.attachment(seq)?.unwrap_or_default();
+                    &attached
+                }
+                false => &message.body,
+            };
+            if *original != delivery.body {
                 tracing::warn!(
                     idempotency_key = %delivery.idempotency_key,
                     transport_ref = %message.transport_ref,
                     "repeat submission carries a different body; answering with the original acceptance"
                 );
             }
+            // The body stays where it is: apart, or in a record of an earlier version.
             self.journal.replace(seq, &message)?;
             tracing::info!(
                 idempotency_key = %delivery.idempotency_key,
@@ -363,7 +369,7 @@ impl Inner {
         )
         .map_err(TransportError::Rejected)?;
 
-        let message = ReceivedMessage {
+        let mut message = ReceivedMessage {
             transport_ref: uuid::Uuid::new_v4().to_string(),
             sha256_hex: sha256_hex(&delivery.body),
             received_at: Utc::now(),
@@ -379,8 +385,11 @@ impl Inner {
         };
         // Durable before the answer: once the sender holds a transport reference, the office
         // must remember it across any crash.
-        let seq = self.journal.append_grouped(
+        // The body goes in once, apart from the record, which its decision rewrites.
+        let body = std::mem::take(&mut message.body);
+        let seq = self.journal.append_attached(
             &message,
+            &body,
             &[
                 (BY_IDEMPOTENCY_KEY, &message.idempotency_key),
                 (BY_TRANSPORT_REF, &message.transport_ref),

@@ -82,8 +82,8 @@ impl Simulator {
         };
         let messages = messages
             .into_iter()
-            .map(|(seq, message)| (seq, message.with_receipt()))
-            .collect();
+            .map(|(seq, message)| Ok((seq, message.whole(journal, seq)?)))
+            .collect::<Result<_, SimulatorError>>()?;
         Ok(ReceivedPage { messages, next })
     }
 }

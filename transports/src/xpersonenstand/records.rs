@@ -3,7 +3,7 @@
 //! grouped by report id and by module for the received log's filters.
 
 use chrono::{DateTime, Utc};
-use meldewerk_storage::base64_bytes;
+use meldewerk_storage::{base64_bytes, Journal, JournalError};
 use serde::{Deserialize, Serialize};
 
 use crate::receipt::{render_receipt, ReceiptFields};
@@ -37,8 +37,9 @@ pub struct ReceivedMessage {
     pub message_uuid: String,
     /// Media type of `body`.
     pub content_type: String,
-    /// The exact bytes received.
-    #[serde(with = "base64_bytes")]
+    /// The exact bytes received. The journal keeps them apart from the record (its attachment,
+    /// written once), so the record itself holds none; records of earlier versions hold them.
+    #[serde(default, with = "base64_bytes", skip_serializing_if = "Vec::is_empty")]
     pub body: Vec<u8>,
     /// The detached signature that came with the message, if any (already verified).
     pub signature: Option<MessageSignature>,
@@ -85,6 +86,22 @@ pub enum RecordedOutcome {
 }
 
 impl ReceivedMessage {
+    /// The message as received and decided, as every reader of the journal gets it: with its
+    /// body (read from the journal's attachment unless the record holds it, as records of earlier
+    /// versions do) and its receipt ([`ReceivedMessage::with_receipt`]).
+    pub(crate) fn whole(
+        mut self,
+        journal: &Journal<ReceivedMessage>,
+        seq: u64,
+    ) -> Result<Self, JournalError> {
+        if self.body.is_empty() {
+            if let Some(body) = journal.attachment(seq)? {
+                self.body = body;
+            }
+        }
+        Ok(self.with_receipt())
+    }
+
     /// The record with its receipt, rendered if the journal holds none; what every reader of the
     /// journal hands out.
     pub(crate) fn with_receipt(mut self) -> Self {

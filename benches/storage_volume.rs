@@ -4,7 +4,8 @@
 //! storage_volume` with `BENCH_REPORTS` (default 100,000), `BENCH_WORKERS` (browser sessions,
 //! default 8), `BENCH_CACHE_MB` (the server's `store.cache_capacity_mb`; unset: its default),
 //! `BENCH_IDLE_SECS` (default 30), `BENCH_SAMPLE_RECORD` (a file to write the first report to, as
-//! the store encodes it). The data directory is a temporary one, removed afterwards.
+//! the store encodes it), `BENCH_COPY_TO` (a path to copy the data directory to once written, to
+//! time more first starts on it). The data directory is a temporary one, removed afterwards.
 //!
 //! Each report goes the way a real one does: memento, magic link, form, signature, dispatch; the
 //! simulated office acknowledges at once. Printed: resident memory while writing (samples and
@@ -303,6 +304,15 @@ fn main() {
     let blobs_disk = disk_bytes(&data_dir.join("db").join("blobs"), &log);
     // The starts come before anything else opens the data: the first open of a sled database
     // replays the log written since its last open, and that is what the first start must pay.
+    if let Ok(copy) = std::env::var("BENCH_COPY_TO") {
+        // Before the first start, so that the copy's first open replays the whole log too.
+        let copied = Command::new("cp")
+            .arg("-a")
+            .arg(&data_dir)
+            .arg(&copy)
+            .status();
+        assert!(copied.is_ok_and(|s| s.success()), "cannot copy to {copy}");
+    }
     let starts: Vec<String> = (1..=3)
         .map(|start| {
             let idle = (start == 3).then_some(idle_secs).filter(|s| *s > 0);

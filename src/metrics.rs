@@ -13,7 +13,7 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{get, web, Error, HttpResponse};
 use meldewerk_actors::{
-    ActorHealth, ActorState, BreakerState, Engine, EngineEvents, TransportHealth,
+    ActorHealth, ActorState, BreakerState, Engine, EngineEvents, TransportHealth, WeakEngine,
 };
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
@@ -72,8 +72,9 @@ pub struct Metrics {
     report_durations: Family<ModuleLabels, Histogram, fn() -> Histogram>,
     retries: Family<ModuleLabels, Counter>,
     /// Set once the engine runs; the engine is told about this registry as its events observer
-    /// before it starts, so it cannot be a constructor argument.
-    engine: Arc<OnceLock<Engine>>,
+    /// before it starts, so it cannot be a constructor argument. Weak, since the engine holds
+    /// this registry.
+    engine: Arc<OnceLock<WeakEngine>>,
 }
 
 impl Metrics {
@@ -132,8 +133,8 @@ impl Metrics {
     }
 
     /// From now on the scrape reads `engine`'s actors and transports.
-    pub fn watch(&self, engine: Engine) {
-        let _ = self.engine.set(engine);
+    pub fn watch(&self, engine: &Engine) {
+        let _ = self.engine.set(engine.downgrade());
     }
 
     /// The OpenMetrics text of every metric.
@@ -213,7 +214,7 @@ pub async fn scrape(_operator: Operator, registry: web::Data<Metrics>) -> HttpRe
 
 /// Reads the engine's health registry at each scrape (nothing before the engine runs).
 #[derive(Debug)]
-struct EngineCollector(Arc<OnceLock<Engine>>);
+struct EngineCollector(Arc<OnceLock<WeakEngine>>);
 
 /// One metric family with one series per item, labelled `label` = `label_of(item)`.
 #[allow(clippy::too_many_arguments)] // one call per family; a struct would only rename them
@@ -306,7 +307,7 @@ const TRANSPORT_SERIES: [TransportSeries; 3] = [
 
 impl Collector for EngineCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let Some(engine) = self.0.get() else {
+        let Some(engine) = self.0.get().and_then(WeakEngine::upgrade) else {
             return Ok(());
         };
         let actors = engine.health();

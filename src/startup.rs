@@ -298,7 +298,7 @@ impl Application {
             settings.engine.clone(),
             Arc::new(events),
         );
-        metrics.watch(engine.clone());
+        metrics.watch(&engine);
 
         let security = &settings.security;
         let hasher = PasswordHasher::new(security.argon2_memory_kib, security.argon2_iterations)?;

@@ -113,6 +113,18 @@ pub struct Engine {
     inner: Arc<EngineInner>,
 }
 
+/// A handle that does not keep the engine alive, for those the engine itself holds on to (its
+/// events observer reading its health): a strong handle there would be a reference cycle.
+#[derive(Clone)]
+pub struct WeakEngine(std::sync::Weak<EngineInner>);
+
+impl WeakEngine {
+    /// The engine, unless every [`Engine`] handle is gone.
+    pub fn upgrade(&self) -> Option<Engine> {
+        self.0.upgrade().map(|inner| Engine { inner })
+    }
+}
+
 struct EngineInner {
     outbox: Addr<OutboxActor>,
     // Held although nobody sends to them: an actix supervisor restarts a stopped actor only
@@ -285,6 +297,11 @@ impl Engine {
         }
     }
 
+    /// A handle that does not keep the engine alive.
+    pub fn downgrade(&self) -> WeakEngine {
+        WeakEngine(Arc::downgrade(&self.inner))
+    }
+
     /// Jobs may have become due (an operator's retry, say): scan now instead of at the next
     /// tick (cheap, never blocks, never fails).
     pub fn wake(&self) {
@@ -375,6 +392,14 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("in_flight", &self.inner.in_flight.total())
             .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for WeakEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakEngine")
+            .field("running", &(self.0.strong_count() > 0))
+            .finish()
     }
 }
 

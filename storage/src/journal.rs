@@ -7,17 +7,18 @@
 //! (the deadlock gate, lock detection, flushing) stays inside this crate.
 //!
 //! Layout of the single tree:
-//! - `m/<seq>` → the record as JSON; `seq` is a big-endian counter, so a prefix scan yields
-//!   records in the order they were appended;
+//! - `m/<seq>` → the record as JSON, packed (`packed.rs`; plain JSON in journals written before);
+//!   `seq` is a big-endian counter, so a prefix scan yields records in the order they were
+//!   appended;
 //! - `i/<index>\0<key>` → `seq`, one entry per secondary key (an idempotency key, a reference);
 //! - `g/<group>\0<key length><key><seq>` → nothing, one entry per grouping key that many records
 //!   may share (a report id, a module). The key's length (four bytes, big-endian) comes first so
 //!   that one key can never be the prefix of another's entries; `seq` last keeps a group's
 //!   records in append order under one prefix scan.
 //!
-//! - `a/<seq>` → raw bytes: a record's **attachment**, kept apart so that the record's later
-//!   states (a [`Journal::replace`], a [`Journal::settle`]) never write it again (a simulator's
-//!   received message body: most of a record's bytes, written once);
+//! - `a/<seq>` → packed bytes (deflated, `packed.rs`): a record's **attachment**, kept apart so
+//!   that the record's later states (a [`Journal::replace`], a [`Journal::settle`]) never write
+//!   it again (a simulator's received message body: most of a record's bytes, written once);
 //! - `f/<position>` → `seq`: the **feed**, records in the order they were settled (a simulator's
 //!   decided messages, as the authority drops their acknowledgements into the portal's inbox);
 //!   `position` is a big-endian counter of its own, so a reader keeps its place with one number.
@@ -156,8 +157,12 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
 
     /// The attachment of record `seq`, if it was appended with one.
     pub fn attachment(&self, seq: u64) -> Result<Option<Vec<u8>>, JournalError> {
-        let raw = self.tree.get(attachment_key(seq)).map_err(backend)?;
-        Ok(raw.map(|raw| raw.to_vec()))
+        let Some(stored) = self.tree.get(attachment_key(seq)).map_err(backend)? else {
+            return Ok(None);
+        };
+        let bytes = crate::packed::unpack(&stored)
+            .map_err(|e| JournalError::Corrupt(format!("attachment of record #{seq}: {e}")))?;
+        Ok(Some(bytes.into_owned()))
     }
 
     fn append_inner(
@@ -167,6 +172,8 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         indexes: &[(&str, &str)],
         groups: &[(&str, &str)],
     ) -> Result<u64, JournalError> {
+        // Packed before the lock: deflating is the slow part of an append.
+        let attachment = attachment.map(crate::packed::pack);
         let mut next = self.next();
         let seq = next.seq;
         let mut batch = sled::Batch::default();
@@ -403,13 +410,20 @@ fn decode_seq(raw: &[u8]) -> Result<u64, JournalError> {
     Ok(u64::from_be_bytes(bytes))
 }
 
+/// A record as stored: its JSON, packed (a journal is read far less often than it is written,
+/// and each record is written twice, appended and settled).
 fn encode<T: Serialize>(record: &T) -> Result<Vec<u8>, JournalError> {
-    serde_json::to_vec(record)
-        .map_err(|e| JournalError::Backend(format!("cannot encode record: {e}")))
+    let json = serde_json::to_vec(record)
+        .map_err(|e| JournalError::Backend(format!("cannot encode record: {e}")))?;
+    Ok(crate::packed::pack(&json))
 }
 
-fn decode<T: DeserializeOwned>(raw: &[u8]) -> Result<T, JournalError> {
-    serde_json::from_slice(raw)
+/// A record from what [`encode`] stored, or from the plain JSON of a journal written before
+/// records were packed.
+fn decode<T: DeserializeOwned>(stored: &[u8]) -> Result<T, JournalError> {
+    let json = crate::packed::unpack(stored)
+        .map_err(|e| JournalError::Corrupt(format!("unreadable record: {e}")))?;
+    serde_json::from_slice(&json)
         .map_err(|e| JournalError::Corrupt(format!("undecodable record: {e}")))
 }
 
@@ -502,6 +516,27 @@ mod tests {
             journal.all().unwrap(),
             vec!["settled".to_string(), "plain".into()]
         );
+    }
+
+    #[test]
+    fn records_written_before_packing_read_as_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+            // As an earlier version stored a record: its plain JSON.
+            journal
+                .tree
+                .insert(record_key(0), &b"\"plain\""[..])
+                .unwrap();
+        }
+        let journal = reopen(dir.path());
+        assert_eq!(journal.get(0).unwrap().as_deref(), Some("plain"));
+        assert_eq!(journal.append(&"packed".into(), &[]).unwrap(), 1);
+        assert_eq!(
+            journal.all().unwrap(),
+            vec!["plain".to_string(), "packed".into()]
+        );
+        assert_ne!(journal.tree.get(record_key(1)).unwrap().unwrap()[0], b'"');
     }
 
     #[test]

@@ -14,6 +14,7 @@
 mod group_flush;
 pub mod journal;
 mod model;
+mod packed;
 mod sled_gate;
 mod sled_store;
 

@@ -50,6 +50,26 @@ fn job_with_report(
     Ok((key, stored, report_key, report))
 }
 
+/// An outcome as [`Trees::finish`] records it, its receipt packed beforehand: deflating happens
+/// before a transaction, not while it holds the store's write gate.
+struct Decided<'a> {
+    outcome: &'a Outcome,
+    packed_receipt: Vec<u8>,
+}
+
+impl<'a> Decided<'a> {
+    fn new(outcome: &'a Outcome) -> Self {
+        let packed_receipt = match outcome {
+            Outcome::Acknowledged { receipt_pdf, .. } => payload::pack(receipt_pdf),
+            Outcome::Failed { .. } => Vec::new(),
+        };
+        Decided {
+            outcome,
+            packed_receipt,
+        }
+    }
+}
+
 impl Trees<'_> {
     /// Records the report's final state and removes its job (and the job's `awaiting` entry).
     /// With `from`, only if no other transport took the message (an acknowledgement from
@@ -57,7 +77,7 @@ impl Trees<'_> {
     fn finish(
         &self,
         job_id: u64,
-        outcome: &Outcome,
+        decided: &Decided<'_>,
         at: DateTime<Utc>,
         from: Option<&str>,
     ) -> TxResult<Option<Report>> {
@@ -68,14 +88,11 @@ impl Trees<'_> {
                 return Ok(None);
             }
         }
-        match outcome {
-            Outcome::Acknowledged {
-                receipt_pdf,
-                portal,
-            } => {
+        match decided.outcome {
+            Outcome::Acknowledged { portal, .. } => {
                 report.status = ReportStatus::Success;
                 self.receipts
-                    .insert(report_key.as_slice(), receipt_pdf.as_slice())?;
+                    .insert(report_key.as_slice(), decided.packed_receipt.as_slice())?;
                 if portal.is_some() {
                     report.portal.clone_from(portal);
                 }
@@ -108,7 +125,7 @@ fn store_message(
     [reports, awaiting, messages]: [&TransactionalTree; 3],
     report_key: &[u8],
     job: &Job,
-    message: &PreparedMessage,
+    (message, packed_body): (&PreparedMessage, &[u8]),
 ) -> TxResult<(PreparedMessage, bool)> {
     let what = format!("report {}", job.report);
     let Some(bytes) = reports.get(report_key)? else {
@@ -123,7 +140,7 @@ fn store_message(
     }
     report.message = Some(payload::message_state(message));
     reports.insert(report_key, in_tx(encode(&report))?)?;
-    messages.insert(report_key, message.body.as_slice())?;
+    messages.insert(report_key, packed_body)?;
     awaiting.insert(
         keys::awaiting(&message.message_uuid),
         &keys::job_id(job.id)[..],
@@ -138,9 +155,11 @@ impl SledStore {
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage> {
         let report_key = keys::report(&job.report);
+        let packed = payload::pack(&message.body);
         let (stored, changed) = (&self.reports, &self.awaiting, &self.messages)
             .gated_transaction(|(reports, awaiting, messages)| {
-                store_message([reports, awaiting, messages], &report_key, job, &message)
+                let message = (&message, packed.as_slice());
+                store_message([reports, awaiting, messages], &report_key, job, message)
             })
             .map_err(tx_error)?;
         if changed {
@@ -156,6 +175,7 @@ impl SledStore {
         message: PreparedMessage,
     ) -> StoreResult<(Job, PreparedMessage)> {
         let report_key = keys::report(&job.report);
+        let packed = payload::pack(&message.body);
         let trees = (
             &self.reports,
             &self.awaiting,
@@ -172,7 +192,7 @@ impl SledStore {
                     [reports, awaiting, messages],
                     &report_key,
                     &stored,
-                    &message,
+                    (&message, &packed),
                 )?;
                 Ok((stored, message))
             })
@@ -219,6 +239,7 @@ impl SledStore {
         outcome: Outcome,
         at: DateTime<Utc>,
     ) -> StoreResult<()> {
+        let decided = Decided::new(&outcome);
         (
             &self.reports,
             &self.outbox,
@@ -236,7 +257,7 @@ impl SledStore {
                     finished,
                     receipts,
                 };
-                trees.finish(job.id, &outcome, at, None).map(|_| ())
+                trees.finish(job.id, &decided, at, None).map(|_| ())
             })
             .map_err(tx_error)?;
         self.outbox_jobs.fetch_sub(1, Ordering::SeqCst);
@@ -274,6 +295,10 @@ impl SledStore {
         if !moves && !ours {
             return Ok(Vec::new());
         }
+        let decided: Vec<(&str, Decided<'_>)> = acknowledgements
+            .iter()
+            .map(|(message_uuid, outcome)| (message_uuid.as_str(), Decided::new(outcome)))
+            .collect();
         let finished = (
             &self.reports,
             &self.outbox,
@@ -294,12 +319,12 @@ impl SledStore {
                         receipts,
                     };
                     let mut finished = Vec::new();
-                    for (message_uuid, outcome) in &acknowledgements {
+                    for (message_uuid, decided) in &decided {
                         let Some(id) = awaiting.get(keys::awaiting(message_uuid))? else {
                             continue;
                         };
                         let id = in_tx(keys::decode_job_id(&id))?;
-                        let report = match trees.finish(id, outcome, at, Some(transport)) {
+                        let report = match trees.finish(id, decided, at, Some(transport)) {
                             Ok(Some(report)) => report,
                             // Another transport took the message: not its acknowledgement.
                             Ok(None) => continue,

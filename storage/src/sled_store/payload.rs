@@ -1,6 +1,6 @@
 //! A report's payload — its submission, the body of its delivered message and its receipt — kept
 //! apart from its state, each part in a tree of its own (`submissions`, `messages`, `receipts`,
-//! keyed like `reports`, raw bytes).
+//! keyed like `reports`, packed: deflated, see [`crate::packed`]).
 //!
 //! A report's state changes four or five times on its way (stored, message stored, delivered,
 //! finished, polled); its payload is written once. Kept in one JSON record, every change wrote
@@ -14,20 +14,34 @@
 //! Reports stored before the parts moved out keep theirs inline, and readers take an inline part
 //! as it is, so no migration is needed.
 
+use std::borrow::Cow;
+
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use sled::transaction::TransactionalTree;
 
-use super::{backend, decode, SledStore, TxResult};
+use super::{backend, decode, in_tx, SledStore, TxResult};
+pub(super) use crate::packed::pack;
+use crate::packed::unpack;
 use crate::{PreparedMessage, Report, ReportResult, ReportStatus, StoreError, StoreResult};
 
-/// The report's submission, taken out for the `submissions` tree (`None` if it has none).
+/// The report's submission, taken out and packed for the `submissions` tree (`None` if it has
+/// none).
 pub(super) fn take_submission(report: &mut Report) -> StoreResult<Option<Vec<u8>>> {
-    report
-        .submission
-        .take()
-        .map(|submission| super::encode(&submission))
-        .transpose()
+    let Some(submission) = report.submission.take() else {
+        return Ok(None);
+    };
+    Ok(Some(pack(&super::encode(&submission)?)))
+}
+
+/// A stored part as it was given, or `Corrupt` naming the part.
+fn unpacked<'a>(what: &str, key: &[u8], stored: &'a [u8]) -> StoreResult<Cow<'a, [u8]>> {
+    unpack(stored).map_err(|e| {
+        StoreError::Corrupt(format!(
+            "{what} of report {}: {e}",
+            String::from_utf8_lossy(key).replace('\0', "/")
+        ))
+    })
 }
 
 /// What the report's state keeps of `message`: everything but the body, which goes to the
@@ -51,7 +65,7 @@ pub(super) fn whole_message(
 ) -> TxResult<PreparedMessage> {
     if message.body.is_empty() {
         match messages.get(key)? {
-            Some(body) => message.body = body.to_vec(),
+            Some(body) => message.body = in_tx(unpacked("message", key, &body))?.into_owned(),
             None => return super::abort(missing_body(key)),
         }
     }
@@ -66,7 +80,10 @@ pub(super) fn result(
 ) -> TxResult<ReportResult> {
     let mut result = ReportResult::from(report);
     if report.status == ReportStatus::Success && result.receipt_pdf_base64.is_none() {
-        result.receipt_pdf_base64 = receipts.get(key)?.map(|pdf| STANDARD.encode(pdf));
+        if let Some(pdf) = receipts.get(key)? {
+            result.receipt_pdf_base64 =
+                Some(STANDARD.encode(in_tx(unpacked("receipt", key, &pdf))?));
+        }
     }
     Ok(result)
 }
@@ -90,35 +107,33 @@ impl SledStore {
         }
         if report.submission.is_none() {
             if let Some(bytes) = self.submissions.get(key).map_err(backend)? {
+                let bytes = unpacked("submission", key, &bytes)?;
                 report.submission = Some(decode(&format!("submission of {}", report.key), &bytes)?);
             }
         }
         if let Some(message) = &mut report.message {
             if message.body.is_empty() {
                 match self.messages.get(key).map_err(backend)? {
-                    Some(body) => message.body = body.to_vec(),
+                    Some(body) => message.body = unpacked("message", key, &body)?.into_owned(),
                     // Never a message without its bytes: a retry would deliver nothing.
                     None => return Err(missing_body(key)),
                 }
             }
         }
         if report.status == ReportStatus::Success && report.receipt_pdf.is_none() {
-            report.receipt_pdf = self
-                .receipts
-                .get(key)
-                .map_err(backend)?
-                .map(|pdf| pdf.to_vec());
+            if let Some(pdf) = self.receipts.get(key).map_err(backend)? {
+                report.receipt_pdf = Some(unpacked("receipt", key, &pdf)?.into_owned());
+            }
         }
         Ok(())
     }
 
     /// The receipt of a successful report stored under `key` in the base64 that results carry.
     pub(super) fn receipt_base64(&self, key: &[u8]) -> StoreResult<Option<String>> {
-        Ok(self
-            .receipts
-            .get(key)
-            .map_err(backend)?
-            .map(|pdf| STANDARD.encode(pdf)))
+        match self.receipts.get(key).map_err(backend)? {
+            Some(pdf) => Ok(Some(STANDARD.encode(unpacked("receipt", key, &pdf)?))),
+            None => Ok(None),
+        }
     }
 }
 

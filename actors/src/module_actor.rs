@@ -224,8 +224,8 @@ impl Worker {
     async fn count(&self, job: &Job, probe: bool, counted: &AtomicBool) -> StoreResult<Job> {
         if probe {
             return match self.store.job(job.id).await? {
-                Some(job) => Ok(job),
-                None => Err(StoreError::NotFound(format!("job {}", job.id))),
+                Some(stored) if stored.same_turn(job) => Ok(stored),
+                _ => Err(StoreError::NotFound(format!("job {} as read", job.id))),
             };
         }
         let job = self.store.begin_attempt(job).await?;

@@ -4,7 +4,7 @@
 //! rescans the store on every tick (and when woken), routes what is due, and never needs to
 //! remember a job across a restart: anything not finished is simply due again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -108,12 +108,14 @@ pub(crate) struct OutboxActor {
     shutting_down: Arc<AtomicBool>,
     /// Jobs not to route before the given instant (store trouble, unknown module, paused
     /// module). Shared with the scan, which passes over them unread: a paused module's backlog
-    /// would otherwise be decoded again by every scan, i.e. at every submission.
+    /// would otherwise be decoded again by every scan.
     hold: Arc<Held>,
     scanning: bool,
     rescan: Option<bool>,
-    /// The last scan left routable work behind for lack of capacity: scan again when a job ends.
-    saturated: bool,
+    /// Modules that have due jobs waiting for a free place (a scan or a new job found them
+    /// full): scanned for when enough of their jobs have ended, and their new jobs are left to
+    /// those scans, which take the oldest first.
+    saturated: HashSet<Arc<str>>,
     sup: Supervision,
 }
 
@@ -137,7 +139,7 @@ impl OutboxActor {
             hold: Arc::default(),
             scanning: false,
             rescan: None,
-            saturated: false,
+            saturated: HashSet::new(),
             sup,
         }
     }
@@ -157,15 +159,18 @@ impl OutboxActor {
             self.rescan = Some(self.rescan.unwrap_or(false) || with_len);
             return;
         }
-        let free = self.free_places();
-        if free == 0 && !with_len {
-            // Nothing could be routed; the next job to end scans (and the tick, regardless).
-            self.saturated = true;
+        if self.free_places() == 0 && !with_len {
+            // Nothing could be routed: the modules' next ending jobs scan (and the tick does).
+            self.saturated.extend(self.routes.keys().cloned());
             return;
         }
         self.scanning = true;
+        // What this scan finds decides; a new job refused meanwhile adds its module again.
+        self.saturated.clear();
         self.hold.expire(Instant::now());
-        let limit = free + SCAN_SLACK;
+        // Enough to see past one full module's backlog to another module's jobs, most of the
+        // time; scans are rare enough (refills by the quarter, ticks) for the decoding.
+        let limit = self.routes.len() * self.settings.max_in_flight() + SCAN_SLACK;
         let store = Arc::clone(&self.store);
         let in_flight = Arc::clone(&self.in_flight);
         let hold = Arc::clone(&self.hold);
@@ -197,8 +202,17 @@ impl OutboxActor {
                     }
                     match jobs {
                         Ok(jobs) => {
-                            let read_all = jobs.len() >= limit;
-                            act.saturated = act.route(jobs, ctx) || read_all;
+                            // Cut off at the limit, every module read may have more waiting.
+                            if jobs.len() >= limit {
+                                let read = jobs.iter().map(|job| job.report.module.as_str());
+                                let read: Vec<Arc<str>> = read
+                                    .filter_map(|m| act.routes.get_key_value(m))
+                                    .map(|(m, _)| Arc::clone(m))
+                                    .collect();
+                                act.saturated.extend(read);
+                            }
+                            let full = act.route(jobs, ctx);
+                            act.saturated.extend(full);
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "could not read the outbox");
@@ -213,10 +227,9 @@ impl OutboxActor {
         }));
     }
 
-    /// Claims and sends each job to its module actor; whether a routable job found its module
-    /// full.
-    fn route(&mut self, jobs: Vec<Job>, ctx: &mut Context<Self>) -> bool {
-        let mut saturated = false;
+    /// Claims and sends each job to its module actor; the modules that were found full.
+    fn route(&mut self, jobs: Vec<Job>, ctx: &mut Context<Self>) -> HashSet<Arc<str>> {
+        let mut full = HashSet::new();
         let max = self.settings.max_in_flight();
         for job in jobs {
             if self.hold.contains(job.id) {
@@ -241,7 +254,7 @@ impl OutboxActor {
                 Ok(claim) => claim,
                 Err(ClaimRefused::AlreadyClaimed) => continue,
                 Err(ClaimRefused::ModuleFull) => {
-                    saturated = true;
+                    full.insert(Arc::clone(module));
                     continue;
                 }
             };
@@ -261,13 +274,13 @@ impl OutboxActor {
                         act.hold.insert(id, MAILBOX_FAILURE_HOLD);
                     }
                 }
-                if act.saturated && act.refill_due(&module) {
-                    act.saturated = false;
+                if act.saturated.contains(&module) && act.refill_due(&module) {
+                    act.saturated.remove(&module);
                     act.scan(ctx, false);
                 }
             }));
         }
-        saturated
+        full
     }
 
     /// Places free across the modules served and not paused: how many jobs a scan could route
@@ -322,15 +335,16 @@ impl Handler<Queued> for OutboxActor {
     type Result = ();
 
     /// Routes the new job straight away: at one scan per submission, walking past the jobs in
-    /// flight cost more than building the message. A job its module has no room for is found
-    /// by the scan that refills the module.
+    /// flight cost more than building the message. Not while its module has older jobs waiting
+    /// for a place: they go first, and the scan that refills the module finds this one too.
     fn handle(&mut self, Queued(job): Queued, ctx: &mut Self::Context) {
-        if self.shutting_down.load(Ordering::SeqCst) {
+        if self.shutting_down.load(Ordering::SeqCst)
+            || self.saturated.contains(job.report.module.as_str())
+        {
             return;
         }
-        if self.route(vec![job], ctx) {
-            self.saturated = true;
-        }
+        let full = self.route(vec![job], ctx);
+        self.saturated.extend(full);
     }
 }
 

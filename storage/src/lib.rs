@@ -120,7 +120,8 @@ pub trait Store: Send + Sync + 'static {
     /// Number of jobs in the outbox (backlog, for health and metrics).
     async fn outbox_len(&self) -> StoreResult<usize>;
     /// Counts an attempt before it is made (so that a crash or panic during it counts too) and
-    /// returns the job as stored. `NotFound` if the job is gone (done by someone else).
+    /// returns the job as stored. `NotFound` if the job is gone (done by someone else) or the
+    /// stored job is no longer the turn `job` was read at ([`Job::same_turn`]).
     async fn begin_attempt(&self, job: &Job) -> StoreResult<Job>;
     /// Puts a job back for later: after a transient error (backoff) or while an acknowledgement
     /// is outstanding (polling interval).
@@ -143,7 +144,8 @@ pub trait Store: Send + Sync + 'static {
     /// [`Store::begin_attempt`] and [`Store::record_prepared`] at once, for a first delivery:
     /// counts an attempt and stores the built message; if a message is stored already, that one
     /// stays and comes back (the attempt is counted all the same). Returns the job as stored and
-    /// the message stored now; `NotFound` if the job has left the outbox or its report is gone.
+    /// the message stored now; `NotFound` if the job has left the outbox, is no longer the turn
+    /// `job` was read at, or its report is gone.
     /// An engine does both in one transaction (one flush instead of two); the default makes the
     /// two calls.
     async fn begin_attempt_with_message(

@@ -322,6 +322,19 @@ pub struct Job {
     pub last_error: Option<String>,
 }
 
+impl Job {
+    /// Whether `self` and `other` are the same turn of one job: nothing has happened to it
+    /// between the two reads (no attempt, no new kind, no new time). A copy that is not the
+    /// stored turn any more must not be worked: a scan or a new report's routing may hand out a
+    /// copy that another run of the job has overtaken meanwhile.
+    pub fn same_turn(&self, other: &Job) -> bool {
+        self.id == other.id
+            && self.kind == other.kind
+            && self.attempts == other.attempts
+            && self.not_before == other.not_before
+    }
+}
+
 /// Outcome of consuming a report (a read without `peek`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Consumed {

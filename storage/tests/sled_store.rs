@@ -518,8 +518,16 @@ async fn outbox_lifecycle() {
 
     let first = store.begin_attempt(&job).await.unwrap();
     assert_eq!(first.attempts, 1);
-    // The caller's copy may be stale; the count comes from the store.
-    let second = store.begin_attempt(&job).await.unwrap();
+    // A copy the job has moved on from is not worked again: another run has it.
+    assert!(matches!(
+        store.begin_attempt(&job).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.begin_attempt_with_message(&job, message("m-0")).await,
+        Err(StoreError::NotFound(_))
+    ));
+    let second = store.begin_attempt(&first).await.unwrap();
     assert_eq!(second.attempts, 2);
     assert_eq!(
         store.due_jobs(far_future(), 10, &|_| false).await.unwrap(),

@@ -312,6 +312,9 @@ impl Store for MemStore {
             .jobs
             .get_mut(&job.id)
             .ok_or_else(|| StoreError::NotFound(format!("job {}", job.id)))?;
+        if !stored.same_turn(job) {
+            return Err(StoreError::NotFound(format!("job {} as read", job.id)));
+        }
         stored.attempts += 1;
         Ok(stored.clone())
     }

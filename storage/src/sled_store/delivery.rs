@@ -14,7 +14,10 @@ use std::sync::atomic::Ordering;
 use chrono::{DateTime, Utc};
 use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 
-use super::{abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, tx_error};
+use super::{
+    abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, stored_turn,
+    tx_error,
+};
 use super::{SledStore, TxResult};
 use crate::sled_gate::GatedTransaction;
 use crate::{
@@ -50,8 +53,8 @@ fn job_with_report(
     Ok((key, stored, report_key, report))
 }
 
-/// An outcome as [`Trees::finish`] records it, its receipt packed beforehand: deflating happens
-/// before a transaction, not while it holds the store's write gate.
+/// An outcome as [`Trees::finish`] records it, its receipt made ready beforehand. Receipts are
+/// kept, not deflated (`packed::keep`): polls read them far more often than they are written.
 struct Decided<'a> {
     outcome: &'a Outcome,
     packed_receipt: Vec<u8>,
@@ -60,7 +63,7 @@ struct Decided<'a> {
 impl<'a> Decided<'a> {
     fn new(outcome: &'a Outcome) -> Self {
         let packed_receipt = match outcome {
-            Outcome::Acknowledged { receipt_pdf, .. } => payload::pack(receipt_pdf),
+            Outcome::Acknowledged { receipt_pdf, .. } => payload::keep(receipt_pdf),
             Outcome::Failed { .. } => Vec::new(),
         };
         Decided {
@@ -185,7 +188,7 @@ impl SledStore {
         );
         let stored = trees
             .gated_transaction(|(reports, awaiting, messages, outbox, by_id)| {
-                let (key, mut stored) = stored_job(outbox, by_id, job.id)?;
+                let (key, mut stored) = stored_turn(outbox, by_id, job)?;
                 stored.attempts = stored.attempts.saturating_add(1);
                 put_job(outbox, by_id, &key, &stored)?;
                 let (message, _) = store_message(

@@ -1,7 +1,8 @@
 //! The sled engine: one embedded database in the data directory, for a single node.
 //!
-//! Layout (one sled tree each; values are JSON, readable when debugging and stable across
-//! versions of the record types as long as serde can read them):
+//! Layout (one sled tree each; records are JSON, readable when debugging and stable across
+//! versions of the record types as long as serde can read them; payload parts are packed, see
+//! `packed.rs`):
 //!
 //! | tree            | key                          | value                 |
 //! |-----------------|------------------------------|-----------------------|
@@ -16,9 +17,9 @@
 //! | `awaiting`      | message UUID                 | job id (BE)           |
 //! | `inbox_cursors` | transport name               | cursor (UTF-8)        |
 //! | `finished`      | `module\0` ++ finished millis (BE) ++ `owner\0module\0id` | empty |
-//! | `submissions`   | `owner\0module\0id`          | the submission (JSON) |
-//! | `messages`      | `owner\0module\0id`          | the message body (raw bytes) |
-//! | `receipts`      | `owner\0module\0id`          | the receipt PDF (raw bytes) |
+//! | `submissions`   | `owner\0module\0id`          | the submission (JSON), packed |
+//! | `messages`      | `owner\0module\0id`          | the message body, packed |
+//! | `receipts`      | `owner\0module\0id`          | the receipt PDF, packed |
 //!
 //! `finished` lists the final reports that still have their payload, in the order they finished,
 //! for the retention sweep (see `finished.rs`); its entry `\0complete` marks it as covering every
@@ -224,6 +225,23 @@ fn stored_job(
     };
     let job = in_tx(decode(&format!("job {id}"), &bytes))?;
     Ok((outbox_key, job))
+}
+
+/// [`stored_job`], refused as `NotFound` unless it is still the turn of `read`
+/// ([`Job::same_turn`]): the job moved on since the caller read it.
+fn stored_turn(
+    outbox: &TransactionalTree,
+    by_id: &TransactionalTree,
+    read: &Job,
+) -> TxResult<(IVec, Job)> {
+    let (key, stored) = stored_job(outbox, by_id, read.id)?;
+    if !stored.same_turn(read) {
+        return abort(StoreError::NotFound(format!(
+            "job {} as read (it moved on since)",
+            read.id
+        )));
+    }
+    Ok((key, stored))
 }
 
 /// Stores `job` under the key its kind and `not_before` call for, in place of the entry at

@@ -1,6 +1,7 @@
 //! A report's payload — its submission, the body of its delivered message and its receipt — kept
 //! apart from its state, each part in a tree of its own (`submissions`, `messages`, `receipts`,
-//! keyed like `reports`, packed: deflated, see [`crate::packed`]).
+//! keyed like `reports`; submissions and bodies deflated, receipts kept as they are, see
+//! [`crate::packed`]).
 //!
 //! A report's state changes four or five times on its way (stored, message stored, delivered,
 //! finished, polled); its payload is written once. Kept in one JSON record, every change wrote
@@ -21,8 +22,8 @@ use base64::Engine as _;
 use sled::transaction::TransactionalTree;
 
 use super::{backend, decode, in_tx, SledStore, TxResult};
-pub(super) use crate::packed::pack;
 use crate::packed::unpack;
+pub(super) use crate::packed::{keep, pack};
 use crate::{PreparedMessage, Report, ReportResult, ReportStatus, StoreError, StoreResult};
 
 /// The report's submission, taken out and packed for the `submissions` tree (`None` if it has

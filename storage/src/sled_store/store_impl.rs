@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{
-    abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, tx_error, utf8,
-    SledStore,
+    abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, stored_turn,
+    tx_error, utf8, SledStore,
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
@@ -400,7 +400,7 @@ impl Store for SledStore {
     async fn begin_attempt(&self, job: &Job) -> StoreResult<Job> {
         let stored = (&self.outbox, &self.outbox_by_id)
             .gated_transaction(|(outbox, by_id)| {
-                let (key, mut stored) = stored_job(outbox, by_id, job.id)?;
+                let (key, mut stored) = stored_turn(outbox, by_id, job)?;
                 stored.attempts = stored.attempts.saturating_add(1);
                 put_job(outbox, by_id, &key, &stored)?;
                 Ok(stored)

@@ -10,11 +10,16 @@
 //! are JSON, XML and PDF): those are read back as they are, so no migration is needed.
 
 use std::borrow::Cow;
-use std::io::{Read, Write};
+use std::cell::RefCell;
 
-use flate2::read::DeflateDecoder;
-use flate2::write::DeflateEncoder;
-use flate2::Compression;
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+
+thread_local! {
+    /// One deflater and one inflater per thread, reset for each value: each holds some hundred
+    /// KiB of tables, which a fresh one per value allocated and zeroed every time.
+    static DEFLATER: RefCell<Compress> = RefCell::new(Compress::new(Compression::fast(), false));
+    static INFLATER: RefCell<Decompress> = RefCell::new(Decompress::new(false));
+}
 
 /// First byte of every packed value.
 const MARK: u8 = 0;
@@ -29,17 +34,35 @@ const SMALL: usize = 128;
 /// time) unless that would not make them smaller.
 pub(crate) fn pack(bytes: &[u8]) -> Vec<u8> {
     if bytes.len() >= SMALL {
-        let mut header = Vec::with_capacity(bytes.len() / 2 + 2);
-        header.extend_from_slice(&[MARK, DEFLATE]);
-        let mut encoder = DeflateEncoder::new(header, Compression::fast());
-        // Writing into a Vec fails only for want of memory, which aborts anyway.
-        if let Ok(packed) = encoder.write_all(bytes).and_then(|()| encoder.finish()) {
-            if packed.len() < bytes.len() + 2 {
-                return packed;
-            }
+        let mut packed = Vec::with_capacity(bytes.len() / 2 + 16);
+        packed.extend_from_slice(&[MARK, DEFLATE]);
+        if deflate_into(bytes, &mut packed, bytes.len() + 2) {
+            return packed;
         }
     }
     keep(bytes)
+}
+
+/// Appends `bytes` deflated to `out`; `false` once `out` reaches `give_up_at` bytes (no gain)
+/// or the deflater fails.
+fn deflate_into(bytes: &[u8], out: &mut Vec<u8>, give_up_at: usize) -> bool {
+    DEFLATER.with(|deflater| {
+        let mut deflater = deflater.borrow_mut();
+        deflater.reset();
+        loop {
+            if out.len() >= give_up_at {
+                return false;
+            }
+            out.reserve(256.max(bytes.len() / 4));
+            let (read, written) = (deflater.total_in(), deflater.total_out());
+            let rest = &bytes[usize::try_from(read).unwrap_or(bytes.len())..];
+            match deflater.compress_vec(rest, out, FlushCompress::Finish) {
+                Ok(Status::StreamEnd) => return out.len() < give_up_at,
+                Ok(_) if deflater.total_in() > read || deflater.total_out() > written => {}
+                _ => return false,
+            }
+        }
+    })
 }
 
 /// `bytes` as they are stored when they are read far more often than written: behind the
@@ -57,17 +80,35 @@ pub(crate) fn keep(bytes: &[u8]) -> Vec<u8> {
 pub(crate) fn unpack(stored: &[u8]) -> Result<Cow<'_, [u8]>, String> {
     match stored {
         [MARK, RAW, bytes @ ..] => Ok(Cow::Borrowed(bytes)),
-        [MARK, DEFLATE, deflated @ ..] => {
-            let mut bytes = Vec::with_capacity(deflated.len() * 3);
-            DeflateDecoder::new(deflated)
-                .read_to_end(&mut bytes)
-                .map_err(|e| format!("a packed value cannot be inflated: {e}"))?;
-            Ok(Cow::Owned(bytes))
-        }
+        [MARK, DEFLATE, deflated @ ..] => inflate(deflated).map(Cow::Owned),
         [MARK, other, ..] => Err(format!("a value is packed in an unknown way ({other})")),
         [MARK] => Err("a packed value is cut short".to_string()),
         _ => Ok(Cow::Borrowed(stored)),
     }
+}
+
+/// The bytes a raw deflate stream holds; `Err` if it is damaged or cut short.
+fn inflate(deflated: &[u8]) -> Result<Vec<u8>, String> {
+    INFLATER.with(|inflater| {
+        let mut inflater = inflater.borrow_mut();
+        inflater.reset(false);
+        let mut bytes = Vec::with_capacity(deflated.len() * 3);
+        loop {
+            if bytes.len() == bytes.capacity() {
+                bytes.reserve(bytes.len().max(256));
+            }
+            let (read, written) = (inflater.total_in(), inflater.total_out());
+            let rest = &deflated[usize::try_from(read).unwrap_or(deflated.len())..];
+            // Not `Finish`: miniz_oxide then wants the whole output to fit the first call.
+            match inflater.decompress_vec(rest, &mut bytes, FlushDecompress::None) {
+                Ok(Status::StreamEnd) => return Ok(bytes),
+                Ok(_) if inflater.total_in() > read || inflater.total_out() > written => {}
+                // Room to write and nothing read or written: the stream ends early.
+                Ok(_) => return Err("a packed value is cut short".to_string()),
+                Err(e) => return Err(format!("a packed value cannot be inflated: {e}")),
+            }
+        }
+    })
 }
 
 #[cfg(test)]
@@ -81,6 +122,35 @@ mod tests {
         assert_eq!(packed[..2], [MARK, DEFLATE]);
         assert!(packed.len() < xml.len() / 5, "{} bytes", packed.len());
         assert_eq!(unpack(&packed).unwrap(), xml.as_bytes());
+    }
+
+    #[test]
+    fn one_thread_packs_value_after_value_as_standard_raw_deflate() {
+        use std::io::Read as _;
+        // Sizes around the buffer steps, and one far larger than any first reservation.
+        let values: Vec<Vec<u8>> = [128, 300, 4_096, 70_000, 129, 250_000]
+            .iter()
+            .map(|&n| {
+                (0..n)
+                    .map(|i| b"<kind>Erika</kind>"[i % 18] ^ (i / 997) as u8)
+                    .collect()
+            })
+            .collect();
+        for value in &values {
+            let packed = pack(value);
+            assert_eq!(packed[..2], [MARK, DEFLATE], "{} bytes", value.len());
+            assert_eq!(unpack(&packed).unwrap(), value.as_slice());
+            // Any raw deflate reader reads it, and what another writer deflated reads here.
+            let mut read = Vec::new();
+            flate2::read::DeflateDecoder::new(&packed[2..])
+                .read_to_end(&mut read)
+                .unwrap();
+            assert_eq!(&read, value);
+            let mut other =
+                flate2::write::DeflateEncoder::new(vec![MARK, DEFLATE], Compression::best());
+            std::io::Write::write_all(&mut other, value).unwrap();
+            assert_eq!(unpack(&other.finish().unwrap()).unwrap(), value.as_slice());
+        }
     }
 
     #[test]

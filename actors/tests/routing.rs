@@ -9,26 +9,34 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use meldewerk_actors::EngineSettings;
+use meldewerk_actors::{Engine, EngineSettings};
 use meldewerk_storage::{ReportStatus, Store};
 
-fn without_ticks(max_in_flight: usize) -> EngineSettings {
-    EngineSettings {
+/// An engine whose periodic scan comes only every ten minutes, after its first scan (at start)
+/// found the empty outbox.
+async fn without_ticks(max_in_flight: usize) -> (Arc<MemStore>, Arc<ScriptedTransport>, Engine) {
+    let settings = EngineSettings {
         scan_interval_ms: 600_000,
         max_in_flight,
         ..fast_settings()
-    }
+    };
+    let store = Arc::new(MemStore::default());
+    let transport = ScriptedTransport::new(vec![], vec![]);
+    let engine = start_engine(store.clone(), transport.clone(), settings);
+    actix_rt::time::sleep(Duration::from_millis(100)).await;
+    (store, transport, engine)
+}
+
+/// Stores a new report and hands its job to the engine, as the form does.
+async fn queue(store: &MemStore, engine: &Engine, id: &str) {
+    let job = store.submit_report(pending_report(id)).await.unwrap();
+    engine.queued(job);
 }
 
 #[actix_rt::test]
 async fn a_queued_job_is_delivered_without_a_scan() {
-    let store = Arc::new(MemStore::default());
-    let transport = ScriptedTransport::new(vec![], vec![]);
-    let engine = start_engine(store.clone(), transport.clone(), without_ticks(64));
-    // The engine's first scan runs at start; wait until it has found the empty outbox.
-    actix_rt::time::sleep(Duration::from_millis(100)).await;
-    let job = store.submit_report(pending_report("new")).await.unwrap();
-    engine.queued(job);
+    let (store, transport, engine) = without_ticks(64).await;
+    queue(&store, &engine, "new").await;
     let report = wait_final(&*store, &key("new")).await;
     assert_eq!(report.status, ReportStatus::Success);
     assert_eq!(transport.deliveries().len(), 1);
@@ -37,18 +45,11 @@ async fn a_queued_job_is_delivered_without_a_scan() {
 
 #[actix_rt::test]
 async fn a_backlog_larger_than_a_module_takes_drains_as_jobs_end() {
-    let store = Arc::new(MemStore::default());
-    let transport = ScriptedTransport::new(vec![], vec![]);
-    let engine = start_engine(store.clone(), transport.clone(), without_ticks(8));
-    actix_rt::time::sleep(Duration::from_millis(100)).await;
+    let (store, transport, engine) = without_ticks(8).await;
     // Queued far faster than delivered: most find the module full and are left to the scans
     // that refill it.
     for i in 0..60 {
-        let job = store
-            .submit_report(pending_report(&format!("r{i}")))
-            .await
-            .unwrap();
-        engine.queued(job);
+        queue(&store, &engine, &format!("r{i}")).await;
     }
     for i in 0..60 {
         let report = wait_final(&*store, &key(&format!("r{i}"))).await;
@@ -60,13 +61,9 @@ async fn a_backlog_larger_than_a_module_takes_drains_as_jobs_end() {
 
 #[actix_rt::test]
 async fn a_resumed_module_delivers_at_once() {
-    let store = Arc::new(MemStore::default());
-    let transport = ScriptedTransport::new(vec![], vec![]);
-    let engine = start_engine(store.clone(), transport.clone(), without_ticks(64));
-    actix_rt::time::sleep(Duration::from_millis(100)).await;
+    let (store, transport, engine) = without_ticks(64).await;
     assert_eq!(engine.pause(MODULE), Some(true));
-    let job = store.submit_report(pending_report("held")).await.unwrap();
-    engine.queued(job);
+    queue(&store, &engine, "held").await;
     // Held for the pause; nothing reaches the transport.
     actix_rt::time::sleep(Duration::from_millis(200)).await;
     assert!(transport.deliveries().is_empty(), "delivered while paused");

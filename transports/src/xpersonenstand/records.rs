@@ -38,8 +38,9 @@ pub struct ReceivedMessage {
     /// Media type of `body`.
     pub content_type: String,
     /// The exact bytes received. The journal keeps them apart from the record (its attachment,
-    /// written once), so the record itself holds none; records of earlier versions hold them.
-    #[serde(default, with = "base64_bytes", skip_serializing_if = "Vec::is_empty")]
+    /// written once), so the record itself holds an empty body; records of earlier versions hold
+    /// them. Always serialised: the received log lists every message with its `body`.
+    #[serde(default, with = "base64_bytes")]
     pub body: Vec<u8>,
     /// The detached signature that came with the message, if any (already verified).
     pub signature: Option<MessageSignature>,

@@ -1,0 +1,220 @@
+//! The journal against its contract: order, indexes, groups, the feed, attachments, numbering
+//! and compatibility with journals written before.
+
+use super::*;
+
+/// Opens the journal again right after dropping it. sled's background threads may still
+/// hold the directory's lock for a moment after the drop, so `Locked` is retried briefly.
+fn reopen(dir: &Path) -> Journal<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match Journal::open(dir, "j") {
+            Err(JournalError::Locked(_)) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            result => return result.unwrap(),
+        }
+    }
+}
+
+#[test]
+fn records_survive_reopen_in_order_with_their_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+        assert_eq!(journal.append(&"a".into(), &[("key", "k1")]).unwrap(), 0);
+        assert_eq!(
+            journal
+                .append(&"b".into(), &[("key", "k2"), ("ref", "r2")])
+                .unwrap(),
+            1
+        );
+        journal.replace(0, &"a2".into()).unwrap();
+    }
+    let journal = reopen(dir.path());
+    assert_eq!(journal.all().unwrap(), vec!["a2".to_string(), "b".into()]);
+    assert_eq!(journal.find("ref", "r2").unwrap(), Some((1, "b".into())));
+    assert_eq!(journal.find("key", "k1").unwrap(), Some((0, "a2".into())));
+    assert_eq!(journal.find("ref", "k1").unwrap(), None);
+    assert_eq!(journal.range(1, 10).unwrap(), vec![(1, "b".to_string())]);
+    assert_eq!(journal.range(0, 1).unwrap().len(), 1);
+    // Numbering goes on where the journal left off.
+    assert_eq!(journal.append(&"c".into(), &[]).unwrap(), 2);
+    assert_eq!(journal.next_seq().unwrap(), 3);
+}
+
+#[test]
+fn an_attachment_is_written_once_and_outlives_the_records_later_states() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+        let seq = journal
+            .append_attached(&"new".into(), b"\x00bytes", &[], &[("open", "")])
+            .unwrap();
+        journal.append(&"plain".into(), &[]).unwrap();
+        journal.replace(seq, &"replaced".into()).unwrap();
+        journal
+            .settle(&[(seq, "settled".into())], &[("open", "")])
+            .unwrap();
+    }
+    let journal = reopen(dir.path());
+    assert_eq!(journal.get(0).unwrap().as_deref(), Some("settled"));
+    assert_eq!(
+        journal.attachment(0).unwrap().as_deref(),
+        Some(&b"\x00bytes"[..])
+    );
+    assert_eq!(journal.attachment(1).unwrap(), None);
+    // Attachments are not records: they neither count nor show up in the record ranges.
+    assert_eq!(journal.next_seq().unwrap(), 2);
+    assert_eq!(
+        journal.all().unwrap(),
+        vec!["settled".to_string(), "plain".into()]
+    );
+}
+
+#[test]
+fn records_written_before_packing_read_as_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+        // As an earlier version stored a record: its plain JSON.
+        journal
+            .tree
+            .insert(record_key(0), &b"\"plain\""[..])
+            .unwrap();
+    }
+    let journal = reopen(dir.path());
+    assert_eq!(journal.get(0).unwrap().as_deref(), Some("plain"));
+    assert_eq!(journal.append(&"packed".into(), &[]).unwrap(), 1);
+    assert_eq!(
+        journal.all().unwrap(),
+        vec!["plain".to_string(), "packed".into()]
+    );
+    assert_ne!(journal.tree.get(record_key(1)).unwrap().unwrap()[0], b'"');
+}
+
+#[test]
+fn concurrent_appends_get_every_number_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+    let mut seqs: Vec<u64> = std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..4)
+            .map(|writer| {
+                let journal = &journal;
+                scope.spawn(move || {
+                    (0..25)
+                        .map(|i| journal.append(&format!("{writer}/{i}"), &[]).unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        writers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    seqs.sort_unstable();
+    assert_eq!(seqs, (0..100).collect::<Vec<_>>());
+    assert_eq!(journal.all().unwrap().len(), 100);
+}
+
+#[test]
+fn groups_hold_many_records_per_key_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+    for (i, report) in ["r1", "r2", "r1", "r10", "r1"].iter().enumerate() {
+        let record = format!("{report}#{i}");
+        journal
+            .append_grouped(&record, &[("key", &record)], &[("report", report)])
+            .unwrap();
+    }
+    let seqs = |found: Vec<(u64, String)>| found.into_iter().map(|(s, _)| s).collect::<Vec<_>>();
+    assert_eq!(
+        seqs(journal.find_all("report", "r1").unwrap()),
+        vec![0, 2, 4]
+    );
+    // "r1" is a prefix of "r10" as text, but not as a group key.
+    assert_eq!(
+        journal.find_all("report", "r10").unwrap(),
+        vec![(3, "r10#3".to_string())]
+    );
+    assert!(journal.find_all("report", "r3").unwrap().is_empty());
+    assert!(journal.find_all("other", "r1").unwrap().is_empty());
+    assert_eq!(
+        seqs(journal.range_in("report", "r1", 1, 10).unwrap()),
+        vec![2, 4]
+    );
+    assert_eq!(
+        seqs(journal.range_in("report", "r1", 0, 2).unwrap()),
+        vec![0, 2]
+    );
+    assert_eq!(
+        journal.find("key", "r1#2").unwrap(),
+        Some((2, "r1#2".into()))
+    );
+    assert_eq!(journal.next_seq().unwrap(), 5);
+}
+
+#[test]
+fn settled_records_leave_their_group_and_join_the_feed_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+        for name in ["a", "b", "c"] {
+            journal
+                .append_grouped(&name.to_string(), &[], &[("open", "")])
+                .unwrap();
+        }
+        journal
+            .settle(
+                &[(2, "c!".to_string()), (0, "a!".to_string())],
+                &[("open", "")],
+            )
+            .unwrap();
+        journal.settle(&[], &[("open", "")]).unwrap();
+    }
+    // Reopened: the feed, the group and the new states are durable.
+    let journal = reopen(dir.path());
+    assert_eq!(
+        journal.feed(0, 10).unwrap(),
+        vec![(0, 2, "c!".to_string()), (1, 0, "a!".to_string())]
+    );
+    assert_eq!(journal.feed(1, 10).unwrap().len(), 1);
+    assert!(journal.feed(2, 10).unwrap().is_empty());
+    assert_eq!(journal.next_feed_position().unwrap(), 2);
+    assert_eq!(
+        journal.find_all("open", "").unwrap(),
+        vec![(1, "b".to_string())]
+    );
+    journal
+        .settle(&[(1, "b!".to_string())], &[("open", "")])
+        .unwrap();
+    assert_eq!(journal.feed(2, 10).unwrap(), vec![(2, 1, "b!".to_string())]);
+    assert!(journal.find_all("open", "").unwrap().is_empty());
+}
+
+#[test]
+fn partition_point_finds_the_first_record_past_a_monotone_predicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal: Journal<u32> = Journal::open(dir.path(), "j").unwrap();
+    assert_eq!(journal.partition_point(|_| true).unwrap(), 0);
+    for value in [10, 20, 20, 30, 40] {
+        journal.append(&value, &[]).unwrap();
+    }
+    assert_eq!(journal.partition_point(|v| *v < 20).unwrap(), 1);
+    assert_eq!(journal.partition_point(|v| *v < 25).unwrap(), 3);
+    assert_eq!(journal.partition_point(|v| *v < 5).unwrap(), 0);
+    assert_eq!(journal.partition_point(|v| *v < 50).unwrap(), 5);
+}
+
+#[test]
+fn a_second_open_of_the_same_directory_is_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let _first: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+    let second = Journal::<String>::open(dir.path(), "j");
+    assert!(
+        matches!(second, Err(JournalError::Locked(_))),
+        "{:?}",
+        second.err()
+    );
+}

@@ -210,7 +210,8 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
 
     /// Overwrites each record `seq` with its new state, appends it to the feed, and takes it out
     /// of every `(group, key)` of `leave` — all in one atomic batch, flushed once. Durable on
-    /// return. Settles and appends are serialised by the journal (positions are counted on from the last).
+    /// return. Settles and appends are serialised by the journal (positions are counted on from
+    /// the last).
     pub fn settle(&self, records: &[(u64, T)], leave: &[(&str, &str)]) -> Result<(), JournalError> {
         if records.is_empty() {
             return Ok(());
@@ -239,16 +240,9 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     /// Settled records in feed order, starting at feed position `from`, at most `limit`:
     /// `(position, seq, record)`. Reads only the feed entries returned and their records.
     pub fn feed(&self, from: u64, limit: usize) -> Result<Vec<(u64, u64, T)>, JournalError> {
-        self.tree
-            .range([FEED, &from.to_be_bytes()].concat()..)
-            .take_while(|entry| {
-                entry
-                    .as_ref()
-                    .map_or(true, |(key, _)| key.starts_with(FEED))
-            })
-            .take(limit)
+        self.prefixed([FEED, &from.to_be_bytes()].concat(), FEED, limit)
             .map(|entry| {
-                let (key, raw) = entry.map_err(backend)?;
+                let (key, raw) = entry?;
                 let position = decode_seq(&key[FEED.len()..])?;
                 let seq = decode_seq(&raw)?;
                 let record = self.get(seq)?.ok_or_else(|| {
@@ -268,16 +262,9 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
 
     /// Records in append order, starting at sequence number `from`, at most `limit`.
     pub fn range(&self, from: u64, limit: usize) -> Result<Vec<(u64, T)>, JournalError> {
-        self.tree
-            .range(record_key(from)..)
-            .take_while(|entry| {
-                entry
-                    .as_ref()
-                    .map_or(true, |(key, _)| key.starts_with(RECORD))
-            })
-            .take(limit)
+        self.prefixed(record_key(from), RECORD, limit)
             .map(|entry| {
-                let (key, raw) = entry.map_err(backend)?;
+                let (key, raw) = entry?;
                 Ok((decode_seq(&key[RECORD.len()..])?, decode(&raw)?))
             })
             .collect()
@@ -299,16 +286,9 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     ) -> Result<Vec<(u64, T)>, JournalError> {
         let prefix = group_prefix(group, key);
         let start = [prefix.as_slice(), &from.to_be_bytes()].concat();
-        self.tree
-            .range(start..)
-            .take_while(|entry| {
-                entry
-                    .as_ref()
-                    .map_or(true, |(key, _)| key.starts_with(&prefix))
-            })
-            .take(limit)
+        self.prefixed(start, &prefix, limit)
             .map(|entry| {
-                let (entry_key, _) = entry.map_err(backend)?;
+                let (entry_key, _) = entry?;
                 let seq = decode_seq(&entry_key[prefix.len()..])?;
                 let record = self.get(seq)?.ok_or_else(|| {
                     JournalError::Corrupt(format!("group {group} points to missing record #{seq}"))
@@ -350,6 +330,24 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             .into_iter()
             .map(|(_, record)| record)
             .collect())
+    }
+
+    /// Entries from `start` on while their keys begin with `prefix`, at most `limit`.
+    fn prefixed<'a>(
+        &'a self,
+        start: Vec<u8>,
+        prefix: &'a [u8],
+        limit: usize,
+    ) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), JournalError>> + 'a {
+        self.tree
+            .range(start..)
+            .take_while(move |entry| {
+                entry
+                    .as_ref()
+                    .map_or(true, |(key, _)| key.starts_with(prefix))
+            })
+            .take(limit)
+            .map(|entry| entry.map_err(backend))
     }
 
     // The counters stay right even if a thread panicked while holding them: they are changed

@@ -11,7 +11,7 @@
 //! - outbox jobs are never lost: a job leaves the outbox only in the transaction that records
 //!   its result.
 
-mod group_flush;
+mod group_commit;
 pub mod journal;
 mod model;
 mod packed;

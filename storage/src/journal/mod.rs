@@ -23,9 +23,13 @@
 //!   decided messages, as the authority drops their acknowledgements into the portal's inbox);
 //!   `position` is a big-endian counter of its own, so a reader keeps its place with one number.
 //!
-//! A record and its index entries go in with one atomic batch: a crash can never leave a record
+//! A record and its index entries go in with one transaction: a crash can never leave a record
 //! without its index entry (for a simulator, that would turn a retry into a second delivery).
-//! Settling is one batch too: a record's new state, its feed entry and its leaving a group.
+//! An index key names one record: an append that names a taken one is refused
+//! ([`JournalError::Taken`]), so two concurrent appends for one idempotency key cannot both land.
+//! Settling is one transaction too: a record's new state, its feed entry and its leaving a
+//! group. Concurrent callers' appends and settlements are committed together and share one
+//! flush (`group_commit.rs`).
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
@@ -34,6 +38,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+
+use crate::group_commit::GroupCommit;
 use crate::sled_gate;
 
 const RECORD: &[u8] = b"m/";
@@ -59,17 +66,23 @@ pub enum JournalError {
     /// The journal holds an entry that cannot be decoded.
     #[error("journal is corrupt: {0}")]
     Corrupt(String),
+    /// An append named an index key (`index key`) that already names another record; nothing
+    /// was appended.
+    #[error("the journal already holds a record under {0}")]
+    Taken(String),
 }
 
 /// Durable, ordered records of type `T` with secondary indexes. Callers serialise their own
 /// read-modify-write sequences (a journal does not lock records).
 pub struct Journal<T> {
-    /// Flushes the whole database, so that sled's own metadata is covered as well as the tree.
-    flusher: crate::group_flush::GroupFlush,
+    /// Commits appends and settlements of concurrent callers together, and flushes the whole
+    /// database, so that sled's own metadata is covered as well as the tree.
+    committer: GroupCommit<JournalError>,
     tree: sled::Tree,
     /// The numbers the next record and the next settled record get, read from the tree once at
-    /// open (each was a reverse scan per write). Held while a batch is applied, so that numbers
-    /// are taken in order, never twice, and only counted once their batch is in.
+    /// open (each was a reverse scan per write). Held while a change is numbered and queued, so
+    /// that numbers are taken in order and never twice; changes commit in the order they were
+    /// queued. A change that fails leaves its numbers unused.
     next: Mutex<Next>,
     record: PhantomData<fn() -> T>,
 }
@@ -95,8 +108,8 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             feed_position: following(&tree, FEED)?,
         };
         Ok(Journal {
-            flusher: crate::group_flush::GroupFlush::start(db)
-                .map_err(|e| JournalError::Backend(format!("cannot start flushing: {e}")))?,
+            committer: GroupCommit::start(db, vec![tree.clone()], "journal-commit")
+                .map_err(|e| JournalError::Backend(format!("cannot start committing: {e}")))?,
             tree,
             next: Mutex::new(next),
             record: PhantomData,
@@ -125,7 +138,8 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     }
 
     /// Appends `record` with its index entries atomically and flushes; returns its sequence
-    /// number. Durable on return.
+    /// number. Durable on return. [`JournalError::Taken`] if one of the index keys names a
+    /// record already.
     pub fn append(&self, record: &T, indexes: &[(&str, &str)]) -> Result<u64, JournalError> {
         self.append_grouped(record, indexes, &[])
     }
@@ -172,32 +186,43 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         indexes: &[(&str, &str)],
         groups: &[(&str, &str)],
     ) -> Result<u64, JournalError> {
-        // Packed before the lock: deflating is the slow part of an append.
+        // Encoded and packed before the lock: deflating is the slow part of an append.
+        let record = encode(record)?;
         let attachment = attachment.map(crate::packed::pack);
-        let mut next = self.next();
-        let seq = next.seq;
-        let mut batch = sled::Batch::default();
-        batch.insert(record_key(seq), encode(record)?);
-        if let Some(attachment) = attachment {
-            batch.insert(attachment_key(seq), attachment);
-        }
-        for (index, key) in indexes {
-            batch.insert(index_key(index, key), seq.to_be_bytes().to_vec());
-        }
-        for (group, key) in groups {
-            batch.insert(
-                [group_prefix(group, key), seq.to_be_bytes().to_vec()].concat(),
-                Vec::new(),
-            );
-        }
-        {
-            let _gate = sled_gate::exclusive();
-            self.tree.apply_batch(batch).map_err(backend)?;
-        }
-        next.seq += 1;
-        drop(next);
-        self.flush()?;
-        Ok(seq)
+        let indexes: Vec<(Vec<u8>, String)> = indexes
+            .iter()
+            .map(|(index, key)| (index_key(index, key), format!("{index} {key}")))
+            .collect();
+        let groups: Vec<Vec<u8>> = groups
+            .iter()
+            .map(|(group, key)| group_prefix(group, key))
+            .collect();
+        let queued = {
+            let mut next = self.next();
+            let seq = next.seq;
+            next.seq += 1;
+            self.committer.queue(move |trees| {
+                let tree = &trees[0];
+                for (key, what) in &indexes {
+                    // An index key names one record; a second would make the first unfindable.
+                    if tree.get(key)?.is_some() {
+                        return Err(ConflictableTransactionError::Abort(JournalError::Taken(
+                            what.clone(),
+                        )));
+                    }
+                    tree.insert(key.as_slice(), &seq.to_be_bytes()[..])?;
+                }
+                tree.insert(record_key(seq), record.as_slice())?;
+                if let Some(attachment) = &attachment {
+                    tree.insert(attachment_key(seq), attachment.as_slice())?;
+                }
+                for prefix in &groups {
+                    tree.insert([prefix.as_slice(), &seq.to_be_bytes()].concat(), &[][..])?;
+                }
+                Ok(seq)
+            })
+        };
+        queued.outcome_blocking().map_err(transaction_error)
     }
 
     /// Overwrites record `seq` (its index entries stay) and flushes. Durable on return.
@@ -209,32 +234,39 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     }
 
     /// Overwrites each record `seq` with its new state, appends it to the feed, and takes it out
-    /// of every `(group, key)` of `leave` — all in one atomic batch, flushed once. Durable on
-    /// return. Settles and appends are serialised by the journal (positions are counted on from
-    /// the last).
+    /// of every `(group, key)` of `leave` — all in one transaction, flushed. Durable on return.
+    /// Settlements and appends are numbered in the order they are called and commit in that
+    /// order (positions are counted on from the last).
     pub fn settle(&self, records: &[(u64, T)], leave: &[(&str, &str)]) -> Result<(), JournalError> {
         if records.is_empty() {
             return Ok(());
         }
-        let mut next = self.next();
-        let mut batch = sled::Batch::default();
-        for (position, (seq, record)) in (next.feed_position..).zip(records) {
-            batch.insert(record_key(*seq), encode(record)?);
-            batch.insert(
-                [FEED, &position.to_be_bytes()].concat(),
-                seq.to_be_bytes().to_vec(),
-            );
-            for (group, key) in leave {
-                batch.remove([group_prefix(group, key), seq.to_be_bytes().to_vec()].concat());
-            }
-        }
-        {
-            let _gate = sled_gate::exclusive();
-            self.tree.apply_batch(batch).map_err(backend)?;
-        }
-        next.feed_position += records.len() as u64;
-        drop(next);
-        self.flush()
+        let records: Vec<(u64, Vec<u8>)> = records
+            .iter()
+            .map(|(seq, record)| Ok((*seq, encode(record)?)))
+            .collect::<Result<_, JournalError>>()?;
+        let leave: Vec<Vec<u8>> = leave
+            .iter()
+            .map(|(group, key)| group_prefix(group, key))
+            .collect();
+        let queued = {
+            let mut next = self.next();
+            let first = next.feed_position;
+            next.feed_position += records.len() as u64;
+            self.committer.queue(move |trees| {
+                let tree = &trees[0];
+                for (position, (seq, record)) in (first..).zip(&records) {
+                    let seq_bytes = seq.to_be_bytes();
+                    tree.insert(record_key(*seq), record.as_slice())?;
+                    tree.insert([FEED, &position.to_be_bytes()].concat(), &seq_bytes[..])?;
+                    for prefix in &leave {
+                        tree.remove([prefix.as_slice(), &seq_bytes].concat())?;
+                    }
+                }
+                Ok(())
+            })
+        };
+        queued.outcome_blocking().map_err(transaction_error)
     }
 
     /// Settled records in feed order, starting at feed position `from`, at most `limit`:
@@ -350,14 +382,14 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             .map(|entry| entry.map_err(backend))
     }
 
-    // The counters stay right even if a thread panicked while holding them: they are changed
-    // only after their batch went in.
+    // The counters stay right even if a thread panicked while holding them: a number is taken
+    // and its change queued without anything in between that could panic.
     fn next(&self) -> MutexGuard<'_, Next> {
         self.next.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn flush(&self) -> Result<(), JournalError> {
-        self.flusher.flush_blocking().map_err(backend)?;
+        self.committer.flush_blocking().map_err(backend)?;
         Ok(())
     }
 }
@@ -427,6 +459,13 @@ fn decode<T: DeserializeOwned>(stored: &[u8]) -> Result<T, JournalError> {
 
 fn backend(e: sled::Error) -> JournalError {
     JournalError::Backend(e.to_string())
+}
+
+fn transaction_error(e: TransactionError<JournalError>) -> JournalError {
+    match e {
+        TransactionError::Abort(e) => e,
+        TransactionError::Storage(e) => backend(e),
+    }
 }
 
 /// sled reports a held lock only as an I/O error with a message; recognising it lets the caller

@@ -119,6 +119,41 @@ fn concurrent_appends_get_every_number_once() {
 }
 
 #[test]
+fn an_index_key_names_one_record_and_a_second_append_under_it_is_refused_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+    let first = journal
+        .append_grouped(&"first".into(), &[("key", "k")], &[("report", "r")])
+        .unwrap();
+    let refused = journal.append_attached(
+        &"second".into(),
+        b"body",
+        &[("other", "o"), ("key", "k")],
+        &[("report", "r")],
+    );
+    assert_eq!(refused, Err(JournalError::Taken("key k".into())));
+    // Nothing of the refused append is left: no record, no attachment, no index or group entry.
+    assert_eq!(journal.all().unwrap(), vec!["first".to_string()]);
+    assert_eq!(journal.find("other", "o").unwrap(), None);
+    assert_eq!(journal.find_all("report", "r").unwrap().len(), 1);
+    assert_eq!(
+        journal.find("key", "k").unwrap(),
+        Some((first, "first".into()))
+    );
+    // The journal goes on; a refused append's number stays unused.
+    let third = journal.append(&"third".into(), &[("key", "k3")]).unwrap();
+    assert!(third > first);
+    assert_eq!(journal.attachment(first + 1).unwrap(), None);
+    drop(journal);
+    let journal = reopen(dir.path());
+    assert_eq!(journal.all().unwrap(), vec!["first", "third"]);
+    assert_eq!(
+        journal.find("key", "k3").unwrap(),
+        Some((third, "third".into()))
+    );
+}
+
+#[test]
 fn groups_hold_many_records_per_key_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();

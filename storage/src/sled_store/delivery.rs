@@ -179,29 +179,20 @@ impl SledStore {
     ) -> StoreResult<(Job, PreparedMessage)> {
         let report_key = keys::report(&job.report);
         let packed = payload::pack(&message.body);
-        let trees = (
-            &self.reports,
-            &self.awaiting,
-            &self.messages,
-            &self.outbox,
-            &self.outbox_by_id,
-        );
-        let stored = trees
-            .gated_transaction(|(reports, awaiting, messages, outbox, by_id)| {
-                let (key, mut stored) = stored_turn(outbox, by_id, job)?;
-                stored.attempts = stored.attempts.saturating_add(1);
-                put_job(outbox, by_id, &key, &stored)?;
-                let (message, _) = store_message(
-                    [reports, awaiting, messages],
-                    &report_key,
-                    &stored,
-                    (&message, &packed),
-                )?;
-                Ok((stored, message))
-            })
-            .map_err(tx_error)?;
-        self.flush().await?;
-        Ok(stored)
+        let read = job.clone();
+        self.commit(move |t| {
+            let (key, mut stored) = stored_turn(t.outbox, t.outbox_by_id, &read)?;
+            stored.attempts = stored.attempts.saturating_add(1);
+            put_job(t.outbox, t.outbox_by_id, &key, &stored)?;
+            let (message, _) = store_message(
+                [t.reports, t.awaiting, t.messages],
+                &report_key,
+                &stored,
+                (&message, &packed),
+            )?;
+            Ok((stored, message))
+        })
+        .await
     }
 
     pub(super) async fn delivered(
@@ -212,28 +203,28 @@ impl SledStore {
         delivered_at: DateTime<Utc>,
         resend_at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        (&self.reports, &self.outbox, &self.outbox_by_id)
-            .gated_transaction(|(reports, outbox, by_id)| {
-                let (key, stored, report_key, mut report) =
-                    job_with_report(reports, outbox, by_id, job.id)?;
-                // A message delivered again that the transport had lost may come back under a
-                // new reference; the acknowledgement finds it by its UUID either way.
-                report.transport = Some(transport.to_owned());
-                report.transport_ref = Some(transport_ref.clone());
-                report.delivered_at.get_or_insert(delivered_at);
-                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
-                // Same id, new kind: the job keeps its identity across the two phases.
-                let waiting = Job {
-                    kind: JobKind::AwaitAck,
-                    attempts: 0,
-                    not_before: resend_at,
-                    last_error: None,
-                    ..stored
-                };
-                put_job(outbox, by_id, &key, &waiting)
-            })
-            .map_err(tx_error)?;
-        self.flush().await
+        let (id, transport) = (job.id, transport.to_owned());
+        self.commit(move |t| {
+            let (key, stored, report_key, mut report) =
+                job_with_report(t.reports, t.outbox, t.outbox_by_id, id)?;
+            // A message delivered again that the transport had lost may come back under a new
+            // reference; the acknowledgement finds it by its UUID either way.
+            report.transport = Some(transport.clone());
+            report.transport_ref = Some(transport_ref.clone());
+            report.delivered_at.get_or_insert(delivered_at);
+            t.reports
+                .insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+            // Same id, new kind: the job keeps its identity across the two phases.
+            let waiting = Job {
+                kind: JobKind::AwaitAck,
+                attempts: 0,
+                not_before: resend_at,
+                last_error: None,
+                ..stored
+            };
+            put_job(t.outbox, t.outbox_by_id, &key, &waiting)
+        })
+        .await
     }
 
     pub(super) async fn outcome(

@@ -87,7 +87,7 @@ impl SledStore {
         // again (entries written twice are the same entries).
         batch.insert(COMPLETE, &[][..]);
         self.apply_to_finished(batch)?;
-        self.flusher.flush_blocking().map_err(backend)?;
+        self.committer.flush_blocking().map_err(backend)?;
         if indexed > 0 || unreadable > 0 {
             tracing::info!(
                 indexed,

@@ -30,9 +30,12 @@
 //!
 //! Every change is one multi-tree transaction followed by a flush, which is what the
 //! [`crate::Store`] contract asks for. sled calls are synchronous but short (memory plus the
-//! page cache); only the flush waits for the disk, on the database's flushing thread, which one
-//! flush serves every change committed before it started (see `group_flush.rs`); callers await
-//! it without holding a thread.
+//! page cache); only the flush waits for the disk, on the database's committing thread, where
+//! one flush serves every change committed before it started (see `group_commit.rs`); callers
+//! await it without holding a thread. The changes every report makes (it is submitted, its
+//! message stored with the first attempt, its delivery recorded) are queued to that thread
+//! instead of run by the caller, which runs concurrent ones as one transaction: sled writes
+//! two log buffers per transaction, so that is what keeps the disk writes per report down.
 
 mod delivery;
 mod finished;
@@ -51,6 +54,7 @@ use sled::transaction::{
 };
 use sled::{IVec, Tree};
 
+use crate::group_commit::GroupCommit;
 use crate::{Job, StoreError, StoreResult};
 
 /// The sled engine of [`crate::Store`]. Cloning is cheap and every clone works on the same
@@ -58,8 +62,9 @@ use crate::{Job, StoreError, StoreResult};
 #[derive(Clone)]
 pub struct SledStore {
     db: sled::Db,
-    /// Every flush goes through here, so concurrent changes share disk syncs.
-    flusher: std::sync::Arc<crate::group_flush::GroupFlush>,
+    /// Every flush goes through here, so concurrent changes share disk syncs; so do the
+    /// changes queued with [`SledStore::commit`].
+    committer: std::sync::Arc<GroupCommit<StoreError>>,
     user_cache: std::sync::Arc<user_cache::UserCache>,
     users: Tree,
     user_key_ids: Tree,
@@ -134,9 +139,9 @@ impl SledStore {
             receipts: tree("receipts")?,
             outbox_jobs,
             user_cache: Default::default(),
-            flusher: std::sync::Arc::new(
-                crate::group_flush::GroupFlush::start(db.clone())
-                    .map_err(|e| StoreError::Backend(format!("cannot start flushing: {e}")))?,
+            committer: std::sync::Arc::new(
+                GroupCommit::start(db.clone(), Staged::trees(tree)?, "store-commit")
+                    .map_err(|e| StoreError::Backend(format!("cannot start committing: {e}")))?,
             ),
             db,
         };
@@ -153,8 +158,73 @@ impl SledStore {
     /// Makes every committed transaction durable; state-changing methods await it before they
     /// answer. sled flushes its single log, so this covers all trees.
     async fn flush(&self) -> StoreResult<()> {
-        self.flusher.flush().await.map_err(backend)?;
+        self.committer.flush().await.map_err(backend)?;
         Ok(())
+    }
+
+    /// Runs `change` on the [`Staged`] trees in the committing thread's next round, together
+    /// with other callers' changes; durable on return.
+    async fn commit<A, F>(&self, change: F) -> StoreResult<A>
+    where
+        A: Send + 'static,
+        F: Fn(&Staged<'_>) -> TxResult<A> + Send + 'static,
+    {
+        self.committer
+            .commit(move |trees| change(&Staged::of(trees)?))
+            .await
+            .map_err(tx_error)
+    }
+}
+
+/// The trees a queued change ([`SledStore::commit`]) works on, by name.
+struct Staged<'a> {
+    reports: &'a TransactionalTree,
+    pending: &'a TransactionalTree,
+    reports_by_id: &'a TransactionalTree,
+    outbox: &'a TransactionalTree,
+    outbox_by_id: &'a TransactionalTree,
+    submissions: &'a TransactionalTree,
+    awaiting: &'a TransactionalTree,
+    messages: &'a TransactionalTree,
+}
+
+impl<'a> Staged<'a> {
+    /// The trees' names, in the order the committing thread hands them over.
+    const NAMES: [&'static str; 8] = [
+        "reports",
+        "pending",
+        "reports_by_id",
+        "outbox",
+        "outbox_by_id",
+        "submissions",
+        "awaiting",
+        "messages",
+    ];
+
+    fn trees(open: impl Fn(&str) -> StoreResult<Tree>) -> StoreResult<Vec<Tree>> {
+        Staged::NAMES.iter().map(|name| open(name)).collect()
+    }
+
+    fn of(trees: &'a [TransactionalTree]) -> TxResult<Staged<'a>> {
+        let [reports, pending, reports_by_id, outbox, outbox_by_id, submissions, awaiting, messages] =
+            trees
+        else {
+            return abort(StoreError::Backend(format!(
+                "a queued change got {} trees, not {}",
+                trees.len(),
+                Staged::NAMES.len()
+            )));
+        };
+        Ok(Staged {
+            reports,
+            pending,
+            reports_by_id,
+            outbox,
+            outbox_by_id,
+            submissions,
+            awaiting,
+            messages,
+        })
     }
 }
 

@@ -111,7 +111,7 @@ impl SledStore {
                 Ok(())
             })
             .map_err(tx_error)?;
-        self.flusher.flush_blocking().map_err(backend)?;
+        self.committer.flush_blocking().map_err(backend)?;
         tracing::info!(jobs = old.len(), "put the outbox's jobs into lanes");
         Ok(())
     }

@@ -205,35 +205,27 @@ impl Store for SledStore {
         let submission = payload::take_submission(&mut report)?;
         let report_value = encode(&report)?;
         let job_value = encode(&job)?;
-        (
-            &self.reports,
-            &self.pending,
-            &self.reports_by_id,
-            &self.outbox,
-            &self.outbox_by_id,
-            &self.submissions,
-        )
-            .gated_transaction(
-                |(reports, pending, by_id, outbox, outbox_by_id, submissions)| {
-                    // Any stored report counts, expired or consumed: an id is used once per owner
-                    // and module, so a late duplicate never overwrites the audit trail.
-                    if reports.get(&report_key)?.is_some() {
-                        return abort(StoreError::Conflict(report_what(&report.key)));
-                    }
-                    reports.insert(report_key.as_slice(), report_value.as_slice())?;
-                    if let Some(submission) = &submission {
-                        submissions.insert(report_key.as_slice(), submission.as_slice())?;
-                    }
-                    pending.insert(report_key.as_slice(), &[][..])?;
-                    by_id.insert(by_id_key.as_slice(), &[][..])?;
-                    outbox.insert(&outbox_key[..], job_value.as_slice())?;
-                    outbox_by_id.insert(&job_id_key[..], &outbox_key[..])?;
-                    Ok(())
-                },
-            )
-            .map_err(tx_error)?;
+        let what = report_what(&report.key);
+        self.commit(move |t| {
+            // Any stored report counts, expired or consumed: an id is used once per owner and
+            // module, so a late duplicate never overwrites the audit trail.
+            if t.reports.get(&report_key)?.is_some() {
+                return abort(StoreError::Conflict(what.clone()));
+            }
+            t.reports
+                .insert(report_key.as_slice(), report_value.as_slice())?;
+            if let Some(submission) = &submission {
+                t.submissions
+                    .insert(report_key.as_slice(), submission.as_slice())?;
+            }
+            t.pending.insert(report_key.as_slice(), &[][..])?;
+            t.reports_by_id.insert(by_id_key.as_slice(), &[][..])?;
+            t.outbox.insert(&outbox_key[..], job_value.as_slice())?;
+            t.outbox_by_id.insert(&job_id_key[..], &outbox_key[..])?;
+            Ok(())
+        })
+        .await?;
         self.outbox_jobs.fetch_add(1, Ordering::SeqCst);
-        self.flush().await?;
         Ok(job)
     }
 

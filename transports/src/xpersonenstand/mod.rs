@@ -63,6 +63,7 @@ impl From<JournalError> for SimulatorError {
             JournalError::Locked(dir) => SimulatorError::Locked(dir),
             JournalError::Backend(e) => SimulatorError::Journal(e),
             JournalError::Corrupt(e) => SimulatorError::Corrupt(e),
+            taken @ JournalError::Taken(_) => SimulatorError::Journal(taken.to_string()),
         }
     }
 }
@@ -92,8 +93,10 @@ struct Inner {
     config: RwLock<SimulatorConfig>,
     /// The testers' script; empty means "as configured".
     script: Scripted,
-    /// Serialises the journal's read-modify-write steps: two concurrent submits of one key must
-    /// not both store a message, and two concurrent fetches must not both decide an outcome.
+    /// Serialises the journal's read-modify-write steps: a repeat counted up and a decision made
+    /// on one record must not overwrite each other, and two concurrent fetches must not both
+    /// decide an outcome. (Two concurrent submits of one key cannot both store a message: the
+    /// journal refuses the second's index key.)
     write: Mutex<()>,
     /// The undecided messages by due time.
     schedule: Mutex<Schedule>,
@@ -322,43 +325,10 @@ impl Inner {
         delivery: Delivery,
     ) -> Result<(Accepted, Option<(u64, ReceivedMessage)>), TransportError> {
         let config = self.config();
-        let _guard = self.lock_write();
 
         // Repeats come first: a retry must get the original answer even if, say, the signature
         // requirement changed in between.
-        if let Some((seq, mut message)) = self
-            .journal
-            .find(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?
-        {
-            message.repeat_submissions = message.repeat_submissions.saturating_add(1);
-            let attached;
-            let original = match message.body.is_empty() {
-                true => {
-                    attached = self.journal.attachment(seq)?.unwrap_or_default();
-                    &attached
-                }
-                false => &message.body,
-            };
-            if *original != delivery.body {
-                tracing::warn!(
-                    idempotency_key = %delivery.idempotency_key,
-                    transport_ref = %message.transport_ref,
-                    "repeat submission carries a different body; answering with the original acceptance"
-                );
-            }
-            // The body stays where it is: apart, or in a record of an earlier version.
-            self.journal.replace(seq, &message)?;
-            tracing::info!(
-                idempotency_key = %delivery.idempotency_key,
-                transport_ref = %message.transport_ref,
-                repeats = message.repeat_submissions,
-                "simulated Standesamt: repeat submission"
-            );
-            let accepted = Accepted {
-                transport_ref: message.transport_ref,
-                accepted_at: message.received_at,
-                duplicate: true,
-            };
+        if let Some(accepted) = self.repeat(&delivery.idempotency_key, &delivery.body)? {
             return Ok((accepted, None));
         }
 
@@ -387,7 +357,7 @@ impl Inner {
         // must remember it across any crash.
         // The body goes in once, apart from the record, which its decision rewrites.
         let body = std::mem::take(&mut message.body);
-        let seq = self.journal.append_attached(
+        let appended = self.journal.append_attached(
             &message,
             &body,
             &[
@@ -399,7 +369,22 @@ impl Inner {
                 (BY_MODULE, &message.module),
                 (UNDECIDED, ""),
             ],
-        )?;
+        );
+        let seq = match appended {
+            Ok(seq) => seq,
+            // The same message came twice at once and the other copy was stored first: this
+            // one is its repeat.
+            Err(JournalError::Taken(what)) => {
+                return match self.repeat(&message.idempotency_key, &body)? {
+                    Some(accepted) => Ok((accepted, None)),
+                    None => Err(SimulatorError::Journal(format!(
+                        "the journal refused a new message: it already holds a record under {what}"
+                    ))
+                    .into()),
+                };
+            }
+            Err(e) => return Err(e.into()),
+        };
         tracing::info!(
             report_id = %message.report_id,
             transport_ref = %message.transport_ref,
@@ -411,6 +396,50 @@ impl Inner {
             duplicate: false,
         };
         Ok((accepted, Some((seq, message))))
+    }
+
+    /// The original acceptance of the message stored under `idempotency_key`, its repeats
+    /// counted one up; `None` if the office has no such message.
+    fn repeat(
+        &self,
+        idempotency_key: &str,
+        body: &[u8],
+    ) -> Result<Option<Accepted>, TransportError> {
+        // Counting up is a read-modify-write of the record, as is deciding on it.
+        let _guard = self.lock_write();
+        let Some((seq, mut message)) = self.journal.find(BY_IDEMPOTENCY_KEY, idempotency_key)?
+        else {
+            return Ok(None);
+        };
+        message.repeat_submissions = message.repeat_submissions.saturating_add(1);
+        let attached;
+        let original = match message.body.is_empty() {
+            true => {
+                attached = self.journal.attachment(seq)?.unwrap_or_default();
+                &attached
+            }
+            false => &message.body,
+        };
+        if original.as_slice() != body {
+            tracing::warn!(
+                idempotency_key = %idempotency_key,
+                transport_ref = %message.transport_ref,
+                "repeat submission carries a different body; answering with the original acceptance"
+            );
+        }
+        // The body stays where it is: apart, or in a record of an earlier version.
+        self.journal.replace(seq, &message)?;
+        tracing::info!(
+            idempotency_key = %idempotency_key,
+            transport_ref = %message.transport_ref,
+            repeats = message.repeat_submissions,
+            "simulated Standesamt: repeat submission"
+        );
+        Ok(Some(Accepted {
+            transport_ref: message.transport_ref,
+            accepted_at: message.received_at,
+            duplicate: true,
+        }))
     }
 }
 

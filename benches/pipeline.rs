@@ -1,8 +1,10 @@
 //! The end-to-end pipeline: form submissions through to final, acknowledged reports.
 //!
 //! Run with `cargo bench --bench pipeline` (release build). `BENCH_REPORTS` birth notices
-//! (default 500) are prepared (memento and magic link, not timed), then `BENCH_WORKERS` browser
-//! sessions (default 8) open their forms and send them; the simulated office acknowledges at once
+//! (default 500) are prepared (memento and magic link, not timed), then `BENCH_WORKERS` browsers
+//! (default 8) open the forms and send them, each serving one user after the other with its
+//! cookies cleared in between (`BENCH_NEW_BROWSERS=1`: a new browser, i.e. a new client thread
+//! and connection, per user); the simulated office acknowledges at once
 //! (`ack_delay_ms = 0`). Printed: form submissions accepted per second, reports per second from
 //! the first submission until every report is final (read from the engine's health), and the
 //! server's CPU time per report (from `/proc`). Client and server share the machine's cores.
@@ -26,6 +28,7 @@ fn main() {
     let reports: usize = setting("BENCH_REPORTS", 500).max(1);
     let workers: usize = setting("BENCH_WORKERS", 8).max(1);
     let phases = setting("BENCH_PHASES", 0) == 1;
+    let new_browsers = setting("BENCH_NEW_BROWSERS", 0) == 1;
 
     let dir = DataDir::new();
     dir.add_user("bench");
@@ -51,15 +54,21 @@ fn main() {
     let started = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(link) = links.get(i) else { break };
-                let browser = Browser::new();
-                let mut form = browser.open_magic_link(&server, link);
-                form.set("signatur.name", "Dr. Erika Beispiel");
-                form.set("signatur.bestaetigt", "true");
-                let response = browser.submit(&server, &form);
-                assert_eq!(response.status(), 303, "submission {i} refused");
+            scope.spawn(|| {
+                let jar = std::sync::Arc::new(SessionJar::default());
+                let kept = Browser::with_cookies(jar.clone());
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(link) = links.get(i) else { break };
+                    jar.clear();
+                    let fresh = new_browsers.then(Browser::new);
+                    let browser = fresh.as_ref().unwrap_or(&kept);
+                    let mut form = browser.open_magic_link(&server, link);
+                    form.set("signatur.name", "Dr. Erika Beispiel");
+                    form.set("signatur.bestaetigt", "true");
+                    let response = browser.submit(&server, &form);
+                    assert_eq!(response.status(), 303, "submission {i} refused");
+                }
             });
         }
     });

@@ -2,6 +2,9 @@
 //! figures from `/proc`, and the count of reports the engine finished.
 #![allow(dead_code)] // each benchmark uses a different subset
 
+use std::sync::{Mutex, PoisonError};
+
+use reqwest::header::HeaderValue;
 use serde_json::Value;
 
 use crate::common::Server;
@@ -53,4 +56,42 @@ pub fn finished(server: &Server) -> u64 {
         .find(|a| a["name"] == "module:birthnotice")
         .and_then(|a| a["processed"].as_u64())
         .unwrap_or(0)
+}
+
+/// The cookies of one user at a time, for a [`crate::common::Browser`] that serves many users in
+/// turn: [`SessionJar::clear`] before each. A fresh browser per user costs the client a thread,
+/// a runtime and a connection, about as much CPU as the server spends on the user's pages, and
+/// client and server share the machine's cores.
+#[derive(Default)]
+pub struct SessionJar(Mutex<Vec<String>>);
+
+impl SessionJar {
+    /// Forgets every cookie: the next request starts a new user's session.
+    pub fn clear(&self) {
+        self.cookies().clear();
+    }
+
+    fn cookies(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl reqwest::cookie::CookieStore for SessionJar {
+    fn set_cookies(&self, headers: &mut dyn Iterator<Item = &HeaderValue>, _url: &reqwest::Url) {
+        let mut cookies = self.cookies();
+        for header in headers.filter_map(|h| h.to_str().ok()) {
+            // `name=value`, without the attributes; a later cookie of the same name replaces it.
+            let pair = header.split(';').next().unwrap_or_default().trim();
+            let name = pair.split('=').next().unwrap_or_default();
+            cookies.retain(|c| c.split('=').next() != Some(name));
+            cookies.push(pair.to_owned());
+        }
+    }
+
+    fn cookies(&self, _url: &reqwest::Url) -> Option<HeaderValue> {
+        let cookies = self.cookies();
+        (!cookies.is_empty())
+            .then(|| HeaderValue::from_str(&cookies.join("; ")).ok())
+            .flatten()
+    }
 }

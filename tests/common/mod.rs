@@ -476,6 +476,14 @@ impl Browser {
         }
     }
 
+    /// A browser whose cookies live in `jar`, so that one client (its thread and its
+    /// connection) can serve many users in turn, its jar emptied between them.
+    pub fn with_cookies<C: reqwest::cookie::CookieStore + 'static>(jar: std::sync::Arc<C>) -> Self {
+        Browser {
+            client: loopback_client().cookie_provider(jar).build().unwrap(),
+        }
+    }
+
     /// GET without following redirects.
     pub fn get(&self, url: &str) -> Response {
         self.client.get(url).send().unwrap()

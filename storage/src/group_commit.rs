@@ -12,9 +12,10 @@
 //! A caller either queues a transaction ([`GroupCommit::commit`]) or, after a change of its own,
 //! takes a ticket ([`GroupCommit::flush`]). Each round takes everything queued and every ticket
 //! issued so far, runs the queued transactions together, flushes, and answers them all: durable
-//! on return. Should the combined transaction abort (one caller's change is refused), each runs
-//! alone so that every caller gets its own answer and no refusal undoes another's change. Async
-//! callers wait without holding a thread.
+//! on return. Should one caller's change refuse (abort), it is taken out, the others run together
+//! again, and it runs alone after them, so that every caller gets its own answer and no refusal
+//! undoes another's change. A storage error fails the round's changes. Async callers wait
+//! without holding a thread.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -58,6 +59,9 @@ struct Requests<E> {
 
 struct Change<E> {
     work: Work<E>,
+    /// Run by the committing thread once the change is committed, before the flush: what must
+    /// follow a commit even if the caller stops waiting (a count kept beside the database).
+    committed: Option<Box<dyn FnOnce() + Send>>,
     answer: oneshot::Sender<Outcome<E>>,
 }
 
@@ -117,6 +121,34 @@ impl<E: Send + 'static> GroupCommit<E> {
         A: Send + 'static,
         F: Fn(&[TransactionalTree]) -> ConflictableTransactionResult<A, E> + Send + 'static,
     {
+        self.queue_then(change, None)
+    }
+
+    /// [`GroupCommit::commit`], with `committed` run by the committing thread as soon as the
+    /// change is committed, whether or not the caller still waits for its answer.
+    pub(crate) async fn commit_then<A, F>(
+        &self,
+        change: F,
+        committed: impl FnOnce() + Send + 'static,
+    ) -> Result<A, TransactionError<E>>
+    where
+        A: Send + 'static,
+        F: Fn(&[TransactionalTree]) -> ConflictableTransactionResult<A, E> + Send + 'static,
+    {
+        self.queue_then(change, Some(Box::new(committed)))
+            .outcome()
+            .await
+    }
+
+    fn queue_then<A, F>(
+        &self,
+        change: F,
+        committed: Option<Box<dyn FnOnce() + Send>>,
+    ) -> Queued<A, E>
+    where
+        A: Send + 'static,
+        F: Fn(&[TransactionalTree]) -> ConflictableTransactionResult<A, E> + Send + 'static,
+    {
         let output = Arc::new(Mutex::new(None));
         let slot = Arc::clone(&output);
         let work: Work<E> = Box::new(move |trees| {
@@ -125,7 +157,11 @@ impl<E: Send + 'static> GroupCommit<E> {
             Ok(())
         });
         let (answer, answered) = oneshot::channel();
-        self.shared.queue(Change { work, answer });
+        self.shared.queue(Change {
+            work,
+            committed,
+            answer,
+        });
         Queued { output, answered }
     }
 
@@ -213,7 +249,13 @@ impl<E: Send + 'static> Shared<E> {
                 }
                 (requests.issued, std::mem::take(&mut requests.queued))
             };
+            let mut queued = queued;
             let outcomes = self.run(&queued);
+            for (change, outcome) in queued.iter_mut().zip(&outcomes) {
+                if let (Ok(()), Some(committed)) = (outcome, change.committed.take()) {
+                    committed();
+                }
+            }
             // A panic inside sled must not end this thread: every caller waits on it.
             let flushed = catch_unwind(AssertUnwindSafe(|| sled_gate::flush_blocking(&self.db)));
             let failure = match flushed {
@@ -235,37 +277,92 @@ impl<E: Send + 'static> Shared<E> {
         }
     }
 
-    /// Runs the queued transactions as one; if that is refused or fails, each on its own.
+    /// Runs the queued changes as one transaction. A change that refuses (or panics) is taken
+    /// out and the rest run together again; the ones taken out then run alone, after them, each
+    /// for an answer of its own. A storage error fails them all: sled may have applied part of
+    /// the transaction in memory, and running changes again on top of that could answer for
+    /// writes that a restart would not find.
     fn run(&self, queued: &[Change<E>]) -> Vec<Outcome<E>> {
-        if queued.len() > 1 {
-            let together =
-                self.transaction(|trees| queued.iter().try_for_each(|queued| (queued.work)(trees)));
-            if together.is_ok() {
-                return queued.iter().map(|_| Ok(())).collect();
+        let mut together: Vec<usize> = (0..queued.len()).collect();
+        let mut alone = Vec::new();
+        let mut outcomes: Vec<Option<Outcome<E>>> = queued.iter().map(|_| None).collect();
+        while !together.is_empty() {
+            if together.len() == 1 {
+                alone.append(&mut together);
+                break;
+            }
+            // The change running when the transaction ended early is the one that refused or
+            // panicked.
+            let refused = std::cell::Cell::new(None);
+            let run = self.transaction(|trees| {
+                together.iter().try_for_each(|&i| {
+                    refused.set(Some(i));
+                    (queued[i].work)(trees)
+                })
+            });
+            match run {
+                Ran::Done(Ok(())) => {
+                    for &i in &together {
+                        outcomes[i] = Some(Ok(()));
+                    }
+                    together.clear();
+                }
+                Ran::Done(Err(TransactionError::Storage(e))) => {
+                    for &i in &together {
+                        outcomes[i] = Some(Err(TransactionError::Storage(e.clone())));
+                    }
+                    together.clear();
+                }
+                Ran::Done(Err(TransactionError::Abort(_))) | Ran::Panicked => {
+                    let Some(culprit) = refused.get() else {
+                        // It ended before any change started (inside sled): each on its own.
+                        alone.append(&mut together);
+                        break;
+                    };
+                    together.retain(|&i| i != culprit);
+                    alone.push(culprit);
+                }
             }
         }
-        queued
-            .iter()
-            .map(|queued| self.transaction(|trees| (queued.work)(trees)))
+        alone.sort_unstable();
+        for i in alone {
+            outcomes[i] = Some(match self.transaction(|trees| (queued[i].work)(trees)) {
+                Ran::Done(outcome) => outcome,
+                Ran::Panicked => Err(TransactionError::Storage(sled::Error::ReportableBug(
+                    "a queued change panicked".into(),
+                ))),
+            });
+        }
+        outcomes
+            .into_iter()
+            .map(|outcome| {
+                outcome.unwrap_or_else(|| {
+                    Err(TransactionError::Storage(sled::Error::ReportableBug(
+                        "a queued change was never run".into(),
+                    )))
+                })
+            })
             .collect()
     }
 
     fn transaction(
         &self,
         work: impl Fn(&[TransactionalTree]) -> ConflictableTransactionResult<(), E>,
-    ) -> Outcome<E> {
+    ) -> Ran<E> {
         catch_unwind(AssertUnwindSafe(|| {
             let _gate = sled_gate::exclusive();
             self.trees
                 .as_slice()
                 .transaction(|trees: &Vec<TransactionalTree>| work(trees))
         }))
-        .unwrap_or_else(|_| {
-            Err(TransactionError::Storage(sled::Error::ReportableBug(
-                "a queued transaction panicked".into(),
-            )))
-        })
+        .map_or(Ran::Panicked, Ran::Done)
     }
+}
+
+/// How one sled transaction of the committing thread ended.
+enum Ran<E> {
+    Done(Outcome<E>),
+    Panicked,
 }
 
 impl<E> Drop for GroupCommit<E> {
@@ -397,6 +494,29 @@ mod tests {
         });
         let won = outcomes.iter().filter(|o| o.is_ok()).count();
         assert_eq!(won, 1, "{outcomes:?}");
+    }
+
+    #[test]
+    fn the_after_commit_step_runs_for_committed_changes_even_if_nobody_waits() {
+        use futures::FutureExt;
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(dir.path());
+        let committer = start(&db);
+        let counted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        // Key 1 twice: the second is refused. Each caller gives up after queueing its change.
+        for key in [1, 2, 1, 3] {
+            let counted = Arc::clone(&counted);
+            let waiting = committer.commit_then(insert_new(key), move || {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            });
+            assert!(
+                waiting.now_or_never().is_none(),
+                "answered before its round"
+            );
+        }
+        committer.flush_blocking().unwrap();
+        assert_eq!(counted.load(std::sync::atomic::Ordering::SeqCst), 3);
+        assert_eq!(db.open_tree("t").unwrap().len(), 3);
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! batch in meldewerk runs inside [`exclusive`], every flush inside [`shared`], and sled's own
 //! periodic flusher is switched off ([`config`]) so that no flush escapes the gate. Flushes still
 //! run concurrently with reads (and one database's flush with another's; within a database,
-//! [`crate::group_flush`] runs one at a time for all callers).
+//! [`crate::group_commit`] runs one at a time for all callers, and the transactions callers
+//! queue to it).
 
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 

@@ -7,6 +7,7 @@
 //! receipt PDFs ([`receipt`]). [`wire`] is the HTTP protocol to an authority running as its own
 //! process (a simulator or a tester's mock) and the transport that speaks it.
 
+mod claims;
 pub mod receipt;
 pub mod script;
 pub mod wire;

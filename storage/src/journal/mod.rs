@@ -153,12 +153,13 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         indexes: &[(&str, &str)],
         groups: &[(&str, &str)],
     ) -> Result<u64, JournalError> {
-        self.append_inner(record, None, indexes, groups)
+        self.append_inner(None, indexes, groups, || Ok((encode(record)?, ())))
+            .map(|(seq, ())| seq)
     }
 
     /// Like [`append_grouped`](Self::append_grouped), with `attachment` kept apart from the
     /// record under its sequence number ([`attachment`](Self::attachment) reads it), in the same
-    /// atomic batch: large bytes the record's later states do not carry again.
+    /// transaction: large bytes the record's later states do not carry again.
     pub fn append_attached(
         &self,
         record: &T,
@@ -166,7 +167,27 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         indexes: &[(&str, &str)],
         groups: &[(&str, &str)],
     ) -> Result<u64, JournalError> {
-        self.append_inner(record, Some(attachment), indexes, groups)
+        self.append_inner(Some(attachment), indexes, groups, || {
+            Ok((encode(record)?, ()))
+        })
+        .map(|(seq, ())| seq)
+    }
+
+    /// Like [`append_attached`](Self::append_attached), with the record built by `build` at the
+    /// moment its number is taken, and returned with it: records appended concurrently are
+    /// numbered in the order they were built, so a time `build` stamps grows with the numbers
+    /// (which [`partition_point`](Self::partition_point) over that time relies on).
+    pub fn append_attached_with(
+        &self,
+        attachment: &[u8],
+        indexes: &[(&str, &str)],
+        groups: &[(&str, &str)],
+        build: impl FnOnce() -> T,
+    ) -> Result<(u64, T), JournalError> {
+        self.append_inner(Some(attachment), indexes, groups, || {
+            let record = build();
+            Ok((encode(&record)?, record))
+        })
     }
 
     /// The attachment of record `seq`, if it was appended with one.
@@ -179,15 +200,16 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         Ok(Some(bytes.into_owned()))
     }
 
-    fn append_inner(
+    /// Appends the record `encoded` gives, encoding it under the numbering lock (see
+    /// [`append_attached_with`](Self::append_attached_with)).
+    fn append_inner<R>(
         &self,
-        record: &T,
         attachment: Option<&[u8]>,
         indexes: &[(&str, &str)],
         groups: &[(&str, &str)],
-    ) -> Result<u64, JournalError> {
-        // Encoded and packed before the lock: deflating is the slow part of an append.
-        let record = encode(record)?;
+        encoded: impl FnOnce() -> Result<(Vec<u8>, R), JournalError>,
+    ) -> Result<(u64, R), JournalError> {
+        // The attachment is packed before the lock: deflating it is the slow part of an append.
         let attachment = attachment.map(crate::packed::pack);
         let indexes: Vec<(Vec<u8>, String)> = indexes
             .iter()
@@ -197,11 +219,12 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             .iter()
             .map(|(group, key)| group_prefix(group, key))
             .collect();
-        let queued = {
+        let (queued, built) = {
             let mut next = self.next();
+            let (record, built) = encoded()?;
             let seq = next.seq;
             next.seq += 1;
-            self.committer.queue(move |trees| {
+            let queued = self.committer.queue(move |trees| {
                 let tree = &trees[0];
                 for (key, what) in &indexes {
                     // An index key names one record; a second would make the first unfindable.
@@ -220,9 +243,11 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
                     tree.insert([prefix.as_slice(), &seq.to_be_bytes()].concat(), &[][..])?;
                 }
                 Ok(seq)
-            })
+            });
+            (queued, built)
         };
-        queued.outcome_blocking().map_err(transaction_error)
+        let seq = queued.outcome_blocking().map_err(transaction_error)?;
+        Ok((seq, built))
     }
 
     /// Overwrites record `seq` (its index entries stay) and flushes. Durable on return.
@@ -330,8 +355,9 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             .collect()
     }
 
-    /// The sequence number the next record will get (the number of records, since records are
-    /// never removed).
+    /// The sequence number the next record will get. Records are never removed, but a number
+    /// can stay without a record: an append that failed or was refused, or one still being
+    /// committed.
     pub fn next_seq(&self) -> Result<u64, JournalError> {
         Ok(self.next().seq)
     }
@@ -339,17 +365,15 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     /// The first sequence number whose record does not satisfy `pred`, by binary search; `pred`
     /// must hold for a prefix of the journal and fail for the rest (say, "received before t" over
     /// records appended in time order). Reads about log2(n) records instead of all of them.
+    /// A number without a record counts as the first record after it: reading on from the
+    /// result never misses a record that fails `pred`.
     pub fn partition_point(&self, pred: impl Fn(&T) -> bool) -> Result<u64, JournalError> {
         let (mut low, mut high) = (0, self.next_seq()?);
         while low < high {
             let middle = low + (high - low) / 2;
-            let record = self
-                .get(middle)?
-                .ok_or_else(|| JournalError::Corrupt(format!("record #{middle} is missing")))?;
-            if pred(&record) {
-                low = middle + 1;
-            } else {
-                high = middle;
+            match self.range(middle, 1)?.pop() {
+                Some((seq, record)) if seq < high && pred(&record) => low = seq + 1,
+                _ => high = middle,
             }
         }
         Ok(low)
@@ -383,7 +407,8 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     }
 
     // The counters stay right even if a thread panicked while holding them: a number is taken
-    // and its change queued without anything in between that could panic.
+    // after the record is built and its change queued right after, with nothing in between
+    // that could panic.
     fn next(&self) -> MutexGuard<'_, Next> {
         self.next.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -243,6 +243,41 @@ fn partition_point_finds_the_first_record_past_a_monotone_predicate() {
 }
 
 #[test]
+fn partition_point_steps_over_numbers_without_a_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal: Journal<u32> = Journal::open(dir.path(), "j").unwrap();
+    // A refused append leaves its number without a record: here #1 and #4.
+    for (value, key) in [
+        (10, "a"),
+        (99, "a"),
+        (20, "b"),
+        (30, "c"),
+        (99, "c"),
+        (40, "d"),
+    ] {
+        let _ = journal.append(&value, &[("key", key)]);
+    }
+    let seqs: Vec<u64> = journal
+        .range(0, 10)
+        .unwrap()
+        .iter()
+        .map(|(s, _)| *s)
+        .collect();
+    assert_eq!(seqs, [0, 2, 3, 5]);
+    for (below, first_not) in [(5, 0), (15, 1), (25, 3), (35, 4), (45, 6)] {
+        let at = journal.partition_point(|v| *v < below).unwrap();
+        // Reading on from the result starts at the first record that is not below.
+        let read = journal.range(at, 1).unwrap().first().map(|(seq, _)| *seq);
+        let expected = journal
+            .range(first_not, 1)
+            .unwrap()
+            .first()
+            .map(|(seq, _)| *seq);
+        assert_eq!(read, expected, "below {below}: partition point {at}");
+    }
+}
+
+#[test]
 fn a_second_open_of_the_same_directory_is_locked() {
     let dir = tempfile::tempdir().unwrap();
     let _first: Journal<String> = Journal::open(dir.path(), "j").unwrap();

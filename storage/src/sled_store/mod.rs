@@ -174,6 +174,25 @@ impl SledStore {
             .await
             .map_err(tx_error)
     }
+
+    /// [`SledStore::commit`] for a change that adds a job to the outbox: counted as soon as it
+    /// is committed, even if its caller stops waiting for the flush.
+    async fn commit_new_job<A, F>(&self, change: F) -> StoreResult<A>
+    where
+        A: Send + 'static,
+        F: Fn(&Staged<'_>) -> TxResult<A> + Send + 'static,
+    {
+        let count = std::sync::Arc::clone(&self.outbox_jobs);
+        self.committer
+            .commit_then(
+                move |trees| change(&Staged::of(trees)?),
+                move || {
+                    count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                },
+            )
+            .await
+            .map_err(tx_error)
+    }
 }
 
 /// The trees a queued change ([`SledStore::commit`]) works on, by name.

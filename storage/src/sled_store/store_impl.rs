@@ -206,7 +206,7 @@ impl Store for SledStore {
         let report_value = encode(&report)?;
         let job_value = encode(&job)?;
         let what = report_what(&report.key);
-        self.commit(move |t| {
+        self.commit_new_job(move |t| {
             // Any stored report counts, expired or consumed: an id is used once per owner and
             // module, so a late duplicate never overwrites the audit trail.
             if t.reports.get(&report_key)?.is_some() {
@@ -225,7 +225,6 @@ impl Store for SledStore {
             Ok(())
         })
         .await?;
-        self.outbox_jobs.fetch_add(1, Ordering::SeqCst);
         Ok(job)
     }
 

@@ -95,9 +95,11 @@ struct Inner {
     script: Scripted,
     /// Serialises the journal's read-modify-write steps: a repeat counted up and a decision made
     /// on one record must not overwrite each other, and two concurrent fetches must not both
-    /// decide an outcome. (Two concurrent submits of one key cannot both store a message: the
-    /// journal refuses the second's index key.)
+    /// decide an outcome. (Two concurrent submits of one key wait for each other on `claims`,
+    /// and the journal refuses a second record under one idempotency key besides.)
     write: Mutex<()>,
+    /// Idempotency keys being submitted right now (see `claims.rs`).
+    claims: crate::claims::Claims,
     /// The undecided messages by due time.
     schedule: Mutex<Schedule>,
 }
@@ -114,6 +116,7 @@ impl Simulator {
                 config: RwLock::new(config),
                 script: Scripted::default(),
                 write: Mutex::new(()),
+                claims: Default::default(),
                 schedule: Mutex::new(schedule),
             }),
         })
@@ -325,6 +328,10 @@ impl Inner {
         delivery: Delivery,
     ) -> Result<(Accepted, Option<(u64, ReceivedMessage)>), TransportError> {
         let config = self.config();
+        // One delivery of a message at a time: a second copy waits for the first's answer and is
+        // then answered as its repeat, whatever changed in between. Different messages do not
+        // wait for each other.
+        let _claim = self.claims.claim(&delivery.idempotency_key);
 
         // Repeats come first: a retry must get the original answer even if, say, the signature
         // requirement changed in between.
@@ -339,52 +346,47 @@ impl Inner {
         )
         .map_err(TransportError::Rejected)?;
 
-        let mut message = ReceivedMessage {
-            transport_ref: uuid::Uuid::new_v4().to_string(),
-            sha256_hex: sha256_hex(&delivery.body),
-            received_at: Utc::now(),
-            idempotency_key: delivery.idempotency_key,
-            module: delivery.module,
-            report_id: delivery.report_id,
-            message_uuid: delivery.message_uuid,
-            content_type: delivery.content_type,
-            body: delivery.body,
-            signature: delivery.signature,
-            repeat_submissions: 0,
-            outcome: None,
-        };
+        let transport_ref = uuid::Uuid::new_v4().to_string();
+        let sha256_hex = sha256_hex(&delivery.body);
+        let Delivery {
+            idempotency_key,
+            module,
+            report_id,
+            message_uuid,
+            content_type,
+            body,
+            signature,
+        } = delivery;
         // Durable before the answer: once the sender holds a transport reference, the office
-        // must remember it across any crash.
-        // The body goes in once, apart from the record, which its decision rewrites.
-        let body = std::mem::take(&mut message.body);
-        let appended = self.journal.append_attached(
-            &message,
+        // must remember it across any crash. The body goes in once, apart from the record,
+        // which its decision rewrites; the record is stamped when the journal numbers it, so
+        // that the received log's order is the order of `received_at`.
+        let (seq, message) = self.journal.append_attached_with(
             &body,
             &[
-                (BY_IDEMPOTENCY_KEY, &message.idempotency_key),
-                (BY_TRANSPORT_REF, &message.transport_ref),
+                (BY_IDEMPOTENCY_KEY, &idempotency_key),
+                (BY_TRANSPORT_REF, &transport_ref),
             ],
             &[
-                (BY_REPORT, &message.report_id),
-                (BY_MODULE, &message.module),
+                (BY_REPORT, &report_id),
+                (BY_MODULE, &module),
                 (UNDECIDED, ""),
             ],
-        );
-        let seq = match appended {
-            Ok(seq) => seq,
-            // The same message came twice at once and the other copy was stored first: this
-            // one is its repeat.
-            Err(JournalError::Taken(what)) => {
-                return match self.repeat(&message.idempotency_key, &body)? {
-                    Some(accepted) => Ok((accepted, None)),
-                    None => Err(SimulatorError::Journal(format!(
-                        "the journal refused a new message: it already holds a record under {what}"
-                    ))
-                    .into()),
-                };
-            }
-            Err(e) => return Err(e.into()),
-        };
+            || ReceivedMessage {
+                transport_ref: transport_ref.clone(),
+                sha256_hex,
+                received_at: Utc::now(),
+                idempotency_key: idempotency_key.clone(),
+                module: module.clone(),
+                report_id: report_id.clone(),
+                message_uuid,
+                content_type,
+                body: Vec::new(),
+                signature,
+                repeat_submissions: 0,
+                outcome: None,
+            },
+        )?;
         tracing::info!(
             report_id = %message.report_id,
             transport_ref = %message.transport_ref,

@@ -2,16 +2,14 @@
 //! changes together (one transaction and one flush per round); each caller must still get the
 //! answer it would get alone, and one caller's refusal must undo nobody else's change.
 
-use chrono::{DateTime, TimeZone, Utc};
 use meldewerk_storage::{
     Job, JobKind, PreparedMessage, Report, ReportKey, SledStore, Store, StoreError,
 };
 
-const MODULE: &str = "birthnotice";
+mod common;
+use common::{message, t};
 
-fn t(secs: i64) -> DateTime<Utc> {
-    Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
-}
+const MODULE: &str = "birthnotice";
 
 fn report(id: &str) -> Report {
     Report::new_pending(
@@ -25,16 +23,6 @@ fn report(id: &str) -> Report {
         format!("idem-{id}"),
         t(0),
     )
-}
-
-fn message(uuid: &str) -> PreparedMessage {
-    PreparedMessage {
-        message_uuid: uuid.into(),
-        content_type: "application/xml".into(),
-        body: format!("<msg id=\"{uuid}\"/>").into_bytes(),
-        signature: None,
-        prepared_at: t(1),
-    }
 }
 
 /// Runs `count` calls of `call` at once on a runtime with several threads and returns their

@@ -4,10 +4,13 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use meldewerk_storage::{
-    Consumed, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
-    ReportStatus, SledStore, Store, StoreError, UserRecord, WrappedKey,
+    Consumed, Job, JobKind, Outcome, Report, ReportKey, ReportResult, ReportStatus, SledStore,
+    Store, StoreError, UserRecord, WrappedKey,
 };
 use tempfile::TempDir;
+
+mod common;
+use common::{message, t};
 
 const MODULE: &str = "birthnotice";
 
@@ -15,10 +18,6 @@ fn open() -> (TempDir, SledStore) {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(&dir.path().join("db")).unwrap();
     (dir, store)
-}
-
-fn t(secs: i64) -> DateTime<Utc> {
-    Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
 }
 
 fn user(name: &str, key_id: &str) -> UserRecord {
@@ -52,16 +51,6 @@ fn report(owner: &str, module: &str, id: &str) -> Report {
         format!("idem-{owner}-{id}"),
         t(0),
     )
-}
-
-fn message(uuid: &str) -> PreparedMessage {
-    PreparedMessage {
-        message_uuid: uuid.into(),
-        content_type: "application/xml".into(),
-        body: format!("<msg id=\"{uuid}\"/>").into_bytes(),
-        signature: None,
-        prepared_at: t(1),
-    }
 }
 
 /// A job value for `report`, as a caller holding no job from the store would make it.

@@ -3,10 +3,32 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, TimeZone, Utc};
+use meldewerk_storage::PreparedMessage;
+
+/// A fixed moment `secs` seconds after the tests' epoch.
+#[allow(dead_code)] // not every test file needs it
+pub fn t(secs: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
+}
+
+/// A small built message with UUID `uuid`, prepared at `t(1)`.
+#[allow(dead_code)] // not every test file needs it
+pub fn message(uuid: &str) -> PreparedMessage {
+    PreparedMessage {
+        message_uuid: uuid.into(),
+        content_type: "application/xml".into(),
+        body: format!("<msg id=\"{uuid}\"/>").into_bytes(),
+        signature: None,
+        prepared_at: t(1),
+    }
+}
+
 /// Opens the database with sled itself, the way an older version of the store left it or a
 /// damaged disk might, and lets `change` alter it. A store dropped just before may hold sled's
 /// file lock for a moment longer (sled's I/O threads let go of the database after their last
 /// write), so opening is tried for a few seconds.
+#[allow(dead_code)] // not every test file needs it
 pub fn with_raw_db(path: &Path, change: impl FnOnce(&sled::Db)) {
     let deadline = Instant::now() + Duration::from_secs(5);
     let db = loop {

@@ -7,7 +7,8 @@
 //! and connection, per user); the simulated office acknowledges at once
 //! (`ack_delay_ms = 0`). Printed: form submissions accepted per second, reports per second from
 //! the first submission until every report is final (read from the engine's health), and the
-//! server's CPU time per report (from `/proc`). Client and server share the machine's cores.
+//! server's and the browsers' CPU time per report (from `/proc`). Client and server share the
+//! machine's cores.
 //!
 //! With `BENCH_PHASES=1` the module is paused while the forms are sent and resumed once all are
 //! accepted, so that the two halves are measured apart: the HTTP side (form pages, checks,
@@ -51,6 +52,7 @@ fn main() {
     }
     let next = AtomicUsize::new(0);
     let cpu_before = cpu_seconds(pid);
+    let client_before = cpu_seconds(std::process::id());
     let started = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..workers {
@@ -74,6 +76,7 @@ fn main() {
     });
     let accepted = started.elapsed();
     let cpu_accepted = cpu_seconds(pid);
+    let client_cpu = cpu_seconds(std::process::id()) - client_before;
     let engine_started = std::time::Instant::now();
     if phases {
         let resumed = server.admin_post("/admin/api/v1/modules/birthnotice/resume");
@@ -103,6 +106,10 @@ fn main() {
     println!(
         "server CPU per report:     {:>8.2} ms (incl. form pages and magic links)",
         cpu * 1000.0 / reports as f64
+    );
+    println!(
+        "client CPU per report:     {:>8.2} ms (the browsers, on the same cores)",
+        client_cpu * 1000.0 / reports as f64
     );
     if phases {
         let per_report = |seconds: f64| seconds * 1000.0 / reports as f64;

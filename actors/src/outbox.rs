@@ -168,9 +168,9 @@ impl OutboxActor {
         // What this scan finds decides; a new job refused meanwhile adds its module again.
         self.saturated.clear();
         self.hold.expire(Instant::now());
-        // Enough to see past one full module's backlog to another module's jobs, most of the
-        // time; scans are rare enough (refills by the quarter, ticks) for the decoding.
-        let limit = self.routes.len() * self.settings.max_in_flight() + SCAN_SLACK;
+        // Per module and lane (the store reads each module's jobs on its own): a full module's
+        // worth and some; scans are rare enough (refills by the quarter, ticks) for the decoding.
+        let limit = self.settings.max_in_flight() + SCAN_SLACK;
         let store = Arc::clone(&self.store);
         let in_flight = Arc::clone(&self.in_flight);
         let hold = Arc::clone(&self.hold);
@@ -202,15 +202,19 @@ impl OutboxActor {
                     }
                     match jobs {
                         Ok(jobs) => {
-                            // Cut off at the limit, every module read may have more waiting.
-                            if jobs.len() >= limit {
-                                let read = jobs.iter().map(|job| job.report.module.as_str());
-                                let read: Vec<Arc<str>> = read
-                                    .filter_map(|m| act.routes.get_key_value(m))
-                                    .map(|(m, _)| Arc::clone(m))
-                                    .collect();
-                                act.saturated.extend(read);
+                            // A module read up to the limit in a lane may have more waiting.
+                            let mut read: HashMap<(&str, bool), usize> = HashMap::new();
+                            for job in &jobs {
+                                let lane = job.kind == JobKind::AwaitAck;
+                                *read.entry((job.report.module.as_str(), lane)).or_default() += 1;
                             }
+                            let cut: Vec<Arc<str>> = read
+                                .into_iter()
+                                .filter(|(_, count)| *count >= limit)
+                                .filter_map(|((m, _), _)| act.routes.get_key_value(m))
+                                .map(|(m, _)| Arc::clone(m))
+                                .collect();
+                            act.saturated.extend(cut);
                             let full = act.route(jobs, ctx);
                             act.saturated.extend(full);
                         }

@@ -105,10 +105,11 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- outbox ----
 
-    /// Jobs whose `not_before` has passed: at most `limit` first-time deliveries (`Deliver`),
-    /// then at most `limit` overdue acknowledgements (`AwaitAck`), each oldest due first, so that
-    /// new reports are found at once however many acknowledgements are late, and late ones are
-    /// found however many new reports wait.
+    /// Jobs whose `not_before` has passed: first-time deliveries (`Deliver`), then overdue
+    /// acknowledgements (`AwaitAck`); in each of the two, module by module, at most `limit` of
+    /// each module, oldest due first. So new reports are found at once however many
+    /// acknowledgements are late, late ones are found however many new reports wait, and one
+    /// module's backlog never hides another module's jobs.
     /// Jobs for which `skip` says true (those being worked on) are passed over without being
     /// read and do not count towards `limit`.
     async fn due_jobs(

@@ -1,5 +1,6 @@
 //! The outbox's two lanes: first-time deliveries are found before overdue acknowledgements,
-//! however many of those there are, and an outbox written before the lanes is moved into them.
+//! however many of those there are; one module's backlog hides no other module's jobs; and an
+//! outbox written in an earlier layout is rewritten into the current one.
 
 mod common;
 
@@ -7,17 +8,21 @@ use chrono::{Duration, TimeZone, Utc};
 use common::with_raw_db;
 use meldewerk_storage::{Job, JobKind, PreparedMessage, Report, ReportKey, SledStore, Store};
 
-fn key(id: &str) -> ReportKey {
+fn key_in(module: &str, id: &str) -> ReportKey {
     ReportKey {
         owner: "alice".into(),
-        module: "birthnotice".into(),
+        module: module.into(),
         id: id.into(),
     }
 }
 
 fn report(id: &str) -> Report {
+    report_in("birthnotice", id)
+}
+
+fn report_in(module: &str, id: &str) -> Report {
     Report::new_pending(
-        key(id),
+        key_in(module, id),
         serde_json::json!({ "kind": { "vorname": "Erika" } }),
         None,
         format!("idem-{id}"),
@@ -100,36 +105,107 @@ async fn new_deliveries_come_before_overdue_acknowledgements() {
 }
 
 #[tokio::test]
-async fn an_outbox_written_before_the_lanes_is_moved_into_them_at_open() {
+async fn one_modules_backlog_hides_no_other_modules_jobs() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
-    let overdue = waiting(&store, "alt", Utc::now() - Duration::hours(1)).await;
-    let new = store.submit_report(report("neu")).await.unwrap();
-    drop(store);
-    // Earlier versions keyed the outbox by due time and job id alone.
-    with_raw_db(dir.path(), |db| {
+    let long_ago = Utc::now() - Duration::hours(2);
+    // An old backlog in "birthnotice", in both lanes, then one new job of each other module.
+    for i in 0..10 {
+        waiting(&store, &format!("alt-{i}"), long_ago + Duration::seconds(i)).await;
+        store
+            .submit_report(report(&format!("neu-{i}")))
+            .await
+            .unwrap();
+    }
+    store
+        .submit_report(report_in("deathnotice", "tod-1"))
+        .await
+        .unwrap();
+    store
+        .submit_report(report_in("a-first", "a-1"))
+        .await
+        .unwrap();
+
+    let due = store.due_jobs(Utc::now(), 2, &|_| false).await.unwrap();
+    assert_eq!(
+        ids(&due),
+        ["a-1", "neu-0", "neu-1", "tod-1", "alt-0", "alt-1"],
+        "each module's oldest, module by module, new deliveries first"
+    );
+    // Passing over a module's jobs being worked on leaves its limit to its next ones.
+    let busy = due[1].id;
+    let due = store
+        .due_jobs(Utc::now(), 1, &|id| id == busy)
+        .await
+        .unwrap();
+    assert_eq!(ids(&due), ["a-1", "neu-1", "tod-1", "alt-0"]);
+}
+
+/// Rewrites every outbox key of the store in `dir` with `layout` (of the current key), the
+/// way an earlier version wrote them.
+fn rewrite_outbox(dir: &std::path::Path, layout: impl Fn(&[u8]) -> Vec<u8>) {
+    with_raw_db(dir, |db| {
         let outbox = db.open_tree("outbox").unwrap();
         let by_id = db.open_tree("outbox_by_id").unwrap();
         let entries: Vec<_> = outbox.iter().map(Result::unwrap).collect();
         for (key, value) in entries {
+            let old = layout(&key);
             outbox.remove(&key).unwrap();
-            outbox.insert(&key[1..], value).unwrap();
-            by_id.insert(&key[9..], &key[1..]).unwrap();
+            outbox.insert(old.as_slice(), value).unwrap();
+            by_id.insert(&key[key.len() - 8..], old.as_slice()).unwrap();
         }
     });
+}
 
-    let store = SledStore::open(dir.path()).unwrap();
-    let due = store.due_jobs(Utc::now(), 10, &|_| false).await.unwrap();
-    assert_eq!(ids(&due), ["neu", "alt"]);
-    assert_eq!(store.begin_attempt(&new).await.unwrap().attempts, 1);
-    assert_eq!(
-        store.job(overdue.id).await.unwrap().unwrap().kind,
-        JobKind::AwaitAck
-    );
-    drop(store);
-    with_raw_db(dir.path(), |db| {
-        let outbox = db.open_tree("outbox").unwrap();
-        assert_eq!(outbox.len(), 2);
-        assert!(outbox.iter().keys().all(|key| key.unwrap().len() == 17));
-    });
+#[tokio::test]
+async fn an_outbox_of_an_earlier_layout_is_rewritten_at_open() {
+    // Keys ended in the due time and the job id (16 bytes) in both earlier layouts: first
+    // without anything before them, then after the lane's byte.
+    let unlaned = |key: &[u8]| key[key.len() - 16..].to_vec();
+    let laned = |key: &[u8]| [&key[..1], &key[key.len() - 16..]].concat();
+    for (name, layout) in [
+        ("unlaned", &unlaned as &dyn Fn(&[u8]) -> Vec<u8>),
+        ("laned", &laned),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let overdue = waiting(&store, "alt", Utc::now() - Duration::hours(1)).await;
+        let new = store.submit_report(report("neu")).await.unwrap();
+        let other = store
+            .submit_report(report_in("deathnotice", "tod"))
+            .await
+            .unwrap();
+        drop(store);
+        let mut current = Vec::new();
+        with_raw_db(dir.path(), |db| {
+            let outbox = db.open_tree("outbox").unwrap();
+            current = outbox.iter().keys().map(|k| k.unwrap().to_vec()).collect();
+        });
+        rewrite_outbox(dir.path(), layout);
+
+        let store = SledStore::open(dir.path()).unwrap();
+        let due = store.due_jobs(Utc::now(), 10, &|_| false).await.unwrap();
+        assert_eq!(ids(&due), ["neu", "tod", "alt"], "{name}");
+        assert_eq!(
+            store.begin_attempt(&new).await.unwrap().attempts,
+            1,
+            "{name}"
+        );
+        assert_eq!(
+            store.begin_attempt(&other).await.unwrap().attempts,
+            1,
+            "{name}"
+        );
+        assert_eq!(
+            store.job(overdue.id).await.unwrap().unwrap().kind,
+            JobKind::AwaitAck,
+            "{name}"
+        );
+        drop(store);
+        with_raw_db(dir.path(), |db| {
+            let outbox = db.open_tree("outbox").unwrap();
+            let keys: Vec<Vec<u8>> = outbox.iter().keys().map(|k| k.unwrap().to_vec()).collect();
+            assert_eq!(keys, current, "{name}: the current layout, and only that");
+        });
+    }
 }

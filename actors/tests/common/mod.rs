@@ -264,15 +264,22 @@ impl Store for MemStore {
             .filter(|j| j.not_before <= now && !skip(j.id))
             .cloned()
             .collect();
-        // First deliveries before overdue acknowledgements, at most `limit` of each, as the
-        // contract asks.
-        due.sort_by_key(|j| (j.kind == JobKind::AwaitAck, j.not_before, j.id));
-        let (first, overdue): (Vec<Job>, Vec<Job>) =
-            due.into_iter().partition(|j| j.kind == JobKind::Deliver);
-        Ok(first
+        // First deliveries before overdue acknowledgements, module by module, at most `limit`
+        // of each module in each, as the contract asks.
+        due.sort_by(|a, b| {
+            let order = |j: &Job| (j.kind == JobKind::AwaitAck, j.report.module.clone());
+            (order(a), a.not_before, a.id).cmp(&(order(b), b.not_before, b.id))
+        });
+        let mut taken: std::collections::HashMap<(bool, String), usize> = Default::default();
+        Ok(due
             .into_iter()
-            .take(limit)
-            .chain(overdue.into_iter().take(limit))
+            .filter(|j| {
+                let count = taken
+                    .entry((j.kind == JobKind::AwaitAck, j.report.module.clone()))
+                    .or_default();
+                *count += 1;
+                *count <= limit
+            })
             .collect())
     }
     async fn outbox_len(&self) -> StoreResult<usize> {

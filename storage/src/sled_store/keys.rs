@@ -4,11 +4,13 @@
 //! owner's reports in one module (a bare `owner` prefix would also match `owner2`). Names and
 //! modules never contain NUL; an id may, since it is always the last part of a report key.
 //!
-//! Outbox keys start with the job's lane, then its due time, so that within a lane the tree's own
-//! order is the order jobs come due; the job id after it keeps jobs due in the same millisecond
-//! apart and in creation order. Jobs delivering a message for the first time and jobs waiting
-//! for an acknowledgement (delivered again when it is late) are two lanes, so that a scan finds
-//! new deliveries without reading past however many overdue acknowledgements there are.
+//! Outbox keys start with the job's lane, then its module, then its due time, so that within a
+//! lane each module's jobs are one range in the order they come due; the job id after it keeps
+//! jobs due in the same millisecond apart and in creation order. Jobs delivering a message for
+//! the first time and jobs waiting for an acknowledgement (delivered again when it is late) are
+//! two lanes, so that a scan finds new deliveries without reading past however many overdue
+//! acknowledgements there are; and a scan reads each module's range on its own, so that one
+//! module's backlog never hides another module's due jobs.
 
 use chrono::{DateTime, Utc};
 
@@ -16,12 +18,14 @@ use crate::{Job, JobKind, ReportKey};
 
 const SEP: u8 = 0;
 
-/// Length of an outbox key: lane (1 byte), due time (8 bytes) and job id (8 bytes).
-pub(crate) const OUTBOX_KEY_LEN: usize = 17;
+/// What follows the module in an outbox key: the separator, the due time (8 bytes) and the job
+/// id (8 bytes).
+const OUTBOX_TAIL_LEN: usize = 17;
 
-/// Length of the outbox keys written before lanes existed (due time and job id); the store
-/// rewrites them when it opens.
-pub(crate) const UNLANED_OUTBOX_KEY_LEN: usize = 16;
+/// Length of the outbox keys written before they named the module (lane, due time, job id), and
+/// before that before lanes existed (due time, job id); the store rewrites both when it opens.
+/// A key naming its module is longer than either (a module name is never empty).
+pub(crate) const OLD_OUTBOX_KEY_LENS: [usize; 2] = [17, 16];
 
 fn join(parts: &[&str]) -> Vec<u8> {
     let len = parts.iter().map(|p| p.len() + 1).sum();
@@ -76,16 +80,24 @@ fn lane(kind: &JobKind) -> u8 {
     }
 }
 
-/// Key of the `outbox` tree for `job`: its lane, due time, then id.
-pub(crate) fn outbox(job: &Job) -> [u8; OUTBOX_KEY_LEN] {
-    outbox_key(&job.kind, job.not_before, job.id)
+/// Key of the `outbox` tree for `job`: its lane, module, due time, then id.
+pub(crate) fn outbox(job: &Job) -> Vec<u8> {
+    outbox_key(&job.kind, &job.report.module, job.not_before, job.id)
 }
 
-fn outbox_key(kind: &JobKind, not_before: DateTime<Utc>, job_id: u64) -> [u8; OUTBOX_KEY_LEN] {
-    let mut key = [0; OUTBOX_KEY_LEN];
-    key[0] = lane(kind);
-    key[1..9].copy_from_slice(&due(not_before));
-    key[9..].copy_from_slice(&job_id.to_be_bytes());
+fn outbox_key(kind: &JobKind, module: &str, not_before: DateTime<Utc>, job_id: u64) -> Vec<u8> {
+    let mut key = outbox_module_prefix(kind, module.as_bytes());
+    key.extend_from_slice(&due(not_before));
+    key.extend_from_slice(&job_id.to_be_bytes());
+    key
+}
+
+/// `lane module \0`: where the module's jobs in the lane begin.
+fn outbox_module_prefix(kind: &JobKind, module: &[u8]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(1 + module.len() + OUTBOX_TAIL_LEN);
+    key.push(lane(kind));
+    key.extend_from_slice(module);
+    key.push(SEP);
     key
 }
 
@@ -96,15 +108,38 @@ pub(crate) fn outbox_job_id(key: &[u8]) -> u64 {
     u64::from_be_bytes(id)
 }
 
-/// The scan for the lane's due jobs: from the lane's first key up to the greatest key due in the
-/// same millisecond as `now`.
+/// The lane's keys: from its first possible key to the first of the next lane.
+pub(crate) fn outbox_lane(kind: &JobKind) -> std::ops::Range<Vec<u8>> {
+    vec![lane(kind)]..vec![lane(kind) + 1]
+}
+
+/// The module an outbox key of the current layout names.
+pub(crate) fn outbox_module(key: &[u8]) -> &[u8] {
+    let end = key.len().saturating_sub(OUTBOX_TAIL_LEN);
+    key.get(1..end).unwrap_or_default()
+}
+
+/// The first key after every key of `module` in the lane (`module` has no NUL, so `module\x01`
+/// follows all of `module\0…` and precedes the next module).
+pub(crate) fn outbox_after_module(kind: &JobKind, module: &[u8]) -> Vec<u8> {
+    let mut key = outbox_module_prefix(kind, module);
+    key.pop();
+    key.push(SEP + 1);
+    key
+}
+
+/// The scan for the module's due jobs in the lane: from its first key up to the greatest key
+/// due in the same millisecond as `now`.
 pub(crate) fn outbox_due(
     kind: &JobKind,
+    module: &[u8],
     now: DateTime<Utc>,
-) -> std::ops::RangeInclusive<[u8; OUTBOX_KEY_LEN]> {
-    let mut first = [0; OUTBOX_KEY_LEN];
-    first[0] = lane(kind);
-    first..=outbox_key(kind, now, u64::MAX)
+) -> std::ops::RangeInclusive<Vec<u8>> {
+    let first = outbox_module_prefix(kind, module);
+    let mut last = first.clone();
+    last.extend_from_slice(&due(now));
+    last.extend_from_slice(&u64::MAX.to_be_bytes());
+    first..=last
 }
 
 /// `module\0`: prefix of the module's entries in the `finished` tree.
@@ -156,27 +191,38 @@ mod tests {
     use chrono::TimeZone;
 
     #[test]
-    fn outbox_keys_sort_by_lane_then_due_time_then_id() {
+    fn outbox_keys_sort_by_lane_then_module_then_due_time_then_id() {
         let early = Utc.timestamp_millis_opt(-5_000).unwrap();
         let epoch = Utc.timestamp_millis_opt(0).unwrap();
         let late = Utc.timestamp_millis_opt(1_700_000_000_000).unwrap();
         let (deliver, wait) = (&JobKind::Deliver, &JobKind::AwaitAck);
         let keys = [
-            outbox_key(deliver, early, 9),
-            outbox_key(deliver, epoch, 1),
-            outbox_key(deliver, epoch, 2),
-            outbox_key(deliver, late, 0),
-            outbox_key(wait, early, 3),
-            outbox_key(wait, late, 4),
+            outbox_key(deliver, "a", late, 0),
+            outbox_key(deliver, "b", early, 9),
+            outbox_key(deliver, "b", epoch, 1),
+            outbox_key(deliver, "b", epoch, 2),
+            outbox_key(deliver, "b", late, 0),
+            outbox_key(deliver, "bb", early, 0),
+            outbox_key(wait, "a", early, 3),
+            outbox_key(wait, "b", late, 4),
         ];
-        let mut sorted = keys;
+        let mut sorted = keys.clone();
         sorted.sort();
         assert_eq!(sorted, keys);
-        let due = outbox_due(deliver, epoch);
-        assert!(keys[..3].iter().all(|k| due.contains(k)));
-        assert!(!due.contains(&keys[3]) && !due.contains(&keys[4]));
-        let due = outbox_due(wait, epoch);
-        assert!(due.contains(&keys[4]) && !due.contains(&keys[5]) && !due.contains(&keys[0]));
+        let due = outbox_due(deliver, b"b", epoch);
+        assert!(keys[1..4].iter().all(|k| due.contains(k)));
+        assert!(![0, 4, 5, 6].iter().any(|&i| due.contains(&keys[i])));
+        let due = outbox_due(wait, b"a", epoch);
+        assert!(due.contains(&keys[6]) && !due.contains(&keys[7]) && !due.contains(&keys[0]));
+        // Reading on after module "b" skips all of it and lands on "bb".
+        let after = outbox_after_module(deliver, b"b");
+        assert!(keys[1..5].iter().all(|k| *k < after) && keys[5] > after);
+        assert!(keys
+            .iter()
+            .all(|k| outbox_lane(if k[0] == 0 { deliver } else { wait }).contains(k)));
+        assert_eq!(outbox_module(&keys[5]), b"bb");
+        assert_eq!(outbox_job_id(&keys[7]), 4);
+        assert!(keys.iter().all(|k| !OLD_OUTBOX_KEY_LENS.contains(&k.len())));
     }
 
     #[test]

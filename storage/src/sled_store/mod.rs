@@ -11,7 +11,7 @@
 //! | `reports`       | `owner\0module\0id`          | [`crate::Report`]     |
 //! | `pending`       | `owner\0module\0id`          | empty                 |
 //! | `reports_by_id` | `module\0id\0owner`          | empty                 |
-//! | `outbox`        | lane ++ due millis (BE) ++ job id | [`crate::Job`]   |
+//! | `outbox`        | lane ++ `module\0` ++ due millis (BE) ++ job id | [`crate::Job`] |
 //! | `outbox_by_id`  | job id (BE)                  | its `outbox` key      |
 //! | `audit`         | entry number (BE)            | [`crate::AuditEntry`] |
 //! | `awaiting`      | message UUID                 | job id (BE)           |
@@ -146,7 +146,7 @@ impl SledStore {
             db,
         };
         store.complete_finished_index()?;
-        store.put_outbox_in_lanes()?;
+        store.rekey_outbox()?;
         Ok(store)
     }
 

@@ -77,34 +77,34 @@ impl SledStore {
 }
 
 impl SledStore {
-    /// Rewrites the outbox keys written before lanes existed into laned keys, in one transaction
-    /// (the outbox holds only unfinished jobs, so this is small even after a long outage).
-    pub(super) fn put_outbox_in_lanes(&self) -> StoreResult<()> {
-        // Old keys start with the due time, whose first byte is 0x7f or 0x80 for any date near
-        // ours, so they sort after both lanes (0x00, 0x01): if the last key is laned, all are.
-        match self.outbox.last().map_err(backend)? {
-            Some((key, _)) if key.len() == keys::UNLANED_OUTBOX_KEY_LEN => {}
-            _ => return Ok(()),
-        }
+    /// Rewrites outbox keys of an earlier layout (before they named the module, or before
+    /// lanes existed) into the current one, in one transaction. The outbox holds only unfinished
+    /// jobs, so the walk over its keys is short even after a long outage; it finds nothing to do
+    /// on every start after the first.
+    pub(super) fn rekey_outbox(&self) -> StoreResult<()> {
         let mut old = Vec::new();
         for entry in self.outbox.iter() {
             let (key, bytes) = entry.map_err(backend)?;
-            if key.len() == keys::UNLANED_OUTBOX_KEY_LEN {
+            if keys::OLD_OUTBOX_KEY_LENS.contains(&key.len()) {
                 old.push((key, decode::<Job>("outbox job", &bytes)));
             }
+        }
+        if old.is_empty() {
+            return Ok(());
         }
         (&self.outbox, &self.outbox_by_id)
             .gated_transaction(|(outbox, by_id)| {
                 for (key, job) in &old {
                     match job {
                         Ok(job) => put_job(outbox, by_id, key, job)?,
-                        // Unreadable, so its kind is unknown: the first lane, where the scans
-                        // report it as they reported it before.
+                        // Unreadable, so its kind and module are unknown: the first lane, under
+                        // no module, where the scans report it as they reported it before.
                         Err(_) => {
-                            let laned = [&[0u8][..], key].concat();
+                            let due_and_id = &key[key.len() - 16..];
+                            let rekeyed = [&[0u8, 0][..], due_and_id].concat();
                             let value = outbox.remove(key)?.unwrap_or_default();
-                            outbox.insert(laned.as_slice(), value)?;
-                            by_id.insert(&key[8..], laned.as_slice())?;
+                            outbox.insert(rekeyed.as_slice(), value)?;
+                            by_id.insert(&due_and_id[8..], rekeyed.as_slice())?;
                         }
                     }
                 }
@@ -112,7 +112,10 @@ impl SledStore {
             })
             .map_err(tx_error)?;
         self.committer.flush_blocking().map_err(backend)?;
-        tracing::info!(jobs = old.len(), "put the outbox's jobs into lanes");
+        tracing::info!(
+            jobs = old.len(),
+            "rewrote the outbox's keys into the current layout"
+        );
         Ok(())
     }
 }

@@ -346,23 +346,31 @@ impl Store for SledStore {
     ) -> StoreResult<Vec<Job>> {
         let mut due = Vec::new();
         for lane in &keys::LANES {
-            // Each lane has the whole limit, so that a backlog of new deliveries no module can
-            // take right now does not hide the overdue acknowledgements.
-            let lane_limit = due.len() + limit;
-            for entry in self.outbox.range(keys::outbox_due(lane, now)) {
-                if due.len() >= lane_limit {
-                    break;
+            // Module by module, each with the whole limit in each lane: one module's backlog
+            // (of new deliveries it cannot take right now, of overdue acknowledgements) hides
+            // neither the other lane nor another module's jobs.
+            let lane_keys = keys::outbox_lane(lane);
+            let mut from = lane_keys.start.clone();
+            while let Some(entry) = self.outbox.range(from..lane_keys.end.clone()).next() {
+                let (first, _) = entry.map_err(backend)?;
+                let module = keys::outbox_module(&first);
+                let module_limit = due.len() + limit;
+                for entry in self.outbox.range(keys::outbox_due(lane, module, now)) {
+                    if due.len() >= module_limit {
+                        break;
+                    }
+                    let (key, bytes) = entry.map_err(backend)?;
+                    if skip(keys::outbox_job_id(&key)) {
+                        continue;
+                    }
+                    let job: Job = decode("outbox job", &bytes)?;
+                    // Keys hold whole milliseconds; a job due later within `now`'s millisecond
+                    // is not due yet.
+                    if job.not_before <= now {
+                        due.push(job);
+                    }
                 }
-                let (key, bytes) = entry.map_err(backend)?;
-                if skip(keys::outbox_job_id(&key)) {
-                    continue;
-                }
-                let job: Job = decode("outbox job", &bytes)?;
-                // Keys hold whole milliseconds; a job due later within `now`'s millisecond is
-                // not due yet.
-                if job.not_before <= now {
-                    due.push(job);
-                }
+                from = keys::outbox_after_module(lane, module);
             }
         }
         Ok(due)

@@ -28,8 +28,8 @@ const UNROUTABLE_HOLD: Duration = Duration::from_secs(60);
 const PAUSED_HOLD: Duration = Duration::from_millis(500);
 /// How long a job is left alone after its module actor could not take it (mailbox closed).
 const MAILBOX_FAILURE_HOLD: Duration = Duration::from_secs(1);
-/// Extra jobs fetched per scan beyond what can be routed, so that the jobs of a module that is
-/// full do not hide another module's behind them.
+/// Extra jobs of a module fetched per scan and lane beyond what it can take, so that "read up to
+/// the limit" means "has more waiting than it can take" (and the module is refilled later).
 const SCAN_SLACK: usize = 16;
 /// A module left full by a scan is refilled once this share of its places (1/4) is free again,
 /// not at every job's end: each scan walks past the jobs in flight, so refilling one place at a
@@ -170,7 +170,7 @@ impl OutboxActor {
         self.hold.expire(Instant::now());
         // Per module and lane (the store reads each module's jobs on its own): a full module's
         // worth and some; scans are rare enough (refills by the quarter, ticks) for the decoding.
-        let limit = self.settings.max_in_flight() + SCAN_SLACK;
+        let limit = self.settings.max_in_flight().saturating_add(SCAN_SLACK);
         let store = Arc::clone(&self.store);
         let in_flight = Arc::clone(&self.in_flight);
         let hold = Arc::clone(&self.hold);

@@ -24,7 +24,8 @@ const OUTBOX_TAIL_LEN: usize = 17;
 
 /// Length of the outbox keys written before they named the module (lane, due time, job id), and
 /// before that before lanes existed (due time, job id); the store rewrites both when it opens.
-/// A key naming its module is longer than either (a module name is never empty).
+/// A key of the current layout is longer than either: at least 18 bytes, for the empty module
+/// name under which the rewrite files a job it cannot read.
 pub(crate) const OLD_OUTBOX_KEY_LENS: [usize; 2] = [17, 16];
 
 fn join(parts: &[&str]) -> Vec<u8> {

@@ -79,14 +79,20 @@ impl SledStore {
 impl SledStore {
     /// Rewrites outbox keys of an earlier layout (before they named the module, or before
     /// lanes existed) into the current one, in one transaction. The outbox holds only unfinished
-    /// jobs, so the walk over its keys is short even after a long outage; it finds nothing to do
-    /// on every start after the first.
+    /// jobs; the walk reads the job index, whose values are the outbox keys (some 30 bytes each
+    /// instead of the jobs' 160), and finds nothing to do on every start after the first. A key's
+    /// length tells its layout, whatever bytes a module name holds.
     pub(super) fn rekey_outbox(&self) -> StoreResult<()> {
         let mut old = Vec::new();
-        for entry in self.outbox.iter() {
-            let (key, bytes) = entry.map_err(backend)?;
+        for entry in self.outbox_by_id.iter() {
+            let (_, key) = entry.map_err(backend)?;
             if keys::OLD_OUTBOX_KEY_LENS.contains(&key.len()) {
-                old.push((key, decode::<Job>("outbox job", &bytes)));
+                let job = job_at(&self.outbox, &key).and_then(|job| {
+                    job.ok_or_else(|| {
+                        crate::StoreError::Corrupt("indexed job missing from the outbox".into())
+                    })
+                });
+                old.push((key, job));
             }
         }
         if old.is_empty() {
@@ -97,11 +103,13 @@ impl SledStore {
                 for (key, job) in &old {
                     match job {
                         Ok(job) => put_job(outbox, by_id, key, job)?,
-                        // Unreadable, so its kind and module are unknown: the first lane, under
-                        // no module, where the scans report it as they reported it before.
+                        // Unreadable, so its module is unknown: its lane (the first for a key
+                        // from before the lanes) under the empty module name, where the scans
+                        // name it in the log and pass over it.
                         Err(_) => {
                             let due_and_id = &key[key.len() - 16..];
-                            let rekeyed = [&[0u8, 0][..], due_and_id].concat();
+                            let lane = if key.len() == 17 { key[0] } else { 0 };
+                            let rekeyed = [&[lane, 0][..], due_and_id].concat();
                             let value = outbox.remove(key)?.unwrap_or_default();
                             outbox.insert(rekeyed.as_slice(), value)?;
                             by_id.insert(&due_and_id[8..], rekeyed.as_slice())?;

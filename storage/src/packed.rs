@@ -15,9 +15,10 @@ use std::cell::RefCell;
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 thread_local! {
-    /// One deflater and one inflater per thread, reset for each value: each holds some hundred
-    /// KiB of tables, which a fresh one per value allocated and zeroed every time.
-    static DEFLATER: RefCell<Compress> = RefCell::new(Compress::new(Compression::fast(), false));
+    /// One deflater of each kind and one inflater per thread, reset for each value: each holds
+    /// some hundred KiB of tables, which a fresh one per value allocated and zeroed every time.
+    static DEFLATER: RefCell<Compress> = RefCell::new(Compress::new(Compression::new(2), false));
+    static QUICK_DEFLATER: RefCell<Compress> = RefCell::new(Compress::new(Compression::new(1), false));
     static INFLATER: RefCell<Decompress> = RefCell::new(Decompress::new(false));
 }
 
@@ -33,10 +34,21 @@ const SMALL: usize = 128;
 /// `bytes` as they are stored: deflated (the fast level: most of the gain at a fraction of the
 /// time) unless that would not make them smaller.
 pub(crate) fn pack(bytes: &[u8]) -> Vec<u8> {
+    pack_with(&DEFLATER, bytes)
+}
+
+/// [`pack`] for bytes read far more often than written (receipts: every poll of a final report
+/// answers with one): deflated at the quickest level, whose stream uses the fixed Huffman codes,
+/// so that reading it builds no code tables.
+pub(crate) fn pack_for_reading(bytes: &[u8]) -> Vec<u8> {
+    pack_with(&QUICK_DEFLATER, bytes)
+}
+
+fn pack_with(deflater: &'static std::thread::LocalKey<RefCell<Compress>>, bytes: &[u8]) -> Vec<u8> {
     if bytes.len() >= SMALL {
         let mut packed = Vec::with_capacity(bytes.len() / 2 + 16);
         packed.extend_from_slice(&[MARK, DEFLATE]);
-        if deflate_into(bytes, &mut packed, bytes.len() + 2) {
+        if deflate_into(deflater, bytes, &mut packed, bytes.len() + 2) {
             return packed;
         }
     }
@@ -45,8 +57,13 @@ pub(crate) fn pack(bytes: &[u8]) -> Vec<u8> {
 
 /// Appends `bytes` deflated to `out`; `false` once `out` reaches `give_up_at` bytes (no gain)
 /// or the deflater fails.
-fn deflate_into(bytes: &[u8], out: &mut Vec<u8>, give_up_at: usize) -> bool {
-    DEFLATER.with(|deflater| {
+fn deflate_into(
+    deflater: &'static std::thread::LocalKey<RefCell<Compress>>,
+    bytes: &[u8],
+    out: &mut Vec<u8>,
+    give_up_at: usize,
+) -> bool {
+    deflater.with(|deflater| {
         let mut deflater = deflater.borrow_mut();
         deflater.reset();
         loop {
@@ -65,9 +82,8 @@ fn deflate_into(bytes: &[u8], out: &mut Vec<u8>, give_up_at: usize) -> bool {
     })
 }
 
-/// `bytes` as they are stored when they are read far more often than written: behind the
-/// header, not deflated. Receipts: every poll of a final report answers with one, and inflating
-/// it there cost a fifth of the polls' throughput.
+/// `bytes` behind the header, not deflated: short values, values deflating would not shrink,
+/// and the receipts of versions that kept them as they are.
 pub(crate) fn keep(bytes: &[u8]) -> Vec<u8> {
     let mut raw = Vec::with_capacity(bytes.len() + 2);
     raw.extend_from_slice(&[MARK, RAW]);
@@ -150,6 +166,12 @@ mod tests {
                 flate2::write::DeflateEncoder::new(vec![MARK, DEFLATE], Compression::best());
             std::io::Write::write_all(&mut other, value).unwrap();
             assert_eq!(unpack(&other.finish().unwrap()).unwrap(), value.as_slice());
+            // Packed for reading: the same format, its first block in the fixed Huffman codes
+            // (block type 01 in bits 1 and 2 of the first byte).
+            let quick = pack_for_reading(value);
+            assert_eq!(quick[..2], [MARK, DEFLATE], "{} bytes", value.len());
+            assert_eq!((quick[2] >> 1) & 0b11, 0b01, "{} bytes", value.len());
+            assert_eq!(unpack(&quick).unwrap(), value.as_slice());
         }
     }
 

@@ -216,12 +216,18 @@ async fn a_job_that_cannot_be_read_is_passed_over_and_the_others_are_found() {
     let store = SledStore::open(dir.path()).unwrap();
     let broken = store.submit_report(report("kaputt")).await.unwrap();
     store.submit_report(report("heil")).await.unwrap();
-    store.submit_report(report_in("deathnotice", "tod")).await.unwrap();
+    store
+        .submit_report(report_in("deathnotice", "tod"))
+        .await
+        .unwrap();
     drop(store);
     with_raw_db(dir.path(), |db| {
         let by_id = db.open_tree("outbox_by_id").unwrap();
         let key = by_id.get(broken.id.to_be_bytes()).unwrap().unwrap();
-        db.open_tree("outbox").unwrap().insert(key, &b"{not json"[..]).unwrap();
+        db.open_tree("outbox")
+            .unwrap()
+            .insert(key, &b"{not json"[..])
+            .unwrap();
     });
 
     // Before, the first unreadable job failed every scan, and no module delivered anything.

@@ -54,7 +54,8 @@ fn job_with_report(
 }
 
 /// An outcome as [`Trees::finish`] records it, its receipt made ready beforehand. Receipts are
-/// kept, not deflated (`packed::keep`): polls read them far more often than they are written.
+/// deflated for reading (`packed::pack_for_reading`): polls read them far more often than they
+/// are written.
 struct Decided<'a> {
     outcome: &'a Outcome,
     packed_receipt: Vec<u8>,
@@ -63,7 +64,9 @@ struct Decided<'a> {
 impl<'a> Decided<'a> {
     fn new(outcome: &'a Outcome) -> Self {
         let packed_receipt = match outcome {
-            Outcome::Acknowledged { receipt_pdf, .. } => payload::keep(receipt_pdf),
+            Outcome::Acknowledged { receipt_pdf, .. } => {
+                crate::packed::pack_for_reading(receipt_pdf)
+            }
             Outcome::Failed { .. } => Vec::new(),
         };
         Decided {

@@ -22,8 +22,8 @@ use base64::Engine as _;
 use sled::transaction::TransactionalTree;
 
 use super::{backend, decode, in_tx, SledStore, TxResult};
+pub(super) use crate::packed::pack;
 use crate::packed::unpack;
-pub(super) use crate::packed::{keep, pack};
 use crate::{PreparedMessage, Report, ReportResult, ReportStatus, StoreError, StoreResult};
 
 /// The report's submission, taken out and packed for the `submissions` tree (`None` if it has

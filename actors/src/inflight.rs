@@ -45,8 +45,11 @@ impl InFlight {
             return Err(ClaimRefused::AlreadyClaimed);
         }
         let count = claims.per_module.entry(Arc::clone(module)).or_default();
-        if count.all >= max || (redelivery && count.redeliveries >= (max / 2).max(1)) {
+        if count.all >= max {
             return Err(ClaimRefused::ModuleFull);
+        }
+        if redelivery && count.redeliveries >= (max / 2).max(1) {
+            return Err(ClaimRefused::RedeliveriesFull);
         }
         count.all += 1;
         count.redeliveries += usize::from(redelivery);
@@ -93,7 +96,10 @@ impl InFlight {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum ClaimRefused {
     AlreadyClaimed,
+    /// Every place of the module is taken.
     ModuleFull,
+    /// The module's redeliveries have their share; a new delivery may still have a place.
+    RedeliveriesFull,
 }
 
 /// The claim on one job; releases it when dropped.
@@ -148,7 +154,7 @@ mod tests {
         let _r2 = set.try_claim(2, &m, 4, true).unwrap();
         assert_eq!(
             set.try_claim(3, &m, 4, true).unwrap_err(),
-            ClaimRefused::ModuleFull
+            ClaimRefused::RedeliveriesFull
         );
         let _n1 = set.try_claim(4, &m, 4, false).unwrap();
         let _n2 = set.try_claim(5, &m, 4, false).unwrap();

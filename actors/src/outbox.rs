@@ -113,9 +113,13 @@ pub(crate) struct OutboxActor {
     scanning: bool,
     rescan: Option<bool>,
     /// Modules that have due jobs waiting for a free place (a scan or a new job found them
-    /// full): scanned for when enough of their jobs have ended, and their new jobs are left to
-    /// those scans, which take the oldest first.
+    /// full, or older new deliveries wait): scanned for when enough of their jobs have ended,
+    /// and their new jobs are left to those scans, which take the oldest first.
     saturated: HashSet<Arc<str>>,
+    /// Modules with overdue acknowledgements waiting for their share of places: scanned for
+    /// like the saturated ones, but a new job of theirs is still routed at once (new
+    /// deliveries come before redeliveries).
+    backlogged: HashSet<Arc<str>>,
     sup: Supervision,
 }
 
@@ -140,6 +144,7 @@ impl OutboxActor {
             scanning: false,
             rescan: None,
             saturated: HashSet::new(),
+            backlogged: HashSet::new(),
             sup,
         }
     }
@@ -167,6 +172,7 @@ impl OutboxActor {
         self.scanning = true;
         // What this scan finds decides; a new job refused meanwhile adds its module again.
         self.saturated.clear();
+        self.backlogged.clear();
         self.hold.expire(Instant::now());
         // Per module and lane (the store reads each module's jobs on its own): a full module's
         // worth and some; scans are rare enough (refills by the quarter, ticks) for the decoding.
@@ -208,15 +214,22 @@ impl OutboxActor {
                                 let lane = job.kind == JobKind::AwaitAck;
                                 *read.entry((job.report.module.as_str(), lane)).or_default() += 1;
                             }
-                            let cut: Vec<Arc<str>> = read
+                            let cut: Vec<(Arc<str>, bool)> = read
                                 .into_iter()
                                 .filter(|(_, count)| *count >= limit)
-                                .filter_map(|((m, _), _)| act.routes.get_key_value(m))
-                                .map(|(m, _)| Arc::clone(m))
+                                .filter_map(|((m, lane), _)| {
+                                    act.routes
+                                        .get_key_value(m)
+                                        .map(|(m, _)| (Arc::clone(m), lane))
+                                })
                                 .collect();
-                            act.saturated.extend(cut);
-                            let full = act.route(jobs, ctx);
-                            act.saturated.extend(full);
+                            for (module, acknowledgements) in cut {
+                                match acknowledgements {
+                                    true => act.backlogged.insert(module),
+                                    false => act.saturated.insert(module),
+                                };
+                            }
+                            act.route(jobs, ctx);
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "could not read the outbox");
@@ -231,9 +244,9 @@ impl OutboxActor {
         }));
     }
 
-    /// Claims and sends each job to its module actor; the modules that were found full.
-    fn route(&mut self, jobs: Vec<Job>, ctx: &mut Context<Self>) -> HashSet<Arc<str>> {
-        let mut full = HashSet::new();
+    /// Claims and sends each job to its module actor; a module found full is marked saturated,
+    /// one whose redeliveries have their share backlogged.
+    fn route(&mut self, jobs: Vec<Job>, ctx: &mut Context<Self>) {
         let max = self.settings.max_in_flight();
         for job in jobs {
             if self.hold.contains(job.id) {
@@ -258,7 +271,11 @@ impl OutboxActor {
                 Ok(claim) => claim,
                 Err(ClaimRefused::AlreadyClaimed) => continue,
                 Err(ClaimRefused::ModuleFull) => {
-                    full.insert(Arc::clone(module));
+                    self.saturated.insert(Arc::clone(module));
+                    continue;
+                }
+                Err(ClaimRefused::RedeliveriesFull) => {
+                    self.backlogged.insert(Arc::clone(module));
                     continue;
                 }
             };
@@ -278,13 +295,14 @@ impl OutboxActor {
                         act.hold.insert(id, MAILBOX_FAILURE_HOLD);
                     }
                 }
-                if act.saturated.contains(&module) && act.refill_due(&module) {
+                let waiting = act.saturated.contains(&module) || act.backlogged.contains(&module);
+                if waiting && act.refill_due(&module) {
                     act.saturated.remove(&module);
+                    act.backlogged.remove(&module);
                     act.scan(ctx, false);
                 }
             }));
         }
-        full
     }
 
     /// Places free across the modules served and not paused: how many jobs a scan could route
@@ -347,8 +365,7 @@ impl Handler<Queued> for OutboxActor {
         {
             return;
         }
-        let full = self.route(vec![job], ctx);
-        self.saturated.extend(full);
+        self.route(vec![job], ctx);
     }
 }
 

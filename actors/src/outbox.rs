@@ -208,27 +208,7 @@ impl OutboxActor {
                     }
                     match jobs {
                         Ok(jobs) => {
-                            // A module read up to the limit in a lane may have more waiting.
-                            let mut read: HashMap<(&str, bool), usize> = HashMap::new();
-                            for job in &jobs {
-                                let lane = job.kind == JobKind::AwaitAck;
-                                *read.entry((job.report.module.as_str(), lane)).or_default() += 1;
-                            }
-                            let cut: Vec<(Arc<str>, bool)> = read
-                                .into_iter()
-                                .filter(|(_, count)| *count >= limit)
-                                .filter_map(|((m, lane), _)| {
-                                    act.routes
-                                        .get_key_value(m)
-                                        .map(|(m, _)| (Arc::clone(m), lane))
-                                })
-                                .collect();
-                            for (module, acknowledgements) in cut {
-                                match acknowledgements {
-                                    true => act.backlogged.insert(module),
-                                    false => act.saturated.insert(module),
-                                };
-                            }
+                            act.mark_cut(&jobs, limit);
                             act.route(jobs, ctx);
                         }
                         Err(e) => {
@@ -242,6 +222,30 @@ impl OutboxActor {
                 act.scan(ctx, with_len);
             }
         }));
+    }
+
+    /// Marks each module a scan read up to `limit` jobs of in a lane, since it may have more
+    /// waiting: saturated for new deliveries, backlogged for overdue acknowledgements.
+    fn mark_cut(&mut self, jobs: &[Job], limit: usize) {
+        let mut read: HashMap<(&str, bool), usize> = HashMap::new();
+        for job in jobs {
+            let acknowledgement = job.kind == JobKind::AwaitAck;
+            *read
+                .entry((job.report.module.as_str(), acknowledgement))
+                .or_default() += 1;
+        }
+        for ((module, acknowledgement), count) in read {
+            let Some((module, _)) = self.routes.get_key_value(module) else {
+                continue;
+            };
+            if count >= limit {
+                let marks = match acknowledgement {
+                    true => &mut self.backlogged,
+                    false => &mut self.saturated,
+                };
+                marks.insert(Arc::clone(module));
+            }
+        }
     }
 
     /// Claims and sends each job to its module actor; a module found full is marked saturated,

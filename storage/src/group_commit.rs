@@ -104,29 +104,10 @@ impl<E: Send + 'static> GroupCommit<E> {
     /// Runs `change` as a transaction in the next round, with other callers' changes, and
     /// returns its result once it is on disk. `change` gets the trees given to
     /// [`GroupCommit::start`], in their order; it may run more than once, and its result counts
-    /// only from the run that committed.
-    pub(crate) async fn commit<A, F>(&self, change: F) -> Result<A, TransactionError<E>>
-    where
-        A: Send + 'static,
-        F: Fn(&[TransactionalTree]) -> ConflictableTransactionResult<A, E> + Send + 'static,
-    {
-        self.queue(change).outcome().await
-    }
-
-    /// Queues `change` like [`GroupCommit::commit`] and returns at once: changes queued one
-    /// after the other commit in that order, so a caller that numbers its changes under a lock
-    /// of its own queues them under it and waits outside.
-    pub(crate) fn queue<A, F>(&self, change: F) -> Queued<A, E>
-    where
-        A: Send + 'static,
-        F: Fn(&[TransactionalTree]) -> ConflictableTransactionResult<A, E> + Send + 'static,
-    {
-        self.queue_then(change, None)
-    }
-
-    /// [`GroupCommit::commit`], with `committed` run by the committing thread as soon as the
-    /// change is committed, whether or not the caller still waits for its answer.
-    pub(crate) async fn commit_then<A, F>(
+    /// only from the run that committed. `committed` runs on the committing thread as soon as
+    /// the change is committed, whether or not the caller still waits for its answer (for what
+    /// must follow a commit, such as a count kept beside the database).
+    pub(crate) async fn commit<A, F>(
         &self,
         change: F,
         committed: impl FnOnce() + Send + 'static,
@@ -138,6 +119,17 @@ impl<E: Send + 'static> GroupCommit<E> {
         self.queue_then(change, Some(Box::new(committed)))
             .outcome()
             .await
+    }
+
+    /// Queues `change` like [`GroupCommit::commit`] and returns at once: changes queued one
+    /// after the other commit in that order, so a caller that numbers its changes under a lock
+    /// of its own queues them under it and waits outside.
+    pub(crate) fn queue<A, F>(&self, change: F) -> Queued<A, E>
+    where
+        A: Send + 'static,
+        F: Fn(&[TransactionalTree]) -> ConflictableTransactionResult<A, E> + Send + 'static,
+    {
+        self.queue_then(change, None)
     }
 
     fn queue_then<A, F>(
@@ -461,7 +453,7 @@ mod tests {
         let tasks: Vec<_> = (0..200u32)
             .map(|i| {
                 let committer = Arc::clone(&committer);
-                tokio::spawn(async move { committer.commit(insert_new(i)).await })
+                tokio::spawn(async move { committer.commit(insert_new(i), || {}).await })
             })
             .collect();
         for (i, task) in tasks.into_iter().enumerate() {
@@ -506,7 +498,7 @@ mod tests {
         // Key 1 twice: the second is refused. Each caller gives up after queueing its change.
         for key in [1, 2, 1, 3] {
             let counted = Arc::clone(&counted);
-            let waiting = committer.commit_then(insert_new(key), move || {
+            let waiting = committer.commit(insert_new(key), move || {
                 counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             });
             assert!(

@@ -169,10 +169,7 @@ impl SledStore {
         A: Send + 'static,
         F: Fn(&Staged<'_>) -> TxResult<A> + Send + 'static,
     {
-        self.committer
-            .commit(move |trees| change(&Staged::of(trees)?))
-            .await
-            .map_err(tx_error)
+        self.commit_then(change, || {}).await
     }
 
     /// [`SledStore::commit`] for a change that adds a job to the outbox: counted as soon as it
@@ -183,13 +180,24 @@ impl SledStore {
         F: Fn(&Staged<'_>) -> TxResult<A> + Send + 'static,
     {
         let count = std::sync::Arc::clone(&self.outbox_jobs);
+        self.commit_then(change, move || {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        })
+        .await
+    }
+
+    /// [`SledStore::commit`] with `committed` run on the committing thread once it committed.
+    async fn commit_then<A, F>(
+        &self,
+        change: F,
+        committed: impl FnOnce() + Send + 'static,
+    ) -> StoreResult<A>
+    where
+        A: Send + 'static,
+        F: Fn(&Staged<'_>) -> TxResult<A> + Send + 'static,
+    {
         self.committer
-            .commit_then(
-                move |trees| change(&Staged::of(trees)?),
-                move || {
-                    count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                },
-            )
+            .commit(move |trees| change(&Staged::of(trees)?), committed)
             .await
             .map_err(tx_error)
     }

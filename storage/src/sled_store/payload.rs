@@ -1,6 +1,6 @@
 //! A report's payload — its submission, the body of its delivered message and its receipt — kept
 //! apart from its state, each part in a tree of its own (`submissions`, `messages`, `receipts`,
-//! keyed like `reports`; submissions and bodies deflated, receipts kept as they are, see
+//! keyed like `reports`; all three deflated, receipts with the codes quickest to read, see
 //! [`crate::packed`]).
 //!
 //! A report's state changes four or five times on its way (stored, message stored, delivered,

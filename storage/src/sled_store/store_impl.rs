@@ -380,7 +380,7 @@ impl Store for SledStore {
                     }
                 }
                 let after = keys::outbox_after_module(lane, module);
-                if after <= first.to_vec() {
+                if after.as_slice() <= first.as_ref() {
                     // Only a key of no layout this store writes can end here (see `rekey_outbox`).
                     return Err(StoreError::Corrupt(format!(
                         "outbox key of an unknown layout ({} bytes)",

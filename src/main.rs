@@ -1,7 +1,9 @@
 use clap::Parser;
 
 // Requests build and drop many small JSON values; mimalloc serves those faster than glibc's
-// allocator (measured with `cargo bench --bench http_throughput`).
+// allocator (measured with `cargo bench --bench http_throughput`). Built with `no_thp`: otherwise
+// mimalloc asks for transparent huge pages on its eagerly committed arenas, each touched 2 MiB
+// becomes resident, and an empty server holds 80 MB instead of 34 MB (`docs/decisions.md`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

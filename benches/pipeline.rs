@@ -10,6 +10,10 @@
 //! server's and the browsers' CPU time per report (from `/proc`). Client and server share the
 //! machine's cores.
 //!
+//! With `BENCH_OPEN_FIRST=1` every form is opened (magic link, form page) before the clock starts,
+//! and the browsers then only send them: what is timed is the pipeline alone, from the form's
+//! submit to the final, acknowledged report with its receipt.
+//!
 //! With `BENCH_PHASES=1` the module is paused while the forms are sent and resumed once all are
 //! accepted, so that the two halves are measured apart: the HTTP side (form pages, checks,
 //! storing the report) and the engine (message built, signed, delivered, acknowledged, stored).
@@ -20,6 +24,7 @@ mod common;
 mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -30,6 +35,12 @@ fn main() {
     let workers: usize = setting("BENCH_WORKERS", 8).max(1);
     let phases = setting("BENCH_PHASES", 0) == 1;
     let new_browsers = setting("BENCH_NEW_BROWSERS", 0) == 1;
+    let open_first = setting("BENCH_OPEN_FIRST", 0) == 1;
+    assert!(
+        !(open_first && new_browsers),
+        "BENCH_OPEN_FIRST keeps each user's cookies for the browser that sends the form; \
+         it cannot be combined with BENCH_NEW_BROWSERS"
+    );
 
     let dir = DataDir::new();
     dir.add_user("bench");
@@ -42,6 +53,7 @@ fn main() {
         ],
     );
     let pid = server.pid().expect("server runs");
+    println!("meldewerk pipeline: {reports} birth notices, {workers} browser sessions");
     let links: Vec<String> = (0..reports)
         .map(|i| magic_link(&server, "bench", &complete_notice(&format!("pipe-{i}"))))
         .collect();
@@ -50,33 +62,56 @@ fn main() {
         let paused = server.admin_post("/admin/api/v1/modules/birthnotice/pause");
         assert_eq!(paused.status(), 200, "pausing the module");
     }
-    let next = AtomicUsize::new(0);
+    // With BENCH_OPEN_FIRST every form is opened (magic link, form page) before the clock starts,
+    // so that what is timed is the pipeline alone: form submit to final report.
+    let opened: Vec<Mutex<Option<Opened>>> = if open_first {
+        let opening = Instant::now();
+        let opened = run_browsers(workers, reports, |jar, browser, i| {
+            jar.clear();
+            let form = signed_form(browser, &server, &links[i]);
+            Some((jar.take(), form))
+        });
+        println!(
+            "forms opened:              {:>8.0} /s ({:.2} s, before the clock starts)",
+            reports as f64 / opening.elapsed().as_secs_f64(),
+            opening.elapsed().as_secs_f64()
+        );
+        opened.into_iter().map(Mutex::new).collect()
+    } else {
+        Vec::new()
+    };
+
     let cpu_before = cpu_seconds(pid);
     let client_before = cpu_seconds(std::process::id());
     let started = Instant::now();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                let jar = std::sync::Arc::new(SessionJar::default());
-                let kept = Browser::with_cookies(jar.clone());
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(link) = links.get(i) else { break };
-                    jar.clear();
-                    let fresh = new_browsers.then(Browser::new);
-                    let browser = fresh.as_ref().unwrap_or(&kept);
-                    let mut form = browser.open_magic_link(&server, link);
-                    form.set("signatur.name", "Dr. Erika Beispiel");
-                    form.set("signatur.bestaetigt", "true");
-                    let response = browser.submit(&server, &form);
-                    assert_eq!(response.status(), 303, "submission {i} refused");
-                }
-            });
-        }
+    run_browsers(workers, reports, |jar, browser, i| {
+        let fresh = new_browsers.then(Browser::new);
+        let browser = fresh.as_ref().unwrap_or(browser);
+        let form = match opened.get(i) {
+            Some(slot) => {
+                let (cookies, form) = slot.lock().unwrap().take().expect("opened once");
+                jar.restore(cookies);
+                form
+            }
+            None => {
+                jar.clear();
+                signed_form(browser, &server, &links[i])
+            }
+        };
+        let response = browser.submit(&server, &form);
+        assert_eq!(response.status(), 303, "submission {i} refused");
     });
     let accepted = started.elapsed();
     let cpu_accepted = cpu_seconds(pid);
     let client_cpu = cpu_seconds(std::process::id()) - client_before;
+    // Printed at once, so that a profiler can be started for the engine's phase alone.
+    use std::io::Write;
+    println!(
+        "form submissions accepted: {:>8.0} /s ({:.2} s)",
+        reports as f64 / accepted.as_secs_f64(),
+        accepted.as_secs_f64()
+    );
+    std::io::stdout().flush().ok();
     let engine_started = std::time::Instant::now();
     if phases {
         let resumed = server.admin_post("/admin/api/v1/modules/birthnotice/resume");
@@ -92,20 +127,19 @@ fn main() {
     let cpu_final = cpu_seconds(pid);
     let cpu = cpu_final - cpu_before;
 
-    println!("meldewerk pipeline: {reports} birth notices, {workers} browser sessions");
-    println!(
-        "form submissions accepted: {:>8.0} /s ({:.2} s)",
-        reports as f64 / accepted.as_secs_f64(),
-        accepted.as_secs_f64()
-    );
     println!(
         "reports final:             {:>8.0} /s ({:.2} s from the first submission)",
         reports as f64 / all_final.as_secs_f64(),
         all_final.as_secs_f64()
     );
     println!(
-        "server CPU per report:     {:>8.2} ms (incl. form pages and magic links)",
-        cpu * 1000.0 / reports as f64
+        "server CPU per report:     {:>8.2} ms ({})",
+        cpu * 1000.0 / reports as f64,
+        if open_first {
+            "from the form's submit"
+        } else {
+            "incl. form pages and magic links"
+        }
     );
     println!(
         "client CPU per report:     {:>8.2} ms (the browsers, on the same cores)",
@@ -123,4 +157,48 @@ fn main() {
             reports as f64 / engine_took.as_secs_f64()
         );
     }
+}
+
+/// A form opened before the clock starts, with the cookies of its user's session.
+type Opened = (Vec<String>, Form);
+
+/// The form behind `link`, opened by `browser` and signed, ready to send.
+fn signed_form(browser: &Browser, server: &Server, link: &str) -> Form {
+    let mut form = browser.open_magic_link(server, link);
+    form.set("signatur.name", "Dr. Erika Beispiel");
+    form.set("signatur.bestaetigt", "true");
+    // The page itself is not needed to send it; 3,000 of them would only take memory.
+    form.html = String::new();
+    form
+}
+
+/// Runs `work` for every index below `count` on `workers` browsers, each serving one index after
+/// the other with a jar of its own; returns what `work` returned, by index.
+fn run_browsers<T: Send>(
+    workers: usize,
+    count: usize,
+    work: impl Fn(&SessionJar, &Browser, usize) -> T + Sync,
+) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<T>>> = (0..count).map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let jar = Arc::new(SessionJar::default());
+                let browser = Browser::with_cookies(jar.clone());
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= count {
+                        break;
+                    }
+                    let result = work(&jar, &browser, i);
+                    *results[i].lock().unwrap() = Some(result);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|slot| slot.into_inner().unwrap().expect("every index worked"))
+        .collect()
 }

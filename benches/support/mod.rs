@@ -71,6 +71,16 @@ impl SessionJar {
         self.cookies().clear();
     }
 
+    /// Takes the current user's cookies out, leaving the jar empty for the next user.
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.cookies())
+    }
+
+    /// Puts a user's cookies (from [`SessionJar::take`]) back: the next request is theirs.
+    pub fn restore(&self, cookies: Vec<String>) {
+        *self.cookies() = cookies;
+    }
+
     fn cookies(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }

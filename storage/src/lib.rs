@@ -18,7 +18,7 @@ mod packed;
 mod sled_gate;
 mod sled_store;
 
-pub use journal::{Journal, JournalError};
+pub use journal::{Journal, JournalError, PendingAppend};
 pub use model::*;
 pub use sled_store::{SledStore, DEFAULT_CACHE_CAPACITY};
 

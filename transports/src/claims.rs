@@ -6,7 +6,7 @@
 //! wait for either.
 
 use std::collections::HashSet;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 /// The keys claimed right now.
 #[derive(Default)]
@@ -15,15 +15,16 @@ pub(crate) struct Claims {
     released: Condvar,
 }
 
-/// A claim on one key, given up when dropped.
-pub(crate) struct Claim<'a> {
-    claims: &'a Claims,
+/// A claim on one key, given up when dropped. It owns its way back to the claims, so that it can
+/// be held across an await until the delivery it guards is on disk.
+pub(crate) struct Claim {
+    claims: Arc<Claims>,
     key: String,
 }
 
 impl Claims {
     /// Claims `key`, waiting while another thread holds it.
-    pub(crate) fn claim(&self, key: &str) -> Claim<'_> {
+    pub(crate) fn claim(self: &Arc<Self>, key: &str) -> Claim {
         let mut held = self.held();
         while held.contains(key) {
             held = self
@@ -33,7 +34,7 @@ impl Claims {
         }
         held.insert(key.to_owned());
         Claim {
-            claims: self,
+            claims: Arc::clone(self),
             key: key.to_owned(),
         }
     }
@@ -43,7 +44,7 @@ impl Claims {
     }
 }
 
-impl Drop for Claim<'_> {
+impl Drop for Claim {
     fn drop(&mut self) {
         self.claims.held().remove(&self.key);
         // Waiters on other keys wake and wait again; claims are short and rarely contended.
@@ -59,7 +60,7 @@ mod tests {
 
     #[test]
     fn one_holder_per_key_and_other_keys_go_on() {
-        let claims = Claims::default();
+        let claims = Arc::new(Claims::default());
         let inside = AtomicUsize::new(0);
         let most = AtomicUsize::new(0);
         std::thread::scope(|scope| {

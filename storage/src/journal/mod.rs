@@ -40,7 +40,7 @@ use serde::Serialize;
 
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
-use crate::group_commit::GroupCommit;
+use crate::group_commit::{GroupCommit, Queued};
 use crate::sled_gate;
 
 const RECORD: &[u8] = b"m/";
@@ -85,6 +85,21 @@ pub struct Journal<T> {
     /// queued. A change that fails leaves its numbers unused.
     next: Mutex<Next>,
     record: PhantomData<fn() -> T>,
+}
+
+/// A record queued by [`Journal::queue_attached_with`], on its way to disk.
+pub struct PendingAppend<T> {
+    queued: Queued<u64, JournalError>,
+    record: T,
+}
+
+impl<T> PendingAppend<T> {
+    /// The record's sequence number and the record, once it is on disk; the append's error
+    /// (such as [`JournalError::Taken`]) if it was refused.
+    pub async fn durable(self) -> Result<(u64, T), JournalError> {
+        let seq = self.queued.outcome().await.map_err(transaction_error)?;
+        Ok((seq, self.record))
+    }
 }
 
 /// See [`Journal::next_seq`] and [`Journal::next_feed_position`].
@@ -184,10 +199,8 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         groups: &[(&str, &str)],
         build: impl FnOnce() -> T,
     ) -> Result<(u64, T), JournalError> {
-        self.append_inner(Some(attachment), indexes, groups, || {
-            let record = build();
-            Ok((encode(&record)?, record))
-        })
+        let pending = self.queue_attached_with(attachment, indexes, groups, build)?;
+        futures::executor::block_on(pending.durable())
     }
 
     /// The attachment of record `seq`, if it was appended with one.
@@ -200,8 +213,25 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         Ok(Some(bytes.into_owned()))
     }
 
-    /// Appends the record `encoded` gives, encoding it under the numbering lock (see
-    /// [`append_attached_with`](Self::append_attached_with)).
+    /// Like [`append_attached_with`](Self::append_attached_with), for async callers: the record
+    /// is built, numbered and queued at once, and the [`PendingAppend`] returned tells when it is
+    /// on disk without holding a thread while the disk is written.
+    pub fn queue_attached_with(
+        &self,
+        attachment: &[u8],
+        indexes: &[(&str, &str)],
+        groups: &[(&str, &str)],
+        build: impl FnOnce() -> T,
+    ) -> Result<PendingAppend<T>, JournalError> {
+        let (queued, record) = self.queue_append(Some(attachment), indexes, groups, || {
+            let record = build();
+            Ok((encode(&record)?, record))
+        })?;
+        Ok(PendingAppend { queued, record })
+    }
+
+    /// Appends the record `encoded` gives and waits until it is on disk (see
+    /// [`queue_append`](Self::queue_append)).
     fn append_inner<R>(
         &self,
         attachment: Option<&[u8]>,
@@ -209,6 +239,20 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         groups: &[(&str, &str)],
         encoded: impl FnOnce() -> Result<(Vec<u8>, R), JournalError>,
     ) -> Result<(u64, R), JournalError> {
+        let (queued, built) = self.queue_append(attachment, indexes, groups, encoded)?;
+        let seq = queued.outcome_blocking().map_err(transaction_error)?;
+        Ok((seq, built))
+    }
+
+    /// Queues the record `encoded` gives, encoding it under the numbering lock, for the next
+    /// round of the committing thread.
+    fn queue_append<R>(
+        &self,
+        attachment: Option<&[u8]>,
+        indexes: &[(&str, &str)],
+        groups: &[(&str, &str)],
+        encoded: impl FnOnce() -> Result<(Vec<u8>, R), JournalError>,
+    ) -> Result<(Queued<u64, JournalError>, R), JournalError> {
         // The attachment is packed before the lock: deflating it is the slow part of an append.
         let attachment = attachment.map(crate::packed::pack);
         let indexes: Vec<(Vec<u8>, String)> = indexes
@@ -246,8 +290,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             });
             (queued, built)
         };
-        let seq = queued.outcome_blocking().map_err(transaction_error)?;
-        Ok((seq, built))
+        Ok((queued, built))
     }
 
     /// Overwrites record `seq` (its index entries stay) and flushes. Durable on return.

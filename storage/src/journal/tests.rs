@@ -153,6 +153,41 @@ fn an_index_key_names_one_record_and_a_second_append_under_it_is_refused_whole()
     );
 }
 
+#[tokio::test]
+async fn queued_appends_are_numbered_at_once_and_land_whether_or_not_anyone_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+        let queue = |name: &str, key: &str| {
+            journal.queue_attached_with(name.as_bytes(), &[("key", key)], &[("all", "")], || {
+                name.to_string()
+            })
+        };
+        // Three queued from one task before any is waited for, the second one twice over.
+        let first = queue("first", "k1").unwrap();
+        let second = queue("second", "k2").unwrap();
+        let twin = queue("twin", "k2").unwrap();
+        let unwaited = queue("unwaited", "k4").unwrap();
+        assert_eq!(first.durable().await.unwrap(), (0, "first".to_string()));
+        assert_eq!(
+            twin.durable().await,
+            Err(JournalError::Taken("key k2".into()))
+        );
+        assert_eq!(second.durable().await.unwrap(), (1, "second".to_string()));
+        // Nobody waits for the last one: it lands all the same.
+        drop(unwaited);
+        journal.flush().unwrap();
+    }
+    let journal = reopen(dir.path());
+    assert_eq!(journal.all().unwrap(), vec!["first", "second", "unwaited"]);
+    assert_eq!(
+        journal.find("key", "k4").unwrap(),
+        Some((3, "unwaited".into()))
+    );
+    assert_eq!(journal.attachment(1).unwrap(), Some(b"second".to_vec()));
+    assert_eq!(journal.attachment(2).unwrap(), None);
+}
+
 #[test]
 fn groups_hold_many_records_per_key_in_order() {
     let dir = tempfile::tempdir().unwrap();

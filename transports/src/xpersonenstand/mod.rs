@@ -34,7 +34,7 @@ pub use records::{ReceivedMessage, RecordedOutcome};
 use crate::script::{Outcome, Rule, Script, ScriptError, Scriptable, Scripted};
 use crate::{Accepted, AckBatch, Delivery, MessageSignature, Transport, TransportError};
 use inbox::Schedule;
-use meldewerk_storage::{Journal, JournalError};
+use meldewerk_storage::{Journal, JournalError, PendingAppend};
 use records::{BY_IDEMPOTENCY_KEY, BY_MODULE, BY_REPORT, BY_TRANSPORT_REF, UNDECIDED};
 
 /// Reason given for messages the simulated failure rate picked.
@@ -99,7 +99,7 @@ struct Inner {
     /// and the journal refuses a second record under one idempotency key besides.)
     write: Mutex<()>,
     /// Idempotency keys being submitted right now (see `claims.rs`).
-    claims: crate::claims::Claims,
+    claims: Arc<crate::claims::Claims>,
     /// The undecided messages by due time.
     schedule: Mutex<Schedule>,
 }
@@ -193,11 +193,79 @@ impl Simulator {
         T: Send + 'static,
         F: FnOnce(&Inner) -> Result<T, TransportError> + Send + 'static,
     {
+        blocking(Arc::clone(&self.inner), work).await
+    }
+
+    /// Stores a delivery (or answers it as the repeat it is) and schedules its decision.
+    ///
+    /// A task of its own does it, which runs to its end even if this future is dropped (the
+    /// engine restarting its actor after another delivery's panic): a message in the journal but
+    /// not in the schedule would not be decided before the next start. The checks and the
+    /// numbering run as blocking work; the wait for the disk holds no thread, so the deliveries
+    /// in flight share the journal's rounds however few blocking threads there are.
+    async fn store_delivery(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
         let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || work(&inner))
+        let stored = tokio::spawn(async move {
+            let (module, report_id, key) = (
+                delivery.module.clone(),
+                delivery.report_id.clone(),
+                delivery.idempotency_key.clone(),
+            );
+            let (claim, pending) = match blocking(Arc::clone(&inner), move |inner| {
+                inner.begin_submit(delivery)
+            })
+            .await?
+            {
+                Begun::Repeat(accepted) => return Ok(accepted),
+                Begun::New { claim, pending } => (claim, pending),
+            };
+            let (seq, message) = pending.durable().await?;
+            // A twin of this delivery waits on the claim and then finds the record on disk.
+            drop(claim);
+            tracing::info!(
+                report_id = %message.report_id,
+                transport_ref = %message.transport_ref,
+                "simulated Standesamt: message received"
+            );
+            // Bound first, so that the plan sees an acknowledgement rule this delivery took.
+            inner
+                .script
+                .accepted(&module, &report_id, &key, &message.transport_ref);
+            inner.schedule(seq, &message);
+            Ok(Accepted {
+                transport_ref: message.transport_ref,
+                accepted_at: message.received_at,
+                duplicate: false,
+            })
+        });
+        stored
             .await
             .map_err(|e| TransportError::Transient(format!("simulated Standesamt failed: {e}")))?
     }
+}
+
+/// Runs journal work off the async executor: reading and numbering may wait for locks, and
+/// flushing for the disk.
+async fn blocking<T, F>(inner: Arc<Inner>, work: F) -> Result<T, TransportError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Inner) -> Result<T, TransportError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(move || work(&inner))
+        .await
+        .map_err(|e| TransportError::Transient(format!("simulated Standesamt failed: {e}")))?
+}
+
+/// How [`Inner::begin_submit`] left a delivery.
+enum Begun {
+    /// A repeat of a message the office holds, answered with its original acceptance.
+    Repeat(Accepted),
+    /// A new message, numbered and on its way to disk; its idempotency key stays claimed until
+    /// it is there.
+    New {
+        claim: crate::claims::Claim,
+        pending: Box<PendingAppend<ReceivedMessage>>,
+    },
 }
 
 impl Scriptable for Simulator {
@@ -242,7 +310,7 @@ impl Transport for Simulator {
             // A repeat of an accepted key is not a delivery: the script is not asked and nothing
             // of it is used up.
             sleep_ms(latency_ms).await;
-            return Ok(self.blocking(move |inner| inner.submit(delivery)).await?.0);
+            return self.store_delivery(delivery).await;
         }
 
         let (module, report_id, key) = (
@@ -276,21 +344,7 @@ impl Transport for Simulator {
                 panic!("{message}");
             }
         }
-        // Recorded and scheduled in one piece of blocking work, which runs to its end even if
-        // this future is dropped (the engine restarting its actor after another delivery's
-        // panic): a message in the journal but not in the schedule would never be decided.
-        self.blocking(move |inner| {
-            let (accepted, received) = inner.submit(delivery)?;
-            if let Some((seq, message)) = received {
-                // Bound first, so that the plan sees an acknowledgement rule this delivery took.
-                inner
-                    .script
-                    .accepted(&module, &report_id, &key, &accepted.transport_ref);
-                inner.schedule(seq, &message);
-            }
-            Ok(accepted)
-        })
-        .await
+        self.store_delivery(delivery).await
     }
 
     async fn acknowledgements(
@@ -320,23 +374,19 @@ impl Inner {
         self.schedule.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Accepts a delivery, or answers a repeat with the original acceptance; a new message comes
-    /// back with its sequence number, to be scheduled.
-    #[allow(clippy::type_complexity)]
-    fn submit(
-        &self,
-        delivery: Delivery,
-    ) -> Result<(Accepted, Option<(u64, ReceivedMessage)>), TransportError> {
+    /// Checks a delivery and queues it for the journal, or answers a repeat with the original
+    /// acceptance.
+    fn begin_submit(&self, delivery: Delivery) -> Result<Begun, TransportError> {
         let config = self.config();
         // One delivery of a message at a time: a second copy waits for the first's answer and is
         // then answered as its repeat, whatever changed in between. Different messages do not
         // wait for each other.
-        let _claim = self.claims.claim(&delivery.idempotency_key);
+        let claim = self.claims.claim(&delivery.idempotency_key);
 
         // Repeats come first: a retry must get the original answer even if, say, the signature
         // requirement changed in between.
         if let Some(accepted) = self.repeat(&delivery.idempotency_key, &delivery.body)? {
-            return Ok((accepted, None));
+            return Ok(Begun::Repeat(accepted));
         }
 
         verify_signature(
@@ -361,7 +411,7 @@ impl Inner {
         // must remember it across any crash. The body goes in once, apart from the record,
         // which its decision rewrites; the record is stamped when the journal numbers it, so
         // that the received log's order is the order of `received_at`.
-        let (seq, message) = self.journal.append_attached_with(
+        let pending = self.journal.queue_attached_with(
             &body,
             &[
                 (BY_IDEMPOTENCY_KEY, &idempotency_key),
@@ -387,17 +437,10 @@ impl Inner {
                 outcome: None,
             },
         )?;
-        tracing::info!(
-            report_id = %message.report_id,
-            transport_ref = %message.transport_ref,
-            "simulated Standesamt: message received"
-        );
-        let accepted = Accepted {
-            transport_ref: message.transport_ref.clone(),
-            accepted_at: message.received_at,
-            duplicate: false,
-        };
-        Ok((accepted, Some((seq, message))))
+        Ok(Begun::New {
+            claim,
+            pending: Box::new(pending),
+        })
     }
 
     /// The original acceptance of the message stored under `idempotency_key`, its repeats

@@ -17,8 +17,19 @@ fn quick_config() -> SimulatorConfig {
     }
 }
 
+/// Opens the office in `dir`. Right after an office or journal on the same directory was dropped,
+/// sled's I/O threads may still hold the directory's lock for a moment, so `Locked` is retried
+/// briefly (a restarted process never sees this: its predecessor's locks went with it).
 fn open(dir: &tempfile::TempDir, config: SimulatorConfig) -> Simulator {
-    Simulator::open(dir.path(), config).expect("open simulator")
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match Simulator::open(dir.path(), config.clone()) {
+            Err(SimulatorError::Locked(_)) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            result => return result.expect("open simulator"),
+        }
+    }
 }
 
 #[tokio::test]

@@ -132,7 +132,10 @@ impl<E: Send + 'static> GroupCommit<E> {
         self.queue_then(change, None)
     }
 
-    fn queue_then<A, F>(
+    /// [`GroupCommit::queue`] with a step run on the committing thread as soon as the change is
+    /// committed, before the flush, whether or not anyone waits for the outcome (see
+    /// [`GroupCommit::commit`]). A change that is refused or fails drops the step unrun.
+    pub(crate) fn queue_then<A, F>(
         &self,
         change: F,
         committed: Option<Box<dyn FnOnce() + Send>>,
@@ -367,7 +370,10 @@ impl<E> Drop for GroupCommit<E> {
             self.shared.wake.notify_one();
         }
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            // An after-commit step may hold the last handle: the thread then ends by itself.
+            if thread.thread().id() != std::thread::current().id() {
+                let _ = thread.join();
+            }
         }
     }
 }
@@ -486,6 +492,27 @@ mod tests {
         });
         let won = outcomes.iter().filter(|o| o.is_ok()).count();
         assert_eq!(won, 1, "{outcomes:?}");
+    }
+
+    #[test]
+    fn an_after_commit_step_may_drop_the_last_handle() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(dir.path());
+        let holder = Arc::new(Mutex::new(Some(start(&db))));
+        let taken = Arc::clone(&holder);
+        let queued = lock(&holder).as_ref().unwrap().queue_then(
+            insert_new(7),
+            Some(Box::new(move || drop(lock(&taken).take()))),
+        );
+        // The committing thread dropped its own handle: it must neither wait for itself nor
+        // leave the change unanswered.
+        assert_eq!(queued.outcome_blocking().unwrap(), 7);
+        assert!(lock(&holder).is_none());
+        assert!(db
+            .open_tree("t")
+            .unwrap()
+            .contains_key(7u32.to_be_bytes())
+            .unwrap());
     }
 
     #[test]

@@ -16,14 +16,16 @@ pub(crate) struct Claims {
 }
 
 /// A claim on one key, given up when dropped. It owns its way back to the claims, so that it can
-/// be held across an await until the delivery it guards is on disk.
+/// travel with the delivery it guards until that is committed (the office drops it on the
+/// journal's committing thread). Nothing between a claim and its release may wait for a blocking
+/// thread: a second claimant of the key waits on one.
 pub(crate) struct Claim {
     claims: Arc<Claims>,
     key: String,
 }
 
 impl Claims {
-    /// Claims `key`, waiting while another thread holds it.
+    /// Claims `key`, blocking the calling thread while the key is claimed.
     pub(crate) fn claim(self: &Arc<Self>, key: &str) -> Claim {
         let mut held = self.held();
         while held.contains(key) {
@@ -47,7 +49,8 @@ impl Claims {
 impl Drop for Claim {
     fn drop(&mut self) {
         self.claims.held().remove(&self.key);
-        // Waiters on other keys wake and wait again; claims are short and rarely contended.
+        // Waiters on other keys wake and wait again; a key is rarely contended (only by copies of
+        // one message), and a claim lasts until its delivery is committed.
         self.claims.released.notify_all();
     }
 }

@@ -148,6 +148,46 @@ async fn valid_ed25519_signature_is_accepted_and_recorded() {
     uuid::Uuid::parse_str(&stored.transport_ref).expect("transport ref is a UUID");
 }
 
+/// The engine's runtime may stop (a shutdown past its grace) while the office stores a delivery:
+/// the message, once in the journal, is still scheduled for its decision by this office, not
+/// only by the next one opened on the directory.
+#[test]
+fn a_delivery_whose_runtime_stops_while_it_is_stored_is_still_scheduled() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(
+        &dir,
+        SimulatorConfig {
+            ack_delay_ms: 3_600_000,
+            ..quick_config()
+        },
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let submitting = office.clone();
+    runtime.spawn(async move { submitting.submit(unsigned_delivery("cut")).await });
+    // Drive the runtime until the journal holds the message, then drop it with the delivery
+    // still on its way (its answer waits for the flush).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while office.received().unwrap().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the message never arrived"
+        );
+        runtime.block_on(tokio::task::yield_now());
+    }
+    drop(runtime);
+    while office.undecided() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the message is in the journal but was never scheduled"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(office.undecided(), 1);
+}
+
 #[tokio::test]
 async fn nothing_reaches_the_inbox_before_the_delay() {
     let dir = tempfile::tempdir().unwrap();

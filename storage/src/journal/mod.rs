@@ -87,6 +87,9 @@ pub struct Journal<T> {
     record: PhantomData<fn() -> T>,
 }
 
+/// What runs on the committing thread once an append is committed.
+type AfterCommit = Box<dyn FnOnce() + Send>;
+
 /// A record queued by [`Journal::queue_attached_with`], on its way to disk.
 pub struct PendingAppend<T> {
     queued: Queued<u64, JournalError>,
@@ -188,21 +191,6 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         .map(|(seq, ())| seq)
     }
 
-    /// Like [`append_attached`](Self::append_attached), with the record built by `build` at the
-    /// moment its number is taken, and returned with it: records appended concurrently are
-    /// numbered in the order they were built, so a time `build` stamps grows with the numbers
-    /// (which [`partition_point`](Self::partition_point) over that time relies on).
-    pub fn append_attached_with(
-        &self,
-        attachment: &[u8],
-        indexes: &[(&str, &str)],
-        groups: &[(&str, &str)],
-        build: impl FnOnce() -> T,
-    ) -> Result<(u64, T), JournalError> {
-        let pending = self.queue_attached_with(attachment, indexes, groups, build)?;
-        futures::executor::block_on(pending.durable())
-    }
-
     /// The attachment of record `seq`, if it was appended with one.
     pub fn attachment(&self, seq: u64) -> Result<Option<Vec<u8>>, JournalError> {
         let Some(stored) = self.tree.get(attachment_key(seq)).map_err(backend)? else {
@@ -213,20 +201,40 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         Ok(Some(bytes.into_owned()))
     }
 
-    /// Like [`append_attached_with`](Self::append_attached_with), for async callers: the record
-    /// is built, numbered and queued at once, and the [`PendingAppend`] returned tells when it is
-    /// on disk without holding a thread while the disk is written.
+    /// Like [`append_attached`](Self::append_attached), for async callers, with the record built
+    /// by `build` at the moment its number is taken: records appended concurrently are numbered
+    /// in the order they were built, so a time `build` stamps grows with the numbers (which
+    /// [`partition_point`](Self::partition_point) over that time relies on). The record is
+    /// queued at once, and the [`PendingAppend`] returned tells when it is on disk without
+    /// holding a thread while the disk is written. `committed` runs on the journal's committing
+    /// thread with the record's number and the record as soon as it is committed (before the
+    /// flush), whether or not anyone still waits: dropping the `PendingAppend` does not cancel
+    /// the append. A refused append ([`JournalError::Taken`], reported by
+    /// [`PendingAppend::durable`]) drops `committed` unrun.
     pub fn queue_attached_with(
         &self,
         attachment: &[u8],
         indexes: &[(&str, &str)],
         groups: &[(&str, &str)],
         build: impl FnOnce() -> T,
-    ) -> Result<PendingAppend<T>, JournalError> {
-        let (queued, record) = self.queue_append(Some(attachment), indexes, groups, || {
-            let record = build();
-            Ok((encode(&record)?, record))
-        })?;
+        committed: impl FnOnce(u64, &T) + Send + 'static,
+    ) -> Result<PendingAppend<T>, JournalError>
+    where
+        T: Clone + Send + 'static,
+    {
+        let (queued, record) = self.queue_append(
+            Some(attachment),
+            indexes,
+            groups,
+            || {
+                let record = build();
+                Ok((encode(&record)?, record))
+            },
+            |seq, record| {
+                let record = record.clone();
+                Some(Box::new(move || committed(seq, &record)))
+            },
+        )?;
         Ok(PendingAppend { queued, record })
     }
 
@@ -239,19 +247,22 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         groups: &[(&str, &str)],
         encoded: impl FnOnce() -> Result<(Vec<u8>, R), JournalError>,
     ) -> Result<(u64, R), JournalError> {
-        let (queued, built) = self.queue_append(attachment, indexes, groups, encoded)?;
+        let (queued, built) =
+            self.queue_append(attachment, indexes, groups, encoded, |_, _| None)?;
         let seq = queued.outcome_blocking().map_err(transaction_error)?;
         Ok((seq, built))
     }
 
     /// Queues the record `encoded` gives, encoding it under the numbering lock, for the next
-    /// round of the committing thread.
+    /// round of the committing thread, with the after-commit step `then` makes of its number and
+    /// what `encoded` built.
     fn queue_append<R>(
         &self,
         attachment: Option<&[u8]>,
         indexes: &[(&str, &str)],
         groups: &[(&str, &str)],
         encoded: impl FnOnce() -> Result<(Vec<u8>, R), JournalError>,
+        then: impl FnOnce(u64, &R) -> Option<AfterCommit>,
     ) -> Result<(Queued<u64, JournalError>, R), JournalError> {
         // The attachment is packed before the lock: deflating it is the slow part of an append.
         let attachment = attachment.map(crate::packed::pack);
@@ -268,26 +279,30 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             let (record, built) = encoded()?;
             let seq = next.seq;
             next.seq += 1;
-            let queued = self.committer.queue(move |trees| {
-                let tree = &trees[0];
-                for (key, what) in &indexes {
-                    // An index key names one record; a second would make the first unfindable.
-                    if tree.get(key)?.is_some() {
-                        return Err(ConflictableTransactionError::Abort(JournalError::Taken(
-                            what.clone(),
-                        )));
+            let after_commit = then(seq, &built);
+            let queued = self.committer.queue_then(
+                move |trees| {
+                    let tree = &trees[0];
+                    for (key, what) in &indexes {
+                        // An index key names one record; a second would make the first unfindable.
+                        if tree.get(key)?.is_some() {
+                            return Err(ConflictableTransactionError::Abort(JournalError::Taken(
+                                what.clone(),
+                            )));
+                        }
+                        tree.insert(key.as_slice(), &seq.to_be_bytes()[..])?;
                     }
-                    tree.insert(key.as_slice(), &seq.to_be_bytes()[..])?;
-                }
-                tree.insert(record_key(seq), record.as_slice())?;
-                if let Some(attachment) = &attachment {
-                    tree.insert(attachment_key(seq), attachment.as_slice())?;
-                }
-                for prefix in &groups {
-                    tree.insert([prefix.as_slice(), &seq.to_be_bytes()].concat(), &[][..])?;
-                }
-                Ok(seq)
-            });
+                    tree.insert(record_key(seq), record.as_slice())?;
+                    if let Some(attachment) = &attachment {
+                        tree.insert(attachment_key(seq), attachment.as_slice())?;
+                    }
+                    for prefix in &groups {
+                        tree.insert([prefix.as_slice(), &seq.to_be_bytes()].concat(), &[][..])?;
+                    }
+                    Ok(seq)
+                },
+                after_commit,
+            );
             (queued, built)
         };
         Ok((queued, built))

@@ -158,10 +158,16 @@ async fn queued_appends_are_numbered_at_once_and_land_whether_or_not_anyone_wait
     let dir = tempfile::tempdir().unwrap();
     {
         let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+        let committed = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let queue = |name: &str, key: &str| {
-            journal.queue_attached_with(name.as_bytes(), &[("key", key)], &[("all", "")], || {
-                name.to_string()
-            })
+            let committed = std::sync::Arc::clone(&committed);
+            journal.queue_attached_with(
+                name.as_bytes(),
+                &[("key", key)],
+                &[("all", "")],
+                || name.to_string(),
+                move |seq, record: &String| committed.lock().unwrap().push((seq, record.clone())),
+            )
         };
         // Three queued from one task before any is waited for, the second one twice over.
         let first = queue("first", "k1").unwrap();
@@ -177,6 +183,10 @@ async fn queued_appends_are_numbered_at_once_and_land_whether_or_not_anyone_wait
         // Nobody waits for the last one: it lands all the same.
         drop(unwaited);
         journal.flush().unwrap();
+        // The after-commit step ran for each committed append, in order, and not for the twin.
+        let steps = committed.lock().unwrap().clone();
+        let expected = [(0, "first"), (1, "second"), (3, "unwaited")];
+        assert_eq!(steps, expected.map(|(seq, name)| (seq, name.to_string())));
     }
     let journal = reopen(dir.path());
     assert_eq!(journal.all().unwrap(), vec!["first", "second", "unwaited"]);

@@ -191,81 +191,47 @@ impl Simulator {
     async fn blocking<T, F>(&self, work: F) -> Result<T, TransportError>
     where
         T: Send + 'static,
-        F: FnOnce(&Inner) -> Result<T, TransportError> + Send + 'static,
+        F: FnOnce(&Arc<Inner>) -> Result<T, TransportError> + Send + 'static,
     {
-        blocking(Arc::clone(&self.inner), work).await
-    }
-
-    /// Stores a delivery (or answers it as the repeat it is) and schedules its decision.
-    ///
-    /// A task of its own does it, which runs to its end even if this future is dropped (the
-    /// engine restarting its actor after another delivery's panic): a message in the journal but
-    /// not in the schedule would not be decided before the next start. The checks and the
-    /// numbering run as blocking work; the wait for the disk holds no thread, so the deliveries
-    /// in flight share the journal's rounds however few blocking threads there are.
-    async fn store_delivery(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
         let inner = Arc::clone(&self.inner);
-        let stored = tokio::spawn(async move {
-            let (module, report_id, key) = (
-                delivery.module.clone(),
-                delivery.report_id.clone(),
-                delivery.idempotency_key.clone(),
-            );
-            let (claim, pending) = match blocking(Arc::clone(&inner), move |inner| {
-                inner.begin_submit(delivery)
-            })
-            .await?
-            {
-                Begun::Repeat(accepted) => return Ok(accepted),
-                Begun::New { claim, pending } => (claim, pending),
-            };
-            let (seq, message) = pending.durable().await?;
-            // A twin of this delivery waits on the claim and then finds the record on disk.
-            drop(claim);
-            tracing::info!(
-                report_id = %message.report_id,
-                transport_ref = %message.transport_ref,
-                "simulated Standesamt: message received"
-            );
-            // Bound first, so that the plan sees an acknowledgement rule this delivery took.
-            inner
-                .script
-                .accepted(&module, &report_id, &key, &message.transport_ref);
-            inner.schedule(seq, &message);
-            Ok(Accepted {
-                transport_ref: message.transport_ref,
-                accepted_at: message.received_at,
-                duplicate: false,
-            })
-        });
-        stored
+        tokio::task::spawn_blocking(move || work(&inner))
             .await
             .map_err(|e| TransportError::Transient(format!("simulated Standesamt failed: {e}")))?
     }
-}
 
-/// Runs journal work off the async executor: reading and numbering may wait for locks, and
-/// flushing for the disk.
-async fn blocking<T, F>(inner: Arc<Inner>, work: F) -> Result<T, TransportError>
-where
-    T: Send + 'static,
-    F: FnOnce(&Inner) -> Result<T, TransportError> + Send + 'static,
-{
-    tokio::task::spawn_blocking(move || work(&inner))
-        .await
-        .map_err(|e| TransportError::Transient(format!("simulated Standesamt failed: {e}")))?
+    /// Stores a delivery, or answers it as the repeat it is. The checks and the numbering run as
+    /// blocking work; the wait for the disk holds no thread, so the deliveries in flight share
+    /// the journal's rounds however few blocking threads there are. The decision is scheduled
+    /// on the journal's committing thread once the record is committed (see
+    /// [`Inner::begin_submit`]), so it is scheduled even if this future is dropped.
+    async fn store_delivery(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
+        let pending = match self
+            .blocking(move |inner| inner.begin_submit(delivery))
+            .await?
+        {
+            Begun::Repeat(accepted) => return Ok(accepted),
+            Begun::New(pending) => pending,
+        };
+        let (_, message) = pending.durable().await?;
+        tracing::info!(
+            report_id = %message.report_id,
+            transport_ref = %message.transport_ref,
+            "simulated Standesamt: message received"
+        );
+        Ok(Accepted {
+            transport_ref: message.transport_ref,
+            accepted_at: message.received_at,
+            duplicate: false,
+        })
+    }
 }
 
 /// How [`Inner::begin_submit`] left a delivery.
 enum Begun {
     /// A repeat of a message the office holds, answered with its original acceptance.
     Repeat(Accepted),
-    /// A new message, numbered and on its way to disk; its idempotency key stays claimed until
-    /// it is there.
-    New {
-        claim: crate::claims::Claim,
-        pending: Box<PendingAppend<ReceivedMessage>>,
-    },
+    /// A new message, numbered and on its way to disk.
+    New(Box<PendingAppend<ReceivedMessage>>),
 }
 
 impl Scriptable for Simulator {
@@ -376,7 +342,14 @@ impl Inner {
 
     /// Checks a delivery and queues it for the journal, or answers a repeat with the original
     /// acceptance.
-    fn begin_submit(&self, delivery: Delivery) -> Result<Begun, TransportError> {
+    ///
+    /// The delivery's claim on its idempotency key is held until its record is committed (a
+    /// second copy then finds it, and answers only after a flush of its own, which covers it);
+    /// what follows the commit runs on the journal's committing thread: the script's
+    /// acknowledgement rule bound and the decision scheduled, whether or not the caller still
+    /// waits. It holds the office weakly, so that a step still queued does not keep the journal
+    /// of a dropped office open.
+    fn begin_submit(self: &Arc<Self>, delivery: Delivery) -> Result<Begun, TransportError> {
         let config = self.config();
         // One delivery of a message at a time: a second copy waits for the first's answer and is
         // then answered as its repeat, whatever changed in between. Different messages do not
@@ -411,6 +384,7 @@ impl Inner {
         // must remember it across any crash. The body goes in once, apart from the record,
         // which its decision rewrites; the record is stamped when the journal numbers it, so
         // that the received log's order is the order of `received_at`.
+        let office = Arc::downgrade(self);
         let pending = self.journal.queue_attached_with(
             &body,
             &[
@@ -436,11 +410,22 @@ impl Inner {
                 repeat_submissions: 0,
                 outcome: None,
             },
+            move |seq, message: &ReceivedMessage| {
+                if let Some(office) = office.upgrade() {
+                    // Bound first, so that the plan sees an acknowledgement rule this delivery
+                    // took.
+                    office.script.accepted(
+                        &message.module,
+                        &message.report_id,
+                        &message.idempotency_key,
+                        &message.transport_ref,
+                    );
+                    office.schedule(seq, message);
+                }
+                drop(claim);
+            },
         )?;
-        Ok(Begun::New {
-            claim,
-            pending: Box::new(pending),
-        })
+        Ok(Begun::New(Box::new(pending)))
     }
 
     /// The original acceptance of the message stored under `idempotency_key`, its repeats

@@ -248,7 +248,10 @@ impl<E: Send + 'static> Shared<E> {
             let outcomes = self.run(&queued);
             for (change, outcome) in queued.iter_mut().zip(&outcomes) {
                 if let (Ok(()), Some(committed)) = (outcome, change.committed.take()) {
-                    committed();
+                    // Nor a panicking after-commit step: the change itself is committed.
+                    if catch_unwind(AssertUnwindSafe(committed)).is_err() {
+                        tracing::error!("a step after a commit panicked; the commit stands");
+                    }
                 }
             }
             // A panic inside sled must not end this thread: every caller waits on it.
@@ -513,6 +516,20 @@ mod tests {
             .unwrap()
             .contains_key(7u32.to_be_bytes())
             .unwrap());
+    }
+
+    #[test]
+    fn a_panicking_after_commit_step_ends_neither_the_change_nor_the_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(dir.path());
+        let committer = start(&db);
+        let queued = committer.queue_then(insert_new(1), Some(Box::new(|| panic!("step"))));
+        assert_eq!(queued.outcome_blocking().unwrap(), 1);
+        // The thread goes on serving.
+        assert_eq!(
+            committer.queue(insert_new(2)).outcome_blocking().unwrap(),
+            2
+        );
     }
 
     #[test]

@@ -20,6 +20,14 @@ fn quick_config() -> SimulatorConfig {
 /// Opens the office in `dir`. Right after an office or journal on the same directory was dropped,
 /// sled's I/O threads may still hold the directory's lock for a moment, so `Locked` is retried
 /// briefly (a restarted process never sees this: its predecessor's locks went with it).
+/// Like [`quick_config`], with every acknowledgement held back for an hour.
+fn holding_config() -> SimulatorConfig {
+    SimulatorConfig {
+        ack_delay_ms: 3_600_000,
+        ..quick_config()
+    }
+}
+
 fn open(dir: &tempfile::TempDir, config: SimulatorConfig) -> Simulator {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     loop {
@@ -154,13 +162,7 @@ async fn valid_ed25519_signature_is_accepted_and_recorded() {
 #[test]
 fn a_delivery_whose_runtime_stops_while_it_is_stored_is_still_scheduled() {
     let dir = tempfile::tempdir().unwrap();
-    let office = open(
-        &dir,
-        SimulatorConfig {
-            ack_delay_ms: 3_600_000,
-            ..quick_config()
-        },
-    );
+    let office = open(&dir, holding_config());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -191,13 +193,7 @@ fn a_delivery_whose_runtime_stops_while_it_is_stored_is_still_scheduled() {
 #[tokio::test]
 async fn nothing_reaches_the_inbox_before_the_delay() {
     let dir = tempfile::tempdir().unwrap();
-    let office = open(
-        &dir,
-        SimulatorConfig {
-            ack_delay_ms: 3_600_000,
-            ..quick_config()
-        },
-    );
+    let office = open(&dir, holding_config());
     let accepted = office.submit(unsigned_delivery("p")).await.unwrap();
     for _ in 0..3 {
         assert_eq!(outcome_of(&office, &accepted.transport_ref).await, None);
@@ -500,10 +496,7 @@ async fn the_inbox_hands_out_batches_since_a_cursor_in_the_order_of_decision() {
 #[tokio::test]
 async fn undecided_messages_survive_a_restart_and_are_decided_by_the_new_delay() {
     let dir = tempfile::tempdir().unwrap();
-    let long = SimulatorConfig {
-        ack_delay_ms: 3_600_000,
-        ..quick_config()
-    };
+    let long = holding_config();
     let transport_ref = {
         let office = open(&dir, long.clone());
         let accepted = office.submit(unsigned_delivery("u")).await.unwrap();

@@ -56,6 +56,30 @@ impl Password {
     }
 }
 
+/// A mail address for a user's notices: `local@domain` as SMTP accepts it, at most 254
+/// characters (no display name; the account's name is used for that).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Email(lettre::Address);
+
+impl Email {
+    /// Parses an address.
+    pub fn parse(text: &str) -> Result<Self, AccountError> {
+        // Echoed in the error, so cut: a body may carry megabytes in the field.
+        let invalid = || AccountError::InvalidEmail(text.chars().take(100).collect());
+        if text.len() > 254 {
+            return Err(invalid());
+        }
+        text.parse::<lettre::Address>()
+            .map(Email)
+            .map_err(|_| invalid())
+    }
+
+    /// The address as text.
+    pub fn as_str(&self) -> &str {
+        self.0.as_ref()
+    }
+}
+
 /// Why an account operation failed; each message is meant for the operator who asked.
 #[derive(Debug, thiserror::Error)]
 pub enum AccountError {
@@ -74,6 +98,9 @@ pub enum AccountError {
     /// There is no such user.
     #[error("there is no user {0}")]
     UnknownUser(String),
+    /// The mail address is not one SMTP could deliver to.
+    #[error("invalid email {0:?}: give one address like name@example.org, at most 254 characters")]
+    InvalidEmail(String),
     /// A supplied seal key is not usable.
     #[error("invalid seal key: {0}")]
     InvalidSeal(String),
@@ -93,6 +120,8 @@ pub struct UserSummary {
     pub name: String,
     /// Customer id, if any.
     pub customer: Option<String>,
+    /// Where the user's notices go, if anywhere.
+    pub email: Option<String>,
     /// Whether a seal is deposited.
     pub seal: bool,
     /// Creation time.
@@ -106,6 +135,7 @@ impl From<&UserRecord> for UserSummary {
         UserSummary {
             name: u.name.clone(),
             customer: u.customer.clone(),
+            email: u.email.clone(),
             seal: u.seal.is_some(),
             created_at: u.created_at,
             password_changed_at: u.password_changed_at,
@@ -155,12 +185,13 @@ impl Accounts {
     }
 
     /// Adds a user and returns what `list` shows of it.
-    #[tracing::instrument(skip(self, password))]
+    #[tracing::instrument(skip(self, password, email))]
     pub async fn add(
         &self,
         name: &UserName,
         password: Password,
         customer: Option<String>,
+        email: Option<Email>,
     ) -> Result<UserSummary, AccountError> {
         if self.store.user(name.as_str()).await?.is_some() {
             return Err(AccountError::Duplicate(name.as_str().into()));
@@ -170,6 +201,7 @@ impl Accounts {
         let record = UserRecord {
             name: name.as_str().into(),
             customer,
+            email: email.map(|e| e.as_str().to_string()),
             password_hash,
             memento_key,
             seal: None,
@@ -208,6 +240,19 @@ impl Accounts {
         record.password_hash = password_hash;
         record.memento_key = memento_key;
         record.password_changed_at = Utc::now();
+        Ok(self.store.update_user(record).await?)
+    }
+
+    /// Sets (or with `None` removes) the address the user's notices go to.
+    #[tracing::instrument(skip(self, email))]
+    pub async fn set_email(
+        &self,
+        name: &UserName,
+        email: Option<Email>,
+    ) -> Result<(), AccountError> {
+        let _update = self.updates.lock().await;
+        let mut record = self.existing(name).await?;
+        record.email = email.map(|e| e.as_str().to_string());
         Ok(self.store.update_user(record).await?)
     }
 

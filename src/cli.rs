@@ -9,7 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use clap::{Parser, Subcommand};
 
-use crate::accounts::{Accounts, Password, UserName};
+use crate::accounts::{Accounts, Email, Password, UserName};
 use crate::configuration::Settings;
 use crate::crypto::{MasterKey, PasswordHasher};
 use crate::startup;
@@ -86,6 +86,20 @@ pub enum UserCommand {
         /// Customer id to attach.
         #[arg(long)]
         customer: Option<String>,
+        /// Address for the user's notices (a report of theirs failed for good).
+        #[arg(long)]
+        email: Option<String>,
+    },
+    /// Set the address for a user's notices, or remove it with --none.
+    #[command(group(clap::ArgGroup::new("target").required(true).args(["address", "none"])))]
+    Email {
+        /// User name.
+        name: String,
+        /// The address, e.g. it@klinik.example.
+        address: Option<String>,
+        /// Remove the address: the user gets no notices.
+        #[arg(long)]
+        none: bool,
     },
     /// Set a new password (revokes every memento, magic link and session of the user).
     Passwd {
@@ -169,11 +183,17 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
             name,
             password_stdin,
             customer,
+            email,
         }) => {
             let name = UserName::parse(&name).map_err(err)?;
+            let email = email
+                .as_deref()
+                .map(Email::parse)
+                .transpose()
+                .map_err(err)?;
             let password = read_password(password_stdin)?;
             accounts(settings, true)?
-                .add(&name, password, customer)
+                .add(&name, password, customer, email)
                 .await
                 .map_err(err)?;
             Ok(format!("user {} added", name.as_str()))
@@ -193,20 +213,42 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
                 name.as_str()
             ))
         }
+        Command::User(UserCommand::Email {
+            name,
+            address,
+            none: _,
+        }) => {
+            let name = UserName::parse(&name).map_err(err)?;
+            let email = address
+                .as_deref()
+                .map(Email::parse)
+                .transpose()
+                .map_err(err)?;
+            let said = match &email {
+                Some(email) => format!("notices of {} go to {}", name.as_str(), email.as_str()),
+                None => format!("{} gets no notices", name.as_str()),
+            };
+            accounts(settings, false)?
+                .set_email(&name, email)
+                .await
+                .map_err(err)?;
+            Ok(said)
+        }
         Command::User(UserCommand::List { json }) => {
             let users = accounts(settings, false)?.list().await.map_err(err)?;
             if json {
                 return serde_json::to_string_pretty(&users).map_err(err);
             }
             let mut out = format!(
-                "{:<24} {:<16} {:<5} {}",
-                "NAME", "CUSTOMER", "SEAL", "CREATED"
+                "{:<24} {:<16} {:<32} {:<5} {}",
+                "NAME", "CUSTOMER", "EMAIL", "SEAL", "CREATED"
             );
             for u in users {
                 out.push_str(&format!(
-                    "\n{:<24} {:<16} {:<5} {}",
+                    "\n{:<24} {:<16} {:<32} {:<5} {}",
                     u.name,
                     u.customer.unwrap_or_else(|| "-".into()),
+                    u.email.unwrap_or_else(|| "-".into()),
                     if u.seal { "yes" } else { "no" },
                     u.created_at.to_rfc3339()
                 ));

@@ -24,7 +24,7 @@ use crate::auth::operator::OperatorCredentials;
 use crate::auth::{CredentialVerifier, Sessions};
 use crate::configuration::Settings;
 use crate::crypto::{CryptoError, MasterKey, PasswordHasher};
-use crate::mail::AlertService;
+use crate::mail::{AccountAddresses, AlertService};
 use crate::module_layer::{self, Module, ModuleSetup};
 use crate::routes;
 use crate::routes::admin::SimulatorSite;
@@ -285,8 +285,9 @@ impl Application {
             })
             .collect::<Result<Vec<_>, StartupError>>()?;
         // Before the engine, so that nothing it reports is missed.
-        let alert_service =
-            AlertService::start(&settings.mail).map_err(|e| StartupError::Config(e.to_string()))?;
+        let addresses = Arc::new(AccountAddresses(store.clone()));
+        let alert_service = AlertService::start(&settings.mail, addresses)
+            .map_err(|e| StartupError::Config(e.to_string()))?;
         let metrics = web::Data::new(crate::metrics::Metrics::new());
         let events = Fanout(vec![
             Arc::new(alert_service.alerts()),

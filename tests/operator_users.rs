@@ -175,6 +175,7 @@ fn users_are_created_listed_and_refused_with_exact_errors() {
     let created: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(created["name"], "klinik");
     assert_eq!(created["customer"], "K-1");
+    assert_eq!(created["email"], Value::Null);
     assert_eq!(created["seal"], false);
     assert!(created["createdAt"].is_string(), "{created}");
     assert_eq!(created["passwordChangedAt"], created["createdAt"]);
@@ -187,7 +188,14 @@ fn users_are_created_listed_and_refused_with_exact_errors() {
     members.sort();
     assert_eq!(
         members,
-        ["createdAt", "customer", "name", "passwordChangedAt", "seal"]
+        [
+            "createdAt",
+            "customer",
+            "email",
+            "name",
+            "passwordChangedAt",
+            "seal"
+        ]
     );
     create_ok(&server, "labor");
     let users = list(&server);

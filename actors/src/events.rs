@@ -8,6 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use meldewerk_storage::ReportKey;
+
 /// Observer of the engine's notable events. Every method has a no-op default, so an implementation
 /// names only what it cares about, and a new event does not break existing implementations.
 pub trait EngineEvents: Send + Sync + 'static {
@@ -18,10 +20,10 @@ pub trait EngineEvents: Send + Sync + 'static {
         let _ = (actor, last_error);
     }
 
-    /// A report reached its final state FAILURE (recorded in the store before this call).
-    /// `report_id` is the integrator-chosen id: untrusted text.
-    fn delivery_failed(&self, module: &str, report_id: &str, reason: &str) {
-        let _ = (module, report_id, reason);
+    /// A report reached its final state FAILURE (recorded in the store before this call). The
+    /// key names its owner (the API user) and module; its id is integrator-chosen: untrusted text.
+    fn delivery_failed(&self, report: &ReportKey, reason: &str) {
+        let _ = (report, reason);
     }
 
     /// A circuit breaker in front of a transport opened: deliveries through it pause.
@@ -51,10 +53,10 @@ impl EngineEvents for Fanout {
             .for_each(|e| e.actor_degraded(actor, last_error));
     }
 
-    fn delivery_failed(&self, module: &str, report_id: &str, reason: &str) {
+    fn delivery_failed(&self, report: &ReportKey, reason: &str) {
         self.0
             .iter()
-            .for_each(|e| e.delivery_failed(module, report_id, reason));
+            .for_each(|e| e.delivery_failed(report, reason));
     }
 
     fn breaker_opened(&self, breaker: &str, reason: &str) {

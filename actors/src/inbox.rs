@@ -112,7 +112,7 @@ impl Collector {
             }
             Some(reason) => {
                 tracing::warn!(report = %report.key, job = report.job, %reason, "report failed");
-                self.events.delivery_failed(module, &report.key.id, reason);
+                self.events.delivery_failed(&report.key, reason);
                 self.events.report_finished(module, true, None);
             }
         }

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use actix::{Addr, Arbiter, Supervisor};
 use actix_rt::ArbiterHandle;
 use chrono::{DateTime, Utc};
-use meldewerk_storage::{Job, MessageSignature, Report, Store};
+use meldewerk_storage::{Job, MessageSignature, Report, ReportKey, Store};
 use meldewerk_transports::Transport;
 
 pub use breaker::{BreakerState, TransportHealth};
@@ -335,9 +335,11 @@ impl Engine {
     /// An operator ended a report in FAILURE outside the engine (a discarded job; its outcome is
     /// stored already): the engine's observers hear of it like of any other FAILURE, so it is
     /// counted in the metrics and alerted.
-    pub fn report_discarded(&self, module: &str, report_id: &str, reason: &str) {
-        self.inner.events.delivery_failed(module, report_id, reason);
-        self.inner.events.report_finished(module, true, None);
+    pub fn report_discarded(&self, report: &ReportKey, reason: &str) {
+        self.inner.events.delivery_failed(report, reason);
+        self.inner
+            .events
+            .report_finished(&report.module, true, None);
     }
 
     /// Every transport's breaker and call statistics, for operators.

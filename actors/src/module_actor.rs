@@ -259,8 +259,7 @@ impl Worker {
         };
         self.store.record_outcome(job, outcome, Utc::now()).await?;
         // Only once the FAILURE is stored: a job finished elsewhere returned above.
-        self.events
-            .delivery_failed(&self.module, &job.report.id, &reason);
+        self.events.delivery_failed(&job.report, &reason);
         self.events.report_finished(&self.module, true, None);
         Ok(JobDone::Finished { failed: true })
     }

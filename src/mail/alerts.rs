@@ -1,11 +1,13 @@
-//! The [`Alerts`] handle: what the engine (and later other parts) raise for operators. Raising an
-//! alert never blocks: it goes into a bounded queue that one task empties (see `worker.rs`).
+//! The [`Alerts`] handle: what the engine (and later other parts) raise for operators, and the
+//! notices an API user gets about their own reports. Raising one never blocks: it goes into a
+//! bounded queue that one task empties (see `worker.rs`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use meldewerk_actors::EngineEvents;
+use meldewerk_storage::ReportKey;
 use tokio::sync::mpsc;
 
 use crate::telemetry::log_str;
@@ -52,15 +54,53 @@ impl AlertKind {
     }
 }
 
+/// Who a mail is for. Each audience has batches of its own, paced on their own.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Audience {
+    /// The configured operators (`mail.operators`).
+    Operators,
+    /// One API user, at the address on their account (none: the notice is not mailed). Only
+    /// about their own reports.
+    User(String),
+}
+
+impl std::fmt::Display for Audience {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Audience::Operators => f.write_str("operators"),
+            Audience::User(name) => write!(f, "user {name}"),
+        }
+    }
+}
+
+impl AlertKind {
+    /// One sentence for an API user's mail: what the listed events mean for them.
+    pub fn explanation_for_users(self) -> &'static str {
+        match self {
+            AlertKind::DeliveryFailed => {
+                "These reports of yours ended in FAILURE: the authority refused them, or they \
+                 could not be delivered. Your system reads each report's failureReason with its \
+                 result over the API."
+            }
+            // Not sent to users; worded for completeness.
+            AlertKind::ActorDegraded | AlertKind::BreakerOpened => {
+                "Deliveries are delayed; nothing you sent is lost."
+            }
+        }
+    }
+}
+
 impl std::fmt::Display for AlertKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// One event for operators.
+/// One event for operators or for a user.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Alert {
+    /// Who hears of it.
+    pub audience: Audience,
     /// What happened.
     pub kind: AlertKind,
     /// When it was raised.
@@ -79,6 +119,8 @@ pub struct Alerts {
 struct Inner {
     /// `None`: mail is off, alerts are only logged.
     queue: Option<mpsc::Sender<Alert>>,
+    /// Whether operators are mailed; without `mail.operators` only users' notices are queued.
+    operators: bool,
     /// Alerts dropped since start (for the warning).
     dropped_total: AtomicU64,
     /// Alerts dropped that no mail has reported yet.
@@ -89,6 +131,7 @@ impl std::fmt::Debug for Alerts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Alerts")
             .field("mailed", &self.inner.queue.is_some())
+            .field("operators", &self.inner.operators)
             .field("dropped", &self.dropped())
             .finish()
     }
@@ -97,34 +140,57 @@ impl std::fmt::Debug for Alerts {
 impl Alerts {
     /// Alerts that are only logged (mail is off).
     pub fn log_only() -> Alerts {
-        Alerts::with_queue(None)
+        Alerts::with_queue(None, false)
     }
 
-    /// A handle feeding a queue of `capacity` alerts, and the queue's receiving end.
-    pub fn queued(capacity: usize) -> (Alerts, mpsc::Receiver<Alert>) {
+    /// A handle feeding a queue of `capacity` alerts, and the queue's receiving end. With
+    /// `operators` false, operators' alerts are only logged and only users' notices are queued.
+    pub fn queued(capacity: usize, operators: bool) -> (Alerts, mpsc::Receiver<Alert>) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
-        (Alerts::with_queue(Some(tx)), rx)
+        (Alerts::with_queue(Some(tx), operators), rx)
     }
 
-    fn with_queue(queue: Option<mpsc::Sender<Alert>>) -> Alerts {
+    fn with_queue(queue: Option<mpsc::Sender<Alert>>, operators: bool) -> Alerts {
         Alerts {
             inner: Arc::new(Inner {
                 queue,
+                operators,
                 dropped_total: AtomicU64::new(0),
                 dropped_unreported: AtomicU64::new(0),
             }),
         }
     }
 
-    /// Raises an alert. `detail` is one line; control characters are escaped and it is cut at
-    /// 1000 characters.
+    /// Raises an alert for operators. `detail` is one line; control characters are escaped and
+    /// it is cut at 1000 characters.
     pub fn alert(&self, kind: AlertKind, detail: &str) {
         let detail = bounded(detail);
-        let Some(queue) = &self.inner.queue else {
-            tracing::info!(%kind, %detail, "alert (mail is off; only logged)");
-            return;
-        };
+        match &self.inner.queue {
+            Some(queue) if self.inner.operators => {
+                self.enqueue(queue, Audience::Operators, kind, detail)
+            }
+            _ => tracing::info!(%kind, %detail, "alert (no operators to mail; only logged)"),
+        }
+    }
+
+    /// Raises a notice for the API user `user` about one of their reports (mailed when their
+    /// account has an address). `detail` is bounded like an alert's.
+    pub fn notify_user(&self, user: &str, kind: AlertKind, detail: &str) {
+        if let Some(queue) = &self.inner.queue {
+            let audience = Audience::User(user.to_string());
+            self.enqueue(queue, audience, kind, bounded(detail));
+        }
+    }
+
+    fn enqueue(
+        &self,
+        queue: &mpsc::Sender<Alert>,
+        audience: Audience,
+        kind: AlertKind,
+        detail: String,
+    ) {
         let alert = Alert {
+            audience,
             kind,
             at: Utc::now(),
             detail,
@@ -142,15 +208,17 @@ impl Alerts {
         }
     }
 
-    /// A report ended in FAILURE. The id is integrator-chosen: escaped and bounded like in logs.
-    pub fn delivery_failed(&self, module: &str, report_id: &str, reason: &str) {
+    /// A report ended in FAILURE: operators hear of it, and so does the report's owner. The id
+    /// is integrator-chosen: escaped and bounded like in logs.
+    pub fn delivery_failed(&self, report: &ReportKey, reason: &str) {
         let detail = format!(
             "module={} report={} reason={}",
-            log_str(module),
-            log_str(report_id),
+            log_str(&report.module),
+            log_str(&report.id),
             log_str(reason)
         );
         self.alert(AlertKind::DeliveryFailed, &detail);
+        self.notify_user(&report.owner, AlertKind::DeliveryFailed, &detail);
     }
 
     /// An actor became degraded.
@@ -186,8 +254,8 @@ impl EngineEvents for Alerts {
         Alerts::actor_degraded(self, actor, last_error);
     }
 
-    fn delivery_failed(&self, module: &str, report_id: &str, reason: &str) {
-        Alerts::delivery_failed(self, module, report_id, reason);
+    fn delivery_failed(&self, report: &ReportKey, reason: &str) {
+        Alerts::delivery_failed(self, report, reason);
     }
 
     fn breaker_opened(&self, breaker: &str, reason: &str) {
@@ -214,7 +282,7 @@ fn bounded(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn assert_handle<T: Clone + Send + Sync + 'static>() {}
@@ -224,30 +292,61 @@ mod tests {
         assert_handle::<Alerts>();
     }
 
+    pub(crate) fn report(owner: &str, id: &str) -> ReportKey {
+        ReportKey {
+            owner: owner.into(),
+            module: "birthnotice".into(),
+            id: id.into(),
+        }
+    }
+
     #[test]
     fn a_full_queue_drops_and_counts_without_blocking() {
-        let (alerts, mut rx) = Alerts::queued(2);
+        let (alerts, mut rx) = Alerts::queued(2, true);
         for i in 0..5 {
-            alerts.delivery_failed("birthnotice", &format!("id-{i}"), "refused");
+            alerts.alert(AlertKind::DeliveryFailed, &format!("report=id-{i}"));
         }
         assert_eq!(alerts.dropped(), 3);
         assert_eq!(alerts.take_unreported_drops(), 3);
         assert_eq!(alerts.take_unreported_drops(), 0);
         let first = rx.try_recv().unwrap();
         assert_eq!(first.kind, AlertKind::DeliveryFailed);
-        assert_eq!(
-            first.detail,
-            "module=birthnotice report=id-0 reason=refused"
-        );
+        assert_eq!(first.detail, "report=id-0");
         assert!(rx.try_recv().unwrap().detail.contains("id-1"));
         assert!(rx.try_recv().is_err());
     }
 
     #[test]
+    fn a_failure_is_told_to_the_operators_and_to_the_reports_owner() {
+        let (alerts, mut rx) = Alerts::queued(4, true);
+        alerts.delivery_failed(&report("klinik", "geb-1"), "refused");
+        let detail = "module=birthnotice report=geb-1 reason=refused";
+        let operators = rx.try_recv().unwrap();
+        assert_eq!(operators.audience, Audience::Operators);
+        assert_eq!(operators.detail, detail);
+        let owner = rx.try_recv().unwrap();
+        assert_eq!(owner.audience, Audience::User("klinik".into()));
+        assert_eq!(owner.detail, detail);
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn without_operators_only_users_notices_are_queued() {
+        let (alerts, mut rx) = Alerts::queued(4, false);
+        alerts.actor_degraded("outbox", None);
+        alerts.delivery_failed(&report("klinik", "geb-1"), "refused");
+        assert_eq!(
+            rx.try_recv().unwrap().audience,
+            Audience::User("klinik".into())
+        );
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
     fn untrusted_text_is_escaped_and_bounded() {
-        let (alerts, mut rx) = Alerts::queued(4);
+        let (alerts, mut rx) = Alerts::queued(4, true);
         let id = format!("evil\r\nBcc: x@example.org{}", "y".repeat(5000));
-        alerts.delivery_failed("birthnotice", &id, "line1\nline2");
+        alerts.delivery_failed(&report("klinik", &id), "line1\nline2");
         let detail = rx.try_recv().unwrap().detail;
         assert!(!detail.contains('\n') && !detail.contains('\r'), "{detail}");
         assert!(detail.contains("evil\\u{d}\\u{a}Bcc"), "{detail}");

@@ -1,14 +1,15 @@
-//! Grouping: alerts of one kind are collected into a batch that becomes one mail when its window
-//! closes, no sooner than `alert_min_interval` after the previous mail of that kind. A mail that
-//! could not be sent goes back into the batch of its kind, so an outage of the mail server ends in
-//! one mail per kind, not a backlog of them.
+//! Grouping: alerts of one kind for one audience (the operators, or one API user) are collected
+//! into a batch that becomes one mail when its window closes, no sooner than `alert_min_interval`
+//! after the previous mail of that kind to that audience. A mail that could not be sent goes back
+//! into its batch, so an outage of the mail server ends in one mail per kind and audience, not a
+//! backlog of them.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use super::alerts::{Alert, AlertKind};
+use super::alerts::{Alert, AlertKind, Audience};
 
 /// Events listed in one mail; the rest are counted.
 pub const LINES_PER_MAIL: usize = 20;
@@ -63,16 +64,29 @@ impl Batch {
         self.dropped += older.dropped;
     }
 
-    /// Subject and body of the mail for this batch.
-    pub fn compose(&self, kind: AlertKind) -> (String, String) {
+    /// Subject and body of the mail for this batch to `audience`.
+    pub fn compose(&self, audience: &Audience, kind: AlertKind) -> (String, String) {
         let events = if self.count == 1 { "event" } else { "events" };
         let subject = format!("[meldewerk] {kind}: {} {events}", self.count);
+        let (opening, explain, footer) = match audience {
+            Audience::Operators => (
+                "meldewerk alert".to_string(),
+                kind.explanation(),
+                "Health of every actor: GET /admin/api/v1/actors (operator API). Details are in \
+                 the service's log.",
+            ),
+            Audience::User(name) => (
+                format!("meldewerk notice for API user {name}"),
+                kind.explanation_for_users(),
+                "You get these notices because an address is set on your account; the operator \
+                 of this service removes it on request.",
+            ),
+        };
         let mut body = format!(
-            "meldewerk alert: {kind}, {count} {events} from {first} to {last}.\n{explain}\n\n",
+            "{opening}: {kind}, {count} {events} from {first} to {last}.\n{explain}\n\n",
             count = self.count,
             first = timestamp(self.first),
             last = timestamp(self.last),
-            explain = kind.explanation(),
         );
         for line in &self.lines {
             body.push_str(line);
@@ -88,10 +102,9 @@ impl Batch {
                 self.dropped
             ));
         }
-        body.push_str(
-            "\nHealth of every actor: GET /admin/api/v1/actors (operator API). Details are in the \
-             service's log.\n",
-        );
+        body.push('\n');
+        body.push_str(footer);
+        body.push('\n');
         (subject, body)
     }
 }
@@ -109,9 +122,14 @@ struct Pending {
     failures: u32,
 }
 
+/// What a batch gathers: one kind of event for one audience.
+type Topic = (Audience, AlertKind);
+
 /// A batch taken out to be sent.
 #[derive(Debug)]
 pub struct Due {
+    /// Who it is for.
+    pub audience: Audience,
     /// Its kind.
     pub kind: AlertKind,
     /// Its events.
@@ -120,13 +138,26 @@ pub struct Due {
     pub failures: u32,
 }
 
-/// The batches of every kind and when each is due.
+impl Due {
+    fn of((audience, kind): Topic, pending: Pending) -> Due {
+        Due {
+            audience,
+            kind,
+            batch: pending.batch,
+            failures: pending.failures,
+        }
+    }
+}
+
+/// The batches of every kind and audience, and when each is due.
 #[derive(Debug)]
 pub struct Groups {
     window: Duration,
     min_interval: Duration,
-    pending: BTreeMap<AlertKind, Pending>,
-    last_sent: BTreeMap<AlertKind, Instant>,
+    pending: BTreeMap<Topic, Pending>,
+    /// When the last mail of each topic went out. Pruned of topics quiet for longer than the
+    /// minimum interval, so that many users' notices do not accumulate here.
+    last_sent: BTreeMap<Topic, Instant>,
 }
 
 impl Groups {
@@ -140,14 +171,15 @@ impl Groups {
         }
     }
 
-    /// Adds an alert: into the open batch of its kind, or a new one due after the window.
+    /// Adds an alert: into the open batch of its topic, or a new one due after the window.
     pub fn add(&mut self, alert: &Alert, now: Instant) {
-        if let Some(pending) = self.pending.get_mut(&alert.kind) {
+        let topic = (alert.audience.clone(), alert.kind);
+        if let Some(pending) = self.pending.get_mut(&topic) {
             pending.batch.add(alert);
             return;
         }
         let mut due = now + self.window;
-        if let Some(sent) = self.last_sent.get(&alert.kind) {
+        if let Some(sent) = self.last_sent.get(&topic) {
             due = due.max(*sent + self.min_interval);
         }
         let batch = Batch::new(alert);
@@ -156,7 +188,7 @@ impl Groups {
             due,
             failures: 0,
         };
-        self.pending.insert(alert.kind, pending);
+        self.pending.insert(topic, pending);
     }
 
     /// When the next batch is due, if any is pending.
@@ -166,45 +198,43 @@ impl Groups {
 
     /// Takes the batch due first, if it is due at `now`.
     pub fn take_due(&mut self, now: Instant) -> Option<Due> {
-        let (&kind, _) = self
+        let (topic, _) = self
             .pending
             .iter()
             .filter(|(_, p)| p.due <= now)
             .min_by_key(|(_, p)| p.due)?;
-        let pending = self.pending.remove(&kind)?;
-        Some(Due {
-            kind,
-            batch: pending.batch,
-            failures: pending.failures,
-        })
+        let topic = topic.clone();
+        let pending = self.pending.remove(&topic)?;
+        Some(Due::of(topic, pending))
     }
 
     /// Takes every pending batch (at shutdown).
     pub fn take_all(&mut self) -> Vec<Due> {
         std::mem::take(&mut self.pending)
             .into_iter()
-            .map(|(kind, p)| Due {
-                kind,
-                batch: p.batch,
-                failures: p.failures,
-            })
+            .map(|(topic, p)| Due::of(topic, p))
             .collect()
     }
 
-    /// The mail of `kind` went out at `now`.
-    pub fn sent(&mut self, kind: AlertKind, now: Instant) {
-        self.last_sent.insert(kind, now);
+    /// The mail of `due`'s topic went out at `now` (or had nobody to go to).
+    pub fn sent(&mut self, due: &Due, now: Instant) {
+        let min_interval = self.min_interval;
+        self.last_sent
+            .retain(|_, sent| now.saturating_duration_since(*sent) < min_interval);
+        self.last_sent.insert((due.audience.clone(), due.kind), now);
     }
 
     /// The mail could not be sent: its events go back in front of whatever arrived meanwhile,
     /// due again after `retry_in`.
     pub fn failed(&mut self, due: Due, now: Instant, retry_in: Duration) {
         let Due {
+            audience,
             kind,
             mut batch,
             failures,
         } = due;
-        if let Some(newer) = self.pending.remove(&kind) {
+        let topic = (audience, kind);
+        if let Some(newer) = self.pending.remove(&topic) {
             let mut merged = newer.batch;
             merged.absorb_older(batch);
             batch = merged;
@@ -214,7 +244,7 @@ impl Groups {
             due: now + retry_in,
             failures: failures + 1,
         };
-        self.pending.insert(kind, pending);
+        self.pending.insert(topic, pending);
     }
 
     /// Events in every pending batch.
@@ -229,6 +259,7 @@ mod tests {
 
     fn alert(kind: AlertKind, detail: &str) -> Alert {
         Alert {
+            audience: Audience::Operators,
             kind,
             at: Utc::now(),
             detail: detail.into(),
@@ -259,7 +290,7 @@ mod tests {
             .find(|d| d.kind == AlertKind::DeliveryFailed)
             .unwrap();
         assert_eq!(failed.batch.count, 10);
-        let (subject, body) = failed.batch.compose(failed.kind);
+        let (subject, body) = failed.batch.compose(&failed.audience, failed.kind);
         assert_eq!(subject, "[meldewerk] delivery failed: 10 events");
         for i in 0..10 {
             assert!(body.contains(&format!("report=r{i}\n")), "{body}");
@@ -278,7 +309,7 @@ mod tests {
             );
         }
         let due = groups.take_due(now + WINDOW).unwrap();
-        let (_, body) = due.batch.compose(due.kind);
+        let (_, body) = due.batch.compose(&due.audience, due.kind);
         assert!(body.contains("report=r0\n"));
         assert!(!body.contains(&format!("report=r{LINES_PER_MAIL}\n")));
         assert!(body.contains("... and 5 more not listed."), "{body}");
@@ -291,7 +322,7 @@ mod tests {
         groups.add(&alert(AlertKind::DeliveryFailed, "a"), now);
         let due = groups.take_due(now + WINDOW).unwrap();
         assert_eq!(due.batch.count, 1);
-        groups.sent(AlertKind::DeliveryFailed, now + WINDOW);
+        groups.sent(&due, now + WINDOW);
         groups.add(&alert(AlertKind::DeliveryFailed, "b"), now + WINDOW);
         groups.add(&alert(AlertKind::ActorDegraded, "c"), now + WINDOW);
         assert_eq!(groups.next_due(), Some(now + WINDOW + WINDOW));
@@ -319,5 +350,55 @@ mod tests {
         assert!(again.batch.lines[0].ends_with(" old"));
         assert!(again.batch.lines[1].ends_with(" new"));
         assert!(groups.take_all().is_empty());
+    }
+
+    #[test]
+    fn each_user_gets_batches_of_their_own_and_a_mail_meant_for_them() {
+        let mut groups = Groups::new(WINDOW, INTERVAL);
+        let now = Instant::now();
+        let for_user = |user: &str, detail: &str| Alert {
+            audience: Audience::User(user.into()),
+            ..alert(AlertKind::DeliveryFailed, detail)
+        };
+        groups.add(&alert(AlertKind::DeliveryFailed, "report=a"), now);
+        groups.add(&for_user("klinik", "report=a"), now);
+        groups.add(&for_user("klinik", "report=b"), now);
+        groups.add(&for_user("praxis", "report=c"), now);
+        let mut dues = std::iter::from_fn(|| groups.take_due(now + WINDOW)).collect::<Vec<_>>();
+        dues.sort_by(|a, b| a.audience.cmp(&b.audience));
+        let counts: Vec<(Audience, u64)> = dues
+            .iter()
+            .map(|d| (d.audience.clone(), d.batch.count))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                (Audience::Operators, 1),
+                (Audience::User("klinik".into()), 2),
+                (Audience::User("praxis".into()), 1)
+            ]
+        );
+        let (subject, body) = dues[1].batch.compose(&dues[1].audience, dues[1].kind);
+        assert_eq!(subject, "[meldewerk] delivery failed: 2 events");
+        assert!(body.starts_with("meldewerk notice for API user klinik: delivery failed, 2 events"));
+        assert!(
+            body.contains("report=a\n") && body.contains("report=b\n"),
+            "{body}"
+        );
+        assert!(
+            !body.contains("/admin/"),
+            "no operator pointers for a user: {body}"
+        );
+        let (_, body) = dues[0].batch.compose(&dues[0].audience, dues[0].kind);
+        assert!(body.contains("GET /admin/api/v1/actors"), "{body}");
+
+        // The pause after a mail holds per audience: klinik waits, praxis does not.
+        groups.sent(&dues[1], now + WINDOW);
+        groups.add(&for_user("klinik", "report=d"), now + WINDOW);
+        groups.add(&for_user("praxis", "report=e"), now + WINDOW);
+        let next = groups.take_due(now + WINDOW * 2).unwrap();
+        assert_eq!(next.audience, Audience::User("praxis".into()));
+        assert!(groups.take_due(now + WINDOW * 2).is_none());
+        assert!(groups.take_due(now + WINDOW + INTERVAL).is_some());
     }
 }

@@ -1,5 +1,5 @@
 //! The mailer: one SMTP client (lettre over rustls, no OpenSSL) for every mail the service sends,
-//! alerts to operators now, notices to API users later.
+//! alerts to operators and notices to API users.
 
 use std::time::Duration;
 
@@ -19,6 +19,9 @@ pub enum MailError {
     /// The mail could not be put together.
     #[error("could not build the mail: {0}")]
     Build(String),
+    /// The recipients could not be read (the store failed); the mail waits for its next try.
+    #[error("recipients: {0}")]
+    Recipients(String),
     /// The SMTP server could not be reached or refused the mail.
     #[error("SMTP: {0}")]
     Smtp(String),

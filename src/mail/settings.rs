@@ -110,11 +110,6 @@ impl MailSettings {
             .is_some_and(|h| !h.trim().is_empty())
     }
 
-    /// Whether alerts are mailed (an SMTP server and at least one operator).
-    pub fn alerts_enabled(&self) -> bool {
-        self.smtp_enabled() && !self.operators.is_empty()
-    }
-
     /// The port to connect to.
     pub fn port(&self) -> u16 {
         self.smtp_port.unwrap_or_else(|| self.tls.default_port())
@@ -188,7 +183,6 @@ mod tests {
     fn mail_is_off_by_default() {
         let s = MailSettings::default();
         assert!(!s.smtp_enabled());
-        assert!(!s.alerts_enabled());
         assert_eq!(s.port(), 587);
         s.check().unwrap();
     }
@@ -200,7 +194,7 @@ mod tests {
         );
         assert_eq!(s.operators, ["a@example.org", "b@example.org"]);
         assert_eq!(s.port(), 465);
-        assert!(s.alerts_enabled());
+        assert!(s.smtp_enabled());
         let s = from_toml("operators = \"a@example.org, b@example.org,\"");
         assert_eq!(s.operators, ["a@example.org", "b@example.org"]);
     }

@@ -1,4 +1,5 @@
-//! The alert task: empties the queue into per-kind batches, mails each batch when it is due,
+//! The alert task: empties the queue into batches per kind and audience, mails each batch when it
+//! is due (reading a user's address only then),
 //! retries a mail that could not be sent with a doubling pause, and at shutdown sends what is
 //! pending within the grace time. Spawned once at start-up; nothing else waits for it.
 
@@ -12,8 +13,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::alerts::{Alert, Alerts};
+use super::alerts::{Alert, Alerts, Audience};
 use super::batch::{Due, Groups};
+use super::recipients::UserAddresses;
 use super::sender::{Mail, MailError, SendMail};
 use super::settings::MailSettings;
 use super::Mailer;
@@ -57,13 +59,17 @@ pub struct AlertService {
 }
 
 impl AlertService {
-    /// Starts the alert task for `settings` (inside a tokio runtime); with mail off, a handle
-    /// whose alerts are only logged.
-    pub fn start(settings: &MailSettings) -> Result<AlertService, MailError> {
+    /// Starts the alert task for `settings` (inside a tokio runtime), reading users' addresses
+    /// from `users`; with mail off, a handle whose alerts are only logged.
+    pub fn start(
+        settings: &MailSettings,
+        users: Arc<dyn UserAddresses>,
+    ) -> Result<AlertService, MailError> {
         settings.check().map_err(MailError::Settings)?;
-        let mailer = Mailer::new(settings)?;
-        let (Some(mailer), true) = (mailer, settings.alerts_enabled()) else {
-            tracing::info!("mail alerts are off (no mail.smtp_host or no mail.operators); alerts are only logged");
+        let Some(mailer) = Mailer::new(settings)? else {
+            tracing::info!(
+                "mail is off (no mail.smtp_host): alerts are only logged, users get no notices"
+            );
             return Ok(AlertService {
                 alerts: Alerts::log_only(),
                 stop: None,
@@ -75,28 +81,32 @@ impl AlertService {
             host = settings.smtp_host.as_deref().unwrap_or_default(),
             port = settings.port(),
             operators = operators.len(),
-            "mail alerts are on"
+            "mail is on: alerts to the operators (if any), notices to users with an address"
         );
         Ok(AlertService::start_with(
             Arc::new(mailer),
             operators,
+            users,
             Timing::of(settings),
             settings.queue_size,
         ))
     }
 
-    /// Starts the alert task sending through `sender` to `operators`.
+    /// Starts the alert task sending through `sender` to `operators` and to the users' addresses
+    /// in `users`. Without operators, their alerts are only logged.
     pub fn start_with(
         sender: Arc<dyn SendMail>,
         operators: Vec<Mailbox>,
+        users: Arc<dyn UserAddresses>,
         timing: Timing,
         queue_size: usize,
     ) -> AlertService {
-        let (alerts, queue) = Alerts::queued(queue_size);
+        let (alerts, queue) = Alerts::queued(queue_size, !operators.is_empty());
         let (stop, stopped) = oneshot::channel();
         let worker = Worker {
             sender,
             operators,
+            users,
             timing,
             groups: Groups::new(timing.window, timing.min_interval),
             alerts: alerts.clone(),
@@ -131,11 +141,20 @@ impl AlertService {
     }
 }
 
-type Sending = Pin<Box<dyn Future<Output = Result<(), MailError>> + Send>>;
+/// What became of a due batch.
+enum Sent {
+    /// Mailed.
+    Mailed,
+    /// Nobody to mail it to: the user has no address (any more), or was removed.
+    Nobody,
+}
+
+type Sending = Pin<Box<dyn Future<Output = Result<Sent, MailError>> + Send>>;
 
 struct Worker {
     sender: Arc<dyn SendMail>,
     operators: Vec<Mailbox>,
+    users: Arc<dyn UserAddresses>,
     timing: Timing,
     groups: Groups,
     alerts: Alerts,
@@ -163,8 +182,8 @@ impl Worker {
                 _ = tokio::time::sleep_until(wake), if idle && next.is_some() => {
                     if let Some(due) = self.groups.take_due(Instant::now().into_std()) {
                         let due = self.with_drops(due);
-                        let mail = self.mail(&due);
-                        sending = Some((due, self.sender.send(mail)));
+                        let send = self.send(&due);
+                        sending = Some((due, send));
                     }
                 }
             }
@@ -172,31 +191,51 @@ impl Worker {
         self.flush(queue, sending, deadline).await;
     }
 
-    fn mail(&self, due: &Due) -> Mail {
-        let (subject, body) = due.batch.compose(due.kind);
-        Mail {
-            to: self.operators.clone(),
-            subject,
-            body,
-        }
+    /// Sends the mail of `due` to its audience, reading a user's address first.
+    fn send(&self, due: &Due) -> Sending {
+        let (subject, body) = due.batch.compose(&due.audience, due.kind);
+        let sender = self.sender.clone();
+        let operators = self.operators.clone();
+        let address = match &due.audience {
+            Audience::Operators => None,
+            Audience::User(name) => Some(self.users.address(name)),
+        };
+        Box::pin(async move {
+            let to = match address {
+                None => operators,
+                Some(address) => address
+                    .await
+                    .map_err(MailError::Recipients)?
+                    .into_iter()
+                    .collect(),
+            };
+            if to.is_empty() {
+                return Ok(Sent::Nobody);
+            }
+            sender.send(Mail { to, subject, body }).await?;
+            Ok(Sent::Mailed)
+        })
     }
 
-    /// Takes the count of dropped alerts into the batch about to be sent.
+    /// Takes the count of dropped alerts into the operators' batch about to be sent.
     fn with_drops(&self, mut due: Due) -> Due {
-        due.batch.dropped += self.alerts.take_unreported_drops();
+        if due.audience == Audience::Operators {
+            due.batch.dropped += self.alerts.take_unreported_drops();
+        }
         due
     }
 
-    fn finished(&mut self, due: Due, result: Result<(), MailError>) {
+    fn finished(&mut self, due: Due, result: Result<Sent, MailError>) {
         let now = Instant::now().into_std();
         match result {
-            Ok(()) => {
-                tracing::info!(kind = %due.kind, events = due.batch.count, "alert mail sent");
-                self.groups.sent(due.kind, now);
+            Ok(sent) => {
+                log_sent(&due, &sent);
+                self.groups.sent(&due, now);
             }
             Err(error) => {
                 let retry_in = self.timing.retry_in(due.failures);
                 tracing::warn!(
+                    to = %due.audience,
                     kind = %due.kind,
                     events = due.batch.count,
                     failures = due.failures + 1,
@@ -236,10 +275,9 @@ impl Worker {
             let due = self.with_drops(due);
             let mut failures = 0;
             loop {
-                let mail = self.mail(&due);
-                match tokio::time::timeout_at(deadline, self.sender.send(mail)).await {
-                    Ok(Ok(())) => {
-                        tracing::info!(kind = %due.kind, events = due.batch.count, "alert mail sent");
+                match tokio::time::timeout_at(deadline, self.send(&due)).await {
+                    Ok(Ok(sent)) => {
+                        log_sent(&due, &sent);
                         break;
                     }
                     Ok(Err(error)) => {
@@ -249,7 +287,7 @@ impl Worker {
                             self.give_up(&due, &error.to_string());
                             break;
                         }
-                        tracing::warn!(kind = %due.kind, %error, "alert mail could not be sent; will retry");
+                        tracing::warn!(to = %due.audience, kind = %due.kind, %error, "alert mail could not be sent; will retry");
                         tokio::time::sleep(pause).await;
                     }
                     Err(_) => {
@@ -263,6 +301,7 @@ impl Worker {
 
     fn give_up(&self, due: &Due, why: &str) {
         tracing::error!(
+            to = %due.audience,
             kind = %due.kind,
             events = due.batch.count,
             error = why,
@@ -271,10 +310,27 @@ impl Worker {
     }
 }
 
+fn log_sent(due: &Due, sent: &Sent) {
+    match sent {
+        Sent::Mailed => {
+            tracing::info!(to = %due.audience, kind = %due.kind, events = due.batch.count, "alert mail sent")
+        }
+        Sent::Nobody => tracing::debug!(
+            to = %due.audience,
+            kind = %due.kind,
+            events = due.batch.count,
+            "no address on the account; notice not mailed"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mail::AlertKind;
+    use crate::mail::alerts::tests::report;
+    use crate::mail::{AlertKind, NoAddresses};
+    use futures::future::BoxFuture;
+    use std::collections::HashMap;
     use std::sync::Mutex;
 
     /// Fails the first `fail` sends, then records every mail.
@@ -323,13 +379,14 @@ mod tests {
             ..Fake::default()
         });
         let to = vec!["ops@example.org".parse().unwrap()];
-        let service = AlertService::start_with(fake.clone(), to, timing(20), 16);
+        let service =
+            AlertService::start_with(fake.clone(), to, Arc::new(NoAddresses), timing(20), 16);
         let alerts = service.alerts();
-        alerts.delivery_failed("birthnotice", "first", "refused");
+        alerts.delivery_failed(&report("klinik", "first"), "refused");
         while *fake.fail.lock().unwrap() > 0 {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        alerts.delivery_failed("birthnotice", "second", "refused");
+        alerts.delivery_failed(&report("klinik", "second"), "refused");
         wait_for_mails(&fake, 1).await;
         service.shutdown(Duration::from_secs(5)).await;
         let sent = fake.sent.lock().unwrap();
@@ -343,7 +400,13 @@ mod tests {
     async fn shutdown_sends_what_is_pending() {
         let fake = Arc::new(Fake::default());
         let to = vec!["ops@example.org".parse().unwrap()];
-        let service = AlertService::start_with(fake.clone(), to, timing(3_600_000), 16);
+        let service = AlertService::start_with(
+            fake.clone(),
+            to,
+            Arc::new(NoAddresses),
+            timing(3_600_000),
+            16,
+        );
         let alerts = service.alerts();
         alerts.alert(AlertKind::BreakerOpened, "breaker=xpersonenstand");
         alerts.actor_degraded("module:birthnotice", None);
@@ -366,12 +429,71 @@ mod tests {
             ..Fake::default()
         });
         let to = vec!["ops@example.org".parse().unwrap()];
-        let service = AlertService::start_with(fake.clone(), to, timing(3_600_000), 16);
+        let service = AlertService::start_with(
+            fake.clone(),
+            to,
+            Arc::new(NoAddresses),
+            timing(3_600_000),
+            16,
+        );
         service
             .alerts()
-            .delivery_failed("birthnotice", "x", "refused");
+            .delivery_failed(&report("klinik", "x"), "refused");
         service.shutdown(Duration::from_millis(200)).await;
         assert!(fake.sent.lock().unwrap().is_empty());
+    }
+
+    /// Addresses by user; a user in `broken` cannot be read (a failing store).
+    #[derive(Default)]
+    struct Book {
+        addresses: HashMap<String, String>,
+        broken: Mutex<u32>,
+    }
+
+    impl UserAddresses for Book {
+        fn address(&self, user: &str) -> BoxFuture<'static, Result<Option<Mailbox>, String>> {
+            let result = {
+                let mut broken = self.broken.lock().unwrap();
+                if *broken > 0 {
+                    *broken -= 1;
+                    Err("store unavailable".to_string())
+                } else {
+                    Ok(self.addresses.get(user).map(|a| a.parse().unwrap()))
+                }
+            };
+            Box::pin(async move { result })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_users_notice_goes_to_their_address_only_and_waits_out_an_unreadable_store() {
+        let fake = Arc::new(Fake::default());
+        let book = Arc::new(Book {
+            addresses: HashMap::from([("klinik".into(), "it@klinik.example".into())]),
+            broken: Mutex::new(1),
+        });
+        // No operators: only the users' notices are mailed.
+        let service =
+            AlertService::start_with(fake.clone(), Vec::new(), book.clone(), timing(20), 16);
+        let alerts = service.alerts();
+        alerts.delivery_failed(&report("klinik", "geb-1"), "refused");
+        alerts.delivery_failed(&report("praxis", "geb-2"), "refused");
+        alerts.actor_degraded("outbox", None);
+        wait_for_mails(&fake, 1).await;
+        service.shutdown(Duration::from_secs(5)).await;
+        assert_eq!(
+            *book.broken.lock().unwrap(),
+            0,
+            "the address was read again"
+        );
+        let sent = fake.sent.lock().unwrap();
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        assert_eq!(sent[0].to, ["it@klinik.example".parse().unwrap()]);
+        assert!(sent[0]
+            .body
+            .starts_with("meldewerk notice for API user klinik:"));
+        assert!(sent[0].body.contains("report=geb-1 "), "{}", sent[0].body);
+        assert!(!sent[0].body.contains("geb-2"), "{}", sent[0].body);
     }
 
     #[test]

@@ -57,6 +57,10 @@ pub struct UserRecord {
     pub name: String,
     /// Optional customer id the operator attaches to the account (billing, support).
     pub customer: Option<String>,
+    /// Optional mail address for the user's notices (a report of theirs failed for good). Records
+    /// written before it existed read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
     /// argon2id hash of the password in PHC string format.
     pub password_hash: String,
     /// The user's current memento key, wrapped under the server's master key.
@@ -390,4 +394,29 @@ pub struct FinishedReport {
     pub submitted_at: DateTime<Utc>,
     /// The failure reason when the authority refused the message; `None` on success.
     pub failure: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Users stored before they could have an address must still open, and an account without
+    /// one is written as before.
+    #[test]
+    fn a_user_record_without_an_email_reads_and_writes_as_before_addresses_existed() {
+        let stored = r#"{"name":"klinik","customer":null,"password_hash":"h",
+            "memento_key":{"key_id":"k","wrapped":"AQ=="},"seal":null,
+            "created_at":"2026-01-01T00:00:00Z","password_changed_at":"2026-01-01T00:00:00Z"}"#;
+        let user: UserRecord = serde_json::from_str(stored).unwrap();
+        assert_eq!(user.email, None);
+        let written = serde_json::to_string(&user).unwrap();
+        assert!(!written.contains("email"), "{written}");
+        let with = UserRecord {
+            email: Some("it@klinik.example".into()),
+            ..user
+        };
+        let again: UserRecord =
+            serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
+        assert_eq!(again, with);
+    }
 }

@@ -24,6 +24,7 @@ fn user(name: &str, key_id: &str) -> UserRecord {
     UserRecord {
         name: name.into(),
         customer: None,
+        email: None,
         password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
         memento_key: WrappedKey {
             key_id: key_id.into(),

@@ -211,7 +211,7 @@ pub async fn discard(
             e => internal(e),
         };
     }
-    engine.report_discarded(&job.report.module, &job.report.id, DISCARDED);
+    engine.report_discarded(&job.report, DISCARDED);
     if let Err(answer) = audit(&store, &operator.0, "discard", &job).await {
         return *answer;
     }

@@ -36,6 +36,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(users::list_users)
             .service(users::add_user)
             .service(users::change_password)
+            .service(users::set_email)
             .service(users::remove_user)
             .service(users::deposit_seal),
     );

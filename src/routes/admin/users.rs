@@ -15,7 +15,7 @@ use meldewerk_storage::StoreError;
 use serde_json::{json, Map, Value};
 
 use super::error;
-use crate::accounts::{AccountError, Accounts, Password, UserName};
+use crate::accounts::{AccountError, Accounts, Email, Password, UserName};
 use crate::auth::Operator;
 use crate::routes::json::{self, JsonError};
 use crate::startup::WebSettings;
@@ -82,6 +82,7 @@ fn respond(failure: &Failure) -> HttpResponse {
         Failure::Account(e) => {
             let status = match e {
                 AccountError::InvalidName(_)
+                | AccountError::InvalidEmail(_)
                 | AccountError::WeakPassword
                 | AccountError::InvalidSeal(_) => StatusCode::BAD_REQUEST,
                 AccountError::Duplicate(_) | AccountError::NameRetired(_) => StatusCode::CONFLICT,
@@ -164,6 +165,32 @@ fn required_string<'a>(
     }
 }
 
+/// An optional string member: absent or null is `None`, an empty or blank string is an error.
+fn optional_string<'a>(
+    object: &'a Map<String, Value>,
+    member: &str,
+    errors: &mut Vec<String>,
+) -> Option<&'a str> {
+    match object.get(member) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            errors.push(format!("{member} must not be empty"));
+            None
+        }
+        Some(Value::String(s)) => Some(s),
+        Some(_) => {
+            errors.push(format!("{member} must be a string"));
+            None
+        }
+    }
+}
+
+/// The optional `email` member, parsed; `errors` collects what is wrong with it.
+fn optional_email(object: &Map<String, Value>, errors: &mut Vec<String>) -> Option<Email> {
+    optional_string(object, "email", errors)
+        .and_then(|e| Email::parse(e).map_err(|e| errors.push(e.to_string())).ok())
+}
+
 /// The name from a path, checked against the naming rule.
 fn path_name(name: &str) -> Result<UserName, Failure> {
     Ok(UserName::parse(name)?)
@@ -179,7 +206,7 @@ pub async fn list_users(
     Ok(HttpResponse::Ok().json(accounts.list().await?))
 }
 
-/// Adds an API user from `{"name", "password", "customer"?}`: 201 with the user's summary;
+/// Adds an API user from `{"name", "password", "customer"?, "email"?}`: 201 with the user's summary;
 /// 400 for an invalid body, name or password (all problems at once); 409 when the name is taken.
 #[post("/users")]
 #[tracing::instrument(name = "admin_add_user", skip_all, fields(user = tracing::field::Empty))]
@@ -194,7 +221,7 @@ pub async fn add_user(
         &req,
         payload,
         settings.max_body_bytes,
-        &["name", "password", "customer"],
+        &["name", "password", "customer", "email"],
     )
     .await?;
     let mut errors = Vec::new();
@@ -209,22 +236,12 @@ pub async fn add_user(
             .map_err(|e| errors.push(e.to_string()))
             .ok()
     });
-    let customer = match object.get("customer") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(c)) if c.trim().is_empty() => {
-            errors.push("customer must not be empty".into());
-            None
-        }
-        Some(Value::String(c)) => Some(c.clone()),
-        Some(_) => {
-            errors.push("customer must be a string".into());
-            None
-        }
-    };
+    let customer = optional_string(&object, "customer", &mut errors).map(str::to_string);
+    let email = optional_email(&object, &mut errors);
     let (Some(name), Some(password), true) = (name, password, errors.is_empty()) else {
         return Err(Failure::Invalid(errors));
     };
-    let summary = accounts.add(&name, password, customer).await?;
+    let summary = accounts.add(&name, password, customer, email).await?;
     tracing::info!("user added by operator");
     Ok(HttpResponse::Created().json(summary))
 }
@@ -254,6 +271,36 @@ pub async fn change_password(
     };
     accounts.change_password(&name, password).await?;
     tracing::info!("password changed by operator; older mementos, links and sessions revoked");
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Sets the address of a user's notices from `{"email": "name@example.org"}`, or removes it
+/// with `{"email": null}`: 204. 404 for an unknown user, 400 for an address SMTP cannot take.
+#[put("/users/{name}/email")]
+#[tracing::instrument(name = "admin_set_email", skip_all, fields(user = %log_str(name.as_str())))]
+pub async fn set_email(
+    _operator: Operator,
+    req: HttpRequest,
+    name: web::Path<String>,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    accounts: web::Data<Accounts>,
+) -> Result<HttpResponse, Failure> {
+    let name = path_name(&name)?;
+    let object = read_object(&req, payload, settings.max_body_bytes, &["email"]).await?;
+    if !object.contains_key("email") {
+        return Err(Failure::Invalid(vec![
+            "email is required: an address, or null to remove it".into(),
+        ]));
+    }
+    let mut errors = Vec::new();
+    let email = optional_email(&object, &mut errors);
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let removed = email.is_none();
+    accounts.set_email(&name, email).await?;
+    tracing::info!(removed, "notice address set by operator");
     Ok(HttpResponse::NoContent().finish())
 }
 

@@ -71,6 +71,7 @@ mod tests {
         UserRecord {
             name: name.into(),
             customer: None,
+            email: None,
             password_hash: hash.into(),
             memento_key: WrappedKey {
                 key_id: "k".into(),

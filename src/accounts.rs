@@ -78,6 +78,16 @@ impl Email {
     pub fn as_str(&self) -> &str {
         self.0.as_ref()
     }
+
+    /// The address as lettre's type, for a mailbox.
+    pub fn address(&self) -> lettre::Address {
+        self.0.clone()
+    }
+
+    /// The address as text, as it is stored.
+    pub fn into_string(self) -> String {
+        self.0.to_string()
+    }
 }
 
 /// Why an account operation failed; each message is meant for the operator who asked.
@@ -201,7 +211,7 @@ impl Accounts {
         let record = UserRecord {
             name: name.as_str().into(),
             customer,
-            email: email.map(|e| e.as_str().to_string()),
+            email: email.map(Email::into_string),
             password_hash,
             memento_key,
             seal: None,
@@ -252,7 +262,7 @@ impl Accounts {
     ) -> Result<(), AccountError> {
         let _update = self.updates.lock().await;
         let mut record = self.existing(name).await?;
-        record.email = email.map(|e| e.as_str().to_string());
+        record.email = email.map(Email::into_string);
         Ok(self.store.update_user(record).await?)
     }
 

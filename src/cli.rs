@@ -155,6 +155,10 @@ fn read_password(flag: bool) -> Result<Password, CliError> {
     Password::parse(&raw).map_err(err)
 }
 
+fn parse_email(address: Option<&str>) -> Result<Option<Email>, CliError> {
+    address.map(Email::parse).transpose().map_err(err)
+}
+
 fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {
     if !create_data_dir && !settings.db_dir().is_dir() {
         return Err(CliError(format!(
@@ -186,11 +190,7 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
             email,
         }) => {
             let name = UserName::parse(&name).map_err(err)?;
-            let email = email
-                .as_deref()
-                .map(Email::parse)
-                .transpose()
-                .map_err(err)?;
+            let email = parse_email(email.as_deref())?;
             let password = read_password(password_stdin)?;
             accounts(settings, true)?
                 .add(&name, password, customer, email)
@@ -219,11 +219,7 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
             none: _,
         }) => {
             let name = UserName::parse(&name).map_err(err)?;
-            let email = address
-                .as_deref()
-                .map(Email::parse)
-                .transpose()
-                .map_err(err)?;
+            let email = parse_email(address.as_deref())?;
             let said = match &email {
                 Some(email) => format!("notices of {} go to {}", name.as_str(), email.as_str()),
                 None => format!("{} gets no notices", name.as_str()),

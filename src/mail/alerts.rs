@@ -169,7 +169,9 @@ impl Alerts {
             Some(queue) if self.inner.operators => {
                 self.enqueue(queue, Audience::Operators, kind, detail)
             }
-            _ => tracing::info!(%kind, %detail, "alert (no operators to mail; only logged)"),
+            _ => {
+                tracing::info!(%kind, %detail, "alert (mail is off or no operators are configured; only logged)")
+            }
         }
     }
 

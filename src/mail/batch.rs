@@ -196,13 +196,13 @@ impl Groups {
         self.pending.values().map(|p| p.due).min()
     }
 
-    /// Takes the batch due first, if it is due at `now`.
+    /// Takes the batch due first, if it is due at `now`; the operators' batches before users'.
     pub fn take_due(&mut self, now: Instant) -> Option<Due> {
         let (topic, _) = self
             .pending
             .iter()
             .filter(|(_, p)| p.due <= now)
-            .min_by_key(|(_, p)| p.due)?;
+            .min_by_key(|((audience, _), p)| (*audience != Audience::Operators, p.due))?;
         let topic = topic.clone();
         let pending = self.pending.remove(&topic)?;
         Some(Due::of(topic, pending))
@@ -400,5 +400,26 @@ mod tests {
         assert_eq!(next.audience, Audience::User("praxis".into()));
         assert!(groups.take_due(now + WINDOW * 2).is_none());
         assert!(groups.take_due(now + WINDOW + INTERVAL).is_some());
+    }
+
+    #[test]
+    fn of_the_batches_due_the_operators_go_first() {
+        let mut groups = Groups::new(WINDOW, INTERVAL);
+        let now = Instant::now();
+        let for_user = Alert {
+            audience: Audience::User("klinik".into()),
+            ..alert(AlertKind::DeliveryFailed, "report=a")
+        };
+        // The user's batch is due first, at one window; the operators' half a window later.
+        groups.add(&for_user, now);
+        groups.add(
+            &alert(AlertKind::DeliveryFailed, "report=a"),
+            now + WINDOW / 2,
+        );
+        let later = now + WINDOW * 2;
+        let first = groups.take_due(later).unwrap();
+        assert_eq!(first.audience, Audience::Operators);
+        let second = groups.take_due(later).unwrap();
+        assert_eq!(second.audience, Audience::User("klinik".into()));
     }
 }

@@ -7,6 +7,8 @@ use futures::future::BoxFuture;
 use lettre::message::Mailbox;
 use meldewerk_storage::Store;
 
+use crate::accounts::Email;
+
 /// The address of an API user's notices.
 pub trait UserAddresses: Send + Sync + 'static {
     /// The address on `user`'s account; `None` when it has none or the user was removed. An
@@ -26,8 +28,8 @@ impl UserAddresses for AccountAddresses {
             let Some(email) = record.and_then(|r| r.email) else {
                 return Ok(None);
             };
-            match email.parse() {
-                Ok(address) => Ok(Some(Mailbox::new(Some(user), address))),
+            match Email::parse(&email) {
+                Ok(email) => Ok(Some(Mailbox::new(Some(user), email.address()))),
                 // Checked when it was set; a record edited by hand could still hold anything,
                 // and trying it again would not mend it.
                 Err(_) => {

@@ -22,9 +22,29 @@ pub enum MailError {
     /// The recipients could not be read (the store failed); the mail waits for its next try.
     #[error("recipients: {0}")]
     Recipients(String),
-    /// The SMTP server could not be reached or refused the mail.
+    /// The SMTP server could not be reached, timed out, or answered with a temporary error.
     #[error("SMTP: {0}")]
     Smtp(String),
+    /// The SMTP server refused the mail for good (a 5xx reply), e.g. a recipient it does not
+    /// relay to.
+    #[error("SMTP, refused for good: {0}")]
+    Refused(String),
+}
+
+impl MailError {
+    /// What a log line about a user's notice may say: the class of failure without the server's
+    /// reply, which tends to quote the recipient's address.
+    pub fn without_reply(&self) -> &'static str {
+        match self {
+            MailError::Settings(_) => "the mail settings cannot work",
+            MailError::Build(_) => "the mail could not be put together",
+            MailError::Recipients(_) => "the recipient could not be read from the store",
+            MailError::Smtp(_) => {
+                "the mail server was not reached or answered with a temporary error"
+            }
+            MailError::Refused(_) => "the mail server refused the mail for good",
+        }
+    }
 }
 
 /// One plain-text mail.
@@ -93,11 +113,13 @@ impl Mailer {
     /// Sends one plain-text mail from the configured sender.
     pub async fn send_mail(&self, mail: &Mail) -> Result<(), MailError> {
         let message = self.message(mail)?;
-        self.transport
-            .send(message)
-            .await
-            .map(|_| ())
-            .map_err(|e| MailError::Smtp(e.to_string()))
+        self.transport.send(message).await.map(|_| ()).map_err(|e| {
+            if e.is_permanent() {
+                MailError::Refused(e.to_string())
+            } else {
+                MailError::Smtp(e.to_string())
+            }
+        })
     }
 
     fn message(&self, mail: &Mail) -> Result<Message, MailError> {

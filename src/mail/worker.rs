@@ -28,7 +28,7 @@ const FIRST_RETRY: Duration = Duration::from_secs(1);
 pub struct Timing {
     /// Grouping window.
     pub window: Duration,
-    /// Least time between two mails of one kind.
+    /// Least time between two mails of one kind to one audience.
     pub min_interval: Duration,
     /// Longest pause between two tries.
     pub retry_max: Duration,
@@ -227,22 +227,13 @@ impl Worker {
 
     fn finished(&mut self, due: Due, result: Result<Sent, MailError>) {
         let now = Instant::now().into_std();
-        match result {
-            Ok(sent) => {
-                log_sent(&due, &sent);
-                self.groups.sent(&due, now);
-            }
-            Err(error) => {
+        match settle(&due, result) {
+            Settled::Mailed => self.groups.sent(&due, now),
+            // Not paced: the first notice after an address is set goes out with its window.
+            Settled::NotMailed => {}
+            Settled::Retry(error) => {
                 let retry_in = self.timing.retry_in(due.failures);
-                tracing::warn!(
-                    to = %due.audience,
-                    kind = %due.kind,
-                    events = due.batch.count,
-                    failures = due.failures + 1,
-                    %error,
-                    ?retry_in,
-                    "alert mail could not be sent; will retry"
-                );
+                log_retry(&due, &error, retry_in);
                 self.groups.failed(due, now, retry_in);
             }
         }
@@ -272,56 +263,95 @@ impl Worker {
             }
         }
         for due in self.groups.take_all() {
-            let due = self.with_drops(due);
-            let mut failures = 0;
+            let mut due = self.with_drops(due);
             loop {
-                match tokio::time::timeout_at(deadline, self.send(&due)).await {
-                    Ok(Ok(sent)) => {
-                        log_sent(&due, &sent);
-                        break;
-                    }
-                    Ok(Err(error)) => {
-                        failures += 1;
-                        let pause = self.timing.retry_in(failures);
-                        if Instant::now() + pause >= deadline {
-                            self.give_up(&due, &error.to_string());
-                            break;
-                        }
-                        tracing::warn!(to = %due.audience, kind = %due.kind, %error, "alert mail could not be sent; will retry");
-                        tokio::time::sleep(pause).await;
-                    }
-                    Err(_) => {
-                        self.give_up(&due, "shutdown grace time over");
-                        break;
-                    }
+                let Ok(result) = tokio::time::timeout_at(deadline, self.send(&due)).await else {
+                    give_up(&due, "shutdown grace time over");
+                    break;
+                };
+                let Settled::Retry(error) = settle(&due, result) else {
+                    break;
+                };
+                let pause = self.timing.retry_in(due.failures);
+                due.failures += 1;
+                if Instant::now() + pause >= deadline {
+                    give_up(&due, shown(&due, &error));
+                    break;
                 }
+                log_retry(&due, &error, pause);
+                tokio::time::sleep(pause).await;
             }
         }
     }
+}
 
-    fn give_up(&self, due: &Due, why: &str) {
-        tracing::error!(
-            to = %due.audience,
-            kind = %due.kind,
-            events = due.batch.count,
-            error = why,
-            "alert mail given up at shutdown; the events are in this log"
-        );
+/// What became of a try, for the pacing.
+enum Settled {
+    /// The mail went out.
+    Mailed,
+    /// Nothing went out and nothing will: nobody to mail, or a user's notice refused for good.
+    NotMailed,
+    /// To be tried again.
+    Retry(MailError),
+}
+
+/// Logs the end of a try and says what follows. A user's notice that the mail server refused for
+/// good is given up (their address, most likely; trying it for as long as the service runs would
+/// hold up every later mail); the operators' mail is retried even then, because a refusal of it
+/// is a configuration fault they must see in the log.
+fn settle(due: &Due, result: Result<Sent, MailError>) -> Settled {
+    match result {
+        Ok(Sent::Mailed) => {
+            tracing::info!(to = %due.audience, kind = %due.kind, events = due.batch.count, "alert mail sent");
+            Settled::Mailed
+        }
+        Ok(Sent::Nobody) => {
+            tracing::info!(to = %due.audience, kind = %due.kind, events = due.batch.count, "no address on the account; notice not mailed");
+            Settled::NotMailed
+        }
+        Err(error @ MailError::Refused(_)) if due.audience != Audience::Operators => {
+            tracing::warn!(
+                to = %due.audience,
+                kind = %due.kind,
+                events = due.batch.count,
+                error = error.without_reply(),
+                "notice given up: check the address on the account"
+            );
+            Settled::NotMailed
+        }
+        Err(error) => Settled::Retry(error),
     }
 }
 
-fn log_sent(due: &Due, sent: &Sent) {
-    match sent {
-        Sent::Mailed => {
-            tracing::info!(to = %due.audience, kind = %due.kind, events = due.batch.count, "alert mail sent")
-        }
-        Sent::Nobody => tracing::debug!(
-            to = %due.audience,
-            kind = %due.kind,
-            events = due.batch.count,
-            "no address on the account; notice not mailed"
-        ),
+/// The error as a log line may show it: a user's notice without the server's reply, which tends
+/// to quote their address.
+fn shown<'a>(due: &Due, error: &'a MailError) -> std::borrow::Cow<'a, str> {
+    match due.audience {
+        Audience::Operators => error.to_string().into(),
+        Audience::User(_) => error.without_reply().into(),
     }
+}
+
+fn log_retry(due: &Due, error: &MailError, retry_in: Duration) {
+    tracing::warn!(
+        to = %due.audience,
+        kind = %due.kind,
+        events = due.batch.count,
+        failures = due.failures + 1,
+        error = %shown(due, error),
+        ?retry_in,
+        "alert mail could not be sent; will retry"
+    );
+}
+
+fn give_up(due: &Due, why: impl std::fmt::Display) {
+    tracing::error!(
+        to = %due.audience,
+        kind = %due.kind,
+        events = due.batch.count,
+        error = %why,
+        "alert mail given up at shutdown; the events are in this log"
+    );
 }
 
 #[cfg(test)]
@@ -337,6 +367,8 @@ mod tests {
     #[derive(Default)]
     struct Fake {
         fail: Mutex<u32>,
+        /// An address the server refuses for good, quoting it like real servers do.
+        refuse: Option<String>,
         sent: Mutex<Vec<Mail>>,
     }
 
@@ -344,7 +376,15 @@ mod tests {
         fn send(&self, mail: Mail) -> futures::future::BoxFuture<'static, Result<(), MailError>> {
             let result = {
                 let mut fail = self.fail.lock().unwrap();
-                if *fail > 0 {
+                let refused = self
+                    .refuse
+                    .as_ref()
+                    .filter(|r| mail.to.iter().any(|to| to.email.to_string() == **r));
+                if let Some(address) = refused {
+                    Err(MailError::Refused(format!(
+                        "554 <{address}>: Relay access denied"
+                    )))
+                } else if *fail > 0 {
                     *fail -= 1;
                     Err(MailError::Smtp("connection refused".into()))
                 } else {
@@ -443,19 +483,21 @@ mod tests {
         assert!(fake.sent.lock().unwrap().is_empty());
     }
 
-    /// Addresses by user; a user in `broken` cannot be read (a failing store).
+    /// Addresses by user; the first reads of a user in `broken` fail (a failing store).
     #[derive(Default)]
     struct Book {
         addresses: HashMap<String, String>,
-        broken: Mutex<u32>,
+        broken: Mutex<HashMap<String, u32>>,
+        reads: Mutex<HashMap<String, u32>>,
     }
 
     impl UserAddresses for Book {
         fn address(&self, user: &str) -> BoxFuture<'static, Result<Option<Mailbox>, String>> {
+            *self.reads.lock().unwrap().entry(user.into()).or_default() += 1;
             let result = {
                 let mut broken = self.broken.lock().unwrap();
-                if *broken > 0 {
-                    *broken -= 1;
+                if let Some(left @ 1..) = broken.get_mut(user) {
+                    *left -= 1;
                     Err("store unavailable".to_string())
                 } else {
                     Ok(self.addresses.get(user).map(|a| a.parse().unwrap()))
@@ -470,7 +512,8 @@ mod tests {
         let fake = Arc::new(Fake::default());
         let book = Arc::new(Book {
             addresses: HashMap::from([("klinik".into(), "it@klinik.example".into())]),
-            broken: Mutex::new(1),
+            broken: Mutex::new(HashMap::from([("klinik".into(), 1)])),
+            ..Book::default()
         });
         // No operators: only the users' notices are mailed.
         let service =
@@ -481,11 +524,9 @@ mod tests {
         alerts.actor_degraded("outbox", None);
         wait_for_mails(&fake, 1).await;
         service.shutdown(Duration::from_secs(5)).await;
-        assert_eq!(
-            *book.broken.lock().unwrap(),
-            0,
-            "the address was read again"
-        );
+        let reads = book.reads.lock().unwrap().clone();
+        assert_eq!(reads["klinik"], 2, "read again after the store failed");
+        assert_eq!(reads["praxis"], 1, "no address, nothing to retry");
         let sent = fake.sent.lock().unwrap();
         assert_eq!(sent.len(), 1, "{sent:?}");
         assert_eq!(sent[0].to, ["it@klinik.example".parse().unwrap()]);
@@ -494,6 +535,37 @@ mod tests {
             .starts_with("meldewerk notice for API user klinik:"));
         assert!(sent[0].body.contains("report=geb-1 "), "{}", sent[0].body);
         assert!(!sent[0].body.contains("geb-2"), "{}", sent[0].body);
+    }
+
+    #[tokio::test]
+    async fn a_notice_refused_for_good_is_given_up_and_holds_up_nothing() {
+        let fake = Arc::new(Fake {
+            refuse: Some("it@klinik.example".into()),
+            ..Fake::default()
+        });
+        let book = Arc::new(Book {
+            addresses: HashMap::from([
+                ("klinik".into(), "it@klinik.example".into()),
+                ("praxis".into(), "edv@praxis.example".into()),
+            ]),
+            ..Book::default()
+        });
+        let to = vec!["ops@example.org".parse().unwrap()];
+        let service = AlertService::start_with(fake.clone(), to, book.clone(), timing(20), 16);
+        let alerts = service.alerts();
+        alerts.delivery_failed(&report("klinik", "geb-1"), "refused");
+        alerts.delivery_failed(&report("praxis", "geb-2"), "refused");
+        wait_for_mails(&fake, 2).await;
+        // Settled, not pending: a retry would try klinik's address again at shutdown.
+        service.shutdown(Duration::from_secs(5)).await;
+        assert_eq!(book.reads.lock().unwrap()["klinik"], 1);
+        let sent = fake.sent.lock().unwrap();
+        let recipients: Vec<String> = sent.iter().map(|m| m.to[0].email.to_string()).collect();
+        assert_eq!(
+            recipients,
+            ["ops@example.org", "edv@praxis.example"],
+            "operators first"
+        );
     }
 
     #[test]

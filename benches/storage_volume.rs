@@ -5,7 +5,9 @@
 //! default 8), `BENCH_CACHE_MB` (the server's `store.cache_capacity_mb`; unset: its default),
 //! `BENCH_IDLE_SECS` (default 30), `BENCH_SAMPLE_RECORD` (a file to write the first report to, as
 //! the store encodes it), `BENCH_COPY_TO` (a path to copy the data directory to once written, to
-//! time more first starts on it). The data directory is a temporary one, removed afterwards.
+//! time more first starts on it), `BENCH_CRASH=1` (stop the server with SIGKILL after the writing
+//! instead of SIGTERM: the first start then recovers from a crash, without the checkpoint a clean
+//! stop writes). The data directory is a temporary one, removed afterwards.
 //!
 //! Each report goes the way a real one does: memento, magic link, form, signature, dispatch; the
 //! simulated office acknowledges at once. Printed: resident memory while writing (samples and
@@ -221,7 +223,12 @@ fn main() {
     dir.add_user(USER);
 
     let mut env: Vec<(&str, String)> = vec![
-        ("MELDEWERK_LOG__LEVEL", "warn".into()),
+        // Requests at warn, so that the log does not cost the writing; the checkpoint at info.
+        (
+            "MELDEWERK_LOG__LEVEL",
+            "warn,meldewerk::startup=info".into(),
+        ),
+        ("NO_COLOR", "1".into()),
         (
             "MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS",
             "0".into(),
@@ -286,7 +293,14 @@ fn main() {
     // What stays once the work is done: memory held for the data, not for the load.
     std::thread::sleep(Duration::from_secs(5));
     let settled_kib = proc_field(pid, "status", "VmRSS");
-    assert!(server.terminate(), "server stops cleanly");
+    let crash = setting("BENCH_CRASH", 0) == 1;
+    let stopping = Instant::now();
+    if crash {
+        server.kill();
+    } else {
+        assert!(server.terminate(), "server stops cleanly");
+    }
+    let stopped = stopping.elapsed().as_secs_f64();
     println!(
         "written and acknowledged in {elapsed:.0} s ({:.0} reports/s); peak RSS (VmHWM) \
          {:.1} MiB, 5 s later {:.1} MiB; {:.0} MiB written to disk",
@@ -294,6 +308,30 @@ fn main() {
         peak_kib as f64 / 1024.0,
         settled_kib as f64 / 1024.0,
         mib(written)
+    );
+    let checkpoints: Vec<String> = server
+        .log()
+        .lines()
+        .filter(|l| l.contains("checkpoint written"))
+        .filter_map(|l| {
+            Some(format!(
+                "{} ms",
+                l.rsplit("ms=").next()?.split_whitespace().next()?
+            ))
+        })
+        .collect();
+    println!(
+        "{} after {stopped:.2} s; checkpoints at the stop: {}",
+        if crash {
+            "killed (SIGKILL)"
+        } else {
+            "stopped (SIGTERM)"
+        },
+        if checkpoints.is_empty() {
+            "none".to_string()
+        } else {
+            checkpoints.join(", ")
+        }
     );
 
     let log = data_dir.join("server.log");

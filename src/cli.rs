@@ -71,6 +71,13 @@ impl SimulatorName {
             SimulatorName::Xpersonenstand => "xpersonenstand",
         }
     }
+
+    /// Where the simulator keeps its journal in the data directory of `settings`.
+    pub fn journal_dir(self, settings: &Settings) -> PathBuf {
+        match self {
+            SimulatorName::Xpersonenstand => settings.xpersonenstand_journal_dir(),
+        }
+    }
 }
 
 /// `meldewerk user …`

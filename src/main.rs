@@ -23,6 +23,14 @@ fn main() -> std::process::ExitCode {
     if let Some(dir) = cli.data_dir {
         settings.data_dir = dir;
     }
+    // The databases a server keeps open, to checkpoint once it has stopped and let go of them.
+    let databases = match &cli.command {
+        Command::Serve { .. } => startup::databases(&settings),
+        Command::Simulate { name, .. } => vec![name.journal_dir(&settings)],
+        _ => Vec::new(),
+    };
+    // The runtime and every actor on it are dropped when `block_on` returns, and with them the
+    // handles to the databases.
     let result = actix_rt::System::new().block_on(async move {
         match cli.command {
             Command::Serve { listen } => {
@@ -48,6 +56,9 @@ fn main() -> std::process::ExitCode {
                 .map_err(|e| e.to_string()),
         }
     });
+    if matches!(result, Ok(None)) {
+        startup::checkpoint(&databases);
+    }
     match result {
         Ok(Some(output)) => {
             println!("{output}");

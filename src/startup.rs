@@ -460,6 +460,35 @@ impl Application {
     }
 }
 
+/// The databases a server with `settings` keeps open: the store, and the journal of an office
+/// simulated in the process.
+pub fn databases(settings: &Settings) -> Vec<std::path::PathBuf> {
+    let mut dirs = vec![settings.db_dir()];
+    if settings.transports.xpersonenstand.http().is_none() {
+        dirs.push(settings.xpersonenstand_journal_dir());
+    }
+    dirs
+}
+
+/// After a clean stop, once every handle is dropped: checkpoints each of `dirs` so that the next
+/// start replays no log (see [`meldewerk_storage::checkpoint`]). A database still open after a
+/// few seconds, or failing, is logged and left as it is: the next start replays its log then.
+pub fn checkpoint(dirs: &[std::path::PathBuf]) {
+    for dir in dirs {
+        match meldewerk_storage::checkpoint(dir, Duration::from_secs(5)) {
+            Ok(took) => tracing::info!(
+                dir = %dir.display(),
+                ms = took.as_millis() as u64,
+                "checkpoint written; the next start replays no log"
+            ),
+            Err(e) => tracing::warn!(
+                error = %e,
+                "no checkpoint; the next start replays the log written since this one"
+            ),
+        }
+    }
+}
+
 /// Builds the service from `settings` and runs it until a shutdown signal.
 pub async fn run(settings: Settings) -> Result<(), StartupError> {
     Application::build(settings)

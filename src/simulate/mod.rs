@@ -38,9 +38,7 @@ pub async fn run(
     name: SimulatorName,
     listen: &str,
 ) -> Result<(), StartupError> {
-    let journal = match name {
-        SimulatorName::Xpersonenstand => settings.xpersonenstand_journal_dir(),
-    };
+    let journal = name.journal_dir(&settings);
     std::fs::create_dir_all(&journal).map_err(|e| StartupError::DataDir {
         path: journal.display().to_string(),
         reason: e.to_string(),

@@ -11,6 +11,7 @@
 //! - outbox jobs are never lost: a job leaves the outbox only in the transaction that records
 //!   its result.
 
+mod checkpoint;
 mod group_commit;
 pub mod journal;
 mod model;
@@ -18,6 +19,7 @@ mod packed;
 mod sled_gate;
 mod sled_store;
 
+pub use checkpoint::checkpoint;
 pub use journal::{Journal, JournalError, PendingAppend};
 pub use model::*;
 pub use sled_store::{SledStore, DEFAULT_CACHE_CAPACITY};

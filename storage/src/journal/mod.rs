@@ -554,14 +554,10 @@ fn transaction_error(e: TransactionError<JournalError>) -> JournalError {
 /// sled reports a held lock only as an I/O error with a message; recognising it lets the caller
 /// tell "another process runs this simulator" apart from real damage.
 fn open_error(dir: &Path, e: sled::Error) -> JournalError {
-    match &e {
-        sled::Error::Io(io)
-            if io.kind() == std::io::ErrorKind::WouldBlock
-                || io.to_string().contains("could not acquire lock") =>
-        {
-            JournalError::Locked(PathBuf::from(dir))
-        }
-        _ => JournalError::Backend(format!("cannot open {}: {e}", dir.display())),
+    if crate::checkpoint::is_locked(&e) {
+        JournalError::Locked(PathBuf::from(dir))
+    } else {
+        JournalError::Backend(format!("cannot open {}: {e}", dir.display()))
     }
 }
 

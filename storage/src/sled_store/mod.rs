@@ -255,15 +255,9 @@ impl<'a> Staged<'a> {
     }
 }
 
-/// sled reports a held lock as a plain I/O error with a message (kind `Other`), so the message is
-/// the only reliable sign; `WouldBlock` covers the raw `flock` error should a version pass it on.
 fn open_error(dir: &Path, e: sled::Error) -> StoreError {
-    if let sled::Error::Io(io) = &e {
-        if io.kind() == std::io::ErrorKind::WouldBlock
-            || io.to_string().contains("could not acquire lock")
-        {
-            return StoreError::Locked(dir.display().to_string());
-        }
+    if crate::checkpoint::is_locked(&e) {
+        return StoreError::Locked(dir.display().to_string());
     }
     backend(e)
 }

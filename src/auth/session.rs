@@ -19,8 +19,11 @@ use crate::crypto::random_token;
 
 /// Name of the session cookie.
 pub const COOKIE_NAME: &str = "meldewerk_session";
-/// Most sessions kept; expired ones are dropped first, then the oldest.
+/// Most sessions kept; expired ones are dropped first, then the oldest tenth.
 const MAX_SESSIONS: usize = 100_000;
+/// Expired sessions are swept after this many new ones, so that memory follows the live
+/// sessions instead of sitting at the cap.
+const SWEEP_EVERY: u32 = 4_096;
 
 /// What a session knows.
 #[derive(Debug, Clone)]
@@ -36,9 +39,50 @@ pub struct Session {
 
 /// All live sessions.
 pub struct Sessions {
-    map: Mutex<HashMap<[u8; 32], Session>>,
+    map: Mutex<Map>,
     idle: Duration,
     secure: bool,
+    capacity: usize,
+}
+
+/// The sessions, and how many were created since the last sweep.
+#[derive(Default)]
+struct Map {
+    sessions: HashMap<[u8; 32], Session>,
+    created: u32,
+}
+
+impl Map {
+    /// Makes room for one more session. Every pass over the map happens once per
+    /// [`SWEEP_EVERY`] sessions or once per tenth of the capacity, never per session: the lock
+    /// is the one every form request takes, and a pass over 100,000 sessions takes milliseconds.
+    fn make_room(&mut self, idle: Duration, capacity: usize) {
+        self.created += 1;
+        if self.created < SWEEP_EVERY && self.sessions.len() < capacity {
+            return;
+        }
+        self.created = 0;
+        self.sessions.retain(|_, s| s.last_seen.elapsed() < idle);
+        if self.sessions.len() < capacity {
+            return;
+        }
+        // All alive: the oldest tenth goes, so that the next sessions find room at once.
+        let drop = (capacity / 10).max(1);
+        let mut ages: Vec<([u8; 32], Instant)> = self
+            .sessions
+            .iter()
+            .map(|(k, s)| (*k, s.last_seen))
+            .collect();
+        ages.select_nth_unstable_by_key(drop - 1, |(_, seen)| *seen);
+        for (key, _) in &ages[..drop] {
+            self.sessions.remove(key);
+        }
+        tracing::warn!(
+            dropped = drop,
+            capacity,
+            "end-user sessions at their cap; the least recently used were ended"
+        );
+    }
 }
 
 fn digest(id: &str) -> [u8; 32] {
@@ -51,10 +95,15 @@ fn digest(id: &str) -> [u8; 32] {
 impl Sessions {
     /// Sessions ending after `idle` without use; `secure` marks cookies HTTPS-only.
     pub fn new(idle: Duration, secure: bool) -> Self {
+        Sessions::with_capacity(idle, secure, MAX_SESSIONS)
+    }
+
+    fn with_capacity(idle: Duration, secure: bool, capacity: usize) -> Self {
         Sessions {
-            map: Mutex::new(HashMap::new()),
+            map: Mutex::default(),
             idle,
             secure,
+            capacity,
         }
     }
 
@@ -68,16 +117,8 @@ impl Sessions {
             last_seen: Instant::now(),
         };
         let mut map = self.map.lock().expect("session lock");
-        if map.len() >= MAX_SESSIONS {
-            let idle = self.idle;
-            map.retain(|_, s| s.last_seen.elapsed() < idle);
-            if map.len() >= MAX_SESSIONS {
-                if let Some(oldest) = map.iter().min_by_key(|(_, s)| s.last_seen).map(|(k, _)| *k) {
-                    map.remove(&oldest);
-                }
-            }
-        }
-        map.insert(digest(&id), session);
+        map.make_room(self.idle, self.capacity);
+        map.sessions.insert(digest(&id), session);
         self.cookie(id)
     }
 
@@ -85,6 +126,7 @@ impl Sessions {
     pub fn touch(&self, cookie_value: &str) -> Option<Session> {
         let key = digest(cookie_value);
         let mut map = self.map.lock().expect("session lock");
+        let map = &mut map.sessions;
         let alive = map
             .get(&key)
             .is_some_and(|s| s.last_seen.elapsed() < self.idle);
@@ -102,6 +144,7 @@ impl Sessions {
         self.map
             .lock()
             .expect("session lock")
+            .sessions
             .remove(&digest(cookie_value));
     }
 
@@ -168,5 +211,54 @@ impl FromRequest for SessionUser {
             }
             Ok(SessionUser { user, session })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(sessions: &Sessions) -> usize {
+        sessions.map.lock().unwrap().sessions.len()
+    }
+
+    #[test]
+    fn at_the_cap_the_least_recently_used_tenth_ends_and_the_rest_live_on() {
+        let sessions = Sessions::with_capacity(Duration::from_secs(3600), false, 100);
+        let cookies: Vec<String> = (0..100)
+            .map(|_| sessions.create("klinik", "k").value().to_string())
+            .collect();
+        // The first one is used again: not among the least recently used any more.
+        assert!(sessions.touch(&cookies[0]).is_some());
+        assert_eq!(count(&sessions), 100);
+        let newest = sessions.create("klinik", "k").value().to_string();
+        assert_eq!(count(&sessions), 91, "ten ended, one added");
+        assert!(sessions.touch(&newest).is_some());
+        assert!(sessions.touch(&cookies[0]).is_some(), "used lately");
+        assert!(sessions.touch(&cookies[1]).is_none(), "the oldest unused");
+        assert!(sessions.touch(&cookies[99]).is_some());
+        // Room for nine more before the next pass.
+        for _ in 0..9 {
+            sessions.create("klinik", "k");
+        }
+        assert_eq!(count(&sessions), 100);
+    }
+
+    #[test]
+    fn expired_sessions_are_swept_before_the_cap() {
+        let idle = Duration::from_millis(50);
+        let sessions = Sessions::with_capacity(idle, false, 1_000_000);
+        for _ in 0..10 {
+            sessions.create("klinik", "k");
+        }
+        std::thread::sleep(idle * 2);
+        for _ in 10..SWEEP_EVERY {
+            sessions.create("klinik", "k");
+        }
+        // Without the sweep all 4,096 would still be held; the ten expired ones at least are gone
+        // (any other that expired meanwhile on a slow machine may be too).
+        let held = count(&sessions);
+        assert!(held <= SWEEP_EVERY as usize - 10, "{held}");
+        assert!(held > 0);
     }
 }

@@ -404,6 +404,19 @@ mod tests {
         }
     }
 
+    /// The alert task mailing `ops@example.org` through `fake`, with a window of `window_ms`;
+    /// no user has an address.
+    fn for_operators(fake: &Arc<Fake>, window_ms: u64) -> AlertService {
+        let to = vec!["ops@example.org".parse().unwrap()];
+        AlertService::start_with(
+            fake.clone(),
+            to,
+            Arc::new(NoAddresses),
+            timing(window_ms),
+            16,
+        )
+    }
+
     async fn wait_for_mails(fake: &Fake, count: usize) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while fake.sent.lock().unwrap().len() < count {
@@ -418,9 +431,7 @@ mod tests {
             fail: Mutex::new(1),
             ..Fake::default()
         });
-        let to = vec!["ops@example.org".parse().unwrap()];
-        let service =
-            AlertService::start_with(fake.clone(), to, Arc::new(NoAddresses), timing(20), 16);
+        let service = for_operators(&fake, 20);
         let alerts = service.alerts();
         alerts.delivery_failed(&report("klinik", "first"), "refused");
         while *fake.fail.lock().unwrap() > 0 {
@@ -439,14 +450,7 @@ mod tests {
     #[tokio::test]
     async fn shutdown_sends_what_is_pending() {
         let fake = Arc::new(Fake::default());
-        let to = vec!["ops@example.org".parse().unwrap()];
-        let service = AlertService::start_with(
-            fake.clone(),
-            to,
-            Arc::new(NoAddresses),
-            timing(3_600_000),
-            16,
-        );
+        let service = for_operators(&fake, 3_600_000);
         let alerts = service.alerts();
         alerts.alert(AlertKind::BreakerOpened, "breaker=xpersonenstand");
         alerts.actor_degraded("module:birthnotice", None);
@@ -468,14 +472,7 @@ mod tests {
             fail: Mutex::new(u32::MAX),
             ..Fake::default()
         });
-        let to = vec!["ops@example.org".parse().unwrap()];
-        let service = AlertService::start_with(
-            fake.clone(),
-            to,
-            Arc::new(NoAddresses),
-            timing(3_600_000),
-            16,
-        );
+        let service = for_operators(&fake, 3_600_000);
         service
             .alerts()
             .delivery_failed(&report("klinik", "x"), "refused");

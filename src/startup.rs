@@ -474,19 +474,27 @@ pub fn databases(settings: &Settings) -> Vec<std::path::PathBuf> {
 /// start replays no log (see [`meldewerk_storage::checkpoint`]). A database still open after a
 /// few seconds, or failing, is logged and left as it is: the next start replays its log then.
 pub fn checkpoint(dirs: &[std::path::PathBuf]) {
-    for dir in dirs {
-        match meldewerk_storage::checkpoint(dir, Duration::from_secs(5)) {
-            Ok(took) => tracing::info!(
-                dir = %dir.display(),
-                ms = took.as_millis() as u64,
-                "checkpoint written; the next start replays no log"
-            ),
-            Err(e) => tracing::warn!(
-                error = %e,
-                "no checkpoint; the next start replays the log written since this one"
-            ),
+    // Side by side, as they open at start-up: each replays its own log.
+    std::thread::scope(|scope| {
+        for dir in dirs {
+            scope.spawn(move || {
+                let started = std::time::Instant::now();
+                match meldewerk_storage::checkpoint(dir, Duration::from_secs(5)) {
+                    Ok(took) => tracing::info!(
+                        dir = %dir.display(),
+                        // With the wait for sled's threads to let go of the database.
+                        total_ms = started.elapsed().as_millis() as u64,
+                        ms = took.as_millis() as u64,
+                        "checkpoint written; the next start replays no log"
+                    ),
+                    Err(e) => tracing::warn!(
+                        error = %e,
+                        "no checkpoint; the next start replays the log written since this one"
+                    ),
+                }
+            });
         }
-    }
+    });
 }
 
 /// Builds the service from `settings` and runs it until a shutdown signal.

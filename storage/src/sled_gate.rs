@@ -14,6 +14,7 @@
 //! [`crate::group_commit`] runs one at a time for all callers, and the transactions callers
 //! queue to it).
 
+use std::path::Path;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use sled::transaction::{ConflictableTransactionResult, TransactionResult, Transactional};
@@ -33,11 +34,43 @@ pub fn shared() -> RwLockReadGuard<'static, ()> {
 /// sled configuration for `dir` without the periodic background flusher (every flush is ours,
 /// and goes through the gate), with a page cache of `cache_capacity` bytes. sled's own default
 /// is 1 GiB, which a busy server fills: the cache is most of what the process holds in memory.
-pub fn config(dir: &std::path::Path, cache_capacity: u64) -> sled::Config {
+pub fn config(dir: &Path, cache_capacity: u64) -> sled::Config {
     sled::Config::new()
         .path(dir)
         .flush_every_ms(None)
         .cache_capacity(cache_capacity)
+}
+
+/// Opens the database in `dir` with [`config`], mending the one way sled 0.34 leaves a database
+/// it cannot open again: killed while it writes a snapshot (at every open), it leaves
+/// `snap.<lsn>.generating` behind, unfinished; its search for the newest snapshot skips only
+/// its other temporary name, so the next open reads that file and fails as corrupt. Such a file
+/// is removed and the open tried once more: the snapshot before it and the log still hold
+/// everything, a snapshot only shortens the replay.
+pub(crate) fn open(dir: &Path, cache_capacity: u64) -> sled::Result<sled::Db> {
+    match config(dir, cache_capacity).open() {
+        Err(sled::Error::Corruption { .. }) if remove_unfinished_snapshots(dir) => {
+            config(dir, cache_capacity).open()
+        }
+        opened => opened,
+    }
+}
+
+/// Removes every `snap.*.generating` in `dir`; whether there was one.
+fn remove_unfinished_snapshots(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let mut removed = false;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("snap.") && name.ends_with(".generating") {
+            tracing::warn!(dir = %dir.display(), file = %name, "removing a snapshot left unfinished by a crash; the log still holds everything");
+            removed |= std::fs::remove_file(entry.path()).is_ok();
+        }
+    }
+    removed
 }
 
 /// Flushes `db` through the gate, blocking the calling thread until the data is on disk.

@@ -117,9 +117,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     pub fn open(dir: &Path, name: &str) -> Result<Self, JournalError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| JournalError::Backend(format!("cannot create {}: {e}", dir.display())))?;
-        let db = sled_gate::config(dir, CACHE_CAPACITY)
-            .open()
-            .map_err(|e| open_error(dir, e))?;
+        let db = sled_gate::open(dir, CACHE_CAPACITY).map_err(|e| open_error(dir, e))?;
         let tree = db.open_tree(name).map_err(backend)?;
         let next = Next {
             seq: following(&tree, RECORD)?,

@@ -115,9 +115,7 @@ impl SledStore {
     /// the memory the store holds whatever the number of reports; a smaller one costs disk reads
     /// once the reports being worked on no longer fit.
     pub fn open_with_cache(dir: &Path, cache_capacity: u64) -> StoreResult<SledStore> {
-        let db = crate::sled_gate::config(dir, cache_capacity)
-            .open()
-            .map_err(|e| open_error(dir, e))?;
+        let db = crate::sled_gate::open(dir, cache_capacity).map_err(|e| open_error(dir, e))?;
         let tree = |name: &str| db.open_tree(name).map_err(backend);
         let outbox_by_id = tree("outbox_by_id")?;
         let outbox_jobs = std::sync::Arc::new(outbox_by_id.len().into());

@@ -5,7 +5,7 @@
 mod common;
 
 use chrono::{Duration, TimeZone, Utc};
-use common::with_raw_db;
+use common::{reopen, with_raw_db};
 use meldewerk_storage::{Job, JobKind, PreparedMessage, Report, ReportKey, SledStore, Store};
 
 fn key_in(module: &str, id: &str) -> ReportKey {
@@ -62,7 +62,7 @@ fn ids(jobs: &[Job]) -> Vec<&str> {
 #[tokio::test]
 async fn new_deliveries_come_before_overdue_acknowledgements() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     let long_ago = Utc::now() - Duration::hours(2);
     for i in 0..20 {
         let job = waiting(
@@ -107,7 +107,7 @@ async fn new_deliveries_come_before_overdue_acknowledgements() {
 #[tokio::test]
 async fn one_modules_backlog_hides_no_other_modules_jobs() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     let long_ago = Utc::now() - Duration::hours(2);
     // An old backlog in "birthnotice", in both lanes, then one new job of each other module.
     for i in 0..10 {
@@ -168,7 +168,7 @@ async fn an_outbox_of_an_earlier_layout_is_rewritten_at_open() {
         ("laned", &laned),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let store = SledStore::open(dir.path()).unwrap();
+        let store = reopen(dir.path());
         let overdue = waiting(&store, "alt", Utc::now() - Duration::hours(1)).await;
         let new = store.submit_report(report("neu")).await.unwrap();
         let other = store
@@ -183,7 +183,7 @@ async fn an_outbox_of_an_earlier_layout_is_rewritten_at_open() {
         });
         rewrite_outbox(dir.path(), layout);
 
-        let store = SledStore::open(dir.path()).unwrap();
+        let store = reopen(dir.path());
         let due = store.due_jobs(Utc::now(), 10, &|_| false).await.unwrap();
         assert_eq!(ids(&due), ["neu", "tod", "alt"], "{name}");
         assert_eq!(
@@ -213,7 +213,7 @@ async fn an_outbox_of_an_earlier_layout_is_rewritten_at_open() {
 #[tokio::test]
 async fn a_job_that_cannot_be_read_is_passed_over_and_the_others_are_found() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     let broken = store.submit_report(report("kaputt")).await.unwrap();
     store.submit_report(report("heil")).await.unwrap();
     store
@@ -231,7 +231,7 @@ async fn a_job_that_cannot_be_read_is_passed_over_and_the_others_are_found() {
     });
 
     // Before, the first unreadable job failed every scan, and no module delivered anything.
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     let due = store.due_jobs(Utc::now(), 10, &|_| false).await.unwrap();
     assert_eq!(ids(&due), ["heil", "tod"]);
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use chrono::{TimeZone, Utc};
-use common::with_raw_db;
+use common::{reopen, with_raw_db};
 use meldewerk_storage::{
     Consumed, Outcome, PreparedMessage, Report, ReportKey, ReportStatus, SledStore, Store,
 };
@@ -89,7 +89,7 @@ fn assert_whole(report: &Report, id: &str) {
 #[tokio::test]
 async fn the_state_is_written_without_the_payload_and_read_back_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     journey(&store, "geb-1").await;
     assert_whole(
         &store.report(&key("geb-1")).await.unwrap().unwrap(),
@@ -136,7 +136,7 @@ async fn the_state_is_written_without_the_payload_and_read_back_whole() {
     });
 
     // Consuming answers with the receipt, and retention removes every part.
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     let Consumed::Result(consumed) = store.consume_report(&key("geb-1")).await.unwrap() else {
         panic!("a final report is consumed");
     };
@@ -160,7 +160,7 @@ async fn the_state_is_written_without_the_payload_and_read_back_whole() {
 #[tokio::test]
 async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     let job = store.submit_report(report("alt-1")).await.unwrap();
     drop(store);
     // What an earlier version stored: the whole report in one record, message included.
@@ -182,7 +182,7 @@ async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
             .unwrap();
     });
 
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     let read = store.report(&key("alt-1")).await.unwrap().unwrap();
     assert_eq!(read.submission, report("alt-1").submission);
     // The stored message stays the one delivered, byte for byte.
@@ -234,7 +234,7 @@ async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
 #[tokio::test]
 async fn a_stored_message_without_its_body_is_corrupt_never_empty() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     let job = store.submit_report(report("ohne")).await.unwrap();
     store.record_prepared(&job, message("ohne")).await.unwrap();
     drop(store);
@@ -244,7 +244,7 @@ async fn a_stored_message_without_its_body_is_corrupt_never_empty() {
             .remove(raw_key("ohne"))
             .unwrap();
     });
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     let read = store.report(&key("ohne")).await;
     assert!(
         matches!(read, Err(meldewerk_storage::StoreError::Corrupt(_))),
@@ -260,7 +260,7 @@ async fn a_stored_message_without_its_body_is_corrupt_never_empty() {
 #[tokio::test]
 async fn parts_written_before_they_were_packed_read_as_they_are() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     journey(&store, "geb-raw").await;
     drop(store);
     // As the version before packing wrote them: the bytes themselves.
@@ -278,7 +278,7 @@ async fn parts_written_before_they_were_packed_read_as_they_are() {
         }
         db.flush().unwrap();
     });
-    let store = SledStore::open(dir.path()).unwrap();
+    let store = reopen(dir.path());
     assert_whole(
         &store.report(&key("geb-raw")).await.unwrap().unwrap(),
         "geb-raw",

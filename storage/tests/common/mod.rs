@@ -41,3 +41,19 @@ pub fn with_raw_db(path: &Path, change: impl FnOnce(&sled::Db)) {
     change(&db);
     db.flush().unwrap();
 }
+
+/// Opens the store in `path`, trying for a few seconds while the handle dropped a moment before
+/// (sled's threads, or a raw database of [`with_raw_db`]) still holds its lock.
+#[allow(dead_code)] // not every test file needs it
+pub fn reopen(path: &Path) -> meldewerk_storage::SledStore {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match meldewerk_storage::SledStore::open(path) {
+            Ok(store) => return store,
+            Err(meldewerk_storage::StoreError::Locked(_)) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(e) => panic!("cannot open {}: {e}", path.display()),
+        }
+    }
+}

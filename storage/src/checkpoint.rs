@@ -34,22 +34,15 @@ pub fn checkpoint(dir: &Path, wait: Duration) -> Result<Duration, String> {
                 drop(db);
                 return Ok(started.elapsed());
             }
-            Err(e) if is_locked(&e) && Instant::now() < deadline => {
+            Err(e) if crate::sled_gate::is_locked(&e) && Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(20));
             }
-            Err(e) if is_locked(&e) => {
+            Err(e) if crate::sled_gate::is_locked(&e) => {
                 return Err(format!("{} is still open after {wait:?}", dir.display()));
             }
             Err(e) => return Err(format!("{}: {e}", dir.display())),
         }
     }
-}
-
-/// sled reports a held lock as a plain I/O error with a message (kind `Other`), so the message is
-/// the only reliable sign; `WouldBlock` covers the raw `flock` error should a version pass it on.
-pub(crate) fn is_locked(e: &sled::Error) -> bool {
-    matches!(e, sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock
-        || io.to_string().contains("could not acquire lock"))
 }
 
 #[cfg(test)]

@@ -56,6 +56,13 @@ pub(crate) fn open(dir: &Path, cache_capacity: u64) -> sled::Result<sled::Db> {
     }
 }
 
+/// sled reports a held lock as a plain I/O error with a message (kind `Other`), so the message is
+/// the only reliable sign; `WouldBlock` covers the raw `flock` error should a version pass it on.
+pub(crate) fn is_locked(e: &sled::Error) -> bool {
+    matches!(e, sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock
+        || io.to_string().contains("could not acquire lock"))
+}
+
 /// Removes every `snap.*.generating` in `dir`; whether there was one.
 fn remove_unfinished_snapshots(dir: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {

@@ -552,7 +552,7 @@ fn transaction_error(e: TransactionError<JournalError>) -> JournalError {
 /// sled reports a held lock only as an I/O error with a message; recognising it lets the caller
 /// tell "another process runs this simulator" apart from real damage.
 fn open_error(dir: &Path, e: sled::Error) -> JournalError {
-    if crate::checkpoint::is_locked(&e) {
+    if crate::sled_gate::is_locked(&e) {
         JournalError::Locked(PathBuf::from(dir))
     } else {
         JournalError::Backend(format!("cannot open {}: {e}", dir.display()))

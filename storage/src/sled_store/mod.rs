@@ -254,7 +254,7 @@ impl<'a> Staged<'a> {
 }
 
 fn open_error(dir: &Path, e: sled::Error) -> StoreError {
-    if crate::checkpoint::is_locked(&e) {
+    if crate::sled_gate::is_locked(&e) {
         return StoreError::Locked(dir.display().to_string());
     }
     backend(e)

@@ -11,7 +11,7 @@ use std::time::Duration;
 use actix_web::dev::Service;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{middleware, web, App, HttpMessage, HttpResponse, HttpServer};
-use meldewerk_actors::{Engine, Fanout, ModuleSpec};
+use meldewerk_actors::{Engine, Fanout, MessageSigner, ModuleSpec};
 use meldewerk_storage::{SledStore, Store, StoreError};
 use meldewerk_transports::wire::HttpTransport;
 use meldewerk_transports::xpersonenstand::{self, SimulatorError};
@@ -267,17 +267,22 @@ impl Application {
             .to_string();
         let modules = build_modules(&settings, &base_url)?;
 
+        // One signer a module, for the forms (which sign at dispatch) and the engine (which signs
+        // what it builds itself).
+        let modules: Vec<(Arc<dyn Module>, Arc<dyn MessageSigner>)> = modules
+            .into_iter()
+            .map(|module| {
+                let signer = Signer::new(store.clone(), master.clone(), Arc::clone(&module));
+                (module, Arc::new(signer) as Arc<dyn MessageSigner>)
+            })
+            .collect();
         let specs = modules
             .iter()
-            .map(|module| {
+            .map(|(module, signer)| {
                 Ok(ModuleSpec {
                     module: module.info().segment.into(),
                     builder: module.messages(),
-                    signer: Arc::new(Signer::new(
-                        store.clone(),
-                        master.clone(),
-                        Arc::clone(module),
-                    )),
+                    signer: Arc::clone(signer),
                     transport: transports.get(module.info().transport)?,
                     retention: module_layer::retention(&settings.modules, module.info())
                         .map_err(|e| StartupError::Config(e.to_string()))?,
@@ -392,8 +397,8 @@ impl Application {
                     .service(routes::login::login)
                     .service(routes::login::logout())
                     .configure(|cfg| {
-                        for module in modules {
-                            module_layer::routes::configure(module)(cfg);
+                        for (module, signer) in modules {
+                            module_layer::routes::configure(module, signer)(cfg);
                         }
                     })
                     .configure(routes::admin::configure)

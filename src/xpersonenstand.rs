@@ -113,25 +113,23 @@ pub fn write<C: Content>(
 }
 
 /// The checks before dispatch: the content reads, every mandatory field is there, and the
-/// message builds. `label` names a field by its full path (the form's prefix included).
-pub fn check_dispatch<C: Content>(
+/// message builds; the message built is the one to deliver. `label` names a field by its full
+/// path (the form's prefix included).
+pub fn checked_message<C: Content>(
     content: &Value,
     prefix: &str,
     label: impl Fn(&str) -> String,
     settings: &XPersonenstandSettings,
-) -> Vec<DispatchProblem> {
-    let content = match C::read(content, prefix) {
-        Ok(content) => content,
-        Err(e) => {
-            return vec![DispatchProblem {
-                path: None,
-                message: format!("Die Angaben passen nicht zusammen: {e}"),
-            }]
-        }
-    };
+) -> Result<BuiltMessage, Vec<DispatchProblem>> {
+    let content = C::read(content, prefix).map_err(|e| {
+        vec![DispatchProblem {
+            path: None,
+            message: format!("Die Angaben passen nicht zusammen: {e}"),
+        }]
+    })?;
     let missing = content.pflichtfelder_offen();
     if !missing.is_empty() {
-        return missing
+        return Err(missing
             .into_iter()
             .map(|path| {
                 let path = format!("{prefix}{path}");
@@ -140,22 +138,30 @@ pub fn check_dispatch<C: Content>(
                     path: Some(path),
                 }
             })
-            .collect();
+            .collect());
     }
     match write(&content, settings) {
-        Ok(_) => Vec::new(),
+        Ok((message_uuid, xml)) => Ok(xml_message(message_uuid, xml)),
         // Header fields (`kopf.*`) are configuration, not the end user's to mend.
         Err(XmlError::InvalidValue { field, reason }) if !field.starts_with("kopf.") => {
             let path = format!("{prefix}{field}");
-            vec![DispatchProblem {
+            Err(vec![DispatchProblem {
                 message: format!("{}: {reason}", label(&path)),
                 path: Some(path),
-            }]
+            }])
         }
-        Err(e) => vec![DispatchProblem {
+        Err(e) => Err(vec![DispatchProblem {
             path: None,
             message: format!("Die Meldung kann so nicht übermittelt werden: {e}"),
-        }],
+        }]),
+    }
+}
+
+fn xml_message(message_uuid: String, xml: String) -> BuiltMessage {
+    BuiltMessage {
+        message_uuid,
+        content_type: "application/xml".into(),
+        body: xml.into_bytes(),
     }
 }
 
@@ -182,10 +188,6 @@ impl<C: Content> MessageBuilder for Builder<C> {
             C::read(&stored, "").map_err(|e| BuildError(format!("unreadable submission: {e}")))?;
         let (message_uuid, xml) = write(&content, &self.settings)
             .map_err(|e| BuildError(format!("message could not be built: {e}")))?;
-        Ok(BuiltMessage {
-            message_uuid,
-            content_type: "application/xml".into(),
-            body: xml.into_bytes(),
-        })
+        Ok(xml_message(message_uuid, xml))
     }
 }

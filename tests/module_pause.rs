@@ -51,6 +51,15 @@ fn a_paused_module_keeps_its_reports_until_resumed() {
         received(&server, "geb-paused").is_empty(),
         "delivered while paused"
     );
+    // Its message was built and its first attempt counted at dispatch, but the queue view shows
+    // the attempts begun: none.
+    let jobs: Value = server.admin_get("/admin/api/v1/jobs").json().unwrap();
+    let job = &jobs["jobs"][0];
+    assert_eq!(
+        (&job["report"], &job["waitingFor"], &job["attempts"]),
+        (&json!("geb-paused"), &json!("deliver"), &json!(0)),
+        "{jobs}"
+    );
 
     let resumed = server.admin_post("/admin/api/v1/modules/birthnotice/resume");
     assert_eq!(resumed.status(), 200);

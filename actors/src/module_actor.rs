@@ -137,8 +137,10 @@ impl Worker {
     ///
     /// Every call to the transport is counted as an attempt before it is made, so that a crash
     /// during it counts too; a first delivery is counted in the transaction that stores its
-    /// message (one store write instead of two). A probe is not one of the job's attempts (it
-    /// only asks whether the transport is back), but the job must still be there.
+    /// message: the dispatch's, when the report came with its message (then the delivery writes
+    /// nothing before it calls the transport), or else the engine's, after it built the message.
+    /// A probe is not one of the job's attempts (it only asks whether the transport is back),
+    /// but the job must still be there.
     #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
     async fn deliver(
         &self,
@@ -147,7 +149,7 @@ impl Worker {
         counted: &AtomicBool,
     ) -> StoreResult<JobDone> {
         let again = job.kind == JobKind::AwaitAck;
-        let Some(mut report) = self.store.report(&job.report).await? else {
+        let Some(mut report) = self.store.report_to_deliver(&job.report).await? else {
             return self.fail(job, "report not found".to_string()).await;
         };
         // Taken, not cloned: the body moves on into the delivery.
@@ -219,12 +221,17 @@ impl Worker {
         }
     }
 
-    /// Counts an attempt (or, for a probe, only checks that the job is still there) and returns
-    /// the job as stored.
+    /// Counts an attempt and returns the job as stored. Writes nothing, only checks that the job
+    /// is still there, for a probe (which is no attempt) and for an attempt this process counted
+    /// already (when the report was dispatched with its message, see [`Job::counted_by`]).
     async fn count(&self, job: &Job, probe: bool, counted: &AtomicBool) -> StoreResult<Job> {
-        if probe {
+        let counted_here = job.counted_by == Some(self.store.instance());
+        if probe || counted_here {
             return match self.store.job(job.id).await? {
-                Some(stored) if stored.same_turn(job) => Ok(stored),
+                Some(stored) if stored.same_turn(job) => {
+                    counted.store(true, Ordering::SeqCst);
+                    Ok(stored)
+                }
                 _ => Err(StoreError::NotFound(format!("job {} as read", job.id))),
             };
         }

@@ -2,7 +2,7 @@
 //!
 //! A module (one folder under `src/modules/`) provides only what is its own, through [`Module`]:
 //! its identity ([`ModuleInfo`]), its request schema (a field table plus the rules across
-//! members), its forms, the checks before dispatch (the full rule set and a trial build of the
+//! members), its forms, the checks before dispatch (the full rule set and the build of the
 //! message), its message builder and transport, its error style and its retention.
 //!
 //! Everything else is written once here, generic over the module:
@@ -10,7 +10,8 @@
 //! - [`reports`]: `GET /api/{seg}/v1/reports` and `GET /reports/{id}[?peek=true]`, with the
 //!   404/410 rules and the reserved mock ids;
 //! - [`form`]: the form mechanics (pre-fill, CSRF, validation with re-render keeping every value,
-//!   trial build, dispatch in one transaction, double-dispatch refusal, confirmation page);
+//!   the message built and signed, dispatch with it in one transaction, double-dispatch refusal,
+//!   confirmation page);
 //! - [`errors`]: the error styles;
 //! - [`fields`]: the field tables that drive validation and forms;
 //! - [`routes`]: registration of a module's routes under its path segment.
@@ -27,7 +28,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use meldewerk_actors::{BuildError, MessageBuilder};
+use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
 use meldewerk_storage::Report;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -191,11 +192,17 @@ pub trait Module: Send + Sync + 'static {
         self.info().forms.first()
     }
 
-    /// Checks the completed content of `form` against the full rule set of the message and builds
-    /// the message once on trial; the report is dispatched only when this finds nothing.
-    fn check_dispatch(&self, form: &Form, content: &Value) -> Vec<DispatchProblem>;
+    /// Checks the completed content of `form` against the full rule set of the message and
+    /// builds the message; the report is dispatched only when this finds nothing, with this
+    /// message, which is the one delivered (signed at dispatch, stored with the report).
+    fn checked_message(
+        &self,
+        form: &Form,
+        content: &Value,
+    ) -> Result<BuiltMessage, Vec<DispatchProblem>>;
 
-    /// The engine's builder for the module's messages.
+    /// The engine's builder for the module's messages, for reports stored without one (before
+    /// messages were built at dispatch, or when signing failed there).
     fn messages(&self) -> Arc<dyn MessageBuilder>;
 }
 

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use meldewerk_actors::MessageSigner;
 
 use super::errors::{ApiError, ErrorStyle, ModuleError};
 use super::{form, memento, reports, Form, Module, ModuleInfo};
@@ -56,16 +57,22 @@ async fn no_such_endpoint(req: HttpRequest, context: web::Data<ModuleContext>) -
         .error_response()
 }
 
-/// A form route's app data: the module and which of its forms this is.
+/// A form route's app data: the module, which of its forms this is, and who signs its messages.
 pub struct FormContext {
     /// The module.
     pub module: Arc<dyn Module>,
     /// The form.
     pub form: &'static Form,
+    /// Signs the messages the form dispatches (the engine's signer of the module).
+    pub signer: Arc<dyn MessageSigner>,
 }
 
-/// Registers `/api/{seg}/v1/{memento,reports,reports/{id}}` and every form of the module.
-pub fn configure(module: Arc<dyn Module>) -> impl FnOnce(&mut web::ServiceConfig) {
+/// Registers `/api/{seg}/v1/{memento,reports,reports/{id}}` and every form of the module, whose
+/// messages `signer` signs.
+pub fn configure(
+    module: Arc<dyn Module>,
+    signer: Arc<dyn MessageSigner>,
+) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
         let info = module.info();
         let context = web::Data::new(ModuleContext::new(Arc::clone(&module)));
@@ -94,6 +101,7 @@ pub fn configure(module: Arc<dyn Module>) -> impl FnOnce(&mut web::ServiceConfig
             let context = web::Data::new(FormContext {
                 module: Arc::clone(&module),
                 form,
+                signer: Arc::clone(&signer),
             });
             cfg.service(
                 web::resource(form.path)

@@ -63,6 +63,7 @@ fn job_for(report: ReportKey) -> Job {
         attempts: 0,
         not_before: t(0),
         last_error: None,
+        counted_by: None,
     }
 }
 
@@ -560,6 +561,7 @@ async fn outbox_lifecycle() {
             attempts: 0,
             not_before: ack_due,
             last_error: None,
+            counted_by: None,
         }]
     );
     let awaiting = store.begin_attempt(&awaiting[0]).await.unwrap();
@@ -864,7 +866,8 @@ async fn a_second_open_of_the_same_directory_is_locked() {
     drop(first);
     assert!(matches!(SledStore::open(&path), Err(StoreError::Locked(_))));
     drop(clone);
-    SledStore::open(&path).unwrap();
+    // Free once the last handle is gone (sled's threads may hold it a moment longer).
+    common::reopen(&path);
 }
 
 #[tokio::test]

@@ -172,6 +172,11 @@ impl MemState {
 pub struct MemStore {
     state: Mutex<MemState>,
     pub prepared_calls: AtomicUsize,
+    /// Attempts counted by `begin_attempt`, the writes a delivery makes before it calls the
+    /// transport.
+    pub begun_attempts: AtomicUsize,
+    /// What `instance` answers; a test changes it to play a restart.
+    pub instance: std::sync::atomic::AtomicU64,
 }
 
 impl MemStore {
@@ -207,17 +212,25 @@ impl Store for MemStore {
             return Err(StoreError::Conflict(report.key.to_string()));
         }
         s.next_job += 1;
+        let dispatched_with_message = report.message.is_some();
         let job = Job {
             id: s.next_job,
             report: report.key.clone(),
             kind: JobKind::Deliver,
-            attempts: 0,
+            attempts: u32::from(dispatched_with_message),
             not_before: report.submitted_at,
             last_error: None,
+            counted_by: dispatched_with_message.then(|| self.instance()),
         };
+        if let Some(message) = &report.message {
+            s.awaiting.insert(message.message_uuid.clone(), job.id);
+        }
         s.reports.insert(report.key.clone(), report);
         s.jobs.insert(job.id, job.clone());
         Ok(job)
+    }
+    fn instance(&self) -> u64 {
+        self.instance.load(Ordering::SeqCst)
     }
     async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
         Ok(self.state.lock().unwrap().reports.get(key).cloned())
@@ -323,6 +336,8 @@ impl Store for MemStore {
             return Err(StoreError::NotFound(format!("job {} as read", job.id)));
         }
         stored.attempts += 1;
+        stored.counted_by = None;
+        self.begun_attempts.fetch_add(1, Ordering::SeqCst);
         Ok(stored.clone())
     }
     async fn reschedule(
@@ -338,6 +353,7 @@ impl Store for MemStore {
             .ok_or_else(|| StoreError::NotFound(format!("job {}", job.id)))?;
         stored.not_before = not_before;
         stored.last_error = last_error;
+        stored.counted_by = None;
         Ok(())
     }
     async fn record_prepared(
@@ -379,6 +395,7 @@ impl Store for MemStore {
         stored.attempts = 0;
         stored.not_before = resend_at;
         stored.last_error = None;
+        stored.counted_by = None;
         Ok(())
     }
     async fn inbox_cursor(&self, transport: &str) -> StoreResult<Option<String>> {

@@ -1,7 +1,7 @@
 //! The form mechanics of every module: a form pre-filled from the memento, completed by the end
 //! user, validated on the server (re-rendered with every value kept and every problem next to its
-//! input), built once on trial, and dispatched as a report with its outbox job in one
-//! transaction. Works without JavaScript: arrays get one empty row and a "Weitere Zeile" button.
+//! input), its message built and signed, and dispatched as a report with that message and its
+//! outbox job in one transaction. Works without JavaScript: arrays get one empty row and a "Weitere Zeile" button.
 
 mod render;
 mod values;
@@ -13,8 +13,8 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use maud::html;
-use meldewerk_actors::Engine;
-use meldewerk_storage::{EndUserSignature, Report, ReportKey, Store, StoreError};
+use meldewerk_actors::{BuiltMessage, Engine};
+use meldewerk_storage::{EndUserSignature, PreparedMessage, Report, ReportKey, Store, StoreError};
 use serde_json::Value;
 
 use super::fields::{array_of, Field};
@@ -139,8 +139,16 @@ pub(crate) async fn submit(
     let content = Value::Object(object);
     // "Weitere Zeile" asks for one more row of an array: the form again, nothing checked yet.
     let more_rows = posted(&posted_form, "_zeile").is_some();
+    let mut built = None;
     if field_errors.is_empty() && !more_rows {
-        for problem in context.module.check_dispatch(form, &content) {
+        let problems = match context.module.checked_message(form, &content) {
+            Ok(message) => {
+                built = Some(message);
+                Vec::new()
+            }
+            Err(problems) => problems,
+        };
+        for problem in problems {
             // A problem of an array field names the field, not the row: it is listed above.
             let input = problem.path.as_deref().and_then(|path| {
                 inputs
@@ -209,6 +217,9 @@ pub(crate) async fn submit(
         name: signatory,
         signed_at: now,
     });
+    if let Some(built) = built {
+        report.message = signed_message(&context, &report, built).await;
+    }
     match store.submit_report(report).await {
         Ok(job) => {
             engine.queued(job);
@@ -236,6 +247,30 @@ pub(crate) async fn submit(
                 "Die Meldung konnte wegen einer Störung nicht gespeichert werden und wurde nicht \
                  abgesendet. Bitte versuchen Sie es in einigen Minuten erneut.",
             )
+        }
+    }
+}
+
+/// The message built at the check, signed for `report`: dispatched with the report, it is the
+/// one delivered. Should signing fail (a seal that cannot be opened), the report goes without
+/// it: the engine then builds and signs again, and a failure there ends the report in FAILURE
+/// with its reason, which the integrator reads in the result.
+async fn signed_message(
+    context: &FormContext,
+    report: &Report,
+    built: BuiltMessage,
+) -> Option<PreparedMessage> {
+    match context.signer.sign(report, &built.body).await {
+        Ok(signature) => Some(PreparedMessage {
+            message_uuid: built.message_uuid,
+            content_type: built.content_type,
+            body: built.body,
+            signature,
+            prepared_at: Utc::now(),
+        }),
+        Err(e) => {
+            tracing::warn!(error = %e, "signing at dispatch failed; the engine signs again");
+            None
         }
     }
 }

@@ -6,7 +6,7 @@ mod fields;
 
 use std::sync::{Arc, LazyLock};
 
-use meldewerk_actors::MessageBuilder;
+use meldewerk_actors::{BuiltMessage, MessageBuilder};
 use meldewerk_xml::xpersonenstand::Geburtsdaten;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -107,9 +107,13 @@ impl Module for Birthdata {
         violations
     }
 
-    fn check_dispatch(&self, form: &Form, content: &Value) -> Vec<DispatchProblem> {
+    fn checked_message(
+        &self,
+        form: &Form,
+        content: &Value,
+    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
         let label = |path: &str| label(INFO.fields, path).to_owned();
-        xps::check_dispatch::<Geburtsdaten>(content, form.prefix, label, &self.xpersonenstand)
+        xps::checked_message::<Geburtsdaten>(content, form.prefix, label, &self.xpersonenstand)
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {

@@ -5,7 +5,7 @@ mod fields;
 
 use std::sync::Arc;
 
-use meldewerk_actors::MessageBuilder;
+use meldewerk_actors::{BuiltMessage, MessageBuilder};
 use meldewerk_xml::xpersonenstand::Geburtsanzeige;
 use serde_json::Value;
 
@@ -45,9 +45,13 @@ impl Module for Birthnotice {
         &INFO
     }
 
-    fn check_dispatch(&self, form: &Form, content: &Value) -> Vec<DispatchProblem> {
+    fn checked_message(
+        &self,
+        form: &Form,
+        content: &Value,
+    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
         let label = |path: &str| label(INFO.fields, path).to_owned();
-        xps::check_dispatch::<Geburtsanzeige>(content, form.prefix, label, &self.0)
+        xps::checked_message::<Geburtsanzeige>(content, form.prefix, label, &self.0)
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {

@@ -10,7 +10,7 @@ mod message;
 
 use std::sync::{Arc, LazyLock};
 
-use meldewerk_actors::MessageBuilder;
+use meldewerk_actors::{BuiltMessage, MessageBuilder};
 use serde_json::{Map, Value};
 
 use crate::module_layer::{
@@ -99,10 +99,14 @@ impl Module for Deathnotice {
         FORMS.iter().find(|form| slot_of(form) == slot)
     }
 
-    fn check_dispatch(&self, form: &Form, content: &Value) -> Vec<DispatchProblem> {
+    fn checked_message(
+        &self,
+        form: &Form,
+        content: &Value,
+    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
         let slot = slot_of(form);
         let label = |path: &str| fields::label(slot, &path[form.prefix.len()..]);
-        xps::check_dispatch::<Meldung>(content, form.prefix, label, &self.0)
+        xps::checked_message::<Meldung>(content, form.prefix, label, &self.0)
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {

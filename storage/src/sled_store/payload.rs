@@ -101,12 +101,18 @@ pub(super) fn remove_parts(
 }
 
 impl SledStore {
-    /// Fills in the parts of `report` (stored under `key`) that its state does not hold inline.
-    pub(super) fn attach_parts(&self, key: &[u8], report: &mut Report) -> StoreResult<()> {
+    /// Fills in the parts of `report` (stored under `key`) that its state does not hold inline,
+    /// the submission only if `submission`.
+    pub(super) fn attach_parts(
+        &self,
+        key: &[u8],
+        report: &mut Report,
+        submission: bool,
+    ) -> StoreResult<()> {
         if report.expired_at.is_some() {
             return Ok(());
         }
-        if report.submission.is_none() {
+        if submission && report.submission.is_none() {
             if let Some(bytes) = self.submissions.get(key).map_err(backend)? {
                 let bytes = unpacked("submission", key, &bytes)?;
                 report.submission = Some(decode(&format!("submission of {}", report.key), &bytes)?);

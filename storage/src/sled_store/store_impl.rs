@@ -57,6 +57,21 @@ impl From<StoredResult> for ReportResult {
     }
 }
 
+impl SledStore {
+    /// The report under `key` with its parts; without its submission if `submission` is false
+    /// and a message is stored (a delivery reads nothing else of it).
+    fn read_report(&self, key: &ReportKey, submission: bool) -> StoreResult<Option<Report>> {
+        let report_key = keys::report(key);
+        let Some(bytes) = self.reports.get(&report_key).map_err(backend)? else {
+            return Ok(None);
+        };
+        let mut report: Report = decode(&report_what(key), &bytes)?;
+        let submission = submission || report.message.is_none();
+        self.attach_parts(&report_key, &mut report, submission)?;
+        Ok(Some(report))
+    }
+}
+
 #[async_trait]
 impl Store for SledStore {
     async fn create_user(&self, user: UserRecord) -> StoreResult<()> {
@@ -190,18 +205,27 @@ impl Store for SledStore {
 
     async fn submit_report(&self, mut report: Report) -> StoreResult<Job> {
         let id = self.db.generate_id().map_err(backend)?;
+        // A message built at dispatch is stored now, and its first attempt counted with it.
+        let prepared = report.message.take();
         let job = Job {
             id,
             report: report.key.clone(),
             kind: JobKind::Deliver,
-            attempts: 0,
+            attempts: u32::from(prepared.is_some()),
             not_before: Utc::now(),
             last_error: None,
+            counted_by: prepared.is_some().then_some(self.instance),
         };
         let report_key = keys::report(&report.key);
         let by_id_key = keys::by_id(&report.key);
         let outbox_key = keys::outbox(&job);
         let job_id_key = keys::job_id(id);
+        let message = prepared.map(|message| {
+            let awaiting = keys::awaiting(&message.message_uuid).to_vec();
+            let body = payload::pack(&message.body);
+            report.message = Some(payload::message_state(&message));
+            (awaiting, body)
+        });
         let submission = payload::take_submission(&mut report)?;
         let report_value = encode(&report)?;
         let job_value = encode(&job)?;
@@ -218,6 +242,10 @@ impl Store for SledStore {
                 t.submissions
                     .insert(report_key.as_slice(), submission.as_slice())?;
             }
+            if let Some((awaiting, body)) = &message {
+                t.messages.insert(report_key.as_slice(), body.as_slice())?;
+                t.awaiting.insert(awaiting.as_slice(), &job_id_key[..])?;
+            }
             t.pending.insert(report_key.as_slice(), &[][..])?;
             t.reports_by_id.insert(by_id_key.as_slice(), &[][..])?;
             t.outbox.insert(&outbox_key[..], job_value.as_slice())?;
@@ -228,14 +256,16 @@ impl Store for SledStore {
         Ok(job)
     }
 
+    fn instance(&self) -> u64 {
+        self.instance
+    }
+
     async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
-        let report_key = keys::report(key);
-        let Some(bytes) = self.reports.get(&report_key).map_err(backend)? else {
-            return Ok(None);
-        };
-        let mut report: Report = decode(&report_what(key), &bytes)?;
-        self.attach_parts(&report_key, &mut report)?;
-        Ok(Some(report))
+        self.read_report(key, true)
+    }
+
+    async fn report_to_deliver(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
+        self.read_report(key, false)
     }
 
     async fn report_result(&self, key: &ReportKey) -> StoreResult<Option<ReportResult>> {
@@ -418,6 +448,7 @@ impl Store for SledStore {
             .gated_transaction(|(outbox, by_id)| {
                 let (key, mut stored) = stored_turn(outbox, by_id, job)?;
                 stored.attempts = stored.attempts.saturating_add(1);
+                stored.counted_by = None;
                 put_job(outbox, by_id, &key, &stored)?;
                 Ok(stored)
             })

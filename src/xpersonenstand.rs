@@ -1,6 +1,6 @@
 //! What the civil-registry modules share, written once: the header addresses from configuration
 //! (`[xpersonenstand]`) and the header built from them, the checks before dispatch (mandatory
-//! fields, trial build) and the engine's message builder.
+//! fields, then the build of the message to deliver) and the engine's message builder.
 //! A module supplies only its typed [`Content`].
 
 use std::marker::PhantomData;

@@ -1,5 +1,6 @@
 //! An operator pauses a module's deliveries and resumes them: submissions still land, nothing
-//! reaches the authority while paused, other modules go on, and everything is delivered after.
+//! reaches the authority while paused, other modules go on, and everything is delivered after,
+//! as it was built and signed at dispatch.
 
 mod common;
 
@@ -51,8 +52,21 @@ fn a_paused_module_keeps_its_reports_until_resumed() {
         received(&server, "geb-paused").is_empty(),
         "delivered while paused"
     );
-    // Its message was built and its first attempt counted at dispatch, but the queue view shows
-    // the attempts begun: none.
+    // Its message was built and signed at dispatch and waits with it; nothing was attempted.
+    let message_path = "/admin/api/v1/reports/birthnotice/geb-paused/message";
+    let message = server.admin_get(message_path);
+    assert_eq!(message.status(), 200);
+    assert_eq!(message.headers()["x-signature-kind"], "end-user");
+    let sha = message.headers()["x-message-sha256"].clone();
+    assert!(message.text().unwrap().contains("portal2StA.Geburt.081020"));
+    // A seal deposited now changes nothing of the report already sent.
+    let sealed = server
+        .client()
+        .post(server.url("/admin/api/v1/users/klinik/seal"))
+        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
+        .send()
+        .unwrap();
+    assert_eq!(sealed.status(), 201);
     let jobs: Value = server.admin_get("/admin/api/v1/jobs").json().unwrap();
     let job = &jobs["jobs"][0];
     assert_eq!(
@@ -66,6 +80,13 @@ fn a_paused_module_keeps_its_reports_until_resumed() {
     assert_eq!(resumed.json::<Value>().unwrap()["paused"], false);
     server.wait_for_status("klinik", "geb-paused", "SUCCESS");
     assert_eq!(received(&server, "geb-paused").len(), 1);
+    let delivered = server.admin_get(message_path);
+    assert_eq!(delivered.headers()["x-signature-kind"], "end-user");
+    assert_eq!(
+        delivered.headers()["x-message-sha256"],
+        sha,
+        "the bytes of the dispatch"
+    );
 }
 
 #[test]

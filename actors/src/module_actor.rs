@@ -1,5 +1,5 @@
-//! The actor that works one module's jobs: build and sign the message once, deliver it, and
-//! leave it waiting for its acknowledgement (collected from the transport's inbox, see
+//! The actor that works one module's jobs: deliver the message stored at dispatch (or build and
+//! sign it once, for a report stored without), and leave it waiting for its acknowledgement (collected from the transport's inbox, see
 //! [`crate::inbox`]); deliver it again if none came in time.
 //!
 //! Each job runs as a future spawned in the actor's context, so many deliveries can wait on the
@@ -136,11 +136,11 @@ impl Worker {
     /// before, so it never fails for want of attempts: it waits on with backoff.
     ///
     /// Every call to the transport is counted as an attempt before it is made, so that a crash
-    /// during it counts too; a first delivery is counted in the transaction that stores its
-    /// message: the dispatch's, when the report came with its message (then the delivery writes
-    /// nothing before it calls the transport), or else the engine's, after it built the message.
-    /// A probe is not one of the job's attempts (it only asks whether the transport is back),
-    /// but the job must still be there.
+    /// during it counts too. A report dispatched with its message (the common case) only has
+    /// its attempt counted; one stored without (by an older version, or when signing failed at
+    /// dispatch) gets its message built here, stored in the transaction that counts the first
+    /// attempt. A probe is not one of the job's attempts (it only asks whether the transport is
+    /// back), but the job must still be there.
     #[tracing::instrument(skip_all, fields(report = %job.report, job = job.id))]
     async fn deliver(
         &self,
@@ -221,17 +221,12 @@ impl Worker {
         }
     }
 
-    /// Counts an attempt and returns the job as stored. Writes nothing, only checks that the job
-    /// is still there, for a probe (which is no attempt) and for an attempt this process counted
-    /// already (when the report was dispatched with its message, see [`Job::counted_by`]).
+    /// Counts an attempt (or, for a probe, only checks that the job is still there) and returns
+    /// the job as stored.
     async fn count(&self, job: &Job, probe: bool, counted: &AtomicBool) -> StoreResult<Job> {
-        let counted_here = job.counted_by == Some(self.store.instance());
-        if probe || counted_here {
+        if probe {
             return match self.store.job(job.id).await? {
-                Some(stored) if stored.same_turn(job) => {
-                    counted.store(true, Ordering::SeqCst);
-                    Ok(stored)
-                }
+                Some(stored) if stored.same_turn(job) => Ok(stored),
                 _ => Err(StoreError::NotFound(format!("job {} as read", job.id))),
             };
         }

@@ -77,13 +77,9 @@ pub trait Store: Send + Sync + 'static {
     /// transaction. `Conflict` if the owner already has a report with this module and id.
     ///
     /// A report dispatched with its message (`report.message`, built and signed at dispatch) has
-    /// it stored in the same transaction, as [`Store::begin_attempt_with_message`] would: the
-    /// job's first attempt is counted and reserved to this open store ([`Job::counted_by`]), so
-    /// that the engine delivers it without another write first.
+    /// it stored in the same transaction, as [`Store::record_prepared`] would store it; its
+    /// attempts are counted as every delivery's are, before each call to the transport.
     async fn submit_report(&self, report: Report) -> StoreResult<Job>;
-    /// Identifies this open store among every store that ever worked on the same data: random,
-    /// new at each open. See [`Job::counted_by`].
-    fn instance(&self) -> u64;
     /// Reads a report without changing it (`peek`).
     async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>>;
     /// [`Store::report`] as a delivery needs it: once a message is stored, an engine may leave

@@ -300,7 +300,7 @@ impl From<&Report> for ReportResult {
 /// or a restarted actor resumes them; a mailbox message alone would be lost.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub enum JobKind {
-    /// Build (once) and deliver the message to the transport.
+    /// Deliver the message to the transport (built at dispatch, or else once, here).
     Deliver,
     /// Wait for the acknowledgement to arrive in the transport's inbox; if none has come by the
     /// job's due time, deliver the same message again (the transport answers a repeat with the
@@ -324,13 +324,6 @@ pub struct Job {
     pub not_before: DateTime<Utc>,
     /// Last error seen, for operators.
     pub last_error: Option<String>,
-    /// The open store ([`crate::Store::instance`]) that counted the current attempt before
-    /// anyone began it: a report dispatched with its message has its first attempt counted in
-    /// the same transaction. A run in that process delivers without counting again; any other
-    /// (after a restart, or on another node) counts anew, so a process that dies during a
-    /// delivery still uses up an attempt. `None` once the job was written again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counted_by: Option<u64>,
 }
 
 impl Job {

@@ -1,5 +1,5 @@
-//! A report dispatched with its message: the message is stored with the report and the job's
-//! first attempt is counted in the same transaction, reserved to the store that counted it.
+//! A report dispatched with its message: the message is stored with the report, in the
+//! transaction that stores the report and queues its job.
 
 mod common;
 
@@ -28,13 +28,12 @@ fn dispatched(id: &str) -> Report {
 }
 
 #[tokio::test]
-async fn the_message_is_stored_and_the_first_attempt_counted_for_this_store() {
+async fn the_message_is_stored_with_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
     let job = store.submit_report(dispatched("r1")).await.unwrap();
     assert_eq!(job.kind, JobKind::Deliver);
-    assert_eq!(job.attempts, 1);
-    assert_eq!(job.counted_by, Some(store.instance()));
+    assert_eq!(job.attempts, 0, "nothing attempted yet");
     assert_eq!(store.job(job.id).await.unwrap(), Some(job.clone()));
 
     let whole = store.report(&key("r1")).await.unwrap().unwrap();
@@ -60,7 +59,7 @@ async fn a_report_without_a_message_reads_whole_for_its_delivery() {
     let mut report = dispatched("r1");
     report.message = None;
     let job = store.submit_report(report).await.unwrap();
-    assert_eq!((job.attempts, job.counted_by), (0, None));
+    assert_eq!(job.attempts, 0);
     let to_deliver = store.report_to_deliver(&key("r1")).await.unwrap().unwrap();
     assert_eq!(to_deliver.message, None);
     assert!(to_deliver.submission.is_some(), "the engine builds from it");
@@ -89,48 +88,16 @@ async fn an_acknowledgement_finds_a_report_dispatched_with_its_message() {
 }
 
 #[tokio::test]
-async fn every_change_of_the_job_ends_the_reservation() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
-
-    let job = store.submit_report(dispatched("r1")).await.unwrap();
-    store
-        .reschedule(&job, t(5), Some("busy".into()))
-        .await
-        .unwrap();
-    let stored = store.job(job.id).await.unwrap().unwrap();
-    assert_eq!((stored.attempts, stored.counted_by), (1, None));
-
-    let job = store.submit_report(dispatched("r2")).await.unwrap();
-    let begun = store.begin_attempt(&job).await.unwrap();
-    assert_eq!((begun.attempts, begun.counted_by), (2, None));
-    assert_eq!(store.job(job.id).await.unwrap(), Some(begun));
-
-    let job = store.submit_report(dispatched("r3")).await.unwrap();
-    let now = Utc::now();
-    store
-        .record_delivered(&job, "xpersonenstand", "ref-3".into(), now, now)
-        .await
-        .unwrap();
-    let waiting = store.job(job.id).await.unwrap().unwrap();
-    assert_eq!(
-        (waiting.kind, waiting.counted_by),
-        (JobKind::AwaitAck, None)
-    );
-}
-
-#[tokio::test]
-async fn a_store_opened_again_is_another_instance() {
+async fn the_message_survives_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
     let job = store.submit_report(dispatched("r1")).await.unwrap();
-    let first = store.instance();
     drop(store);
     let store = reopen(dir.path());
-    assert_ne!(store.instance(), first);
-    // The reservation stays stored; it is just no longer this store's.
-    let stored = store.job(job.id).await.unwrap().unwrap();
-    assert_eq!(stored.counted_by, Some(first));
+    let report = store.report_to_deliver(&key("r1")).await.unwrap().unwrap();
+    assert_eq!(report.message, Some(message("uuid-r1")));
+    let begun = store.begin_attempt(&job).await.unwrap();
+    assert_eq!((begun.kind, begun.attempts), (JobKind::Deliver, 1));
 }
 
 #[tokio::test]

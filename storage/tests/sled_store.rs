@@ -63,7 +63,6 @@ fn job_for(report: ReportKey) -> Job {
         attempts: 0,
         not_before: t(0),
         last_error: None,
-        counted_by: None,
     }
 }
 
@@ -561,7 +560,6 @@ async fn outbox_lifecycle() {
             attempts: 0,
             not_before: ack_due,
             last_error: None,
-            counted_by: None,
         }]
     );
     let awaiting = store.begin_attempt(&awaiting[0]).await.unwrap();

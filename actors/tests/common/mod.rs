@@ -175,8 +175,6 @@ pub struct MemStore {
     /// Attempts counted by `begin_attempt`, the writes a delivery makes before it calls the
     /// transport.
     pub begun_attempts: AtomicUsize,
-    /// What `instance` answers; a test changes it to play a restart.
-    pub instance: std::sync::atomic::AtomicU64,
 }
 
 impl MemStore {
@@ -212,15 +210,13 @@ impl Store for MemStore {
             return Err(StoreError::Conflict(report.key.to_string()));
         }
         s.next_job += 1;
-        let dispatched_with_message = report.message.is_some();
         let job = Job {
             id: s.next_job,
             report: report.key.clone(),
             kind: JobKind::Deliver,
-            attempts: u32::from(dispatched_with_message),
+            attempts: 0,
             not_before: report.submitted_at,
             last_error: None,
-            counted_by: dispatched_with_message.then(|| self.instance()),
         };
         if let Some(message) = &report.message {
             s.awaiting.insert(message.message_uuid.clone(), job.id);
@@ -229,11 +225,16 @@ impl Store for MemStore {
         s.jobs.insert(job.id, job.clone());
         Ok(job)
     }
-    fn instance(&self) -> u64 {
-        self.instance.load(Ordering::SeqCst)
-    }
     async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
         Ok(self.state.lock().unwrap().reports.get(key).cloned())
+    }
+    async fn report_to_deliver(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
+        let mut report = self.report(key).await?;
+        // As the sled store: the submission is left out once a message is stored.
+        if let Some(report) = report.as_mut().filter(|r| r.message.is_some()) {
+            report.submission = None;
+        }
+        Ok(report)
     }
     async fn consume_report(&self, _: &ReportKey) -> StoreResult<Consumed> {
         unimplemented!("not used by the engine")
@@ -336,7 +337,6 @@ impl Store for MemStore {
             return Err(StoreError::NotFound(format!("job {} as read", job.id)));
         }
         stored.attempts += 1;
-        stored.counted_by = None;
         self.begun_attempts.fetch_add(1, Ordering::SeqCst);
         Ok(stored.clone())
     }
@@ -353,7 +353,6 @@ impl Store for MemStore {
             .ok_or_else(|| StoreError::NotFound(format!("job {}", job.id)))?;
         stored.not_before = not_before;
         stored.last_error = last_error;
-        stored.counted_by = None;
         Ok(())
     }
     async fn record_prepared(
@@ -395,7 +394,6 @@ impl Store for MemStore {
         stored.attempts = 0;
         stored.not_before = resend_at;
         stored.last_error = None;
-        stored.counted_by = None;
         Ok(())
     }
     async fn inbox_cursor(&self, transport: &str) -> StoreResult<Option<String>> {

@@ -269,7 +269,11 @@ async fn signed_message(
             prepared_at: Utc::now(),
         }),
         Err(e) => {
-            tracing::warn!(error = %e, "signing at dispatch failed; the engine signs again");
+            tracing::warn!(
+                report = %log_str(&report.key.to_string()),
+                error = %e,
+                "signing at dispatch failed; the engine signs again"
+            );
             None
         }
     }

@@ -53,18 +53,14 @@ fn internal(e: StoreError) -> HttpResponse {
     error(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())
 }
 
-/// A job as operators see it. `attempts` are those begun: the first attempt of a report
-/// dispatched with its message is counted at dispatch, but it has not begun while this process
-/// still holds it ([`Job::counted_by`]); one counted by a process that stopped may have.
-fn view(job: &Job, instance: u64) -> serde_json::Value {
-    let reserved = u32::from(job.counted_by == Some(instance));
+fn view(job: &Job) -> serde_json::Value {
     json!({
         "id": job.id,
         "module": job.report.module,
         "report": job.report.id,
         "owner": job.report.owner,
         "waitingFor": match job.kind { JobKind::Deliver => "deliver", JobKind::AwaitAck => "acknowledgement" },
-        "attempts": job.attempts.saturating_sub(reserved),
+        "attempts": job.attempts,
         "due": job.not_before,
         "lastError": job.last_error,
     })
@@ -84,9 +80,7 @@ pub async fn list(
     match store.jobs(page.after, limit).await {
         Ok(jobs) => {
             let last = jobs.last().map(|j| j.id);
-            let instance = store.instance();
-            let jobs = jobs.iter().map(|job| view(job, instance)).collect();
-            page_answer("jobs", jobs, last, limit)
+            page_answer("jobs", jobs.iter().map(view).collect(), last, limit)
         }
         Err(e) => internal(e),
     }

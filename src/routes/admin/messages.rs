@@ -1,4 +1,4 @@
-//! `GET /admin/api/v1/reports/{seg}/{id}/message`: the exact message a report delivered.
+//! `GET /admin/api/v1/reports/{seg}/{id}/message`: the exact message a report delivers.
 
 use std::sync::Arc;
 
@@ -15,9 +15,10 @@ pub struct MessageQuery {
     user: Option<String>,
 }
 
-/// The delivered bytes with their media type; headers name the message UUID, its SHA-256 and the
-/// signature kind. 404 when there is no such report or nothing was built yet; 409 when the id
-/// exists for several users and `?user=` is missing.
+/// The message's bytes (built and signed at dispatch, delivered as they are) with their media
+/// type; headers name the message UUID, its SHA-256 and the signature kind. 404 when there is no
+/// such report or nothing was built yet; 409 when the id exists for several users and `?user=`
+/// is missing.
 #[get("/reports/{seg}/{id}/message")]
 pub async fn delivered_message(
     _operator: Operator,

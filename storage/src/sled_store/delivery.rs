@@ -186,7 +186,6 @@ impl SledStore {
         self.commit(move |t| {
             let (key, mut stored) = stored_turn(t.outbox, t.outbox_by_id, &read)?;
             stored.attempts = stored.attempts.saturating_add(1);
-            stored.counted_by = None;
             put_job(t.outbox, t.outbox_by_id, &key, &stored)?;
             let (message, _) = store_message(
                 [t.reports, t.awaiting, t.messages],

@@ -90,8 +90,6 @@ pub struct SledStore {
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
     outbox_jobs: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    /// See [`crate::Store::instance`].
-    instance: u64,
 }
 
 impl std::fmt::Debug for SledStore {
@@ -138,7 +136,6 @@ impl SledStore {
             messages: tree("messages")?,
             receipts: tree("receipts")?,
             outbox_jobs,
-            instance: new_instance(),
             user_cache: Default::default(),
             committer: std::sync::Arc::new(
                 GroupCommit::start(db.clone(), Staged::trees(tree)?, "store-commit")
@@ -338,8 +335,7 @@ fn stored_turn(
 
 /// Stores `job` under the key its kind and `not_before` call for, in place of the entry at
 /// `old_key`. Used for every job change, since a changed due time or kind means a new position
-/// in the outbox. A job written again has no attempt reserved any more ([`Job::counted_by`]):
-/// whatever changed it began or ended that attempt.
+/// in the outbox.
 fn put_job(
     outbox: &TransactionalTree,
     by_id: &TransactionalTree,
@@ -351,27 +347,6 @@ fn put_job(
         outbox.remove(old_key)?;
         by_id.insert(&keys::job_id(job.id)[..], &new_key[..])?;
     }
-    let value = match job.counted_by {
-        None => encode(job),
-        Some(_) => encode(&Job {
-            counted_by: None,
-            ..job.clone()
-        }),
-    };
-    outbox.insert(&new_key[..], in_tx(value)?)?;
+    outbox.insert(&new_key[..], in_tx(encode(job))?)?;
     Ok(())
-}
-
-/// A random identity for an open store ([`crate::Store::instance`]). Only its difference from
-/// the identities of earlier opens matters, which the standard library's randomly keyed hasher
-/// gives without another dependency; the clock is mixed in for good measure.
-fn new_instance() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    hasher.write_u128(now.as_nanos());
-    hasher.write_u32(std::process::id());
-    hasher.finish()
 }

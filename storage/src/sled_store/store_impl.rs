@@ -205,16 +205,15 @@ impl Store for SledStore {
 
     async fn submit_report(&self, mut report: Report) -> StoreResult<Job> {
         let id = self.db.generate_id().map_err(backend)?;
-        // A message built at dispatch is stored now, and its first attempt counted with it.
+        // A message built at dispatch is stored with the report.
         let prepared = report.message.take();
         let job = Job {
             id,
             report: report.key.clone(),
             kind: JobKind::Deliver,
-            attempts: u32::from(prepared.is_some()),
+            attempts: 0,
             not_before: Utc::now(),
             last_error: None,
-            counted_by: prepared.is_some().then_some(self.instance),
         };
         let report_key = keys::report(&report.key);
         let by_id_key = keys::by_id(&report.key);
@@ -254,10 +253,6 @@ impl Store for SledStore {
         })
         .await?;
         Ok(job)
-    }
-
-    fn instance(&self) -> u64 {
-        self.instance
     }
 
     async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
@@ -444,17 +439,16 @@ impl Store for SledStore {
     }
 
     async fn begin_attempt(&self, job: &Job) -> StoreResult<Job> {
-        let stored = (&self.outbox, &self.outbox_by_id)
-            .gated_transaction(|(outbox, by_id)| {
-                let (key, mut stored) = stored_turn(outbox, by_id, job)?;
-                stored.attempts = stored.attempts.saturating_add(1);
-                stored.counted_by = None;
-                put_job(outbox, by_id, &key, &stored)?;
-                Ok(stored)
-            })
-            .map_err(tx_error)?;
-        self.flush().await?;
-        Ok(stored)
+        // Every first delivery counts here (its message was stored at dispatch), so concurrent
+        // ones share the committing thread's transaction and flush.
+        let read = job.clone();
+        self.commit(move |t| {
+            let (key, mut stored) = stored_turn(t.outbox, t.outbox_by_id, &read)?;
+            stored.attempts = stored.attempts.saturating_add(1);
+            put_job(t.outbox, t.outbox_by_id, &key, &stored)?;
+            Ok(stored)
+        })
+        .await
     }
 
     /// `NotFound` if the job has left the outbox.

@@ -32,8 +32,8 @@
 //! [`crate::Store`] contract asks for. sled calls are synchronous but short (memory plus the
 //! page cache); only the flush waits for the disk, on the database's committing thread, where
 //! one flush serves every change committed before it started (see `group_commit.rs`); callers
-//! await it without holding a thread. The changes every report makes (it is submitted, its
-//! message stored with the first attempt, its delivery recorded) are queued to that thread
+//! await it without holding a thread. The changes every report makes (it is submitted with its
+//! message, an attempt counted, its delivery recorded) are queued to that thread
 //! instead of run by the caller, which runs concurrent ones as one transaction: sled writes
 //! two log buffers per transaction, so that is what keeps the disk writes per report down.
 

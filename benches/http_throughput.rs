@@ -7,6 +7,10 @@
 //! over loopback. Taking turns means that whatever else the machine does hits all three alike, so
 //! the ratios hold even when the absolute numbers move. The load generator writes raw HTTP/1.1 so
 //! that the client's own cost stays small next to the server's; client and server share the cores.
+//!
+//! With `BENCH_LOAD=wrk` each slice is loaded by `wrk` instead (`apt-get install wrk`), two
+//! threads and `BENCH_CONNECTIONS` connections, slices rounded up to whole seconds: the same
+//! measurement taken with an outside tool, as operators take it.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -68,6 +72,59 @@ fn run_slice(address: &str, request: &[u8], connections: usize, slice: Duration)
     (total, started.elapsed().as_secs_f64())
 }
 
+/// Requests per second `wrk` reached within `slice` for `request` (`method`, `path`, headers and
+/// body as `wrk`'s Lua settings); every answer must be a success.
+fn run_wrk(base: &str, request: &WrkRequest, connections: usize, slice: Duration) -> (u64, f64) {
+    let seconds = slice.as_secs_f64().ceil().max(1.0) as u64;
+    let script = tempfile::NamedTempFile::new().expect("temporary file");
+    std::fs::write(script.path(), request.lua()).expect("write the wrk script");
+    let output = std::process::Command::new("wrk")
+        .args([
+            &format!("-t{}", connections.clamp(1, 2)),
+            &format!("-c{connections}"),
+            &format!("-d{seconds}s"),
+            "-s",
+        ])
+        .arg(script.path())
+        .arg(format!("{base}{}", request.path))
+        .output()
+        .expect("wrk runs (apt-get install wrk)");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "wrk failed: {text}");
+    assert!(!text.contains("Non-2xx"), "unexpected answers: {text}");
+    let total: u64 = text
+        .lines()
+        .find_map(|line| line.trim().split_once(" requests in "))
+        .and_then(|(count, _)| count.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no request count in wrk's output: {text}"));
+    (total, seconds as f64)
+}
+
+/// One endpoint's request, for `wrk`.
+struct WrkRequest {
+    method: &'static str,
+    path: String,
+    headers: Vec<(&'static str, String)>,
+    body: Option<String>,
+}
+
+impl WrkRequest {
+    /// `wrk`'s Lua settings for this request.
+    fn lua(&self) -> String {
+        // Long brackets: the text goes in as it is, without Lua's escapes.
+        let mut lua = format!("wrk.method = [==[{}]==]\n", self.method);
+        for (name, value) in &self.headers {
+            lua.push_str(&format!(
+                "wrk.headers[ [==[{name}]==] ] = [==[{value}]==]\n"
+            ));
+        }
+        if let Some(body) = &self.body {
+            lua.push_str(&format!("wrk.body = [==[{body}]==]\n"));
+        }
+        lua
+    }
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(|a, b| a.total_cmp(b));
     values[values.len() / 2]
@@ -77,6 +134,7 @@ fn main() {
     let rounds: usize = setting("BENCH_ROUNDS", 10).max(1);
     let slice = Duration::from_millis(setting("BENCH_SLICE_MS", 1000));
     let connections: usize = setting("BENCH_CONNECTIONS", 4);
+    let with_wrk = std::env::var("BENCH_LOAD").is_ok_and(|load| load == "wrk");
 
     let dir = DataDir::new();
     dir.add_user("bench");
@@ -102,6 +160,30 @@ fn main() {
     // Warm-up: the first authenticated request runs argon2 once; later ones hit the cache.
     run_slice(&address, &memento, 1, Duration::from_millis(500));
 
+    let authorization = ("Authorization", format!("Basic {auth}"));
+    let wrk_requests = [
+        WrkRequest {
+            method: "GET",
+            path: "/healthz".into(),
+            headers: vec![],
+            body: None,
+        },
+        WrkRequest {
+            method: "POST",
+            path: "/api/birthnotice/v1/memento".into(),
+            headers: vec![
+                authorization.clone(),
+                ("Content-Type", "application/json".into()),
+            ],
+            body: Some(body),
+        },
+        WrkRequest {
+            method: "GET",
+            path: format!("/api/birthnotice/v1/reports/{id}?peek=true"),
+            headers: vec![authorization],
+            body: None,
+        },
+    ];
     let endpoints: [(&str, Vec<u8>); 3] = [
         ("GET /healthz", healthz),
         ("POST /api/birthnotice/v1/memento", memento),
@@ -112,7 +194,11 @@ fn main() {
     for _ in 0..rounds {
         let mut round = [0f64; 3];
         for (i, (_, request)) in endpoints.iter().enumerate() {
-            let (done, took) = run_slice(&address, request, connections, slice);
+            let (done, took) = if with_wrk {
+                run_wrk(&server.base, &wrk_requests[i], connections, slice)
+            } else {
+                run_slice(&address, request, connections, slice)
+            };
             totals[i].0 += done;
             totals[i].1 += took;
             round[i] = done as f64 / took;
@@ -123,8 +209,9 @@ fn main() {
     }
 
     println!(
-        "meldewerk HTTP throughput: {rounds} rounds of {} ms per endpoint, {connections} keep-alive connections",
-        slice.as_millis()
+        "meldewerk HTTP throughput: {rounds} rounds of {} ms per endpoint, {connections} keep-alive connections{}",
+        slice.as_millis(),
+        if with_wrk { " (wrk)" } else { "" }
     );
     println!(
         "{:<44} {:>10} {:>8} {:>14}",

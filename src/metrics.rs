@@ -184,10 +184,7 @@ pub async fn count_requests(
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let started = Instant::now();
     let registry = req.app_data::<web::Data<Metrics>>().cloned();
-    // Unmatched paths are one series, whatever was asked: a scanner must not grow the registry.
-    let route = req
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_string());
+    let route = crate::telemetry::route_pattern(&req).to_string();
     let method = method_label(req.method()).to_owned();
     let response = next.call(req).await?;
     if let Some(registry) = registry {

@@ -27,9 +27,7 @@ pub struct RedactingRootSpan;
 
 impl RootSpanBuilder for RedactingRootSpan {
     fn on_request_start(request: &ServiceRequest) -> Span {
-        let route = request
-            .match_pattern()
-            .unwrap_or_else(|| "unmatched".to_string());
+        let route = route_pattern(request);
         let request_id = request
             .extensions()
             .get::<tracing_actix_web::RequestId>()
@@ -67,6 +65,25 @@ impl RootSpanBuilder for RedactingRootSpan {
             DefaultRootSpanBuilder::on_request_end(span, outcome);
         }
     }
+}
+
+/// The request's route pattern, worked out once per request: the log's root span and the HTTP
+/// metrics both name it, and matching walks every route again.
+#[derive(Clone)]
+struct RoutePattern(std::rc::Rc<str>);
+
+/// The route pattern that matches `request` (`/api/birthnotice/v1/reports/{id}`), never the raw
+/// path, which may carry a token; `unmatched` for any path no route matches, so that scanners
+/// cannot grow the metrics registry.
+pub(crate) fn route_pattern(request: &ServiceRequest) -> std::rc::Rc<str> {
+    if let Some(RoutePattern(route)) = request.extensions().get::<RoutePattern>() {
+        return route.clone();
+    }
+    let route: std::rc::Rc<str> = request
+        .match_pattern()
+        .map_or_else(|| "unmatched".into(), Into::into);
+    request.extensions_mut().insert(RoutePattern(route.clone()));
+    route
 }
 
 /// Health probes (`/healthz`, `/readyz`), logged at debug when they succeed.

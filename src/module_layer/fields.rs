@@ -321,8 +321,12 @@ impl Walk<'_> {
             self.shown_path.push_str(name);
             self.pointer.push('/');
             // RFC 6901: `~` and `/` in a member name are escaped.
-            self.pointer
-                .push_str(&name.replace('~', "~0").replace('/', "~1"));
+            if name.contains(['~', '/']) {
+                self.pointer
+                    .push_str(&name.replace('~', "~0").replace('/', "~1"));
+            } else {
+                self.pointer.push_str(name);
+            }
             if path_like {
                 self.violation(format!("{} is not a known field", self.shown_path));
                 continue;

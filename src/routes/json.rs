@@ -8,6 +8,7 @@ use std::fmt;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use super::{read_limited, BodyError};
@@ -160,11 +161,18 @@ impl<'de> Visitor<'de> for StrictVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(name) = map.next_key::<String>()? {
-            if object.contains_key(&name) {
-                return Err(de::Error::custom(format!("duplicate member {name:?}")));
+            match object.entry(name) {
+                Entry::Occupied(taken) => {
+                    return Err(de::Error::custom(format!(
+                        "duplicate member {:?}",
+                        taken.key()
+                    )))
+                }
+                Entry::Vacant(slot) => {
+                    let StrictValue(value) = map.next_value()?;
+                    slot.insert(value);
+                }
             }
-            let StrictValue(value) = map.next_value()?;
-            object.insert(name, value);
         }
         Ok(Value::Object(object))
     }

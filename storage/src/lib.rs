@@ -16,6 +16,7 @@ mod group_commit;
 pub mod journal;
 mod model;
 mod packed;
+mod receipt_cache;
 mod sled_gate;
 mod sled_store;
 

@@ -157,6 +157,52 @@ async fn the_state_is_written_without_the_payload_and_read_back_whole() {
     });
 }
 
+/// Receipts read by polls are kept decoded in memory; what a poll answers is still what the
+/// report's state says: a read after retention or after consuming never gets a kept receipt.
+#[tokio::test]
+async fn receipts_read_again_answer_the_same_until_consumed_or_expired() {
+    let dir = tempfile::tempdir().unwrap();
+    // Caches of 2 MiB in all: 128 KiB for receipts, two generations of two of the 27 KB below.
+    let store = SledStore::open_with_cache(dir.path(), 2 * 1024 * 1024).unwrap();
+    let ids: Vec<String> = (0..6).map(|i| format!("poll-{i}")).collect();
+    for id in &ids {
+        journey(&store, id).await;
+    }
+    // Each report read three times in a row (kept after the first), then all of them in turn
+    // (more than the cache holds).
+    let reads = ids
+        .iter()
+        .flat_map(|id| [id; 3])
+        .chain(ids.iter().cycle().take(12));
+    for id in reads {
+        let result = store.report_result(&key(id)).await.unwrap().unwrap();
+        assert_eq!(result.receipt_pdf_base64, Some(receipt_base64()), "{id}");
+    }
+    // Read again, then consumed: the answer carries the receipt, later reads are refused.
+    let peeked = store.report_result(&key("poll-0")).await.unwrap().unwrap();
+    let Consumed::Result(consumed) = store.consume_report(&key("poll-0")).await.unwrap() else {
+        panic!("a final report is consumed");
+    };
+    assert_eq!(consumed.receipt_pdf_base64, peeked.receipt_pdf_base64);
+    assert!(
+        store
+            .report_result(&key("poll-0"))
+            .await
+            .unwrap()
+            .unwrap()
+            .polled
+    );
+    // Read again, then expired: the answer says so and carries no receipt.
+    store.report_result(&key("poll-1")).await.unwrap().unwrap();
+    store
+        .expire_finished_before("birthnotice", Utc::now() + chrono::Duration::days(1))
+        .await
+        .unwrap();
+    let expired = store.report_result(&key("poll-1")).await.unwrap().unwrap();
+    assert!(expired.expired_at.is_some());
+    assert_eq!(expired.receipt_pdf_base64, None);
+}
+
 #[tokio::test]
 async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
     let dir = tempfile::tempdir().unwrap();

@@ -165,6 +165,9 @@ impl SledStore {
                     },
                 )
                 .map_err(tx_error)?;
+            for entry in &entries {
+                self.receipt_cache.remove(&entry[report_at..]);
+            }
             expired += count;
             changed |= count + removed > 0;
             if entries.len() < EXPIRY_BATCH {

@@ -66,6 +66,8 @@ pub struct SledStore {
     /// changes queued with [`SledStore::commit`].
     committer: std::sync::Arc<GroupCommit<StoreError>>,
     user_cache: std::sync::Arc<user_cache::UserCache>,
+    /// Receipts recently read, decoded (see `receipt_cache.rs`).
+    receipt_cache: std::sync::Arc<crate::receipt_cache::ReceiptCache>,
     users: Tree,
     user_key_ids: Tree,
     /// Names of removed users, never given out again (their reports keep the name).
@@ -98,8 +100,12 @@ impl std::fmt::Debug for SledStore {
     }
 }
 
-/// Page cache of [`SledStore::open`]: what the server's `store.cache_capacity_mb` defaults to.
+/// Caches of [`SledStore::open`]: what the server's `store.cache_capacity_mb` defaults to.
 pub const DEFAULT_CACHE_CAPACITY: u64 = 64 * 1024 * 1024;
+
+/// The receipt cache gets this fraction of the caches' capacity (4 MiB, some 1,000 receipts, of
+/// the default), sled's page cache the rest.
+const RECEIPT_CACHE_SHARE: u64 = 16;
 
 impl SledStore {
     /// Opens the database in `dir` (created if missing), e.g. `<data_dir>/db`, with a page cache
@@ -111,11 +117,14 @@ impl SledStore {
         SledStore::open_with_cache(dir, DEFAULT_CACHE_CAPACITY)
     }
 
-    /// [`SledStore::open`] with a page cache of `cache_capacity` bytes. The cache bounds most of
-    /// the memory the store holds whatever the number of reports; a smaller one costs disk reads
-    /// once the reports being worked on no longer fit.
+    /// [`SledStore::open`] with caches of `cache_capacity` bytes in all: sled's page cache and,
+    /// a sixteenth of it, the receipts of final reports recently read, decoded. The caches bound
+    /// most of the memory the store holds whatever the number of reports; smaller ones cost disk
+    /// reads once the reports being worked on no longer fit.
     pub fn open_with_cache(dir: &Path, cache_capacity: u64) -> StoreResult<SledStore> {
-        let db = crate::sled_gate::open(dir, cache_capacity).map_err(|e| open_error(dir, e))?;
+        let receipt_share = cache_capacity / RECEIPT_CACHE_SHARE;
+        let db = crate::sled_gate::open(dir, cache_capacity - receipt_share)
+            .map_err(|e| open_error(dir, e))?;
         let tree = |name: &str| db.open_tree(name).map_err(backend);
         let outbox_by_id = tree("outbox_by_id")?;
         let outbox_jobs = std::sync::Arc::new(outbox_by_id.len().into());
@@ -137,6 +146,9 @@ impl SledStore {
             receipts: tree("receipts")?,
             outbox_jobs,
             user_cache: Default::default(),
+            receipt_cache: std::sync::Arc::new(crate::receipt_cache::ReceiptCache::new(
+                usize::try_from(receipt_share).unwrap_or(usize::MAX),
+            )),
             committer: std::sync::Arc::new(
                 GroupCommit::start(db.clone(), Staged::trees(tree)?, "store-commit")
                     .map_err(|e| StoreError::Backend(format!("cannot start committing: {e}")))?,

@@ -24,6 +24,7 @@ use sled::transaction::TransactionalTree;
 use super::{backend, decode, in_tx, SledStore, TxResult};
 pub(super) use crate::packed::pack;
 use crate::packed::unpack;
+use crate::receipt_cache::ReceiptCache;
 use crate::{PreparedMessage, Report, ReportResult, ReportStatus, StoreError, StoreResult};
 
 /// The report's submission, taken out and packed for the `submissions` tree (`None` if it has
@@ -73,15 +74,19 @@ pub(super) fn whole_message(
     Ok(message)
 }
 
-/// Inside a transaction: what a poll of the report stored under `key` answers, receipt included.
+/// Inside a transaction: what a poll of the report stored under `key` answers, receipt included
+/// (from `cache` if it has it).
 pub(super) fn result(
     receipts: &TransactionalTree,
+    cache: &ReceiptCache,
     key: &[u8],
     report: &Report,
 ) -> TxResult<ReportResult> {
     let mut result = ReportResult::from(report);
     if report.status == ReportStatus::Success && result.receipt_pdf_base64.is_none() {
-        if let Some(pdf) = receipts.get(key)? {
+        if let Some(receipt) = cache.get(key) {
+            result.receipt_pdf_base64 = Some(receipt.to_string());
+        } else if let Some(pdf) = receipts.get(key)? {
             result.receipt_pdf_base64 =
                 Some(STANDARD.encode(in_tx(unpacked("receipt", key, &pdf))?));
         }
@@ -135,10 +140,19 @@ impl SledStore {
         Ok(())
     }
 
-    /// The receipt of a successful report stored under `key` in the base64 that results carry.
+    /// The receipt of a successful report stored under `key` in the base64 that results carry,
+    /// kept in the receipt cache for the next poll. Only for a report whose state was just read
+    /// as successful and unexpired (see `receipt_cache.rs`).
     pub(super) fn receipt_base64(&self, key: &[u8]) -> StoreResult<Option<String>> {
+        if let Some(receipt) = self.receipt_cache.get(key) {
+            return Ok(Some(receipt.to_string()));
+        }
         match self.receipts.get(key).map_err(backend)? {
-            Some(pdf) => Ok(Some(STANDARD.encode(unpacked("receipt", key, &pdf)?))),
+            Some(pdf) => {
+                let receipt = STANDARD.encode(unpacked("receipt", key, &pdf)?);
+                self.receipt_cache.insert(key, receipt.as_str().into());
+                Ok(Some(receipt))
+            }
             None => Ok(None),
         }
     }

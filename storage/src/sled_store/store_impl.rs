@@ -312,11 +312,13 @@ impl Store for SledStore {
                 reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
                 pending.remove(report_key.as_slice())?;
                 // The answer carries the receipt; the state written above does not.
-                let result = payload::result(receipts, &report_key, &report)?;
+                let result = payload::result(receipts, &self.receipt_cache, &report_key, &report)?;
                 Ok((Consumed::Result(result), true))
             })
             .map_err(tx_error)?;
         if changed {
+            // Later reads answer 410: the receipt is not read again.
+            self.receipt_cache.remove(&report_key);
             self.flush().await?;
         }
         Ok(consumed)

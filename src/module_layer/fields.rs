@@ -5,6 +5,8 @@
 //! written with `[]` (`kontaktdaten[].kanal`): every element is checked against the fields below
 //! it, and violations point at the element (`/kontaktdaten/0/kanal`).
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use meldewerk_xml::formate;
 use serde_json::{Map, Value};
 
@@ -247,9 +249,41 @@ impl Field {
     }
 }
 
+/// A field table indexed for validation, built once per module: each member of every memento
+/// request is looked up by its path, and a table has dozens of fields.
+#[derive(Debug)]
+pub struct FieldIndex {
+    fields: BTreeMap<&'static str, &'static Field>,
+    /// Paths that have fields below them (`a` and `a.b` for `a.b.c`; `k[]` for `k[].kanal`).
+    groups: BTreeSet<&'static str>,
+}
+
+impl FieldIndex {
+    /// The index of `fields`.
+    pub fn new(fields: &'static [Field]) -> FieldIndex {
+        let groups = fields
+            .iter()
+            .flat_map(|f| f.path.match_indices('.').map(|(dot, _)| &f.path[..dot]))
+            .collect();
+        FieldIndex {
+            fields: fields.iter().map(|f| (f.path, f)).collect(),
+            groups,
+        }
+    }
+
+    fn field(&self, path: &str) -> Option<&'static Field> {
+        self.fields.get(path).copied()
+    }
+
+    /// Whether some field lies below `group` (i.e. its path starts with `group.`).
+    fn is_group(&self, group: &str) -> bool {
+        self.groups.contains(group)
+    }
+}
+
 /// Checks a JSON object against a field table, collecting every problem: values of the wrong
 /// type, and members no field describes. `skip` names top-level members checked elsewhere.
-pub fn validate(fields: &[Field], object: &Map<String, Value>, skip: &[&str]) -> Vec<Violation> {
+pub fn validate(fields: &FieldIndex, object: &Map<String, Value>, skip: &[&str]) -> Vec<Violation> {
     let mut walk = Walk {
         fields,
         skip,
@@ -262,20 +296,11 @@ pub fn validate(fields: &[Field], object: &Map<String, Value>, skip: &[&str]) ->
     walk.violations
 }
 
-/// Whether some field lies below `group` (i.e. its path starts with `group.`).
-fn is_group(fields: &[Field], group: &str) -> bool {
-    fields.iter().any(|f| {
-        f.path.len() > group.len()
-            && f.path.as_bytes()[group.len()] == b'.'
-            && f.path.starts_with(group)
-    })
-}
-
 /// One validation run. The three paths are buffers for the whole walk, since this runs for
 /// every key of every memento request: the table path (`kontaktdaten[].kanal`), the path shown in
 /// messages (`kontaktdaten[0].kanal`) and the JSON Pointer (`/kontaktdaten/0/kanal`).
 struct Walk<'a> {
-    fields: &'a [Field],
+    fields: &'a FieldIndex,
     skip: &'a [&'a str],
     table_path: String,
     shown_path: String,
@@ -311,7 +336,7 @@ impl Walk<'_> {
             }
             // A name that looks like a path (`geburtsangaben.tag`) would match a nested field
             // of the table and then be neither shown nor delivered.
-            let path_like = name.contains(['.', '[', ']']);
+            let path_like = name.bytes().any(|b| matches!(b, b'.' | b'[' | b']'));
             self.restore(at);
             if at.0 > 0 {
                 self.table_path.push('.');
@@ -321,7 +346,7 @@ impl Walk<'_> {
             self.shown_path.push_str(name);
             self.pointer.push('/');
             // RFC 6901: `~` and `/` in a member name are escaped.
-            if name.contains(['~', '/']) {
+            if name.bytes().any(|b| matches!(b, b'~' | b'/')) {
                 self.pointer
                     .push_str(&name.replace('~', "~0").replace('/', "~1"));
             } else {
@@ -338,13 +363,13 @@ impl Walk<'_> {
 
     fn member(&mut self, value: &Value) {
         let fields = self.fields;
-        if let Some(field) = fields.iter().find(|f| f.path == self.table_path) {
+        if let Some(field) = fields.field(&self.table_path) {
             if let Some(problem) = field.check(&self.shown_path, value) {
                 self.violation(problem);
             }
             return;
         }
-        if is_group(fields, &self.table_path) {
+        if fields.is_group(&self.table_path) {
             match value {
                 Value::Null => {}
                 Value::Object(inner) => self.object(inner),
@@ -353,7 +378,7 @@ impl Walk<'_> {
             return;
         }
         self.table_path.push_str("[]");
-        if is_group(fields, &self.table_path) {
+        if fields.is_group(&self.table_path) {
             match value {
                 Value::Null => {}
                 Value::Array(items) if items.len() > MAX_ROWS => self.violation(format!(
@@ -482,7 +507,7 @@ mod tests {
     #[test]
     fn validation_names_every_problem() {
         let body = json!({"a": {"tag": "2024-02-30", "zeit": "24:00"}, "n": 10, "x": 1});
-        let errors = validate(TABLE, body.as_object().unwrap(), &[]);
+        let errors = validate(&FieldIndex::new(TABLE), body.as_object().unwrap(), &[]);
         assert_eq!(errors.len(), 4, "{errors:?}");
         assert!(errors.contains(&Violation::at("/x", "x is not a known field")));
         assert!(errors.contains(&Violation::at("/a/tag", "a.tag must be a date YYYY-MM-DD")));
@@ -491,7 +516,7 @@ mod tests {
     #[test]
     fn arrays_are_checked_element_by_element() {
         let body = json!({"k": [{"kanal": "01"}, {"kanal": 5, "y": 1}, 3], "n": 1});
-        let errors = validate(TABLE, body.as_object().unwrap(), &[]);
+        let errors = validate(&FieldIndex::new(TABLE), body.as_object().unwrap(), &[]);
         assert_eq!(
             errors,
             vec![
@@ -500,7 +525,11 @@ mod tests {
                 Violation::at("/k/2", "k[2] must be an object"),
             ]
         );
-        let errors = validate(TABLE, json!({"k": {}}).as_object().unwrap(), &[]);
+        let errors = validate(
+            &FieldIndex::new(TABLE),
+            json!({"k": {}}).as_object().unwrap(),
+            &[],
+        );
         assert_eq!(errors, vec![Violation::at("/k", "k must be an array")]);
     }
 
@@ -524,7 +553,7 @@ mod tests {
     #[test]
     fn path_like_member_names_are_unknown_and_arrays_are_bounded() {
         let body = json!({"a.tag": "2026-01-01", "a": {"tag": "2026-01-01"}, "k[]": {}});
-        let errors = validate(TABLE, body.as_object().unwrap(), &[]);
+        let errors = validate(&FieldIndex::new(TABLE), body.as_object().unwrap(), &[]);
         assert_eq!(
             errors,
             vec![
@@ -533,7 +562,11 @@ mod tests {
             ]
         );
         let rows: Vec<Value> = (0..=MAX_ROWS).map(|_| json!({"kanal": "01"})).collect();
-        let errors = validate(TABLE, json!({"k": rows}).as_object().unwrap(), &[]);
+        let errors = validate(
+            &FieldIndex::new(TABLE),
+            json!({"k": rows}).as_object().unwrap(),
+            &[],
+        );
         assert_eq!(
             errors,
             vec![Violation::at(
@@ -545,7 +578,11 @@ mod tests {
 
     #[test]
     fn pointers_escape_member_names() {
-        let errors = validate(TABLE, json!({"a/b~": 1}).as_object().unwrap(), &[]);
+        let errors = validate(
+            &FieldIndex::new(TABLE),
+            json!({"a/b~": 1}).as_object().unwrap(),
+            &[],
+        );
         assert_eq!(errors[0].pointer.as_deref(), Some("/a~1b~0"));
     }
 }

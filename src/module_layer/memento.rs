@@ -102,7 +102,7 @@ async fn create_memento(
     } else {
         &["id"]
     };
-    errors.extend(validate(info.fields, &object, checked_above));
+    errors.extend(validate(&context.fields, &object, checked_above));
     errors.extend(context.module.check_request(&object));
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));

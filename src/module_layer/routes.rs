@@ -6,6 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use meldewerk_actors::MessageSigner;
 
 use super::errors::{ApiError, ErrorStyle, ModuleError};
+use super::fields::FieldIndex;
 use super::{form, memento, reports, Form, Module, ModuleInfo};
 
 /// What the generic handlers know of the module they serve (app data of the module's routes).
@@ -16,6 +17,8 @@ pub struct ModuleContext {
     pub info: &'static ModuleInfo,
     /// Its error style.
     pub style: ErrorStyle,
+    /// Its field table, indexed for validating memento requests.
+    pub fields: FieldIndex,
 }
 
 impl ModuleContext {
@@ -24,6 +27,7 @@ impl ModuleContext {
         ModuleContext {
             info: module.info(),
             style: module.error_style().clone(),
+            fields: FieldIndex::new(module.info().fields),
             module,
         }
     }

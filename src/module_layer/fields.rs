@@ -5,7 +5,7 @@
 //! written with `[]` (`kontaktdaten[].kanal`): every element is checked against the fields below
 //! it, and violations point at the element (`/kontaktdaten/0/kanal`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use meldewerk_xml::formate;
 use serde_json::{Map, Value};
@@ -198,8 +198,8 @@ pub const MAX_TEXT: usize = 500;
 
 impl Field {
     /// Why `value` does not fit the field, if it does not. `null` always fits (not given).
-    /// `path` is the member's dotted path as the message names it.
-    pub fn check(&self, path: &str, value: &Value) -> Option<String> {
+    /// `path` is the member's dotted path as the message names it (written only into a message).
+    pub fn check(&self, path: impl std::fmt::Display, value: &Value) -> Option<String> {
         let text = value.as_str();
         let fits = |rule: fn(&str) -> bool| text.is_some_and(rule);
         match (self.kind, value) {
@@ -249,35 +249,57 @@ impl Field {
     }
 }
 
-/// A field table indexed for validation, built once per module: each member of every memento
-/// request is looked up by its path, and a table has dozens of fields.
+/// A field table as a tree of members, built once per module: the memento walk looks each member
+/// of a request up by its name among its siblings, and renders a path only for a message.
 #[derive(Debug)]
 pub struct FieldIndex {
-    fields: BTreeMap<&'static str, &'static Field>,
-    /// Paths that have fields below them (`a` and `a.b` for `a.b.c`; `k[]` for `k[].kanal`).
-    groups: BTreeSet<&'static str>,
+    root: Members,
+}
+
+type Members = BTreeMap<&'static str, Node>;
+
+/// What the table says a member is.
+#[derive(Debug)]
+enum Node {
+    /// A field: its value is checked.
+    Field(&'static Field),
+    /// An object with fields below it (`a` for `a.b`).
+    Group(Members),
+    /// An array of objects with fields below them (`k` for `k[].kanal`).
+    List(Members),
 }
 
 impl FieldIndex {
-    /// The index of `fields`.
+    /// The index of `fields`. A member that is a field in the table is one, whatever else the
+    /// table says below it; a member that is a group is not also a list.
     pub fn new(fields: &'static [Field]) -> FieldIndex {
-        let groups = fields
-            .iter()
-            .flat_map(|f| f.path.match_indices('.').map(|(dot, _)| &f.path[..dot]))
-            .collect();
-        FieldIndex {
-            fields: fields.iter().map(|f| (f.path, f)).collect(),
-            groups,
+        let mut root = Members::new();
+        for field in fields {
+            let mut members = &mut root;
+            let mut steps = field.path.split('.').peekable();
+            while let Some(step) = steps.next() {
+                if steps.peek().is_none() {
+                    members.insert(step, Node::Field(field));
+                    break;
+                }
+                let (name, list) = match step.strip_suffix("[]") {
+                    Some(name) => (name, true),
+                    None => (step, false),
+                };
+                let node = members.entry(name).or_insert_with(|| {
+                    if list {
+                        Node::List(Members::new())
+                    } else {
+                        Node::Group(Members::new())
+                    }
+                });
+                members = match node {
+                    Node::Group(inner) | Node::List(inner) => inner,
+                    Node::Field(_) => break,
+                };
+            }
         }
-    }
-
-    fn field(&self, path: &str) -> Option<&'static Field> {
-        self.fields.get(path).copied()
-    }
-
-    /// Whether some field lies below `group` (i.e. its path starts with `group.`).
-    fn is_group(&self, group: &str) -> bool {
-        self.groups.contains(group)
+        FieldIndex { root }
     }
 }
 
@@ -285,125 +307,113 @@ impl FieldIndex {
 /// type, and members no field describes. `skip` names top-level members checked elsewhere.
 pub fn validate(fields: &FieldIndex, object: &Map<String, Value>, skip: &[&str]) -> Vec<Violation> {
     let mut walk = Walk {
-        fields,
-        skip,
-        table_path: String::with_capacity(64),
-        shown_path: String::with_capacity(64),
-        pointer: String::with_capacity(64),
+        steps: Vec::with_capacity(8),
         violations: Vec::new(),
     };
-    walk.object(object);
+    for (name, value) in object {
+        if !skip.contains(&name.as_str()) {
+            walk.member(&fields.root, name, value);
+        }
+    }
     walk.violations
 }
 
-/// One validation run. The three paths are buffers for the whole walk, since this runs for
-/// every key of every memento request: the table path (`kontaktdaten[].kanal`), the path shown in
-/// messages (`kontaktdaten[0].kanal`) and the JSON Pointer (`/kontaktdaten/0/kanal`).
+/// One step of the walk's position: a member name, or an array index.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Member(&'a str),
+    Index(usize),
+}
+
+/// The path shown in messages: `kontaktdaten[0].kanal`.
+struct Shown<'s, 'a>(&'s [Step<'a>]);
+
+impl std::fmt::Display for Shown<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, step) in self.0.iter().enumerate() {
+            match step {
+                Step::Member(name) if i == 0 => f.write_str(name)?,
+                Step::Member(name) => write!(f, ".{name}")?,
+                Step::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One validation run over a request: where it stands, and what it found.
 struct Walk<'a> {
-    fields: &'a FieldIndex,
-    skip: &'a [&'a str],
-    table_path: String,
-    shown_path: String,
-    pointer: String,
+    steps: Vec<Step<'a>>,
     violations: Vec<Violation>,
 }
 
-impl Walk<'_> {
-    fn lengths(&self) -> (usize, usize, usize) {
-        (
-            self.table_path.len(),
-            self.shown_path.len(),
-            self.pointer.len(),
-        )
+impl<'a> Walk<'a> {
+    fn shown(&self) -> Shown<'_, 'a> {
+        Shown(&self.steps)
     }
 
-    fn restore(&mut self, (t, s, p): (usize, usize, usize)) {
-        self.table_path.truncate(t);
-        self.shown_path.truncate(s);
-        self.pointer.truncate(p);
+    /// The JSON Pointer of the current position: `/kontaktdaten/0/kanal`.
+    fn pointer(&self) -> String {
+        let mut pointer = String::new();
+        for step in &self.steps {
+            pointer.push('/');
+            match step {
+                // RFC 6901: `~` and `/` in a member name are escaped.
+                Step::Member(name) => pointer.push_str(&name.replace('~', "~0").replace('/', "~1")),
+                Step::Index(index) => pointer.push_str(&index.to_string()),
+            }
+        }
+        pointer
     }
 
     fn violation(&mut self, detail: String) {
-        self.violations
-            .push(Violation::at(self.pointer.clone(), detail));
+        let pointer = self.pointer();
+        self.violations.push(Violation::at(pointer, detail));
     }
 
-    fn object(&mut self, object: &Map<String, Value>) {
-        let at = self.lengths();
+    fn object(&mut self, members: &Members, object: &'a Map<String, Value>) {
         for (name, value) in object {
-            if at.0 == 0 && self.skip.contains(&name.as_str()) {
-                continue;
-            }
-            // A name that looks like a path (`geburtsangaben.tag`) would match a nested field
-            // of the table and then be neither shown nor delivered.
-            let path_like = name.bytes().any(|b| matches!(b, b'.' | b'[' | b']'));
-            self.restore(at);
-            if at.0 > 0 {
-                self.table_path.push('.');
-                self.shown_path.push('.');
-            }
-            self.table_path.push_str(name);
-            self.shown_path.push_str(name);
-            self.pointer.push('/');
-            // RFC 6901: `~` and `/` in a member name are escaped.
-            if name.bytes().any(|b| matches!(b, b'~' | b'/')) {
-                self.pointer
-                    .push_str(&name.replace('~', "~0").replace('/', "~1"));
-            } else {
-                self.pointer.push_str(name);
-            }
-            if path_like {
-                self.violation(format!("{} is not a known field", self.shown_path));
-                continue;
-            }
-            self.member(value);
+            self.member(members, name, value);
         }
-        self.restore(at);
     }
 
-    fn member(&mut self, value: &Value) {
-        let fields = self.fields;
-        if let Some(field) = fields.field(&self.table_path) {
-            if let Some(problem) = field.check(&self.shown_path, value) {
-                self.violation(problem);
+    fn member(&mut self, members: &Members, name: &'a str, value: &'a Value) {
+        self.steps.push(Step::Member(name));
+        // A name that looks like a path (`geburtsangaben.tag`) would match a nested field of
+        // the table and then be neither shown nor delivered.
+        let path_like = name.bytes().any(|b| matches!(b, b'.' | b'[' | b']'));
+        match members.get(name).filter(|_| !path_like) {
+            Some(Node::Field(field)) => {
+                if let Some(problem) = field.check(self.shown(), value) {
+                    self.violation(problem);
+                }
             }
-            return;
-        }
-        if fields.is_group(&self.table_path) {
-            match value {
+            Some(Node::Group(inner)) => match value {
                 Value::Null => {}
-                Value::Object(inner) => self.object(inner),
-                _ => self.violation(format!("{} must be an object", self.shown_path)),
-            }
-            return;
-        }
-        self.table_path.push_str("[]");
-        if fields.is_group(&self.table_path) {
-            match value {
+                Value::Object(object) => self.object(inner, object),
+                _ => self.violation(format!("{} must be an object", self.shown())),
+            },
+            Some(Node::List(inner)) => match value {
                 Value::Null => {}
                 Value::Array(items) if items.len() > MAX_ROWS => self.violation(format!(
                     "{} must have at most {MAX_ROWS} entries",
-                    self.shown_path
+                    self.shown()
                 )),
                 Value::Array(items) => {
-                    let at = self.lengths();
                     for (i, item) in items.iter().enumerate() {
-                        self.restore(at);
-                        self.shown_path.push_str(&format!("[{i}]"));
-                        self.pointer.push_str(&format!("/{i}"));
+                        self.steps.push(Step::Index(i));
                         match item {
-                            Value::Object(inner) => self.object(inner),
-                            _ => self.violation(format!("{} must be an object", self.shown_path)),
+                            Value::Object(object) => self.object(inner, object),
+                            _ => self.violation(format!("{} must be an object", self.shown())),
                         }
+                        self.steps.pop();
                     }
-                    self.restore(at);
                 }
-                _ => self.violation(format!("{} must be an array", self.shown_path)),
-            }
-            return;
+                _ => self.violation(format!("{} must be an array", self.shown())),
+            },
+            None => self.violation(format!("{} is not a known field", self.shown())),
         }
-        self.table_path.truncate(self.table_path.len() - 2);
-        self.violation(format!("{} is not a known field", self.shown_path));
+        self.steps.pop();
     }
 }
 

@@ -82,18 +82,25 @@ fn aes_key(bytes: &[u8]) -> Result<LessSafeKey, CryptoError> {
 
 /// AES-256-GCM with a fresh random nonce: `nonce || ciphertext || tag`.
 fn seal(key: &LessSafeKey, aad: &[u8], plaintext: &[u8]) -> Vec<u8> {
-    let nonce = fresh_nonce();
     let mut out = Vec::with_capacity(NONCE_LEN + plaintext.len() + 16);
-    out.extend_from_slice(&nonce);
-    let mut body = plaintext.to_vec();
-    key.seal_in_place_append_tag(
-        Nonce::assume_unique_for_key(nonce),
-        Aad::from(aad),
-        &mut body,
-    )
-    .expect("AES-GCM sealing of a bounded buffer cannot fail");
-    out.extend_from_slice(&body);
+    seal_into(key, aad, plaintext, &mut out);
     out
+}
+
+/// [`seal`] appended to `out`, encrypted where it lands (no copy of the plaintext in between).
+fn seal_into(key: &LessSafeKey, aad: &[u8], plaintext: &[u8], out: &mut Vec<u8>) {
+    let nonce = fresh_nonce();
+    out.extend_from_slice(&nonce);
+    let start = out.len();
+    out.extend_from_slice(plaintext);
+    let tag = key
+        .seal_in_place_separate_tag(
+            Nonce::assume_unique_for_key(nonce),
+            Aad::from(aad),
+            &mut out[start..],
+        )
+        .expect("AES-GCM sealing of a bounded buffer cannot fail");
+    out.extend_from_slice(tag.as_ref());
 }
 
 fn open(key: &LessSafeKey, aad: &[u8], sealed: &[u8]) -> Result<Vec<u8>, CryptoError> {
@@ -349,7 +356,7 @@ impl UserKey {
         let mut out = Vec::with_capacity(1 + KEY_ID_LEN + NONCE_LEN + plaintext.len() + 16);
         out.push(ENVELOPE_VERSION);
         out.extend_from_slice(&self.key_id_raw);
-        out.extend_from_slice(&seal(&self.key, &self.aad(kind), plaintext));
+        seal_into(&self.key, &self.aad(kind), plaintext, &mut out);
         URL_SAFE_NO_PAD.encode(out)
     }
 

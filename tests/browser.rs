@@ -533,8 +533,12 @@ fn browser_shows_the_operator_dashboard_on_a_phone_sized_screen() {
     let body = &source[start..start + source[start..].find("</tbody>").unwrap()];
     assert_eq!(
         body.matches("<tr>").count(),
-        6,
-        "outbox, three modules, the inbox, retention"
+        7,
+        "outbox, the store, three modules, the inbox, retention"
+    );
+    assert!(
+        body.contains("<td data-label=\"Actor\">store</td>"),
+        "{body}"
     );
     assert!(source.contains("<td data-label=\"Transport\">xpersonenstand</td>"));
     assert!(body.contains("module:birthnotice") && body.contains("running"));

@@ -41,6 +41,15 @@ pub trait EngineEvents: Send + Sync + 'static {
     fn delivery_retried(&self, module: &str) {
         let _ = module;
     }
+
+    /// The store refuses requests (a write failed: a full disk, a file system gone read-only);
+    /// deliveries wait in the outbox until it recovers. Called once per episode.
+    fn store_unavailable(&self, reason: &str) {
+        let _ = reason;
+    }
+
+    /// The store serves requests again after [`EngineEvents::store_unavailable`].
+    fn store_recovered(&self) {}
 }
 
 /// Several observers, each told every event in turn (alert mails and metrics, say).
@@ -73,6 +82,14 @@ impl EngineEvents for Fanout {
 
     fn delivery_retried(&self, module: &str) {
         self.0.iter().for_each(|e| e.delivery_retried(module));
+    }
+
+    fn store_unavailable(&self, reason: &str) {
+        self.0.iter().for_each(|e| e.store_unavailable(reason));
+    }
+
+    fn store_recovered(&self) {
+        self.0.iter().for_each(|e| e.store_recovered());
     }
 }
 

@@ -27,7 +27,8 @@ pub enum ActorState {
 /// What one actor reports about itself.
 #[derive(Clone, Debug, Serialize)]
 pub struct ActorHealth {
-    /// Actor name: `outbox`, `retention`, `module:<module>` or `inbox:<transport>`.
+    /// Actor name: `outbox`, `retention`, `module:<module>` or `inbox:<transport>`; and `store`,
+    /// the store the actors work on (degraded while it refuses requests, see `store_watch.rs`).
     pub name: String,
     /// Life state.
     pub state: ActorState,

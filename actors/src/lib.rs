@@ -27,6 +27,7 @@ mod outbox;
 mod paused;
 mod retention;
 mod settings;
+mod store_watch;
 mod supervise;
 
 use std::collections::HashMap;
@@ -188,6 +189,11 @@ impl Engine {
         let supervision = |name: String| supervised(registry.register(name.clone()), name);
 
         let outbox_sup = supervision("outbox".to_string());
+        let store_watch = store_watch::StoreWatch::new(
+            Arc::clone(&store),
+            registry.register("store"),
+            Arc::clone(&events),
+        );
         let mut routes = HashMap::new();
         let mut retention = Vec::new();
         // One breaker and one inbox per transport, shared by every module delivering through it.
@@ -270,7 +276,7 @@ impl Engine {
         let modules: Vec<Arc<str>> = routes.keys().cloned().collect();
         let paused = Arc::new(Paused::default());
         let outbox = OutboxActor::new(
-            store,
+            store_watch,
             settings,
             routes,
             Arc::clone(&paused),

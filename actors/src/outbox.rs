@@ -19,6 +19,7 @@ use crate::inflight::{ClaimRefused, InFlight};
 use crate::module_actor::{JobDone, ModuleActor, RunJob};
 use crate::paused::Paused;
 use crate::settings::EngineSettings;
+use crate::store_watch::StoreWatch;
 use crate::supervise::{panic_message, Supervision};
 
 /// How long a job for a module nobody serves is left alone before it is looked at again.
@@ -120,12 +121,15 @@ pub(crate) struct OutboxActor {
     /// like the saturated ones, but a new job of theirs is still routed at once (new
     /// deliveries come before redeliveries).
     backlogged: HashSet<Arc<str>>,
+    /// Whether the store serves requests: while it does not, the tick does not scan.
+    store_watch: StoreWatch,
     sup: Supervision,
 }
 
 impl OutboxActor {
+    /// The outbox actor over the store `store_watch` watches.
     pub(crate) fn new(
-        store: Arc<dyn Store>,
+        store_watch: StoreWatch,
         settings: EngineSettings,
         routes: HashMap<Arc<str>, Addr<ModuleActor>>,
         paused: Arc<Paused>,
@@ -134,7 +138,7 @@ impl OutboxActor {
         sup: Supervision,
     ) -> Self {
         OutboxActor {
-            store,
+            store: store_watch.store(),
             settings,
             routes,
             paused,
@@ -145,13 +149,17 @@ impl OutboxActor {
             rescan: None,
             saturated: HashSet::new(),
             backlogged: HashSet::new(),
+            store_watch,
             sup,
         }
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
         self.sup.on_tick(None);
-        self.scan(ctx, true);
+        // A scan of an unavailable store only fails; its jobs wait on disk.
+        if self.store_watch.available() {
+            self.scan(ctx, true);
+        }
     }
 
     /// Reads due jobs and routes them; `with_len` also refreshes the backlog shown in health.

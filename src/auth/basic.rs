@@ -114,11 +114,7 @@ impl CredentialVerifier {
                 retry_after_secs: wait.as_secs().max(1),
             });
         }
-        let record = self
-            .store
-            .user(user)
-            .await
-            .map_err(|e| AuthFailure::Internal(e.to_string()))?;
+        let record = self.store.user(user).await?;
         let Some(record) = record else {
             let _ = self.argon2_verify(password, &self.decoy_hash).await?;
             self.limiter.record_failure(user, address);
@@ -180,6 +176,7 @@ impl ResponseError for BasicRejection {
         match self.0 {
             AuthFailure::Unauthorized => StatusCode::UNAUTHORIZED,
             AuthFailure::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AuthFailure::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             AuthFailure::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -197,6 +194,17 @@ impl ResponseError for BasicRejection {
                 .json(serde_json::json!({
                     "errors": [format!("too many failed logins; try again in {retry_after_secs} seconds")]
                 })),
+            AuthFailure::Unavailable(reason) => {
+                tracing::warn!(%reason, "login not checked: the store is unavailable");
+                HttpResponse::ServiceUnavailable()
+                    .insert_header((
+                        header::RETRY_AFTER,
+                        crate::module_layer::UNAVAILABLE_RETRY_SECS.to_string(),
+                    ))
+                    .json(serde_json::json!({
+                        "errors": [crate::module_layer::UNAVAILABLE_MESSAGE]
+                    }))
+            }
             AuthFailure::Internal(reason) => {
                 tracing::error!(%reason, "authentication failed internally");
                 HttpResponse::InternalServerError()

@@ -23,7 +23,20 @@ pub enum AuthFailure {
         /// Seconds until another attempt is considered.
         retry_after_secs: u64,
     },
+    /// The store takes no requests now (a full disk): 503, try again later.
+    #[error("the store is unavailable: {0}")]
+    Unavailable(String),
     /// The store failed while checking.
     #[error("authentication backend failed: {0}")]
     Internal(String),
+}
+
+impl From<meldewerk_storage::StoreError> for AuthFailure {
+    fn from(e: meldewerk_storage::StoreError) -> Self {
+        if e.is_unavailable() {
+            AuthFailure::Unavailable(e.to_string())
+        } else {
+            AuthFailure::Internal(e.to_string())
+        }
+    }
 }

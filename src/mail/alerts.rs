@@ -25,6 +25,10 @@ pub enum AlertKind {
     BreakerOpened,
     /// A report ended in FAILURE for good.
     DeliveryFailed,
+    /// The store refuses requests: a write failed (a full disk).
+    StoreUnavailable,
+    /// The store serves requests again.
+    StoreRecovered,
 }
 
 impl AlertKind {
@@ -34,6 +38,8 @@ impl AlertKind {
             AlertKind::ActorDegraded => "actor degraded",
             AlertKind::BreakerOpened => "circuit breaker opened",
             AlertKind::DeliveryFailed => "delivery failed",
+            AlertKind::StoreUnavailable => "store unavailable",
+            AlertKind::StoreRecovered => "store available again",
         }
     }
 
@@ -49,6 +55,16 @@ impl AlertKind {
             }
             AlertKind::DeliveryFailed => {
                 "These reports ended in FAILURE; the integrator reads the reason with the result."
+            }
+            AlertKind::StoreUnavailable => {
+                "The service cannot write its data (is the disk of the data directory full?). \
+                 It refuses submissions and API calls with 503 and delivers nothing until the \
+                 disk takes writes again; then it recovers by itself. Every report accepted \
+                 before is kept on disk and delivered then."
+            }
+            AlertKind::StoreRecovered => {
+                "The store takes writes again: submissions are accepted and waiting reports are \
+                 being delivered."
             }
         }
     }
@@ -83,9 +99,10 @@ impl AlertKind {
                  result over the API."
             }
             // Not sent to users; worded for completeness.
-            AlertKind::ActorDegraded | AlertKind::BreakerOpened => {
-                "Deliveries are delayed; nothing you sent is lost."
-            }
+            AlertKind::ActorDegraded
+            | AlertKind::BreakerOpened
+            | AlertKind::StoreUnavailable
+            | AlertKind::StoreRecovered => "Deliveries are delayed; nothing you sent is lost.",
         }
     }
 }
@@ -262,6 +279,17 @@ impl EngineEvents for Alerts {
 
     fn breaker_opened(&self, breaker: &str, reason: &str) {
         Alerts::breaker_opened(self, breaker, reason);
+    }
+
+    fn store_unavailable(&self, reason: &str) {
+        self.alert(
+            AlertKind::StoreUnavailable,
+            &format!("store unavailable: {}", log_str(reason)),
+        );
+    }
+
+    fn store_recovered(&self) {
+        self.alert(AlertKind::StoreRecovered, "store available again");
     }
 }
 

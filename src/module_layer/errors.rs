@@ -69,6 +69,10 @@ pub enum ApiError {
     /// 415: the body is not declared as `application/json`.
     #[error("unsupported media type")]
     UnsupportedMediaType,
+    /// 503 with `Retry-After`: the store takes no requests now (a full disk); nothing was
+    /// stored or consumed, the same request can be made again. Logged with its cause.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
     /// 500: logged with its cause; the caller sees no detail.
     #[error("internal error: {0}")]
     Internal(String),
@@ -76,9 +80,21 @@ pub enum ApiError {
 
 impl From<meldewerk_storage::StoreError> for ApiError {
     fn from(e: meldewerk_storage::StoreError) -> Self {
-        ApiError::Internal(e.to_string())
+        if e.is_unavailable() {
+            ApiError::Unavailable(e.to_string())
+        } else {
+            ApiError::Internal(e.to_string())
+        }
     }
 }
+
+/// Seconds a client is asked to wait (`Retry-After`) while the store is unavailable.
+pub(crate) const UNAVAILABLE_RETRY_SECS: u32 = 30;
+
+/// What every JSON API answers while the store is unavailable (503).
+pub(crate) const UNAVAILABLE_MESSAGE: &str =
+    "the service cannot use its data at the moment (its disk takes no writes); nothing was \
+     stored or changed, try again later";
 
 impl ApiError {
     fn status(&self) -> StatusCode {
@@ -89,6 +105,7 @@ impl ApiError {
             ApiError::AlreadyRetrieved(_) | ApiError::Expired(_) => StatusCode::GONE,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -110,6 +127,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType => {
                 "the request body must be sent as Content-Type: application/json".into()
             }
+            ApiError::Unavailable(_) => UNAVAILABLE_MESSAGE.into(),
             ApiError::Internal(_) => "internal error".into(),
         }
     }
@@ -193,6 +211,10 @@ impl ModuleError {
             ),
             ApiError::NoSuchEndpoint => ("about:blank".into(), "Not Found"),
             ApiError::MethodNotAllowed(_) => ("about:blank".into(), "Method Not Allowed"),
+            ApiError::Unavailable(_) => (
+                format!("{base}/problems/service-unavailable"),
+                "Service unavailable",
+            ),
             ApiError::Internal(_) => ("about:blank".into(), "Internal Server Error"),
         }
     }
@@ -204,8 +226,14 @@ impl ResponseError for ModuleError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        if let ApiError::Internal(cause) = &self.error {
-            tracing::error!(%cause, module = self.module, "internal error");
+        match &self.error {
+            ApiError::Internal(cause) => {
+                tracing::error!(%cause, module = self.module, "internal error");
+            }
+            ApiError::Unavailable(cause) => {
+                tracing::warn!(%cause, module = self.module, "refused: the store is unavailable");
+            }
+            _ => {}
         }
         let status = self.error.status();
         let mut response = match &self.style {
@@ -240,6 +268,12 @@ impl ResponseError for ModuleError {
             response.headers_mut().insert(
                 actix_web::http::header::ALLOW,
                 actix_web::http::header::HeaderValue::from_static(allowed),
+            );
+        }
+        if let ApiError::Unavailable(_) = &self.error {
+            response.headers_mut().insert(
+                actix_web::http::header::RETRY_AFTER,
+                actix_web::http::header::HeaderValue::from(UNAVAILABLE_RETRY_SECS),
             );
         }
         response

@@ -36,6 +36,7 @@ use serde_json::{Map, Value};
 use crate::xpersonenstand::XPersonenstandSettings;
 
 pub use errors::{ApiError, ErrorStyle, Violation};
+pub(crate) use errors::{UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_SECS};
 pub use fields::{Field, FieldKind};
 
 /// A module's identity: everything about it that never depends on configuration.

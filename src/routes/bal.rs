@@ -48,7 +48,7 @@ pub async fn bal_login(
             response.add_cookie(&cookie).expect("a valid cookie");
             response
         }
-        Err(AuthFailure::Internal(reason)) => {
+        Err(AuthFailure::Internal(reason) | AuthFailure::Unavailable(reason)) => {
             tracing::error!(%reason, "bal login failed internally");
             redirect_to_login_error()
         }

@@ -1,6 +1,9 @@
 //! Liveness and readiness.
 
+use std::sync::Arc;
+
 use actix_web::{get, web, HttpResponse};
+use meldewerk_storage::{Store, StoreCondition};
 
 use crate::startup::Readiness;
 
@@ -12,12 +15,28 @@ pub async fn healthz() -> HttpResponse {
         .body(r#"{"status":"ok"}"#)
 }
 
-/// `GET /readyz`: the store is open and the engine runs; 503 while starting or shutting down.
+/// `GET /readyz`: the store is open and takes writes, and the engine runs; 503 while starting or
+/// shutting down, and while the store is unavailable (a full disk: it recovers by itself once
+/// the disk takes writes again, and `/readyz` says ready again).
 #[get("/readyz")]
-pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
-    if readiness.is_ready() {
-        HttpResponse::Ok().json(serde_json::json!({ "status": "ready" }))
-    } else {
-        HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "not ready" }))
+pub async fn readyz(
+    readiness: web::Data<Readiness>,
+    store: web::Data<Arc<dyn Store>>,
+) -> HttpResponse {
+    if !readiness.is_ready() {
+        return HttpResponse::ServiceUnavailable()
+            .json(serde_json::json!({ "status": "not ready" }));
+    }
+    match store.condition() {
+        StoreCondition::Available => {
+            HttpResponse::Ok().json(serde_json::json!({ "status": "ready" }))
+        }
+        StoreCondition::Unavailable { since, .. } => {
+            HttpResponse::ServiceUnavailable().json(serde_json::json!({
+                "status": "not ready",
+                "store": "unavailable",
+                "since": crate::module_layer::reports::rfc3339(since),
+            }))
+        }
     }
 }

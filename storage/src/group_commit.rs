@@ -160,6 +160,11 @@ impl<E: Send + 'static> GroupCommit<E> {
         Queued { output, answered }
     }
 
+    /// The database it commits to.
+    pub(crate) fn database(&self) -> &sled::Db {
+        &self.shared.db
+    }
+
     /// Returns once everything committed before the call is on disk.
     pub(crate) async fn flush(&self) -> sled::Result<()> {
         let mut rounds = self.shared.rounds.subscribe();

@@ -17,6 +17,7 @@ pub mod journal;
 mod model;
 mod packed;
 mod receipt_cache;
+mod reopen;
 mod sled_gate;
 mod sled_store;
 
@@ -46,6 +47,34 @@ pub enum StoreError {
     /// The database engine failed (I/O, disk full, ...).
     #[error("storage failure: {0}")]
     Backend(String),
+    /// The store takes no requests now: a write failed (a full disk, a file system gone
+    /// read-only) and the engine has not recovered yet. Nothing of the operation was stored;
+    /// the same request can be made again later.
+    #[error("the store is unavailable ({0}); nothing was stored")]
+    Unavailable(String),
+}
+
+impl StoreError {
+    /// Whether the store as a whole cannot serve now (as opposed to a refusal of this one
+    /// request): answered with 503 and a hint to try again later.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable(_) | StoreError::Backend(_))
+    }
+}
+
+/// Whether the store serves requests, for readiness, health views and alerts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreCondition {
+    /// Reads and writes go through.
+    Available,
+    /// A write failed at `since`; every request is refused until the engine recovers by itself
+    /// (once the disk takes writes again). `reason` is the engine's last error.
+    Unavailable {
+        /// When the failing write happened.
+        since: DateTime<Utc>,
+        /// The engine's error, as it said it.
+        reason: String,
+    },
 }
 
 /// Result of store operations.
@@ -54,6 +83,11 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// The store behind every layer. See the crate docs for the transaction and durability contract.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
+    /// Whether the store serves requests now. Cheap: asked on every readiness probe and tick.
+    fn condition(&self) -> StoreCondition {
+        StoreCondition::Available
+    }
+
     // ---- users and keys ----
 
     /// Adds a user. `Conflict` if the name is taken, or belonged to a removed user: reports keep

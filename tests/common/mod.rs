@@ -36,6 +36,8 @@ pub fn binary() -> &'static str {
 /// A data directory that lives as long as the test.
 pub struct DataDir {
     dir: tempfile::TempDir,
+    /// Where the server's log goes when it must not share the data directory's file system.
+    log_dir: Option<tempfile::TempDir>,
 }
 
 impl DataDir {
@@ -43,7 +45,25 @@ impl DataDir {
     pub fn new() -> Self {
         DataDir {
             dir: tempfile::tempdir().expect("temp dir"),
+            log_dir: None,
         }
+    }
+
+    /// A fresh, empty data directory inside `parent` (a file system of the test's choosing);
+    /// the server's log stays on the usual one.
+    pub fn inside(parent: &Path) -> Self {
+        DataDir {
+            dir: tempfile::tempdir_in(parent).expect("temp dir"),
+            log_dir: Some(tempfile::tempdir().expect("temp dir")),
+        }
+    }
+
+    /// Where a server on this directory writes its log.
+    pub fn log_path(&self) -> PathBuf {
+        self.log_dir
+            .as_ref()
+            .map_or(self.path(), |dir| dir.path())
+            .join("server.log")
     }
 
     /// Its path.
@@ -159,7 +179,7 @@ impl Server {
             base: String::new(),
             data_dir: dir.path().to_path_buf(),
             env: all,
-            log: dir.path().join("server.log"),
+            log: dir.log_path(),
         };
         server.spawn();
         server
@@ -525,6 +545,14 @@ impl Browser {
             .form(&form.fields)
             .send()
             .unwrap()
+    }
+
+    /// [`Browser::submit`], with a connection failure returned rather than a panic.
+    pub fn try_submit(&self, server: &Server, form: &Form) -> reqwest::Result<Response> {
+        self.client
+            .post(server.url(&form.action()))
+            .form(&form.fields)
+            .send()
     }
 
     /// POSTs a form and parses the page that comes back.

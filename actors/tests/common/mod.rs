@@ -16,7 +16,7 @@ use meldewerk_actors::{
 };
 use meldewerk_storage::{
     AuditEntry, Consumed, FinishedReport, Job, JobKind, MessageSignature, Outcome, PreparedMessage,
-    Report, ReportKey, ReportStatus, Store, StoreError, StoreResult, UserRecord,
+    Report, ReportKey, ReportStatus, Store, StoreCondition, StoreError, StoreResult, UserRecord,
 };
 use meldewerk_transports::{
     Accepted, AckBatch, AckOutcome, Acknowledgement, Delivery, Transport, TransportError,
@@ -175,6 +175,9 @@ pub struct MemStore {
     /// Attempts counted by `begin_attempt`, the writes a delivery makes before it calls the
     /// transport.
     pub begun_attempts: AtomicUsize,
+    /// What `condition` says: `None` is available. Only the condition: the methods keep
+    /// working, so a test sees what the engine does with the word alone.
+    pub unavailable: Mutex<Option<StoreCondition>>,
 }
 
 impl MemStore {
@@ -185,6 +188,14 @@ impl MemStore {
 
 #[async_trait]
 impl Store for MemStore {
+    fn condition(&self) -> StoreCondition {
+        self.unavailable
+            .lock()
+            .unwrap()
+            .clone()
+            .unwrap_or(StoreCondition::Available)
+    }
+
     async fn create_user(&self, _: UserRecord) -> StoreResult<()> {
         unimplemented!("not used by the engine")
     }

@@ -49,8 +49,7 @@ impl Page {
 }
 
 fn internal(e: StoreError) -> HttpResponse {
-    tracing::error!(error = %e, "store failed in the queue view");
-    error(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())
+    super::store_failure(&e, "the queue view")
 }
 
 fn view(job: &Job) -> serde_json::Value {

@@ -50,6 +50,28 @@ pub(crate) fn error(
     actix_web::HttpResponse::build(status).json(serde_json::json!({ "errors": [message] }))
 }
 
+/// A store failure as the operator API answers it: 503 with `Retry-After` while the store is
+/// unavailable (a full disk; nothing was changed), else 500. Logged with its cause either way.
+pub(crate) fn store_failure(
+    e: &meldewerk_storage::StoreError,
+    doing: &str,
+) -> actix_web::HttpResponse {
+    if e.is_unavailable() {
+        tracing::warn!(error = %e, doing, "refused: the store is unavailable");
+        let mut response = error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            crate::module_layer::UNAVAILABLE_MESSAGE.into(),
+        );
+        response.headers_mut().insert(
+            actix_web::http::header::RETRY_AFTER,
+            crate::module_layer::UNAVAILABLE_RETRY_SECS.into(),
+        );
+        return response;
+    }
+    tracing::error!(error = %e, doing, "store failed");
+    error(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())
+}
+
 /// Where a transport's simulated authority runs, as the operator API reaches it.
 #[derive(Clone)]
 pub(crate) enum SimulatorSite {

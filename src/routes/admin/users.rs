@@ -90,6 +90,9 @@ fn respond(failure: &Failure) -> HttpResponse {
                 AccountError::UnknownUser(_) | AccountError::Store(StoreError::NotFound(_)) => {
                     StatusCode::NOT_FOUND
                 }
+                AccountError::Store(e) if e.is_unavailable() => {
+                    return super::store_failure(e, "user administration");
+                }
                 AccountError::Store(_) | AccountError::Crypto(_) => {
                     StatusCode::INTERNAL_SERVER_ERROR
                 }

@@ -33,7 +33,7 @@
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -41,6 +41,7 @@ use serde::Serialize;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 use crate::group_commit::{GroupCommit, Queued};
+use crate::reopen::Reopening;
 use crate::sled_gate;
 
 const RECORD: &[u8] = b"m/";
@@ -54,6 +55,9 @@ const ATTACHMENT: &[u8] = b"a/";
 /// would let every simulator grow as large as the service's own store.
 const CACHE_CAPACITY: u64 = 16 * 1024 * 1024;
 
+/// Key of [`Database::probe`]'s write, in sled's default tree (the journal keeps nothing there).
+const PROBE_KEY: &[u8] = b"writable";
+
 /// Why a journal could not be opened or used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JournalError {
@@ -66,6 +70,10 @@ pub enum JournalError {
     /// The journal holds an entry that cannot be decoded.
     #[error("journal is corrupt: {0}")]
     Corrupt(String),
+    /// The journal takes no requests now: a write failed (a full disk) and its database has not
+    /// been opened again yet; nothing of the call was stored.
+    #[error("the journal is unavailable ({0}); nothing was stored")]
+    Unavailable(String),
     /// An append named an index key (`index key`) that already names another record; nothing
     /// was appended.
     #[error("the journal already holds a record under {0}")]
@@ -74,7 +82,17 @@ pub enum JournalError {
 
 /// Durable, ordered records of type `T` with secondary indexes. Callers serialise their own
 /// read-modify-write sequences (a journal does not lock records).
+///
+/// A write that fails (a full disk) takes the journal's database out: every call then fails with
+/// [`JournalError::Unavailable`] until the database has been opened again from disk and took a
+/// write, which happens by itself (see `reopen.rs`).
 pub struct Journal<T> {
+    db: Arc<Reopening<Database>>,
+    record: PhantomData<fn() -> T>,
+}
+
+/// The journal's open database: every handle of it, so that dropping the last `Arc` closes it.
+struct Database {
     /// Commits appends and settlements of concurrent callers together, and flushes the whole
     /// database, so that sled's own metadata is covered as well as the tree.
     committer: GroupCommit<JournalError>,
@@ -84,7 +102,6 @@ pub struct Journal<T> {
     /// that numbers are taken in order and never twice; changes commit in the order they were
     /// queued. A change that fails leaves its numbers unused.
     next: Mutex<Next>,
-    record: PhantomData<fn() -> T>,
 }
 
 /// What runs on the committing thread once an append is committed.
@@ -94,13 +111,17 @@ type AfterCommit = Box<dyn FnOnce() + Send>;
 pub struct PendingAppend<T> {
     queued: Queued<u64, JournalError>,
     record: T,
+    /// Told if the append's write fails.
+    db: Arc<Reopening<Database>>,
+    open: Arc<Database>,
 }
 
 impl<T> PendingAppend<T> {
     /// The record's sequence number and the record, once it is on disk; the append's error
     /// (such as [`JournalError::Taken`]) if it was refused.
     pub async fn durable(self) -> Result<(u64, T), JournalError> {
-        let seq = self.queued.outcome().await.map_err(transaction_error)?;
+        let outcome = self.queued.outcome().await.map_err(transaction_error);
+        let seq = checked(&self.db, &self.open, outcome)?;
         Ok((seq, self.record))
     }
 }
@@ -117,40 +138,53 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     pub fn open(dir: &Path, name: &str) -> Result<Self, JournalError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| JournalError::Backend(format!("cannot create {}: {e}", dir.display())))?;
-        let db = sled_gate::open(dir, CACHE_CAPACITY).map_err(|e| open_error(dir, e))?;
-        let tree = db.open_tree(name).map_err(backend)?;
-        let next = Next {
-            seq: following(&tree, RECORD)?,
-            feed_position: following(&tree, FEED)?,
+        let first = Database::open(dir, name)?;
+        let (dir, name) = (dir.to_path_buf(), name.to_string());
+        let again = move || {
+            let open = Database::open(&dir, &name).map_err(|e| e.to_string())?;
+            open.probe().map_err(|e| e.to_string())?;
+            Ok(open)
         };
         Ok(Journal {
-            committer: GroupCommit::start(db, vec![tree.clone()], "journal-commit")
-                .map_err(|e| JournalError::Backend(format!("cannot start committing: {e}")))?,
-            tree,
-            next: Mutex::new(next),
+            db: Arc::new(Reopening::new(
+                format!("journal {}", first.tree_name()),
+                first,
+                Box::new(again),
+            )),
             record: PhantomData,
         })
     }
 
+    /// Runs `f` on the open database; a failed write takes it out (see [`checked`]).
+    fn on<R>(
+        &self,
+        f: impl FnOnce(&Database) -> Result<R, JournalError>,
+    ) -> Result<R, JournalError> {
+        let open = self
+            .db
+            .current()
+            .map_err(|failure| JournalError::Unavailable(failure.reason))?;
+        let result = f(&open);
+        checked(&self.db, &open, result)
+    }
+
     /// The record whose index `index` holds `key`, with its sequence number.
     pub fn find(&self, index: &str, key: &str) -> Result<Option<(u64, T)>, JournalError> {
-        let Some(raw) = self.tree.get(index_key(index, key)).map_err(backend)? else {
-            return Ok(None);
-        };
-        let seq = decode_seq(&raw)?;
-        let record = self.get(seq)?.ok_or_else(|| {
-            JournalError::Corrupt(format!("index {index} points to missing record #{seq}"))
-        })?;
-        Ok(Some((seq, record)))
+        self.on(|db| {
+            let Some(raw) = db.tree.get(index_key(index, key)).map_err(backend)? else {
+                return Ok(None);
+            };
+            let seq = decode_seq(&raw)?;
+            let record = db.get(seq)?.ok_or_else(|| {
+                JournalError::Corrupt(format!("index {index} points to missing record #{seq}"))
+            })?;
+            Ok(Some((seq, record)))
+        })
     }
 
     /// The record with sequence number `seq`.
     pub fn get(&self, seq: u64) -> Result<Option<T>, JournalError> {
-        self.tree
-            .get(record_key(seq))
-            .map_err(backend)?
-            .map(|raw| decode(&raw))
-            .transpose()
+        self.on(|db| db.get(seq))
     }
 
     /// Appends `record` with its index entries atomically and flushes; returns its sequence
@@ -191,12 +225,14 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
 
     /// The attachment of record `seq`, if it was appended with one.
     pub fn attachment(&self, seq: u64) -> Result<Option<Vec<u8>>, JournalError> {
-        let Some(stored) = self.tree.get(attachment_key(seq)).map_err(backend)? else {
-            return Ok(None);
-        };
-        let bytes = crate::packed::unpack(&stored)
-            .map_err(|e| JournalError::Corrupt(format!("attachment of record #{seq}: {e}")))?;
-        Ok(Some(bytes.into_owned()))
+        self.on(|db| {
+            let Some(stored) = db.tree.get(attachment_key(seq)).map_err(backend)? else {
+                return Ok(None);
+            };
+            let bytes = crate::packed::unpack(&stored)
+                .map_err(|e| JournalError::Corrupt(format!("attachment of record #{seq}: {e}")))?;
+            Ok(Some(bytes.into_owned()))
+        })
     }
 
     /// Like [`append_attached`](Self::append_attached), for async callers, with the record built
@@ -220,7 +256,11 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     where
         T: Clone + Send + 'static,
     {
-        let (queued, record) = self.queue_append(
+        let open = self
+            .db
+            .current()
+            .map_err(|failure| JournalError::Unavailable(failure.reason))?;
+        let (queued, record) = open.queue_append(
             Some(attachment),
             indexes,
             groups,
@@ -233,7 +273,12 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
                 Some(Box::new(move || committed(seq, &record)))
             },
         )?;
-        Ok(PendingAppend { queued, record })
+        Ok(PendingAppend {
+            queued,
+            record,
+            db: Arc::clone(&self.db),
+            open,
+        })
     }
 
     /// Appends the record `encoded` gives and waits until it is on disk (see
@@ -245,10 +290,46 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         groups: &[(&str, &str)],
         encoded: impl FnOnce() -> Result<(Vec<u8>, R), JournalError>,
     ) -> Result<(u64, R), JournalError> {
-        let (queued, built) =
-            self.queue_append(attachment, indexes, groups, encoded, |_, _| None)?;
-        let seq = queued.outcome_blocking().map_err(transaction_error)?;
-        Ok((seq, built))
+        self.on(|db| {
+            let (queued, built) =
+                db.queue_append(attachment, indexes, groups, encoded, |_, _| None)?;
+            let seq = queued.outcome_blocking().map_err(transaction_error)?;
+            Ok((seq, built))
+        })
+    }
+}
+
+impl Database {
+    fn open(dir: &Path, name: &str) -> Result<Database, JournalError> {
+        let db = sled_gate::open(dir, CACHE_CAPACITY).map_err(|e| open_error(dir, e))?;
+        let tree = db.open_tree(name).map_err(backend)?;
+        let next = Next {
+            seq: following(&tree, RECORD)?,
+            feed_position: following(&tree, FEED)?,
+        };
+        Ok(Database {
+            committer: GroupCommit::start(db, vec![tree.clone()], "journal-commit")
+                .map_err(|e| JournalError::Backend(format!("cannot start committing: {e}")))?,
+            tree,
+            next: Mutex::new(next),
+        })
+    }
+
+    fn tree_name(&self) -> String {
+        String::from_utf8_lossy(&self.tree.name()).into_owned()
+    }
+
+    /// Writes and flushes a few bytes outside the journal's tree: whether the disk takes
+    /// writes. A database opened again after a failure is used only once this went through.
+    fn probe(&self) -> Result<(), JournalError> {
+        {
+            let _gate = sled_gate::exclusive();
+            self.committer
+                .database()
+                .insert(PROBE_KEY, &[][..])
+                .map_err(backend)?;
+        }
+        self.flush()
     }
 
     /// Queues the record `encoded` gives, encoding it under the numbering lock, for the next
@@ -306,142 +387,12 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         Ok((queued, built))
     }
 
-    /// Overwrites record `seq` (its index entries stay) and flushes. Durable on return.
-    pub fn replace(&self, seq: u64, record: &T) -> Result<(), JournalError> {
+    fn get<T: DeserializeOwned>(&self, seq: u64) -> Result<Option<T>, JournalError> {
         self.tree
-            .insert(record_key(seq), encode(record)?)
-            .map_err(backend)?;
-        self.flush()
-    }
-
-    /// Overwrites each record `seq` with its new state, appends it to the feed, and takes it out
-    /// of every `(group, key)` of `leave` — all in one transaction, flushed. Durable on return.
-    /// Settlements and appends are numbered in the order they are called and commit in that
-    /// order (positions are counted on from the last).
-    pub fn settle(&self, records: &[(u64, T)], leave: &[(&str, &str)]) -> Result<(), JournalError> {
-        if records.is_empty() {
-            return Ok(());
-        }
-        let records: Vec<(u64, Vec<u8>)> = records
-            .iter()
-            .map(|(seq, record)| Ok((*seq, encode(record)?)))
-            .collect::<Result<_, JournalError>>()?;
-        let leave: Vec<Vec<u8>> = leave
-            .iter()
-            .map(|(group, key)| group_prefix(group, key))
-            .collect();
-        let queued = {
-            let mut next = self.next();
-            let first = next.feed_position;
-            next.feed_position += records.len() as u64;
-            self.committer.queue(move |trees| {
-                let tree = &trees[0];
-                for (position, (seq, record)) in (first..).zip(&records) {
-                    let seq_bytes = seq.to_be_bytes();
-                    tree.insert(record_key(*seq), record.as_slice())?;
-                    tree.insert([FEED, &position.to_be_bytes()].concat(), &seq_bytes[..])?;
-                    for prefix in &leave {
-                        tree.remove([prefix.as_slice(), &seq_bytes].concat())?;
-                    }
-                }
-                Ok(())
-            })
-        };
-        queued.outcome_blocking().map_err(transaction_error)
-    }
-
-    /// Settled records in feed order, starting at feed position `from`, at most `limit`:
-    /// `(position, seq, record)`. Reads only the feed entries returned and their records.
-    pub fn feed(&self, from: u64, limit: usize) -> Result<Vec<(u64, u64, T)>, JournalError> {
-        self.prefixed([FEED, &from.to_be_bytes()].concat(), FEED, limit)
-            .map(|entry| {
-                let (key, raw) = entry?;
-                let position = decode_seq(&key[FEED.len()..])?;
-                let seq = decode_seq(&raw)?;
-                let record = self.get(seq)?.ok_or_else(|| {
-                    JournalError::Corrupt(format!(
-                        "feed position {position} points to missing record #{seq}"
-                    ))
-                })?;
-                Ok((position, seq, record))
-            })
-            .collect()
-    }
-
-    /// The feed position the next settled record will get.
-    pub fn next_feed_position(&self) -> Result<u64, JournalError> {
-        Ok(self.next().feed_position)
-    }
-
-    /// Records in append order, starting at sequence number `from`, at most `limit`.
-    pub fn range(&self, from: u64, limit: usize) -> Result<Vec<(u64, T)>, JournalError> {
-        self.prefixed(record_key(from), RECORD, limit)
-            .map(|entry| {
-                let (key, raw) = entry?;
-                Ok((decode_seq(&key[RECORD.len()..])?, decode(&raw)?))
-            })
-            .collect()
-    }
-
-    /// Every record filed under `key` in `group`, in append order.
-    pub fn find_all(&self, group: &str, key: &str) -> Result<Vec<(u64, T)>, JournalError> {
-        self.range_in(group, key, 0, usize::MAX)
-    }
-
-    /// Records filed under `key` in `group`, in append order, starting at sequence number `from`,
-    /// at most `limit`. Reads only the group's entries from `from` on and the records returned.
-    pub fn range_in(
-        &self,
-        group: &str,
-        key: &str,
-        from: u64,
-        limit: usize,
-    ) -> Result<Vec<(u64, T)>, JournalError> {
-        let prefix = group_prefix(group, key);
-        let start = [prefix.as_slice(), &from.to_be_bytes()].concat();
-        self.prefixed(start, &prefix, limit)
-            .map(|entry| {
-                let (entry_key, _) = entry?;
-                let seq = decode_seq(&entry_key[prefix.len()..])?;
-                let record = self.get(seq)?.ok_or_else(|| {
-                    JournalError::Corrupt(format!("group {group} points to missing record #{seq}"))
-                })?;
-                Ok((seq, record))
-            })
-            .collect()
-    }
-
-    /// The sequence number the next record will get. Records are never removed, but a number
-    /// can stay without a record: an append that failed or was refused, or one still being
-    /// committed.
-    pub fn next_seq(&self) -> Result<u64, JournalError> {
-        Ok(self.next().seq)
-    }
-
-    /// The first sequence number whose record does not satisfy `pred`, by binary search; `pred`
-    /// must hold for a prefix of the journal and fail for the rest (say, "received before t" over
-    /// records appended in time order). Reads about log2(n) records instead of all of them.
-    /// A number without a record counts as the first record after it: reading on from the
-    /// result never misses a record that fails `pred`.
-    pub fn partition_point(&self, pred: impl Fn(&T) -> bool) -> Result<u64, JournalError> {
-        let (mut low, mut high) = (0, self.next_seq()?);
-        while low < high {
-            let middle = low + (high - low) / 2;
-            match self.range(middle, 1)?.pop() {
-                Some((seq, record)) if seq < high && pred(&record) => low = seq + 1,
-                _ => high = middle,
-            }
-        }
-        Ok(low)
-    }
-
-    /// Every record in append order.
-    pub fn all(&self) -> Result<Vec<T>, JournalError> {
-        Ok(self
-            .range(0, usize::MAX)?
-            .into_iter()
-            .map(|(_, record)| record)
-            .collect())
+            .get(record_key(seq))
+            .map_err(backend)?
+            .map(|raw| decode(&raw))
+            .transpose()
     }
 
     /// Entries from `start` on while their keys begin with `prefix`, at most `limit`.
@@ -472,6 +423,174 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     fn flush(&self) -> Result<(), JournalError> {
         self.committer.flush_blocking().map_err(backend)?;
         Ok(())
+    }
+}
+
+impl<T: Serialize + DeserializeOwned> Journal<T> {
+    /// Overwrites record `seq` (its index entries stay) and flushes. Durable on return.
+    pub fn replace(&self, seq: u64, record: &T) -> Result<(), JournalError> {
+        self.on(|db| {
+            db.tree
+                .insert(record_key(seq), encode(record)?)
+                .map_err(backend)?;
+            db.flush()
+        })
+    }
+
+    /// Overwrites each record `seq` with its new state, appends it to the feed, and takes it out
+    /// of every `(group, key)` of `leave` — all in one transaction, flushed. Durable on return.
+    /// Settlements and appends are numbered in the order they are called and commit in that
+    /// order (positions are counted on from the last).
+    pub fn settle(&self, records: &[(u64, T)], leave: &[(&str, &str)]) -> Result<(), JournalError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let records: Vec<(u64, Vec<u8>)> = records
+            .iter()
+            .map(|(seq, record)| Ok((*seq, encode(record)?)))
+            .collect::<Result<_, JournalError>>()?;
+        let leave: Vec<Vec<u8>> = leave
+            .iter()
+            .map(|(group, key)| group_prefix(group, key))
+            .collect();
+        self.on(|db| {
+            let queued = {
+                let mut next = db.next();
+                let first = next.feed_position;
+                next.feed_position += records.len() as u64;
+                db.committer.queue(move |trees| {
+                    let tree = &trees[0];
+                    for (position, (seq, record)) in (first..).zip(&records) {
+                        let seq_bytes = seq.to_be_bytes();
+                        tree.insert(record_key(*seq), record.as_slice())?;
+                        tree.insert([FEED, &position.to_be_bytes()].concat(), &seq_bytes[..])?;
+                        for prefix in &leave {
+                            tree.remove([prefix.as_slice(), &seq_bytes].concat())?;
+                        }
+                    }
+                    Ok(())
+                })
+            };
+            queued.outcome_blocking().map_err(transaction_error)
+        })
+    }
+
+    /// Settled records in feed order, starting at feed position `from`, at most `limit`:
+    /// `(position, seq, record)`. Reads only the feed entries returned and their records.
+    pub fn feed(&self, from: u64, limit: usize) -> Result<Vec<(u64, u64, T)>, JournalError> {
+        self.on(|db| {
+            db.prefixed([FEED, &from.to_be_bytes()].concat(), FEED, limit)
+                .map(|entry| {
+                    let (key, raw) = entry?;
+                    let position = decode_seq(&key[FEED.len()..])?;
+                    let seq = decode_seq(&raw)?;
+                    let record = db.get(seq)?.ok_or_else(|| {
+                        JournalError::Corrupt(format!(
+                            "feed position {position} points to missing record #{seq}"
+                        ))
+                    })?;
+                    Ok((position, seq, record))
+                })
+                .collect()
+        })
+    }
+
+    /// The feed position the next settled record will get.
+    pub fn next_feed_position(&self) -> Result<u64, JournalError> {
+        self.on(|db| Ok(db.next().feed_position))
+    }
+
+    /// Records in append order, starting at sequence number `from`, at most `limit`.
+    pub fn range(&self, from: u64, limit: usize) -> Result<Vec<(u64, T)>, JournalError> {
+        self.on(|db| {
+            db.prefixed(record_key(from), RECORD, limit)
+                .map(|entry| {
+                    let (key, raw) = entry?;
+                    Ok((decode_seq(&key[RECORD.len()..])?, decode(&raw)?))
+                })
+                .collect()
+        })
+    }
+
+    /// Every record filed under `key` in `group`, in append order.
+    pub fn find_all(&self, group: &str, key: &str) -> Result<Vec<(u64, T)>, JournalError> {
+        self.range_in(group, key, 0, usize::MAX)
+    }
+
+    /// Records filed under `key` in `group`, in append order, starting at sequence number `from`,
+    /// at most `limit`. Reads only the group's entries from `from` on and the records returned.
+    pub fn range_in(
+        &self,
+        group: &str,
+        key: &str,
+        from: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, T)>, JournalError> {
+        let prefix = group_prefix(group, key);
+        let start = [prefix.as_slice(), &from.to_be_bytes()].concat();
+        self.on(|db| {
+            db.prefixed(start, &prefix, limit)
+                .map(|entry| {
+                    let (entry_key, _) = entry?;
+                    let seq = decode_seq(&entry_key[prefix.len()..])?;
+                    let record = db.get(seq)?.ok_or_else(|| {
+                        JournalError::Corrupt(format!(
+                            "group {group} points to missing record #{seq}"
+                        ))
+                    })?;
+                    Ok((seq, record))
+                })
+                .collect()
+        })
+    }
+
+    /// The sequence number the next record will get. Records are never removed, but a number
+    /// can stay without a record: an append that failed or was refused, or one still being
+    /// committed.
+    pub fn next_seq(&self) -> Result<u64, JournalError> {
+        self.on(|db| Ok(db.next().seq))
+    }
+
+    /// The first sequence number whose record does not satisfy `pred`, by binary search; `pred`
+    /// must hold for a prefix of the journal and fail for the rest (say, "received before t" over
+    /// records appended in time order). Reads about log2(n) records instead of all of them.
+    /// A number without a record counts as the first record after it: reading on from the
+    /// result never misses a record that fails `pred`.
+    pub fn partition_point(&self, pred: impl Fn(&T) -> bool) -> Result<u64, JournalError> {
+        let (mut low, mut high) = (0, self.next_seq()?);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            match self.range(middle, 1)?.pop() {
+                Some((seq, record)) if seq < high && pred(&record) => low = seq + 1,
+                _ => high = middle,
+            }
+        }
+        Ok(low)
+    }
+
+    /// Every record in append order.
+    pub fn all(&self) -> Result<Vec<T>, JournalError> {
+        Ok(self
+            .range(0, usize::MAX)?
+            .into_iter()
+            .map(|(_, record)| record)
+            .collect())
+    }
+}
+
+/// Passes `result` on; a failure of the database's storage takes `open` out, so that the
+/// journal is opened again from disk (and answers as unavailable meanwhile).
+fn checked<R>(
+    db: &Reopening<Database>,
+    open: &Arc<Database>,
+    result: Result<R, JournalError>,
+) -> Result<R, JournalError> {
+    match result {
+        Err(JournalError::Backend(reason)) => {
+            db.failed(open, &reason);
+            Err(JournalError::Unavailable(reason))
+        }
+        other => other,
     }
 }
 

@@ -79,8 +79,11 @@ fn records_written_before_packing_read_as_they_are() {
         let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
         // As an earlier version stored a record: its plain JSON.
         journal
-            .tree
-            .insert(record_key(0), &b"\"plain\""[..])
+            .on(|db| {
+                db.tree
+                    .insert(record_key(0), &b"\"plain\""[..])
+                    .map_err(backend)
+            })
             .unwrap();
     }
     let journal = reopen(dir.path());
@@ -90,7 +93,8 @@ fn records_written_before_packing_read_as_they_are() {
         journal.all().unwrap(),
         vec!["plain".to_string(), "packed".into()]
     );
-    assert_ne!(journal.tree.get(record_key(1)).unwrap().unwrap()[0], b'"');
+    let stored = journal.on(|db| db.tree.get(record_key(1)).map_err(backend));
+    assert_ne!(stored.unwrap().unwrap()[0], b'"');
 }
 
 #[test]
@@ -182,7 +186,7 @@ async fn queued_appends_are_numbered_at_once_and_land_whether_or_not_anyone_wait
         assert_eq!(second.durable().await.unwrap(), (1, "second".to_string()));
         // Nobody waits for the last one: it lands all the same.
         drop(unwaited);
-        journal.flush().unwrap();
+        journal.on(|db| db.flush()).unwrap();
         // The after-commit step ran for each committed append, in order, and not for the twin.
         let steps = committed.lock().unwrap().clone();
         let expected = [(0, "first"), (1, "second"), (3, "unwaited")];

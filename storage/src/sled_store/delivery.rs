@@ -18,7 +18,7 @@ use super::{
     abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, stored_turn,
     tx_error,
 };
-use super::{SledStore, TxResult};
+use super::{Engine, TxResult};
 use crate::sled_gate::GatedTransaction;
 use crate::{
     FinishedReport, Job, JobKind, Outcome, PreparedMessage, Report, ReportStatus, StoreError,
@@ -154,7 +154,7 @@ fn store_message(
     Ok((message.clone(), true))
 }
 
-impl SledStore {
+impl Engine {
     pub(super) async fn prepared(
         &self,
         job: &Job,

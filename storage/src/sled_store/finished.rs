@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sled::transaction::TransactionalTree;
 
-use super::{backend, decode, in_tx, keys, payload, tx_error, SledStore, TxResult};
+use super::{backend, decode, in_tx, keys, payload, tx_error, Engine, TxResult};
 use crate::sled_gate::{self, GatedTransaction};
 use crate::{Report, ReportKey, ReportStatus, StoreResult};
 
@@ -47,7 +47,7 @@ enum Expiry {
     NotYet,
 }
 
-impl SledStore {
+impl Engine {
     /// Builds the index from the `reports` tree unless it is complete already: one pass over
     /// every report, once in the life of a database written before the index existed.
     pub(super) fn complete_finished_index(&self) -> StoreResult<()> {

@@ -42,10 +42,15 @@ mod finished;
 mod keys;
 mod payload;
 mod queue;
+mod recovering;
 mod store_impl;
 mod user_cache;
 
+pub use recovering::SledStore;
+
 use std::path::Path;
+
+use chrono::Utc;
 
 use serde::{de::DeserializeOwned, Serialize};
 use sled::transaction::{
@@ -57,13 +62,13 @@ use sled::{IVec, Tree};
 use crate::group_commit::GroupCommit;
 use crate::{Job, StoreError, StoreResult};
 
-/// The sled engine of [`crate::Store`]. Cloning is cheap and every clone works on the same
-/// database, so one value can be handed to every actor.
-#[derive(Clone)]
-pub struct SledStore {
+/// One open sled database and everything kept beside it; [`SledStore`] holds one at a time and
+/// opens a new one after a failed write (see `reopen.rs`). Every handle of the database lives
+/// in here, so that dropping the last `Arc` of it closes the database.
+pub(crate) struct Engine {
     db: sled::Db,
     /// Every flush goes through here, so concurrent changes share disk syncs; so do the
-    /// changes queued with [`SledStore::commit`].
+    /// changes queued with [`Engine::commit`].
     committer: std::sync::Arc<GroupCommit<StoreError>>,
     user_cache: std::sync::Arc<user_cache::UserCache>,
     /// Receipts recently read, decoded (see `receipt_cache.rs`).
@@ -94,11 +99,14 @@ pub struct SledStore {
     outbox_jobs: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
-impl std::fmt::Debug for SledStore {
+impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SledStore").finish_non_exhaustive()
+        f.debug_struct("Engine").finish_non_exhaustive()
     }
 }
+
+/// Key of [`Engine::probe`]'s write, in sled's default tree (which holds nothing else).
+const PROBE_KEY: &[u8] = b"writable";
 
 /// Caches of [`SledStore::open`]: what the server's `store.cache_capacity_mb` defaults to.
 pub const DEFAULT_CACHE_CAPACITY: u64 = 64 * 1024 * 1024;
@@ -107,28 +115,17 @@ pub const DEFAULT_CACHE_CAPACITY: u64 = 64 * 1024 * 1024;
 /// the default), sled's page cache the rest.
 const RECEIPT_CACHE_SHARE: u64 = 16;
 
-impl SledStore {
-    /// Opens the database in `dir` (created if missing), e.g. `<data_dir>/db`, with a page cache
-    /// of [`DEFAULT_CACHE_CAPACITY`].
-    ///
-    /// `Locked` if another `SledStore` (in this or another process) has it open: sled takes an
-    /// exclusive file lock, so a second server or an admin command cannot corrupt a running one.
-    pub fn open(dir: &Path) -> StoreResult<SledStore> {
-        SledStore::open_with_cache(dir, DEFAULT_CACHE_CAPACITY)
-    }
-
-    /// [`SledStore::open`] with caches of `cache_capacity` bytes in all: sled's page cache and,
-    /// a sixteenth of it, the receipts of final reports recently read, decoded. The caches bound
-    /// most of the memory the store holds whatever the number of reports; smaller ones cost disk
-    /// reads once the reports being worked on no longer fit.
-    pub fn open_with_cache(dir: &Path, cache_capacity: u64) -> StoreResult<SledStore> {
+impl Engine {
+    /// Opens the database in `dir` with caches of `cache_capacity` bytes (see
+    /// [`SledStore::open_with_cache`]).
+    fn open(dir: &Path, cache_capacity: u64) -> StoreResult<Engine> {
         let receipt_share = cache_capacity / RECEIPT_CACHE_SHARE;
         let db = crate::sled_gate::open(dir, cache_capacity - receipt_share)
             .map_err(|e| open_error(dir, e))?;
         let tree = |name: &str| db.open_tree(name).map_err(backend);
         let outbox_by_id = tree("outbox_by_id")?;
         let outbox_jobs = std::sync::Arc::new(outbox_by_id.len().into());
-        let store = SledStore {
+        let store = Engine {
             users: tree("users")?,
             user_key_ids: tree("user_key_ids")?,
             retired_users: tree("retired_users")?,
@@ -161,8 +158,23 @@ impl SledStore {
     }
 
     /// Bytes the database takes on disk, for health output and metrics.
-    pub fn size_on_disk(&self) -> StoreResult<u64> {
+    fn size_on_disk(&self) -> StoreResult<u64> {
         self.db.size_on_disk().map_err(backend)
+    }
+
+    /// Writes and flushes a few bytes: whether the disk takes writes. A database opened again
+    /// after a failure is used only once this went through.
+    fn probe(&self) -> StoreResult<()> {
+        {
+            let _gate = crate::sled_gate::exclusive();
+            self.db
+                .insert(
+                    PROBE_KEY,
+                    Utc::now().timestamp_millis().to_be_bytes().as_slice(),
+                )
+                .map_err(backend)?;
+        }
+        self.committer.flush_blocking().map_err(backend)
     }
 
     /// Makes every committed transaction durable; state-changing methods await it before they
@@ -182,7 +194,7 @@ impl SledStore {
         self.commit_then(change, || {}).await
     }
 
-    /// [`SledStore::commit`] for a change that adds a job to the outbox: counted as soon as it
+    /// [`Engine::commit`] for a change that adds a job to the outbox: counted as soon as it
     /// is committed, even if its caller stops waiting for the flush.
     async fn commit_new_job<A, F>(&self, change: F) -> StoreResult<A>
     where
@@ -196,7 +208,7 @@ impl SledStore {
         .await
     }
 
-    /// [`SledStore::commit`] with `committed` run on the committing thread once it committed.
+    /// [`Engine::commit`] with `committed` run on the committing thread once it committed.
     async fn commit_then<A, F>(
         &self,
         change: F,
@@ -213,7 +225,7 @@ impl SledStore {
     }
 }
 
-/// The trees a queued change ([`SledStore::commit`]) works on, by name.
+/// The trees a queued change ([`Engine::commit`]) works on, by name.
 struct Staged<'a> {
     reports: &'a TransactionalTree,
     pending: &'a TransactionalTree,

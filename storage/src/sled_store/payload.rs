@@ -21,7 +21,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use sled::transaction::TransactionalTree;
 
-use super::{backend, decode, in_tx, SledStore, TxResult};
+use super::{backend, decode, in_tx, Engine, TxResult};
 pub(super) use crate::packed::pack;
 use crate::packed::unpack;
 use crate::receipt_cache::ReceiptCache;
@@ -105,7 +105,7 @@ pub(super) fn remove_parts(
     Ok(())
 }
 
-impl SledStore {
+impl Engine {
     /// Fills in the parts of `report` (stored under `key`) that its state does not hold inline,
     /// the submission only if `submission`.
     pub(super) fn attach_parts(

@@ -2,7 +2,7 @@
 
 use sled::Tree;
 
-use super::{backend, decode, encode, keys, put_job, tx_error, SledStore};
+use super::{backend, decode, encode, keys, put_job, tx_error, Engine};
 use crate::sled_gate::{self, GatedTransaction};
 use crate::{AuditEntry, Job, StoreResult};
 
@@ -15,7 +15,7 @@ fn job_at(outbox: &Tree, outbox_key: &[u8]) -> StoreResult<Option<Job>> {
         .transpose()
 }
 
-impl SledStore {
+impl Engine {
     pub(super) fn job_by_id(&self, id: u64) -> StoreResult<Option<Job>> {
         match self.outbox_by_id.get(id.to_be_bytes()).map_err(backend)? {
             Some(key) => job_at(&self.outbox, &key),
@@ -76,7 +76,7 @@ impl SledStore {
     }
 }
 
-impl SledStore {
+impl Engine {
     /// Rewrites outbox keys of an earlier layout (before they named the module, or before
     /// lanes existed) into the current one, in one transaction. The outbox holds only unfinished
     /// jobs; the walk reads the job index, whose values are the outbox keys (some 30 bytes each

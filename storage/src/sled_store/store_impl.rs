@@ -1,4 +1,4 @@
-//! [`Store`] for [`SledStore`].
+//! [`Store`] for [`Engine`].
 //!
 //! Transaction closures may run more than once when sled detects a conflict, so they only read
 //! and write through the transactional trees; ids, clocks and encoded inputs are prepared before.
@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 
 use super::{
     abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, stored_turn,
-    tx_error, utf8, SledStore,
+    tx_error, utf8, Engine,
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
@@ -57,7 +57,7 @@ impl From<StoredResult> for ReportResult {
     }
 }
 
-impl SledStore {
+impl Engine {
     /// The report under `key` with its parts; without its submission if `submission` is false
     /// and a message is stored (a delivery reads nothing else of it).
     fn read_report(&self, key: &ReportKey, submission: bool) -> StoreResult<Option<Report>> {
@@ -73,7 +73,7 @@ impl SledStore {
 }
 
 #[async_trait]
-impl Store for SledStore {
+impl Store for Engine {
     async fn create_user(&self, user: UserRecord) -> StoreResult<()> {
         let value = encode(&user)?;
         let name = user.name.as_bytes();

@@ -62,6 +62,9 @@ impl From<JournalError> for SimulatorError {
         match error {
             JournalError::Locked(dir) => SimulatorError::Locked(dir),
             JournalError::Backend(e) => SimulatorError::Journal(e),
+            unavailable @ JournalError::Unavailable(_) => {
+                SimulatorError::Journal(unavailable.to_string())
+            }
             JournalError::Corrupt(e) => SimulatorError::Corrupt(e),
             taken @ JournalError::Taken(_) => SimulatorError::Journal(taken.to_string()),
         }

@@ -1,0 +1,171 @@
+//! [`SledStore`]: the sled engine behind the [`Store`] trait, opened again from disk after a
+//! failed write (see `reopen.rs`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{Engine, DEFAULT_CACHE_CAPACITY};
+use crate::reopen::{Failure, Reopening};
+use crate::{
+    AuditEntry, Consumed, FinishedReport, Job, Outcome, PreparedMessage, Report, ReportKey,
+    ReportResult, Store, StoreCondition, StoreError, StoreResult, UserRecord,
+};
+
+/// The sled engine of [`Store`]: one embedded database in the data directory, for a single node.
+/// Cloning is cheap and every clone works on the same database, so one value can be handed to
+/// every actor.
+///
+/// A write that fails (the disk full, the file system read-only) takes the database out: every
+/// operation is then refused with [`StoreError::Unavailable`] until the database has been opened
+/// again from disk and has taken a write, which happens by itself once the disk allows. What was
+/// answered as stored is on disk; what was refused is not (see `reopen.rs`).
+#[derive(Clone)]
+pub struct SledStore {
+    engine: Arc<Reopening<Engine>>,
+}
+
+impl std::fmt::Debug for SledStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SledStore").finish_non_exhaustive()
+    }
+}
+
+impl SledStore {
+    /// Opens the database in `dir` (created if missing), e.g. `<data_dir>/db`, with a page cache
+    /// of [`DEFAULT_CACHE_CAPACITY`].
+    ///
+    /// `Locked` if another `SledStore` (in this or another process) has it open: sled takes an
+    /// exclusive file lock, so a second server or an admin command cannot corrupt a running one.
+    pub fn open(dir: &Path) -> StoreResult<SledStore> {
+        SledStore::open_with_cache(dir, DEFAULT_CACHE_CAPACITY)
+    }
+
+    /// [`SledStore::open`] with caches of `cache_capacity` bytes in all: sled's page cache and,
+    /// a sixteenth of it, the receipts of final reports recently read, decoded. The caches bound
+    /// most of the memory the store holds whatever the number of reports; smaller ones cost disk
+    /// reads once the reports being worked on no longer fit.
+    pub fn open_with_cache(dir: &Path, cache_capacity: u64) -> StoreResult<SledStore> {
+        let first = Engine::open(dir, cache_capacity)?;
+        let dir = dir.to_path_buf();
+        let again = move || {
+            let engine = Engine::open(&dir, cache_capacity).map_err(|e| e.to_string())?;
+            engine.probe().map_err(|e| e.to_string())?;
+            Ok(engine)
+        };
+        Ok(SledStore {
+            engine: Arc::new(Reopening::new("store", first, Box::new(again))),
+        })
+    }
+
+    /// Bytes the database takes on disk, for health output and metrics.
+    pub fn size_on_disk(&self) -> StoreResult<u64> {
+        let engine = self.engine()?;
+        let result = engine.size_on_disk();
+        self.checked(&engine, result)
+    }
+
+    fn engine(&self) -> StoreResult<Arc<Engine>> {
+        self.engine.current().map_err(unavailable)
+    }
+
+    /// Passes `result` on; a failure of the engine's storage takes the engine out (and answers
+    /// as unavailable, like every call until it is back).
+    fn checked<T>(&self, engine: &Arc<Engine>, result: StoreResult<T>) -> StoreResult<T> {
+        match result {
+            Err(StoreError::Backend(reason)) => {
+                self.engine.failed(engine, &reason);
+                Err(StoreError::Unavailable(reason))
+            }
+            other => other,
+        }
+    }
+}
+
+fn unavailable(failure: Failure) -> StoreError {
+    StoreError::Unavailable(failure.reason)
+}
+
+/// Implements [`Store`] by running each method on the engine in use, through
+/// [`SledStore::checked`].
+macro_rules! on_the_engine {
+    ($(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*) => {
+        #[async_trait]
+        impl Store for SledStore {
+            $(
+                async fn $name(&self $(, $arg: $ty)*) -> $ret {
+                    let engine = self.engine()?;
+                    let result = engine.$name($($arg),*).await;
+                    self.checked(&engine, result)
+                }
+            )*
+
+            fn condition(&self) -> StoreCondition {
+                match self.engine.failure() {
+                    None => StoreCondition::Available,
+                    Some(Failure { since, reason }) => StoreCondition::Unavailable { since, reason },
+                }
+            }
+        }
+    };
+}
+
+on_the_engine! {
+    fn create_user(&self, user: UserRecord) -> StoreResult<()>;
+    fn update_user(&self, user: UserRecord) -> StoreResult<()>;
+    fn remove_user(&self, name: &str) -> StoreResult<bool>;
+    fn user(&self, name: &str) -> StoreResult<Option<UserRecord>>;
+    fn user_by_key_id(&self, key_id: &str) -> StoreResult<Option<UserRecord>>;
+    fn users(&self) -> StoreResult<Vec<UserRecord>>;
+    fn submit_report(&self, report: Report) -> StoreResult<Job>;
+    fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>>;
+    fn report_to_deliver(&self, key: &ReportKey) -> StoreResult<Option<Report>>;
+    fn report_result(&self, key: &ReportKey) -> StoreResult<Option<ReportResult>>;
+    fn consume_report(&self, key: &ReportKey) -> StoreResult<Consumed>;
+    fn pending_ids(&self, owner: &str, module: &str) -> StoreResult<Vec<String>>;
+    fn reports_with_id(&self, module: &str, id: &str) -> StoreResult<Vec<ReportKey>>;
+    fn expire_finished_before(&self, module: &str, cutoff: DateTime<Utc>) -> StoreResult<usize>;
+    fn due_jobs(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        skip: &(dyn Fn(u64) -> bool + Send + Sync)
+    ) -> StoreResult<Vec<Job>>;
+    fn outbox_len(&self) -> StoreResult<usize>;
+    fn begin_attempt(&self, job: &Job) -> StoreResult<Job>;
+    fn reschedule(
+        &self,
+        job: &Job,
+        not_before: DateTime<Utc>,
+        last_error: Option<String>
+    ) -> StoreResult<()>;
+    fn record_prepared(&self, job: &Job, message: PreparedMessage) -> StoreResult<PreparedMessage>;
+    fn begin_attempt_with_message(
+        &self,
+        job: &Job,
+        message: PreparedMessage
+    ) -> StoreResult<(Job, PreparedMessage)>;
+    fn record_delivered(
+        &self,
+        job: &Job,
+        transport: &str,
+        transport_ref: String,
+        delivered_at: DateTime<Utc>,
+        resend_at: DateTime<Utc>
+    ) -> StoreResult<()>;
+    fn inbox_cursor(&self, transport: &str) -> StoreResult<Option<String>>;
+    fn record_acknowledgements(
+        &self,
+        transport: &str,
+        acknowledgements: Vec<(String, Outcome)>,
+        cursor: Option<String>,
+        at: DateTime<Utc>
+    ) -> StoreResult<Vec<FinishedReport>>;
+    fn job(&self, id: u64) -> StoreResult<Option<Job>>;
+    fn jobs(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<Job>>;
+    fn append_audit(&self, entry: AuditEntry) -> StoreResult<u64>;
+    fn audit(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<(u64, AuditEntry)>>;
+    fn record_outcome(&self, job: &Job, outcome: Outcome, at: DateTime<Utc>) -> StoreResult<()>;
+}

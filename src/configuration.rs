@@ -13,7 +13,6 @@ use meldewerk_transports::xpersonenstand;
 use serde::{Deserialize, Deserializer};
 
 use crate::auth::client_address::{parse_networks, ForwardedHeader};
-
 use crate::mail::MailSettings;
 use crate::xpersonenstand::XPersonenstandSettings;
 

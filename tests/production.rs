@@ -6,17 +6,15 @@ mod common;
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
 
-use common::{loopback_client, DataDir, Server, OPERATOR, PASSWORD};
+use common::{loopback_client, wait_until, DataDir, Server, OPERATOR, PASSWORD};
 use reqwest::blocking::{Client, Response};
 
 const REPORTS: &str = "/api/birthnotice/v1/reports";
 
 /// Failed logins a minute per client address in these tests: small, so that a few failures
 /// under different user names (far from the per-name limit) block an address.
-const PER_ADDRESS: &str = "3";
+const PER_ADDRESS: usize = 3;
 
 /// A client whose connections come from `local` (any of 127.0.0.0/8 reaches the server).
 fn client_from(local: &str) -> Client {
@@ -44,11 +42,19 @@ fn reports(
     request.send().unwrap()
 }
 
-/// Uses up the per-address allowance with failed logins, each under a new user name, from
-/// `client` with `headers`; `tag` keeps the names apart between calls.
-fn use_up_allowance(server: &Server, client: &Client, headers: &[(&str, &str)], tag: &str) {
-    for i in 0..PER_ADDRESS.parse().unwrap() {
-        let response = reports(server, client, headers, &format!("{tag}-{i}"), "wrong");
+/// Forwarded addresses, a new one for each failure of [`use_up_allowance`].
+const CHANGING: [&str; PER_ADDRESS] = ["203.0.113.1", "203.0.113.2", "203.0.113.3"];
+
+/// Uses up the per-address allowance ([`PER_ADDRESS`]) with failed logins, each under a new user
+/// name, from `client` with the forwarding `headers` of each attempt.
+fn use_up_allowance(
+    server: &Server,
+    client: &Client,
+    headers: impl Fn(usize) -> Vec<(&'static str, &'static str)>,
+) {
+    for i in 0..PER_ADDRESS {
+        let headers = headers(i);
+        let response = reports(server, client, &headers, &format!("guess-{i}"), "wrong");
         assert_eq!(response.status(), 401, "failure {i} with {headers:?}");
     }
 }
@@ -67,13 +73,16 @@ fn assert_limited(response: Response, what: &str) {
     );
 }
 
+/// A server with the user `klinik`, the small per-address limit, 127.0.0.1 as its trusted proxy,
+/// and `extra` settings.
 fn proxy_server(dir: &DataDir, extra: &[(&str, &str)]) -> Server {
     dir.add_user("klinik");
+    let limit = PER_ADDRESS.to_string();
     let mut env = vec![
         ("MELDEWERK_SERVER__TRUSTED_PROXIES", "127.0.0.1"),
         (
             "MELDEWERK_SECURITY__FAILED_LOGINS_PER_ADDRESS_PER_MINUTE",
-            PER_ADDRESS,
+            &limit,
         ),
     ];
     env.extend_from_slice(extra);
@@ -86,12 +95,9 @@ fn behind_a_trusted_proxy_failed_logins_count_against_the_forwarded_client() {
     let server = proxy_server(&dir, &[]);
     let proxy = client_from("127.0.0.1");
     // The client wrote its own X-Forwarded-For entry; the proxy appended the real address.
-    use_up_allowance(
-        &server,
-        &proxy,
-        &[("x-forwarded-for", "198.51.100.1, 203.0.113.7")],
-        "guess",
-    );
+    use_up_allowance(&server, &proxy, |_| {
+        vec![("x-forwarded-for", "198.51.100.1, 203.0.113.7")]
+    });
     let from = |address: &'static str| [("x-forwarded-for", address)];
     assert_limited(
         reports(&server, &proxy, &from("203.0.113.7"), "klinik", PASSWORD),
@@ -130,7 +136,7 @@ fn behind_a_trusted_proxy_operator_and_bal_logins_count_the_forwarded_client() {
             .unwrap()
             .status()
     };
-    for _ in 0..PER_ADDRESS.parse().unwrap() {
+    for _ in 0..PER_ADDRESS {
         assert_eq!(operator("203.0.113.20", "wrong"), 401);
     }
     assert_eq!(operator("203.0.113.20", OPERATOR.1), 429);
@@ -148,7 +154,7 @@ fn behind_a_trusted_proxy_operator_and_bal_logins_count_the_forwarded_client() {
         assert_eq!(response.status(), 302);
         response.headers()["location"].to_str().unwrap().to_string()
     };
-    for i in 0..PER_ADDRESS.parse().unwrap() {
+    for i in 0..PER_ADDRESS {
         let location = bal("203.0.113.30", &format!("guess-{i}"), "wrong");
         assert_eq!(location, "/login?error");
     }
@@ -165,19 +171,9 @@ fn an_untrusted_peer_is_counted_whatever_it_forwards() {
     let server = proxy_server(&dir, &[]);
     let stranger = client_from("127.0.0.2");
     // A new forwarded address with every failure: none of them is believed.
-    for (i, address) in ["203.0.113.1", "203.0.113.2", "203.0.113.3"]
-        .iter()
-        .enumerate()
-    {
-        let response = reports(
-            &server,
-            &stranger,
-            &[("x-forwarded-for", address)],
-            &format!("guess-{i}"),
-            "wrong",
-        );
-        assert_eq!(response.status(), 401);
-    }
+    use_up_allowance(&server, &stranger, |i| {
+        vec![("x-forwarded-for", CHANGING[i])]
+    });
     assert_limited(
         reports(
             &server,
@@ -205,26 +201,22 @@ fn an_untrusted_peer_is_counted_whatever_it_forwards() {
 #[test]
 fn without_trusted_proxies_forwarding_headers_are_ignored() {
     let dir = DataDir::new();
+    let limit = PER_ADDRESS.to_string();
     dir.add_user("klinik");
     let server = Server::start(
         &dir,
         &[(
             "MELDEWERK_SECURITY__FAILED_LOGINS_PER_ADDRESS_PER_MINUTE",
-            PER_ADDRESS,
+            &limit,
         )],
     );
     let client = client_from("127.0.0.1");
-    for (i, address) in ["203.0.113.1", "203.0.113.2", "203.0.113.3"]
-        .iter()
-        .enumerate()
-    {
-        let headers = [
-            ("x-forwarded-for", *address),
+    use_up_allowance(&server, &client, |i| {
+        vec![
+            ("x-forwarded-for", CHANGING[i]),
             ("forwarded", "for=192.0.2.1"),
-        ];
-        let response = reports(&server, &client, &headers, &format!("guess-{i}"), "wrong");
-        assert_eq!(response.status(), 401);
-    }
+        ]
+    });
     assert_limited(
         reports(
             &server,
@@ -242,15 +234,12 @@ fn a_proxy_writing_forwarded_is_read_by_its_for_parameter_only() {
     let dir = DataDir::new();
     let server = proxy_server(&dir, &[("MELDEWERK_SERVER__FORWARDED_HEADER", "forwarded")]);
     let proxy = client_from("127.0.0.1");
-    use_up_allowance(
-        &server,
-        &proxy,
-        &[(
+    use_up_allowance(&server, &proxy, |_| {
+        vec![(
             "forwarded",
             "for=198.51.100.1, for=\"[2001:db8::7]:4711\";proto=https",
-        )],
-        "guess",
-    );
+        )]
+    });
     assert_limited(
         reports(
             &server,
@@ -331,34 +320,16 @@ fn certificate_events(server: &Server, message: &str) -> Vec<serde_json::Value> 
         .collect()
 }
 
-/// Waits (30 s at most) until the server has logged `count` events with `message` that SIGHUP
-/// triggered; returns them.
+/// Waits until the server has logged `count` events with `message` that SIGHUP triggered;
+/// returns them.
 fn wait_for_sighup_events(server: &Server, message: &str, count: usize) -> Vec<serde_json::Value> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    wait_until(&format!("{message:?} is logged {count} times"), || {
         let events: Vec<_> = certificate_events(server, message)
             .into_iter()
             .filter(|event| event["trigger"] == "SIGHUP")
             .collect();
-        if events.len() >= count {
-            return events;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "never logged {message:?} {count} times; log:\n{}",
-            server.log()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn hangup(server: &Server) {
-    let status = Command::new("kill")
-        .arg("-HUP")
-        .arg(server.pid().unwrap().to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
+        (events.len() >= count).then_some(events)
+    })
 }
 
 #[test]
@@ -413,7 +384,7 @@ fn serves_https_itself_and_takes_a_renewed_certificate_on_sighup_or_file_change(
     // SIGHUP: the renewed files are read at once, and the process lives on.
     replace(&key_file, &second.1);
     replace(&cert_file, &second.0);
-    hangup(&server);
+    server.signal("HUP");
     wait_for_sighup_events(&server, "TLS certificate reloaded", 1);
     assert_eq!(served_certificate(&server, &roots).0, second.2);
     // Only the new certificate is served: a client trusting the first alone fails.
@@ -426,14 +397,9 @@ fn serves_https_itself_and_takes_a_renewed_certificate_on_sighup_or_file_change(
     // A change of the files alone is noticed too.
     replace(&key_file, &third.1);
     replace(&cert_file, &third.0);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while served_certificate(&server, &roots).0 != third.2 {
-        assert!(
-            Instant::now() < deadline,
-            "the renewed files were never served"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until("the renewed files are served", || {
+        (served_certificate(&server, &roots).0 == third.2).then_some(())
+    });
 
     // Files that cannot be used are reported and the current certificate stays: a broken PEM,
     // and a certificate whose key is not (yet) the one beside it.
@@ -442,7 +408,7 @@ fn serves_https_itself_and_takes_a_renewed_certificate_on_sighup_or_file_change(
         &cert_file,
         "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n",
     );
-    hangup(&server);
+    server.signal("HUP");
     let refusals = wait_for_sighup_events(&server, failed, 1);
     let error = refusals[0]["error"].as_str().unwrap();
     assert!(
@@ -451,7 +417,7 @@ fn serves_https_itself_and_takes_a_renewed_certificate_on_sighup_or_file_change(
     );
     assert_eq!(served_certificate(&server, &roots).0, third.2);
     replace(&cert_file, &second.0);
-    hangup(&server);
+    server.signal("HUP");
     let refusals = wait_for_sighup_events(&server, failed, 2);
     let error = refusals[1]["error"].as_str().unwrap();
     assert!(

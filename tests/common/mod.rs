@@ -198,15 +198,15 @@ impl Server {
         }
     }
 
-    /// Sends the signal `name` (`TERM`, `HUP`) to the running server.
+    /// Sends the signal `name` (`TERM`, `HUP`) to the server process. A process that has
+    /// already exited is not an error here: its exit status tells the caller what happened.
     pub fn signal(&self, name: &str) {
-        let child = self.child.as_ref().expect("the server runs");
-        let status = Command::new("kill")
+        let child = self.child.as_ref().expect("the server was started");
+        Command::new("kill")
             .arg(format!("-{name}"))
             .arg(child.id().to_string())
             .status()
             .unwrap();
-        assert!(status.success(), "kill -{name}");
     }
 
     /// SIGTERM and wait for the process to exit; returns whether it exited successfully.

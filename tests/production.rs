@@ -284,28 +284,26 @@ fn replace(path: &Path, contents: &str) {
     std::fs::rename(&new, path).unwrap();
 }
 
-/// A new connection (no pooled one, no resumed session) to `/healthz` trusting the certificates
-/// `roots`: the certificate the server presented and the answer.
-fn served_certificate(server: &Server, roots: &[&str]) -> (Vec<u8>, Response) {
+/// A new client (no pooled connection, no resumed session) trusting the certificates `roots`.
+fn trusting(roots: &[&str]) -> Client {
     let mut builder = loopback_client().tls_info(true);
     for root in roots {
         builder =
             builder.add_root_certificate(reqwest::Certificate::from_pem(root.as_bytes()).unwrap());
     }
-    let response = builder
-        .build()
-        .unwrap()
-        .get(server.url("/healthz"))
-        .send()
-        .unwrap();
+    builder.build().unwrap()
+}
+
+/// `/healthz` over a new connection trusting `roots`: the certificate the server presented, and
+/// the answer.
+fn served_certificate(server: &Server, roots: &[&str]) -> (Vec<u8>, Response) {
+    let response = trusting(roots).get(server.url("/healthz")).send().unwrap();
     let info = response
         .extensions()
         .get::<reqwest::tls::TlsInfo>()
         .expect("TLS info");
-    (
-        info.peer_certificate().expect("a certificate").to_vec(),
-        response,
-    )
+    let certificate = info.peer_certificate().expect("a certificate").to_vec();
+    (certificate, response)
 }
 
 /// The fields of the certificate events the server logged (JSON log) with `message`, oldest
@@ -335,6 +333,7 @@ fn wait_for_sighup_events(server: &Server, message: &str, count: usize) -> Vec<s
 #[test]
 fn serves_https_itself_and_takes_a_renewed_certificate_on_sighup_or_file_change() {
     let dir = DataDir::new();
+    dir.add_user("klinik");
     let tls_dir = tempfile::tempdir().unwrap();
     let (cert_file, key_file): (PathBuf, PathBuf) = (
         tls_dir.path().join("cert.pem"),
@@ -372,6 +371,18 @@ fn serves_https_itself_and_takes_a_renewed_certificate_on_sighup_or_file_change(
         response.headers()["strict-transport-security"],
         "max-age=31536000; includeSubDomains"
     );
+    // The API over HTTPS, and a session cookie marked Secure.
+    let client = trusting(&[&first.0]);
+    let api = reports(&server, &client, &[], "klinik", PASSWORD);
+    assert_eq!(api.status(), 200);
+    let login = client
+        .get(server.url("/bal/forms/birthnotice"))
+        .basic_auth("klinik", Some(PASSWORD))
+        .send()
+        .unwrap();
+    assert_eq!(login.status(), 302);
+    let cookie = login.headers()["set-cookie"].to_str().unwrap();
+    assert!(cookie.contains("; Secure"), "{cookie}");
     // HTTPS only: plain HTTP on the port gets no answer.
     let plain = server.base.replace("https://", "http://");
     assert!(loopback_client()
@@ -388,10 +399,7 @@ fn serves_https_itself_and_takes_a_renewed_certificate_on_sighup_or_file_change(
     wait_for_sighup_events(&server, "TLS certificate reloaded", 1);
     assert_eq!(served_certificate(&server, &roots).0, second.2);
     // Only the new certificate is served: a client trusting the first alone fails.
-    let old_only = loopback_client()
-        .add_root_certificate(reqwest::Certificate::from_pem(first.0.as_bytes()).unwrap())
-        .build()
-        .unwrap();
+    let old_only = trusting(&[&first.0]);
     assert!(old_only.get(server.url("/healthz")).send().is_err());
 
     // A change of the files alone is noticed too.

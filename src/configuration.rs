@@ -10,8 +10,9 @@ use figment::Figment;
 use meldewerk_actors::EngineSettings;
 use meldewerk_transports::wire::{check_url, HttpTransportSettings};
 use meldewerk_transports::xpersonenstand;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
+use crate::auth::client_address::{parse_networks, ForwardedHeader};
 use crate::mail::MailSettings;
 use crate::xpersonenstand::XPersonenstandSettings;
 
@@ -38,6 +39,8 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// Seconds to let in-flight requests and deliveries finish on SIGTERM/SIGINT.
     pub shutdown_grace_secs: u64,
+    /// Trusted reverse proxies and HTTPS.
+    pub server: ServerSettings,
     /// Operator access to `/admin/api/v1/`.
     pub operator: OperatorSettings,
     /// Password hashing, credential cache and failed-login limits.
@@ -69,6 +72,7 @@ impl Default for Settings {
             master_key: None,
             max_body_bytes: 256 * 1024,
             shutdown_grace_secs: 10,
+            server: ServerSettings::default(),
             operator: OperatorSettings::default(),
             security: SecuritySettings::default(),
             log: LogSettings::default(),
@@ -80,6 +84,31 @@ impl Default for Settings {
             mail: MailSettings::default(),
         }
     }
+}
+
+/// The HTTP listener: which reverse proxies may state the client's address, and HTTPS.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Peers (addresses or CIDR ranges) whose forwarding header names the client. In TOML a list;
+    /// in the environment a comma-separated string. Empty: the peer is always the client.
+    #[serde(deserialize_with = "one_or_many")]
+    pub trusted_proxies: Vec<String>,
+    /// The header the trusted proxies write: `x-forwarded-for` or `forwarded`.
+    pub forwarded_header: ForwardedHeader,
+    /// Serve HTTPS with this certificate and key instead of plain HTTP.
+    pub tls: Option<TlsSettings>,
+}
+
+/// The certificate the service serves HTTPS with, read again on SIGHUP and when either file
+/// changes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSettings {
+    /// PEM file with the certificate chain, the server's own certificate first.
+    pub certificate: PathBuf,
+    /// PEM file with the private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
 }
 
 /// Operator credentials. Without a password the operator API answers 401 to everyone.
@@ -267,6 +296,27 @@ impl SimulatedTransportSettings {
     }
 }
 
+/// A list, or one string of comma-separated entries (what an environment variable can carry).
+pub(crate) fn one_or_many<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    let list = match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::One(text) => text.split(',').map(str::to_string).collect(),
+        OneOrMany::Many(list) => list,
+    };
+    Ok(list
+        .into_iter()
+        .map(|entry| entry.trim().to_string())
+        .filter(|entry| !entry.is_empty())
+        .collect())
+}
+
 /// Why the settings could not be loaded.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid configuration: {0}")]
@@ -325,6 +375,7 @@ impl Settings {
                 self.log.format
             )));
         }
+        parse_networks(&self.server.trusted_proxies).map_err(ConfigError)?;
         self.mail.check().map_err(ConfigError)?;
         self.transports.xpersonenstand.check("xpersonenstand")?;
         Ok(())

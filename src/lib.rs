@@ -16,5 +16,6 @@ pub mod signing;
 pub mod simulate;
 pub mod startup;
 pub mod telemetry;
+mod tls;
 pub mod tokens;
 pub mod xpersonenstand;

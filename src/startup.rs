@@ -21,7 +21,7 @@ use tracing_actix_web::{RequestId, TracingLogger};
 use crate::accounts::Accounts;
 use crate::auth::limiter::FailedLoginLimiter;
 use crate::auth::operator::OperatorCredentials;
-use crate::auth::{CredentialVerifier, Sessions};
+use crate::auth::{CredentialVerifier, Sessions, TrustedProxies};
 use crate::configuration::Settings;
 use crate::crypto::{CryptoError, MasterKey, PasswordHasher};
 use crate::mail::{AccountAddresses, AlertService};
@@ -218,6 +218,8 @@ fn build_modules(
 pub struct Application {
     server: actix_web::dev::Server,
     address: SocketAddr,
+    /// `https` when the listener serves TLS itself, else `http`.
+    scheme: &'static str,
     base_url: String,
     engine: Engine,
     alert_service: AlertService,
@@ -259,10 +261,17 @@ impl Application {
         let address = listener
             .local_addr()
             .map_err(|e| StartupError::Server(e.to_string()))?;
+        // Read before anything else is built on it: a certificate that cannot be used stops
+        // the start with the reason.
+        let tls = match &settings.server.tls {
+            Some(files) => Some(crate::tls::server_config(files).map_err(StartupError::Config)?),
+            None => None,
+        };
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let base_url = settings
             .base_url
             .clone()
-            .unwrap_or_else(|| format!("http://{address}"))
+            .unwrap_or_else(|| format!("{scheme}://{address}"))
             .trim_end_matches('/')
             .to_string();
         let modules = build_modules(&settings, &base_url)?;
@@ -334,6 +343,13 @@ impl Application {
                 security.failed_logins_per_address_per_minute,
             ),
         ));
+        let trusted_proxies = web::Data::new(
+            TrustedProxies::new(
+                &settings.server.trusted_proxies,
+                settings.server.forwarded_header,
+            )
+            .map_err(StartupError::Config)?,
+        );
         let readiness = web::Data::new(Readiness::default());
         let store_data = web::Data::new(store.clone());
         let master_data = web::Data::from(master.clone());
@@ -354,6 +370,7 @@ impl Application {
                     .app_data(sessions.clone())
                     .app_data(web_settings.clone())
                     .app_data(operator.clone())
+                    .app_data(trusted_proxies.clone())
                     .app_data(readiness.clone())
                     .app_data(engine_data.clone())
                     .app_data(metrics.clone())
@@ -411,14 +428,23 @@ impl Application {
         // Each worker's blocking pool (argon2, store flushes) bounded like the engine's: idle
         // threads of a burst keep their allocator memory.
         .worker_max_blocking_threads(HTTP_BLOCKING_THREADS)
-        .listen(listener)
+        .shutdown_timeout(grace.as_secs());
+        let server = match tls {
+            Some((config, reloader)) => {
+                reloader
+                    .watch()
+                    .map_err(|e| StartupError::Server(format!("SIGHUP handler: {e}")))?;
+                server.listen_rustls_0_23(listener, config)
+            }
+            None => server.listen(listener),
+        }
         .map_err(|e| StartupError::Server(e.to_string()))?
-        .shutdown_timeout(grace.as_secs())
         .run();
 
         Ok(Application {
             server,
             address,
+            scheme,
             base_url,
             engine,
             alert_service,
@@ -438,6 +464,7 @@ impl Application {
         let Application {
             server,
             address,
+            scheme,
             base_url,
             engine,
             alert_service,
@@ -450,7 +477,7 @@ impl Application {
         {
             use std::io::Write;
             let mut stdout = std::io::stdout();
-            let _ = writeln!(stdout, "meldewerk listening on http://{address}");
+            let _ = writeln!(stdout, "meldewerk listening on {scheme}://{address}");
             let _ = stdout.flush();
         }
         readiness.set(true);

@@ -595,6 +595,61 @@ fn serve_refuses_invalid_configuration() {
         "modules.birthdata: problems_base must be an http(s) URL",
     );
 
+    // The listener's settings: proxies that are no address, a header it cannot read, half a
+    // certificate setting, files that cannot be read.
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[(
+                "MELDEWERK_SERVER__TRUSTED_PROXIES",
+                "127.0.0.1,proxy.example",
+            )],
+        ),
+        "server.trusted_proxies: \"proxy.example\" is neither an IP address nor a CIDR range",
+    );
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[("MELDEWERK_SERVER__FORWARDED_HEADER", "x-real-ip")],
+        ),
+        "unknown variant: found `x-real-ip`, expected ``x-forwarded-for` or `forwarded``",
+    );
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[(
+                "MELDEWERK_SERVER__TLS__CERTIFICATE",
+                "/nonexistent/cert.pem",
+            )],
+        ),
+        "missing field `key`",
+    );
+    let empty = tempfile::NamedTempFile::new().unwrap();
+    let empty = empty.path().to_str().unwrap();
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[
+                (
+                    "MELDEWERK_SERVER__TLS__CERTIFICATE",
+                    "/nonexistent/cert.pem",
+                ),
+                ("MELDEWERK_SERVER__TLS__KEY", empty),
+            ],
+        ),
+        "server.tls.certificate /nonexistent/cert.pem: I/O error: No such file or directory",
+    );
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[
+                ("MELDEWERK_SERVER__TLS__CERTIFICATE", empty),
+                ("MELDEWERK_SERVER__TLS__KEY", empty),
+            ],
+        ),
+        &format!("server.tls.certificate {empty}: no CERTIFICATE in the PEM file"),
+    );
+
     let mut with_config = vec!["--config", "/nonexistent.toml"];
     with_config.extend_from_slice(&serve);
     assert_fails_with(meldewerk(&with_config, &[]), "/nonexistent.toml");

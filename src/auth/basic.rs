@@ -3,7 +3,8 @@
 //! argon2 runs at most once per credential per cache lifetime, on a blocking thread, with a bound
 //! on how many run at once: a verified credential is remembered under an HMAC of (user, password,
 //! stored hash), so a password change or a removed user invalidates it on its own. Failures are
-//! never cached, and they are counted per user and per client address.
+//! never cached, and they are counted per user and per client address
+//! ([`super::client_address`]).
 
 use std::future::Future;
 use std::net::IpAddr;
@@ -221,7 +222,7 @@ impl FromRequest for ApiUser {
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let verifier = req.app_data::<web::Data<CredentialVerifier>>().cloned();
         let credentials = basic_credentials(req);
-        let address = req.peer_addr().map(|a| a.ip());
+        let address = super::client_address(req);
         Box::pin(async move {
             let verifier = verifier.expect("CredentialVerifier is registered at start-up");
             let (user, password) = credentials.ok_or(BasicRejection(AuthFailure::Unauthorized))?;

@@ -3,11 +3,13 @@
 
 pub mod basic;
 pub mod cache;
+pub mod client_address;
 pub mod limiter;
 pub mod operator;
 pub mod session;
 
 pub use basic::{ApiUser, CredentialVerifier};
+pub use client_address::{client_address, TrustedProxies};
 pub use operator::Operator;
 pub use session::{SessionUser, Sessions};
 

@@ -115,7 +115,7 @@ impl FromRequest for Operator {
         ) else {
             return ready(Err(NotOperator::Unauthorized));
         };
-        let address = req.peer_addr().map(|a| a.ip());
+        let address = super::client_address(req);
         // A blocked name or address is refused before the password is looked at, so that even
         // the right password does not tell a guesser anything until the allowance refills.
         if let Some(wait) = expected.limiter.blocked(&user, address) {

@@ -2,7 +2,9 @@
 //! grouped, paced and retried.
 
 use lettre::message::Mailbox;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
+
+use crate::configuration::one_or_many;
 
 /// How the connection to the SMTP server is secured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -148,25 +150,6 @@ impl MailSettings {
         }
         Ok(())
     }
-}
-
-/// A list, or one string of comma-separated entries (what an environment variable can carry).
-fn one_or_many<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum OneOrMany {
-        One(String),
-        Many(Vec<String>),
-    }
-    let list = match OneOrMany::deserialize(deserializer)? {
-        OneOrMany::One(text) => text.split(',').map(str::to_string).collect(),
-        OneOrMany::Many(list) => list,
-    };
-    Ok(list
-        .into_iter()
-        .map(|entry| entry.trim().to_string())
-        .filter(|entry| !entry.is_empty())
-        .collect())
 }
 
 #[cfg(test)]

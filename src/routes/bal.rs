@@ -6,7 +6,7 @@ use actix_web::{get, web, HttpRequest, HttpResponse};
 
 use super::login::redirect_to_login_error;
 use crate::auth::basic::basic_credentials;
-use crate::auth::{AuthFailure, CredentialVerifier, Sessions};
+use crate::auth::{client_address, AuthFailure, CredentialVerifier, Sessions};
 use crate::tokens::is_safe_target;
 
 /// Without credentials: 401 with a Basic challenge (so that browsers send the credentials from
@@ -40,7 +40,7 @@ pub async fn bal_login(
     if !is_safe_target(&target) {
         return redirect_to_login_error();
     }
-    let address = req.peer_addr().map(|a| a.ip());
+    let address = client_address(&req);
     match verifier.verify(&user, &password, address).await {
         Ok(record) => {
             let cookie = sessions.create(&record.name, &record.memento_key.key_id);

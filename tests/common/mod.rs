@@ -218,16 +218,24 @@ impl Server {
         }
     }
 
-    /// SIGTERM and wait for the process to exit; returns whether it exited successfully.
-    pub fn terminate(&mut self) -> bool {
-        let Some(mut child) = self.child.take() else {
-            return true;
-        };
+    /// Sends the signal `name` (`TERM`, `HUP`) to the server process. A process that has
+    /// already exited is not an error here: its exit status tells the caller what happened.
+    pub fn signal(&self, name: &str) {
+        let child = self.child.as_ref().expect("the server was started");
         Command::new("kill")
-            .arg("-TERM")
+            .arg(format!("-{name}"))
             .arg(child.id().to_string())
             .status()
             .unwrap();
+    }
+
+    /// SIGTERM and wait for the process to exit; returns whether it exited successfully.
+    pub fn terminate(&mut self) -> bool {
+        if self.child.is_none() {
+            return true;
+        }
+        self.signal("TERM");
+        let mut child = self.child.take().unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(status) = child.try_wait().unwrap() {
@@ -354,6 +362,19 @@ impl Drop for Server {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+/// Calls `check` every 50 ms until it gives a value (30 s at most, then the test fails naming
+/// `what`), and returns that value.
+pub fn wait_until<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

@@ -2,6 +2,7 @@
 //! from configuration).
 
 pub mod actors;
+mod cross_site;
 pub mod dashboard;
 pub mod jobs;
 pub mod messages;
@@ -11,14 +12,22 @@ pub mod transport_script;
 pub mod transports;
 pub mod users;
 
+use std::sync::Arc;
+
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::{middleware, web, HttpResponse};
+use chrono::Utc;
+use meldewerk_storage::{AuditEntry, Store, StoreError};
 use meldewerk_transports::xpersonenstand::Simulator;
 
-/// Registers the operator endpoints.
+use crate::telemetry::log_str;
+
+/// Registers the operator endpoints; state-changing requests of other sites are refused before
+/// any of them ([`cross_site`]).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(dashboard::dashboard).service(
         web::scope("/admin/api/v1")
+            .wrap(middleware::from_fn(cross_site::refuse_cross_site))
             .service(messages::delivered_message)
             .service(actors::actors)
             .service(jobs::list)
@@ -48,6 +57,31 @@ pub(crate) fn error(
     message: String,
 ) -> actix_web::HttpResponse {
     actix_web::HttpResponse::build(status).json(serde_json::json!({ "errors": [message] }))
+}
+
+/// Records an operator's action in the audit log (durable before the caller answers) and logs it
+/// at warn: `who` did `action` (`pause`, `deposit-seal`, …) to `target` (`module birthnotice`,
+/// `user klinik`, …). Targets name things, never personal data such as an address.
+pub(crate) async fn audit(
+    store: &Arc<dyn Store>,
+    who: &str,
+    action: &str,
+    target: String,
+) -> Result<(), StoreError> {
+    tracing::warn!(who = %log_str(who), action, target = %log_str(&target), "operator action");
+    let entry = AuditEntry {
+        at: Utc::now(),
+        who: who.to_owned(),
+        action: action.to_owned(),
+        target,
+    };
+    store.append_audit(entry).await.map(|_| ())
+}
+
+/// 500 `{"errors": ["internal error"]}` for a store failure, which is logged.
+pub(crate) fn store_failed(e: StoreError) -> HttpResponse {
+    tracing::error!(error = %e, "store failed in the operator API");
+    error(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())
 }
 
 /// Where a transport's simulated authority runs, as the operator API reaches it.

@@ -40,6 +40,8 @@ pub struct Settings {
     pub shutdown_grace_secs: u64,
     /// Operator access to `/admin/api/v1/`.
     pub operator: OperatorSettings,
+    /// Read-only access to `/metrics`.
+    pub metrics: MetricsSettings,
     /// Password hashing, credential cache and failed-login limits.
     pub security: SecuritySettings,
     /// Log output.
@@ -70,6 +72,7 @@ impl Default for Settings {
             max_body_bytes: 256 * 1024,
             shutdown_grace_secs: 10,
             operator: OperatorSettings::default(),
+            metrics: MetricsSettings::default(),
             security: SecuritySettings::default(),
             log: LogSettings::default(),
             store: StoreSettings::default(),
@@ -101,6 +104,19 @@ impl Default for OperatorSettings {
     }
 }
 
+/// Read-only access to `/metrics` for a scraper, apart from the operator login.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsSettings {
+    /// Bearer token that `GET /metrics` accepts besides the operator credentials (at least
+    /// [`MIN_METRICS_TOKEN`] characters); unset: operator credentials only.
+    pub token: Option<String>,
+}
+
+/// Shortest accepted `metrics.token`: 32 characters, so that guessing it is hopeless (the output
+/// of `openssl rand -hex 32` has 64).
+pub const MIN_METRICS_TOKEN: usize = 32;
+
 /// Password hashing and login protection.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -115,10 +131,14 @@ pub struct SecuritySettings {
     pub credential_cache_ttl_secs: u64,
     /// Most credentials kept in the cache.
     pub credential_cache_size: usize,
-    /// Failed logins allowed per user name and minute before further attempts get 429.
+    /// Failed logins allowed per user name and minute before further attempts get 429: from any
+    /// one address, and in all from the addresses not known for the name.
     pub failed_logins_per_user_per_minute: u32,
     /// Failed logins allowed per client address and minute before further attempts get 429.
     pub failed_logins_per_address_per_minute: u32,
+    /// Seconds an address that logged in as a user stays known for that name: failures from
+    /// elsewhere do not block it meanwhile.
+    pub known_address_secs: u64,
 }
 
 impl Default for SecuritySettings {
@@ -131,6 +151,7 @@ impl Default for SecuritySettings {
             credential_cache_size: 10_000,
             failed_logins_per_user_per_minute: 10,
             failed_logins_per_address_per_minute: 30,
+            known_address_secs: 86_400,
         }
     }
 }
@@ -324,6 +345,13 @@ impl Settings {
                 "log.format must be text or json, got {}",
                 self.log.format
             )));
+        }
+        if let Some(token) = &self.metrics.token {
+            if token.chars().count() < MIN_METRICS_TOKEN {
+                return Err(ConfigError(format!(
+                    "metrics.token must have at least {MIN_METRICS_TOKEN} characters"
+                )));
+            }
         }
         self.mail.check().map_err(ConfigError)?;
         self.transports.xpersonenstand.check("xpersonenstand")?;

@@ -96,7 +96,11 @@ fn cross_site_requests_change_nothing_while_scripts_and_the_own_origin_are_admit
             "/admin/api/v1/modules/deathnotice/pause".into(),
             None,
         ),
-        (Method::POST, format!("/admin/api/v1/jobs/{job}/retry"), None),
+        (
+            Method::POST,
+            format!("/admin/api/v1/jobs/{job}/retry"),
+            None,
+        ),
         (
             Method::POST,
             format!("/admin/api/v1/jobs/{job}/discard?force=true"),
@@ -134,9 +138,15 @@ fn cross_site_requests_change_nothing_while_scripts_and_the_own_origin_are_admit
     let browsers: [&[(&str, &str)]; 4] = [
         &[("origin", "https://evil.example")],
         &[("origin", "null")],
-        &[("sec-fetch-site", "cross-site"), ("origin", "https://evil.example")],
+        &[
+            ("sec-fetch-site", "cross-site"),
+            ("origin", "https://evil.example"),
+        ],
         // A sibling site is another site too, and a right Origin does not excuse it.
-        &[("sec-fetch-site", "same-site"), ("origin", server.base.as_str())],
+        &[
+            ("sec-fetch-site", "same-site"),
+            ("origin", server.base.as_str()),
+        ],
     ];
     for (method, path, body) in &changes {
         for headers in browsers {
@@ -179,7 +189,9 @@ fn cross_site_requests_change_nothing_while_scripts_and_the_own_origin_are_admit
     assert_eq!(users[0]["seal"], false);
     assert_eq!(users[0]["email"], Value::Null);
     assert_eq!(
-        server.get_as("klinik", "/api/birthnotice/v1/reports").status(),
+        server
+            .get_as("klinik", "/api/birthnotice/v1/reports")
+            .status(),
         200
     );
     assert_eq!(
@@ -191,16 +203,24 @@ fn cross_site_requests_change_nothing_while_scripts_and_the_own_origin_are_admit
     assert_eq!(entries[0]["action"], "pause");
 
     // The service's own origin, and what the operator typed themselves, are admitted.
-    let own = operator(&server, Method::POST, "/admin/api/v1/modules/deathnotice/pause")
-        .header("origin", server.base.as_str())
-        .header("sec-fetch-site", "same-origin")
-        .send()
-        .unwrap();
+    let own = operator(
+        &server,
+        Method::POST,
+        "/admin/api/v1/modules/deathnotice/pause",
+    )
+    .header("origin", server.base.as_str())
+    .header("sec-fetch-site", "same-origin")
+    .send()
+    .unwrap();
     assert_eq!(own.status(), 200);
-    let typed = operator(&server, Method::POST, "/admin/api/v1/modules/deathnotice/resume")
-        .header("sec-fetch-site", "none")
-        .send()
-        .unwrap();
+    let typed = operator(
+        &server,
+        Method::POST,
+        "/admin/api/v1/modules/deathnotice/resume",
+    )
+    .header("sec-fetch-site", "none")
+    .send()
+    .unwrap();
     assert_eq!(typed.status(), 200);
     // Reads are never refused, whoever asks.
     let read = operator(&server, Method::GET, "/admin/api/v1/jobs")
@@ -229,8 +249,18 @@ fn every_operator_change_is_in_the_audit_log() {
         let response = send(operator(&server, method.clone(), path), &body);
         assert_eq!(response.status(), status, "{method} {path}");
     };
-    ok(Method::POST, "/admin/api/v1/modules/birthnotice/pause", None, 200);
-    ok(Method::POST, "/admin/api/v1/modules/birthnotice/resume", None, 200);
+    ok(
+        Method::POST,
+        "/admin/api/v1/modules/birthnotice/pause",
+        None,
+        200,
+    );
+    ok(
+        Method::POST,
+        "/admin/api/v1/modules/birthnotice/resume",
+        None,
+        200,
+    );
     ok(
         Method::POST,
         "/admin/api/v1/users",
@@ -262,14 +292,24 @@ fn every_operator_change_is_in_the_audit_log() {
     ok(Method::DELETE, SCRIPT, None, 200);
     ok(Method::DELETE, "/admin/api/v1/users/labor", None, 204);
     // Requests that change nothing leave nothing.
-    ok(Method::POST, "/admin/api/v1/modules/nothing/pause", None, 404);
+    ok(
+        Method::POST,
+        "/admin/api/v1/modules/nothing/pause",
+        None,
+        404,
+    );
     ok(
         Method::PUT,
         "/admin/api/v1/users/ghost/email",
         Some(json!({"email": null})),
         404,
     );
-    ok(Method::PUT, SCRIPT, Some(json!({"rules": [{"kind": "x"}]})), 400);
+    ok(
+        Method::PUT,
+        SCRIPT,
+        Some(json!({"rules": [{"kind": "x"}]})),
+        400,
+    );
     ok(Method::DELETE, "/admin/api/v1/users/labor", None, 404);
 
     let entries = audit(&server);

@@ -127,7 +127,10 @@ pub(crate) async fn refuse_cross_site<B: MessageBody + 'static>(
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
                 .unwrap_or_default()
         };
-        let (origin, site) = (header_text(header::ORIGIN.as_str()), header_text(SEC_FETCH_SITE));
+        let (origin, site) = (
+            header_text(header::ORIGIN.as_str()),
+            header_text(SEC_FETCH_SITE),
+        );
         tracing::warn!(
             reason = ?refusal,
             origin = %log_str(&origin),
@@ -187,7 +190,10 @@ mod tests {
 
     #[test]
     fn an_origin_must_be_the_services_own() {
-        assert_eq!(check(&[("origin", "https://meldungen.example.org")]), Ok(()));
+        assert_eq!(
+            check(&[("origin", "https://meldungen.example.org")]),
+            Ok(())
+        );
         assert_eq!(check(&[("origin", "HTTP://127.0.0.1:8080")]), Ok(()));
         for origin in [
             "https://evil.example",

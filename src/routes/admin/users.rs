@@ -201,9 +201,14 @@ async fn audit(
     action: &str,
     name: &UserName,
 ) -> Result<(), Failure> {
-    super::audit(store, &operator.0, action, format!("user {}", name.as_str()))
-        .await
-        .map_err(|e| Failure::Account(AccountError::Store(e)))
+    super::audit(
+        store,
+        &operator.0,
+        action,
+        format!("user {}", name.as_str()),
+    )
+    .await
+    .map_err(|e| Failure::Account(AccountError::Store(e)))
 }
 
 /// The name from a path, checked against the naming rule.

@@ -165,6 +165,13 @@ mod tests {
         verdict(&Method::POST, &headers(pairs), &OWN)
     }
 
+    /// The verdict on a `method` request with just the header `name: value`.
+    fn with_header(method: Method, name: HeaderName, value: &str) -> Result<(), Refusal> {
+        let mut map = HeaderMap::new();
+        map.insert(name, HeaderValue::from_str(value).unwrap());
+        verdict(&method, &map, &OWN)
+    }
+
     #[test]
     fn reads_are_never_refused() {
         let cross = headers(&[("sec-fetch-site", "cross-site")]);
@@ -177,11 +184,9 @@ mod tests {
         assert_eq!(check(&[("sec-fetch-site", "same-origin")]), Ok(()));
         assert_eq!(check(&[("sec-fetch-site", "none")]), Ok(()));
         for site in ["cross-site", "same-site", "anything"] {
-            let value = HeaderValue::from_str(site).unwrap();
-            let mut map = HeaderMap::new();
-            map.insert(HeaderName::from_static("sec-fetch-site"), value);
+            let name = HeaderName::from_static(SEC_FETCH_SITE);
             assert_eq!(
-                verdict(&Method::POST, &map, &OWN),
+                with_header(Method::POST, name, site),
                 Err(Refusal::CrossSite),
                 "{site}"
             );
@@ -201,10 +206,8 @@ mod tests {
             "https://meldungen.example.org.evil.example",
             "http://127.0.0.1:8081",
         ] {
-            let mut map = HeaderMap::new();
-            map.insert(header::ORIGIN, HeaderValue::from_str(origin).unwrap());
             assert_eq!(
-                verdict(&Method::DELETE, &map, &OWN),
+                with_header(Method::DELETE, header::ORIGIN, origin),
                 Err(Refusal::CrossSite),
                 "{origin}"
             );
@@ -229,10 +232,8 @@ mod tests {
             "text/plain;charset=UTF-8",
             "Text/Plain",
         ] {
-            let mut map = HeaderMap::new();
-            map.insert(header::CONTENT_TYPE, HeaderValue::from_str(form).unwrap());
             assert_eq!(
-                verdict(&Method::PUT, &map, &OWN),
+                with_header(Method::PUT, header::CONTENT_TYPE, form),
                 Err(Refusal::FormPost),
                 "{form}"
             );

@@ -43,6 +43,8 @@ pub struct Settings {
     pub server: ServerSettings,
     /// Operator access to `/admin/api/v1/`.
     pub operator: OperatorSettings,
+    /// Read-only access to `/metrics`.
+    pub metrics: MetricsSettings,
     /// Password hashing, credential cache and failed-login limits.
     pub security: SecuritySettings,
     /// Log output.
@@ -74,6 +76,7 @@ impl Default for Settings {
             shutdown_grace_secs: 10,
             server: ServerSettings::default(),
             operator: OperatorSettings::default(),
+            metrics: MetricsSettings::default(),
             security: SecuritySettings::default(),
             log: LogSettings::default(),
             store: StoreSettings::default(),
@@ -130,6 +133,19 @@ impl Default for OperatorSettings {
     }
 }
 
+/// Read-only access to `/metrics` for a scraper, apart from the operator login.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsSettings {
+    /// Bearer token that `GET /metrics` accepts besides the operator credentials (at least
+    /// [`MIN_METRICS_TOKEN`] characters); unset: operator credentials only.
+    pub token: Option<String>,
+}
+
+/// Shortest accepted `metrics.token`: 32 characters, so that guessing it is hopeless (the output
+/// of `openssl rand -hex 32` has 64).
+pub const MIN_METRICS_TOKEN: usize = 32;
+
 /// Password hashing and login protection.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -144,10 +160,14 @@ pub struct SecuritySettings {
     pub credential_cache_ttl_secs: u64,
     /// Most credentials kept in the cache.
     pub credential_cache_size: usize,
-    /// Failed logins allowed per user name and minute before further attempts get 429.
+    /// Failed logins allowed per user name and minute before further attempts get 429: from any
+    /// one address, and in all from the addresses not known for the name.
     pub failed_logins_per_user_per_minute: u32,
     /// Failed logins allowed per client address and minute before further attempts get 429.
     pub failed_logins_per_address_per_minute: u32,
+    /// Seconds an address that logged in as a user stays known for that name: failures from
+    /// elsewhere do not block it meanwhile.
+    pub known_address_secs: u64,
 }
 
 impl Default for SecuritySettings {
@@ -160,6 +180,7 @@ impl Default for SecuritySettings {
             credential_cache_size: 10_000,
             failed_logins_per_user_per_minute: 10,
             failed_logins_per_address_per_minute: 30,
+            known_address_secs: 86_400,
         }
     }
 }
@@ -376,6 +397,13 @@ impl Settings {
             )));
         }
         parse_networks(&self.server.trusted_proxies).map_err(ConfigError)?;
+        if let Some(token) = &self.metrics.token {
+            if token.chars().count() < MIN_METRICS_TOKEN {
+                return Err(ConfigError(format!(
+                    "metrics.token must have at least {MIN_METRICS_TOKEN} characters"
+                )));
+            }
+        }
         self.mail.check().map_err(ConfigError)?;
         self.transports.xpersonenstand.check("xpersonenstand")?;
         Ok(())

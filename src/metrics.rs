@@ -1,4 +1,5 @@
-//! Prometheus metrics at `GET /metrics` (operator credentials; OpenMetrics text).
+//! Prometheus metrics at `GET /metrics` (the metrics token or operator credentials; OpenMetrics
+//! text).
 //!
 //! The HTTP layer is counted by route pattern (never the raw path, which may carry a token),
 //! method and status, with a latency histogram; the engine is read from its health registry at
@@ -23,7 +24,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-use crate::auth::Operator;
+use crate::auth::metrics_token::MetricsReader;
 
 /// Labels of an HTTP request.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -194,9 +195,9 @@ pub async fn count_requests(
     Ok(response)
 }
 
-/// `GET /metrics`: the OpenMetrics text (operator credentials).
+/// `GET /metrics`: the OpenMetrics text (the metrics token, or operator credentials).
 #[get("/metrics")]
-pub async fn scrape(_operator: Operator, registry: web::Data<Metrics>) -> HttpResponse {
+pub async fn scrape(_reader: MetricsReader, registry: web::Data<Metrics>) -> HttpResponse {
     match registry.encode() {
         Ok(text) => HttpResponse::Ok()
             .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")

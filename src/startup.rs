@@ -20,6 +20,7 @@ use tracing_actix_web::{RequestId, TracingLogger};
 
 use crate::accounts::Accounts;
 use crate::auth::limiter::FailedLoginLimiter;
+use crate::auth::metrics_token::MetricsToken;
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::{CredentialVerifier, Sessions, TrustedProxies};
 use crate::configuration::Settings;
@@ -338,10 +339,12 @@ impl Application {
             &settings.operator.username,
             settings.operator.password.as_deref(),
             &master.derive("operator-credentials"),
-            FailedLoginLimiter::new(
-                security.failed_logins_per_user_per_minute,
-                security.failed_logins_per_address_per_minute,
-            ),
+            FailedLoginLimiter::configured(security),
+        ));
+        let metrics_token = web::Data::new(MetricsToken::new(
+            settings.metrics.token.as_deref(),
+            &master.derive("metrics-token"),
+            FailedLoginLimiter::configured(security),
         ));
         let trusted_proxies = web::Data::new(
             TrustedProxies::new(
@@ -371,6 +374,7 @@ impl Application {
                     .app_data(web_settings.clone())
                     .app_data(operator.clone())
                     .app_data(trusted_proxies.clone())
+                    .app_data(metrics_token.clone())
                     .app_data(readiness.clone())
                     .app_data(engine_data.clone())
                     .app_data(metrics.clone())

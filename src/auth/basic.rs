@@ -3,8 +3,9 @@
 //! argon2 runs at most once per credential per cache lifetime, on a blocking thread, with a bound
 //! on how many run at once: a verified credential is remembered under an HMAC of (user, password,
 //! stored hash), so a password change or a removed user invalidates it on its own. Failures are
-//! never cached, and they are counted per user and per client address
-//! ([`super::client_address`]).
+//! never cached, and they are counted per user, per client address ([`super::client_address`])
+//! and per user from one address; successes make the address known for the user
+//! ([`super::limiter`]).
 
 use std::future::Future;
 use std::net::IpAddr;
@@ -58,10 +59,7 @@ impl CredentialVerifier {
             )),
             cache_key: hmac::Key::new(hmac::HMAC_SHA256, &master.derive("credential-cache")),
             argon2_slots: Semaphore::new(settings.argon2_concurrency),
-            limiter: FailedLoginLimiter::new(
-                settings.failed_logins_per_user_per_minute,
-                settings.failed_logins_per_address_per_minute,
-            ),
+            limiter: FailedLoginLimiter::configured(settings),
             decoy_hash,
         })
     }
@@ -124,10 +122,12 @@ impl CredentialVerifier {
         };
         let tag = self.cache_tag(user, password, &record.password_hash);
         if self.cached(&tag) {
+            self.limiter.record_success(user, address);
             return Ok(record);
         }
         if self.argon2_verify(password, &record.password_hash).await? {
             self.remember(tag);
+            self.limiter.record_success(user, address);
             Ok(record)
         } else {
             self.limiter.record_failure(user, address);

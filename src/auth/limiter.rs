@@ -1,8 +1,14 @@
-//! Failed-login limits per user name and per client address.
+//! Failed-login limits per user name, per client address, and per user name from one address.
 //!
 //! Only failures are counted: a correct password never uses up the allowance. Once a key has
 //! used its allowance, every attempt for it (even with the right password) is refused until the
 //! allowance refills, which is what stops password guessing.
+//!
+//! A limit per user name alone would let anyone lock a user out by guessing from anywhere. So an
+//! address that logged in as a user recently is *known* for that name (as OWASP's device cookies
+//! mark a browser): failures elsewhere, which block the name and their own addresses, do not
+//! block it. Its own guesses are still limited, by the allowance of the name from that address,
+//! which applies to every address.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -18,20 +24,31 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 
+use crate::configuration::SecuritySettings;
+
 /// Largest number of blocked keys remembered per list.
 const MAX_BLOCKED: usize = 100_000;
+
+/// Largest number of (user name, address) pairs remembered as known.
+const MAX_KNOWN: usize = 100_000;
 
 /// A keyed rate limiter that reports the state after each accepted cell, so that the failure that
 /// uses up the allowance can be recognised as such.
 type FailureCounter<K> =
     RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock, StateInformationMiddleware>;
 
-/// Counts failures and tells whether a user or address is currently blocked.
+/// A user name as sent from one client address.
+type Pair = (String, IpAddr);
+
+/// Counts failures and successes and tells whether a login is currently blocked.
 pub struct FailedLoginLimiter {
     per_user: FailureCounter<String>,
     per_address: FailureCounter<IpAddr>,
+    per_pair: FailureCounter<Pair>,
     blocked_users: BlockList<String>,
     blocked_addresses: BlockList<IpAddr>,
+    blocked_pairs: BlockList<Pair>,
+    known: KnownAddresses,
     clock: DefaultClock,
 }
 
@@ -78,6 +95,11 @@ impl<K: Hash + Eq> BlockList<K> {
         }
     }
 
+    /// Whether nothing is blocked (no lock taken).
+    fn is_empty(&self) -> bool {
+        self.len.load(Ordering::SeqCst) == 0
+    }
+
     fn sync_len(&self, state: &BlockState<K>) {
         let len = state.map.len() + usize::from(state.overflow_until.is_some());
         self.len.store(len, Ordering::SeqCst);
@@ -87,7 +109,7 @@ impl<K: Hash + Eq> BlockList<K> {
     where
         K: Borrow<Q>,
     {
-        if self.len.load(Ordering::SeqCst) == 0 {
+        if self.is_empty() {
             return None;
         }
         let mut state = self.state.lock().expect("limiter lock");
@@ -128,27 +150,135 @@ impl<K: Hash + Eq> BlockList<K> {
     }
 }
 
+/// The addresses each user name logged in from recently, with when it last did.
+///
+/// Bounded: when full, entries older than the window go first, and if every entry is recent the
+/// memory starts over. Forgetting a known address only means that it is treated like any other
+/// while its name is blocked, which is the safe side. Only successful logins add entries, so a
+/// guesser cannot fill it.
+struct KnownAddresses {
+    state: Mutex<KnownState>,
+    window: Duration,
+    capacity: usize,
+}
+
+struct KnownState {
+    /// Keyed by address first, so that a login refreshes its entry without allocating.
+    by_address: HashMap<IpAddr, HashMap<String, Instant>>,
+    len: usize,
+}
+
+impl KnownAddresses {
+    fn new(window: Duration, capacity: usize) -> Self {
+        KnownAddresses {
+            state: Mutex::new(KnownState {
+                by_address: HashMap::new(),
+                len: 0,
+            }),
+            window,
+            capacity,
+        }
+    }
+
+    fn remember(&self, user: &str, address: IpAddr, now: Instant) {
+        let mut state = self.state.lock().expect("limiter lock");
+        if let Some(at) = state
+            .by_address
+            .get_mut(&address)
+            .and_then(|users| users.get_mut(user))
+        {
+            *at = now;
+            return;
+        }
+        if state.len >= self.capacity {
+            let window = self.window;
+            state.by_address.values_mut().for_each(|users| {
+                users.retain(|_, at| now.saturating_duration_since(*at) < window)
+            });
+            state.by_address.retain(|_, users| !users.is_empty());
+            state.len = state.by_address.values().map(HashMap::len).sum();
+            if state.len >= self.capacity {
+                state.by_address.clear();
+                state.len = 0;
+            }
+        }
+        state
+            .by_address
+            .entry(address)
+            .or_default()
+            .insert(user.to_owned(), now);
+        state.len += 1;
+    }
+
+    fn contains(&self, user: &str, address: IpAddr, now: Instant) -> bool {
+        let state = self.state.lock().expect("limiter lock");
+        state
+            .by_address
+            .get(&address)
+            .and_then(|users| users.get(user))
+            .is_some_and(|at| now.saturating_duration_since(*at) < self.window)
+    }
+}
+
 impl FailedLoginLimiter {
-    /// Allows `per_user` failures a minute per user name and `per_address` per client address.
-    pub fn new(per_user: u32, per_address: u32) -> Self {
+    /// Allows `per_user` failures a minute per user name (from unknown addresses, and from any
+    /// one address) and `per_address` per client address; an address that logged in as a user
+    /// within `known_for` is known for that name.
+    pub fn new(per_user: u32, per_address: u32, known_for: Duration) -> Self {
         FailedLoginLimiter {
             per_user: counter(per_user),
             per_address: counter(per_address),
+            per_pair: counter(per_user),
             blocked_users: BlockList::new(MAX_BLOCKED),
             blocked_addresses: BlockList::new(MAX_BLOCKED),
+            blocked_pairs: BlockList::new(MAX_BLOCKED),
+            known: KnownAddresses::new(known_for, MAX_KNOWN),
             clock: DefaultClock::default(),
         }
     }
 
-    /// How long the user or the address must still wait, if either is blocked.
-    pub fn blocked(&self, user: &str, address: Option<IpAddr>) -> Option<Duration> {
-        let now = Instant::now();
-        let by_user = self.blocked_users.remaining(user, now);
-        let by_address = address.and_then(|a| self.blocked_addresses.remaining(&a, now));
-        by_user.into_iter().chain(by_address).max()
+    /// The limits configured in `security`.
+    pub fn configured(security: &SecuritySettings) -> Self {
+        Self::new(
+            security.failed_logins_per_user_per_minute,
+            security.failed_logins_per_address_per_minute,
+            Duration::from_secs(security.known_address_secs),
+        )
     }
 
-    /// Counts a failure; blocks the key whose allowance this failure used up, so that the
+    /// How long a login as `user` from `address` must still wait, if it is blocked: when the
+    /// name from that address used its allowance, or, unless the address is known for the name,
+    /// when the name or the address did.
+    pub fn blocked(&self, user: &str, address: Option<IpAddr>) -> Option<Duration> {
+        let now = Instant::now();
+        let Some(address) = address else {
+            return self.blocked_users.remaining(user, now);
+        };
+        if self.blocked_users.is_empty()
+            && self.blocked_addresses.is_empty()
+            && self.blocked_pairs.is_empty()
+        {
+            return None;
+        }
+        let by_pair = self
+            .blocked_pairs
+            .remaining(&(user.to_owned(), address), now);
+        let by_user = self.blocked_users.remaining(user, now);
+        let by_address = self.blocked_addresses.remaining(&address, now);
+        if (by_user.is_some() || by_address.is_some()) && self.known.contains(user, address, now) {
+            return by_pair;
+        }
+        by_pair.into_iter().chain(by_user).chain(by_address).max()
+    }
+
+    /// Remembers that `user` logged in from `address`.
+    pub fn record_success(&self, user: &str, address: Option<IpAddr>) {
+        if let Some(address) = address {
+            self.known.remember(user, address, Instant::now());
+        }
+    }
+
+    /// Counts a failure; blocks each key whose allowance this failure used up, so that the
     /// allowance is exactly the number of failures answered as such (10 a minute means the
     /// 11th attempt is refused).
     pub fn record_failure(&self, user: &str, address: Option<IpAddr>) {
@@ -160,9 +290,14 @@ impl FailedLoginLimiter {
             if let Some(wait) = self.count(&self.per_address, &address) {
                 self.blocked_addresses.block(address, wait, now);
             }
+            let pair = (user.to_string(), address);
+            if let Some(wait) = self.count(&self.per_pair, &pair) {
+                self.blocked_pairs.block(pair, wait, now);
+            }
         }
         self.per_user.retain_recent();
         self.per_address.retain_recent();
+        self.per_pair.retain_recent();
     }
 
     /// Uses one cell of `key`'s allowance; how long to block it if none is left afterwards.
@@ -189,9 +324,81 @@ impl FailedLoginLimiter {
 mod tests {
     use super::*;
 
+    const DAY: Duration = Duration::from_secs(86_400);
+
+    fn address(text: &str) -> Option<IpAddr> {
+        Some(text.parse().unwrap())
+    }
+
+    #[test]
+    fn a_known_address_keeps_its_access_while_the_name_is_blocked_elsewhere() {
+        let limiter = FailedLoginLimiter::new(3, 100, DAY);
+        let (operator, attacker, stranger) = (
+            address("10.0.0.1"),
+            address("203.0.113.9"),
+            address("10.0.0.2"),
+        );
+        limiter.record_success("operator", operator);
+        for _ in 0..3 {
+            limiter.record_failure("operator", attacker);
+        }
+        assert!(limiter.blocked("operator", attacker).is_some());
+        assert!(limiter.blocked("operator", stranger).is_some(), "unknown");
+        assert!(limiter.blocked("operator", operator).is_none(), "known");
+        // Known for that name only.
+        assert!(limiter.blocked("operator", None).is_some());
+    }
+
+    #[test]
+    fn a_known_address_is_still_limited_for_its_own_guesses() {
+        let limiter = FailedLoginLimiter::new(3, 100, DAY);
+        let office = address("10.0.0.1");
+        limiter.record_success("klinik", office);
+        for _ in 0..3 {
+            limiter.record_failure("klinik", office);
+        }
+        assert!(limiter.blocked("klinik", office).is_some());
+    }
+
+    #[test]
+    fn a_known_pair_is_exempt_from_its_address_block_but_other_names_are_not() {
+        let limiter = FailedLoginLimiter::new(100, 3, DAY);
+        let shared = address("10.0.0.1");
+        limiter.record_success("klinik", shared);
+        for name in ["a", "b", "c"] {
+            limiter.record_failure(name, shared);
+        }
+        assert!(limiter.blocked("klinik", shared).is_none());
+        assert!(limiter.blocked("labor", shared).is_some());
+    }
+
+    #[test]
+    fn known_addresses_are_forgotten_after_the_window_and_bounded() {
+        let known = KnownAddresses::new(Duration::from_secs(60), 2);
+        let now = Instant::now();
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let b: IpAddr = "10.0.0.2".parse().unwrap();
+        known.remember("klinik", a, now);
+        assert!(known.contains("klinik", a, now + Duration::from_secs(59)));
+        assert!(!known.contains("klinik", a, now + Duration::from_secs(60)));
+        assert!(!known.contains("labor", a, now));
+        // Full of live entries: it starts over rather than grow.
+        known.remember("labor", a, now);
+        known.remember("klinik", b, now);
+        assert!(known.contains("klinik", b, now));
+        assert!(!known.contains("klinik", a, now));
+        // Full again, one entry stale: only that one goes.
+        known.remember("labor", b, now + Duration::from_secs(61));
+        let later = now + Duration::from_secs(61);
+        known.remember("x", a, later);
+        assert!(known.contains("labor", b, later));
+        assert!(known.contains("x", a, later));
+        assert!(!known.contains("klinik", b, later));
+    }
+
     #[test]
     fn blocks_after_the_allowance_and_only_that_key() {
-        let limiter = FailedLoginLimiter::new(3, 100);
+        let limiter = FailedLoginLimiter::new(3, 100, DAY);
         let addr: IpAddr = "127.0.0.1".parse().unwrap();
         for _ in 0..2 {
             limiter.record_failure("alice", Some(addr));
@@ -205,7 +412,7 @@ mod tests {
 
     #[test]
     fn the_address_allowance_counts_failures_of_every_user_name() {
-        let limiter = FailedLoginLimiter::new(100, 3);
+        let limiter = FailedLoginLimiter::new(100, 3, DAY);
         let addr: IpAddr = "192.0.2.7".parse().unwrap();
         let other: IpAddr = "192.0.2.8".parse().unwrap();
         for name in ["a", "b"] {

@@ -1,10 +1,12 @@
 //! Who is calling: API users over HTTP Basic ([`basic`]), end users in a browser session created
-//! by a magic link or `/bal/` ([`session`]), and operators ([`operator`]).
+//! by a magic link or `/bal/` ([`session`]), operators ([`operator`]), and scrapers of the
+//! metrics ([`metrics_token`]). Failed logins of each are limited ([`limiter`]).
 
 pub mod basic;
 pub mod cache;
 pub mod client_address;
 pub mod limiter;
+pub mod metrics_token;
 pub mod operator;
 pub mod session;
 

@@ -2,6 +2,7 @@
 //! behind the same failed-login limits as the API users.
 
 use std::future::{ready, Ready};
+use std::net::IpAddr;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
@@ -43,6 +44,7 @@ impl OperatorCredentials {
         m
     }
 
+    /// Whether `user`/`password` are the operator's (in constant time).
     fn matches(&self, user: &str, password: &str) -> bool {
         match &self.expected {
             Some(tag) => {
@@ -104,29 +106,50 @@ impl ResponseError for NotOperator {
     }
 }
 
+/// One login attempt under the failed-login limits: refused while `user` is blocked for
+/// `address`, else checked with `matches` and counted as a success or a failure.
+pub(crate) fn admit(
+    limiter: &FailedLoginLimiter,
+    user: &str,
+    address: Option<IpAddr>,
+    matches: impl FnOnce() -> bool,
+) -> Result<(), NotOperator> {
+    // A blocked login is refused before the secret is looked at, so that even the right one
+    // does not tell a guesser anything until the allowance refills.
+    if let Some(wait) = limiter.blocked(user, address) {
+        return Err(NotOperator::TooManyAttempts {
+            retry_after_secs: wait.as_secs().max(1),
+        });
+    }
+    if matches() {
+        limiter.record_success(user, address);
+        Ok(())
+    } else {
+        limiter.record_failure(user, address);
+        Err(NotOperator::Unauthorized)
+    }
+}
+
+/// The operator making `req`, checked under the failed-login limits.
+pub(crate) fn operator_of(req: &HttpRequest) -> Result<Operator, NotOperator> {
+    let (Some(expected), Some((user, password))) = (
+        req.app_data::<web::Data<OperatorCredentials>>(),
+        basic_credentials(req),
+    ) else {
+        return Err(NotOperator::Unauthorized);
+    };
+    let address = super::client_address(req);
+    admit(&expected.limiter, &user, address, || {
+        expected.matches(&user, &password)
+    })
+    .map(|()| Operator(user))
+}
+
 impl FromRequest for Operator {
     type Error = NotOperator;
     type Future = Ready<Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
-        let (Some(expected), Some((user, password))) = (
-            req.app_data::<web::Data<OperatorCredentials>>(),
-            basic_credentials(req),
-        ) else {
-            return ready(Err(NotOperator::Unauthorized));
-        };
-        let address = super::client_address(req);
-        // A blocked name or address is refused before the password is looked at, so that even
-        // the right password does not tell a guesser anything until the allowance refills.
-        if let Some(wait) = expected.limiter.blocked(&user, address) {
-            return ready(Err(NotOperator::TooManyAttempts {
-                retry_after_secs: wait.as_secs().max(1),
-            }));
-        }
-        if expected.matches(&user, &password) {
-            return ready(Ok(Operator(user)));
-        }
-        expected.limiter.record_failure(&user, address);
-        ready(Err(NotOperator::Unauthorized))
+        ready(operator_of(req))
     }
 }

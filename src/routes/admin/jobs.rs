@@ -12,13 +12,12 @@ use actix_web::http::StatusCode;
 use actix_web::{get, post, web, HttpResponse};
 use chrono::Utc;
 use meldewerk_actors::Engine;
-use meldewerk_storage::{AuditEntry, Job, JobKind, Outcome, Store, StoreError};
+use meldewerk_storage::{Job, JobKind, Outcome, Store, StoreError};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::error;
+use super::{error, store_failed};
 use crate::auth::Operator;
-use crate::telemetry::log_str;
 
 /// The failure reason of a discarded job's report.
 const DISCARDED: &str = "discarded by the operator";
@@ -46,10 +45,6 @@ impl Page {
             ))),
         }
     }
-}
-
-fn internal(e: StoreError) -> HttpResponse {
-    super::store_failure(&e, "the queue view")
 }
 
 fn view(job: &Job) -> serde_json::Value {
@@ -81,7 +76,7 @@ pub async fn list(
             let last = jobs.last().map(|j| j.id);
             page_answer("jobs", jobs.iter().map(view).collect(), last, limit)
         }
-        Err(e) => internal(e),
+        Err(e) => store_failed(e),
     }
 }
 
@@ -114,28 +109,21 @@ async fn job_for_action(
             StatusCode::NOT_FOUND,
             format!("no job {id} in the outbox"),
         ))),
-        Err(e) => Err(Box::new(internal(e))),
+        Err(e) => Err(Box::new(store_failed(e))),
     }
 }
 
+/// Records the action on `job` in the audit log.
 async fn audit(
     store: &Arc<dyn Store>,
     who: &str,
     action: &str,
     job: &Job,
 ) -> Result<(), Box<HttpResponse>> {
-    let entry = AuditEntry {
-        at: Utc::now(),
-        who: who.to_owned(),
-        action: action.to_owned(),
-        target: format!("job {} ({})", job.id, job.report),
-    };
-    tracing::warn!(who = %log_str(who), action, job = job.id, "operator action");
-    store
-        .append_audit(entry)
+    let target = format!("job {} ({})", job.id, job.report);
+    super::audit(store, who, action, target)
         .await
-        .map(|_| ())
-        .map_err(|e| Box::new(internal(e)))
+        .map_err(|e| Box::new(store_failed(e)))
 }
 
 /// `POST /admin/api/v1/jobs/{id}/retry`: the job is due now.
@@ -158,7 +146,7 @@ pub async fn retry(
             StoreError::NotFound(_) => {
                 error(StatusCode::NOT_FOUND, format!("no job {id} in the outbox"))
             }
-            e => internal(e),
+            e => store_failed(e),
         };
     }
     if let Err(answer) = audit(&store, &operator.0, "retry-now", &job).await {
@@ -207,7 +195,7 @@ pub async fn discard(
             StoreError::NotFound(_) => {
                 error(StatusCode::NOT_FOUND, format!("no job {id} in the outbox"))
             }
-            e => internal(e),
+            e => store_failed(e),
         };
     }
     engine.report_discarded(&job.report, DISCARDED);
@@ -237,6 +225,6 @@ pub async fn audit_log(
                 .collect();
             page_answer("entries", entries, last, limit)
         }
-        Err(e) => internal(e),
+        Err(e) => store_failed(e),
     }
 }

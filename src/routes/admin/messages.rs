@@ -51,7 +51,7 @@ pub async fn delivered_message(
                     ),
                 );
             }
-            Err(e) => return super::store_failure(&e, "reading a delivered message"),
+            Err(e) => return super::store_failed(e),
         },
     };
     let report = match store.report(&key).await {
@@ -62,7 +62,7 @@ pub async fn delivered_message(
                 format!("no {module} report with id {id}"),
             )
         }
-        Err(e) => return super::store_failure(&e, "reading a delivered message"),
+        Err(e) => return super::store_failed(e),
     };
     let Some(message) = report.message else {
         let why = if report.expired_at.is_some() {

@@ -2,6 +2,7 @@
 //! from configuration).
 
 pub mod actors;
+mod cross_site;
 pub mod dashboard;
 pub mod jobs;
 pub mod messages;
@@ -11,14 +12,22 @@ pub mod transport_script;
 pub mod transports;
 pub mod users;
 
+use std::sync::Arc;
+
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::{middleware, web, HttpResponse};
+use chrono::Utc;
+use meldewerk_storage::{AuditEntry, Store, StoreError};
 use meldewerk_transports::xpersonenstand::Simulator;
 
-/// Registers the operator endpoints.
+use crate::telemetry::log_str;
+
+/// Registers the operator endpoints; state-changing requests of other sites are refused before
+/// any of them ([`cross_site`]).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(dashboard::dashboard).service(
         web::scope("/admin/api/v1")
+            .wrap(middleware::from_fn(cross_site::refuse_cross_site))
             .service(messages::delivered_message)
             .service(actors::actors)
             .service(jobs::list)
@@ -50,14 +59,32 @@ pub(crate) fn error(
     actix_web::HttpResponse::build(status).json(serde_json::json!({ "errors": [message] }))
 }
 
-/// A store failure as the operator API answers it: 503 with `Retry-After` while the store is
-/// unavailable (a full disk; nothing was changed), else 500. Logged with its cause either way.
-pub(crate) fn store_failure(
-    e: &meldewerk_storage::StoreError,
-    doing: &str,
-) -> actix_web::HttpResponse {
+/// Records an operator's action in the audit log (durable before the caller answers) and logs it
+/// at warn: `who` did `action` (`pause`, `deposit-seal`, …) to `target` (`module birthnotice`,
+/// `user klinik`, …). Targets name things, never personal data such as an address.
+pub(crate) async fn audit(
+    store: &Arc<dyn Store>,
+    who: &str,
+    action: &str,
+    target: String,
+) -> Result<(), StoreError> {
+    tracing::warn!(who = %log_str(who), action, target = %log_str(&target), "operator action");
+    let entry = AuditEntry {
+        at: Utc::now(),
+        who: who.to_owned(),
+        action: action.to_owned(),
+        target,
+    };
+    store.append_audit(entry).await.map(|_| ())
+}
+
+/// A store failure as the operator API answers it, logged with its cause: 503 with
+/// `Retry-After` while the store is unavailable (a full disk; nothing was changed), else 500
+/// `{"errors": ["internal error"]}`.
+pub(crate) fn store_failed(e: impl std::borrow::Borrow<StoreError>) -> HttpResponse {
+    let e = e.borrow();
     if e.is_unavailable() {
-        tracing::warn!(error = %e, doing, "refused: the store is unavailable");
+        tracing::warn!(error = %e, "operator API refused: the store is unavailable");
         let mut response = error(
             StatusCode::SERVICE_UNAVAILABLE,
             crate::module_layer::UNAVAILABLE_MESSAGE.into(),
@@ -68,7 +95,7 @@ pub(crate) fn store_failure(
         );
         return response;
     }
-    tracing::error!(error = %e, doing, "store failed");
+    tracing::error!(error = %e, "store failed in the operator API");
     error(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())
 }
 

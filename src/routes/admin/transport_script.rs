@@ -6,15 +6,19 @@
 //! strictly ([`meldewerk_transports::script::json`]): a bad script is a 400 listing every
 //! problem, and the script stays as it was. A simulator running as its own process
 //! (`transports.<name>.url`) is scripted there, at the same paths (`crate::simulate` serves them
-//! with the functions here); this API then answers 409 saying where.
+//! with the functions here); this API then answers 409 saying where. Every change made through
+//! this API is recorded in the audit log.
+
+use std::sync::Arc;
 
 use actix_web::http::StatusCode;
 use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
+use meldewerk_storage::Store;
 use meldewerk_transports::script::json::{rule_from_json, script_from_json, script_to_json};
 use meldewerk_transports::script::{ScriptError, Scriptable};
 use serde_json::{json, Value};
 
-use super::{error, NoSimulator, SimulatorSite};
+use super::{audit, error, store_failed, NoSimulator, SimulatorSite};
 use crate::auth::Operator;
 use crate::routes::json::{self, JsonError};
 use crate::startup::WebSettings;
@@ -100,6 +104,24 @@ pub(crate) fn reset(name: &str, simulator: &dyn Scriptable) -> HttpResponse {
     current(simulator)
 }
 
+/// Records `operator`'s `action` on the script of `name` once `answer` says it succeeded, and
+/// hands the answer on (500 if the record cannot be written).
+async fn audited(
+    answer: HttpResponse,
+    store: &Arc<dyn Store>,
+    operator: &Operator,
+    action: &str,
+    name: &str,
+) -> HttpResponse {
+    if !answer.status().is_success() {
+        return answer;
+    }
+    match audit(store, &operator.0, action, format!("transport {name}")).await {
+        Ok(()) => answer,
+        Err(e) => store_failed(e),
+    }
+}
+
 /// The current script: 200 `{"rules": [...], "transient_rate": r}`.
 #[get("/transports/{name}/script")]
 pub async fn get_script(
@@ -116,7 +138,8 @@ pub async fn get_script(
 /// Replaces the script: 200 with the new script; 400 `{"errors": [...]}` for a bad one.
 #[put("/transports/{name}/script")]
 pub async fn put_script(
-    _operator: Operator,
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
     req: HttpRequest,
     name: web::Path<String>,
     payload: web::Payload,
@@ -128,7 +151,7 @@ pub async fn put_script(
         Err(none) => return none.answer(),
     };
     let limit = settings.max_body_bytes;
-    change_script(
+    let answer = change_script(
         &req,
         payload,
         limit,
@@ -137,13 +160,15 @@ pub async fn put_script(
         replace,
         "script replaced",
     )
-    .await
+    .await;
+    audited(answer, &store, &operator, "replace-script", &name).await
 }
 
 /// Appends one rule: 200 with the whole script; 400 `{"errors": [...]}` for a bad rule.
 #[post("/transports/{name}/script/rules")]
 pub async fn add_rule(
-    _operator: Operator,
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
     req: HttpRequest,
     name: web::Path<String>,
     payload: web::Payload,
@@ -155,7 +180,7 @@ pub async fn add_rule(
         Err(none) => return none.answer(),
     };
     let limit = settings.max_body_bytes;
-    change_script(
+    let answer = change_script(
         &req,
         payload,
         limit,
@@ -164,18 +189,21 @@ pub async fn add_rule(
         append,
         "script rule added",
     )
-    .await
+    .await;
+    audited(answer, &store, &operator, "add-script-rule", &name).await
 }
 
 /// Resets the script to configuration: 200 with the empty script.
 #[delete("/transports/{name}/script")]
 pub async fn reset_script(
-    _operator: Operator,
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
     name: web::Path<String>,
     xpersonenstand: web::Data<SimulatorSite>,
 ) -> HttpResponse {
-    match scriptable(&name, &xpersonenstand) {
+    let answer = match scriptable(&name, &xpersonenstand) {
         Ok(simulator) => reset(&name, simulator),
         Err(none) => none.answer(),
-    }
+    };
+    audited(answer, &store, &operator, "reset-script", &name).await
 }

@@ -5,13 +5,16 @@
 //! current memento key on every request, magic links and mementos name the key that sealed them,
 //! and the credential cache is keyed by the stored password hash.
 //!
-//! Passwords are never echoed in an answer and never logged.
+//! Passwords are never echoed in an answer and never logged. Every change is recorded in the
+//! audit log (who, what, which user; never a password or an address).
+
+use std::sync::Arc;
 
 use actix_web::http::StatusCode;
 use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use meldewerk_storage::StoreError;
+use meldewerk_storage::{Store, StoreError};
 use serde_json::{json, Map, Value};
 
 use super::error;
@@ -91,7 +94,7 @@ fn respond(failure: &Failure) -> HttpResponse {
                     StatusCode::NOT_FOUND
                 }
                 AccountError::Store(e) if e.is_unavailable() => {
-                    return super::store_failure(e, "user administration");
+                    return super::store_failed(e);
                 }
                 AccountError::Store(_) | AccountError::Crypto(_) => {
                     StatusCode::INTERNAL_SERVER_ERROR
@@ -194,6 +197,23 @@ fn optional_email(object: &Map<String, Value>, errors: &mut Vec<String>) -> Opti
         .and_then(|e| Email::parse(e).map_err(|e| errors.push(e.to_string())).ok())
 }
 
+/// Records `operator`'s `action` on the user `name` in the audit log.
+async fn audit(
+    store: &Arc<dyn Store>,
+    operator: &Operator,
+    action: &str,
+    name: &UserName,
+) -> Result<(), Failure> {
+    super::audit(
+        store,
+        &operator.0,
+        action,
+        format!("user {}", name.as_str()),
+    )
+    .await
+    .map_err(|e| Failure::Account(AccountError::Store(e)))
+}
+
 /// The name from a path, checked against the naming rule.
 fn path_name(name: &str) -> Result<UserName, Failure> {
     Ok(UserName::parse(name)?)
@@ -214,7 +234,8 @@ pub async fn list_users(
 #[post("/users")]
 #[tracing::instrument(name = "admin_add_user", skip_all, fields(user = tracing::field::Empty))]
 pub async fn add_user(
-    _operator: Operator,
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
     req: HttpRequest,
     payload: web::Payload,
     settings: web::Data<WebSettings>,
@@ -245,6 +266,7 @@ pub async fn add_user(
         return Err(Failure::Invalid(errors));
     };
     let summary = accounts.add(&name, password, customer, email).await?;
+    audit(&store, &operator, "add-user", &name).await?;
     tracing::info!("user added by operator");
     Ok(HttpResponse::Created().json(summary))
 }
@@ -254,7 +276,8 @@ pub async fn add_user(
 #[put("/users/{name}/password")]
 #[tracing::instrument(name = "admin_change_password", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn change_password(
-    _operator: Operator,
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
     req: HttpRequest,
     name: web::Path<String>,
     payload: web::Payload,
@@ -273,6 +296,7 @@ pub async fn change_password(
         return Err(Failure::Invalid(errors));
     };
     accounts.change_password(&name, password).await?;
+    audit(&store, &operator, "change-password", &name).await?;
     tracing::info!("password changed by operator; older mementos, links and sessions revoked");
     Ok(HttpResponse::NoContent().finish())
 }
@@ -282,7 +306,8 @@ pub async fn change_password(
 #[put("/users/{name}/email")]
 #[tracing::instrument(name = "admin_set_email", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn set_email(
-    _operator: Operator,
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
     req: HttpRequest,
     name: web::Path<String>,
     payload: web::Payload,
@@ -303,6 +328,8 @@ pub async fn set_email(
     }
     let removed = email.is_none();
     accounts.set_email(&name, email).await?;
+    let action = if removed { "remove-email" } else { "set-email" };
+    audit(&store, &operator, action, &name).await?;
     tracing::info!(removed, "notice address set by operator");
     Ok(HttpResponse::NoContent().finish())
 }
@@ -312,12 +339,14 @@ pub async fn set_email(
 #[delete("/users/{name}")]
 #[tracing::instrument(name = "admin_remove_user", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn remove_user(
-    _operator: Operator,
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
     name: web::Path<String>,
     accounts: web::Data<Accounts>,
 ) -> Result<HttpResponse, Failure> {
     let name = path_name(&name)?;
     accounts.remove(&name).await?;
+    audit(&store, &operator, "remove-user", &name).await?;
     tracing::info!("user removed by operator");
     Ok(HttpResponse::NoContent().finish())
 }
@@ -328,7 +357,8 @@ pub async fn remove_user(
 #[post("/users/{name}/seal")]
 #[tracing::instrument(name = "admin_deposit_seal", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn deposit_seal(
-    _operator: Operator,
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
     req: HttpRequest,
     name: web::Path<String>,
     payload: web::Payload,
@@ -357,6 +387,7 @@ pub async fn deposit_seal(
         }
     };
     let public_key = accounts.deposit_seal(&name, pkcs8).await?;
+    audit(&store, &operator, "deposit-seal", &name).await?;
     tracing::info!("seal deposited by operator");
     Ok(HttpResponse::Created().json(json!({
         "algorithm": "Ed25519",

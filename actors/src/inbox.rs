@@ -71,6 +71,7 @@ struct FetchFailed {
 }
 
 impl Collector {
+    /// A collector for `transport`'s inbox; the engine adds the modules delivering through it.
     pub(crate) fn new(
         transport: Arc<dyn Transport>,
         store: Arc<dyn Store>,

@@ -2,7 +2,8 @@
 //! aiosmtpd, writing every mail it receives into a Maildir): a report ending in FAILURE is mailed
 //! to the operators and to its owner's address (set and removed on the command line and online,
 //! with exact errors for bad addresses), failures within the window are grouped into one mail,
-//! and a dead mail server blocks nothing and gets the mail once it is up.
+//! a dead mail server blocks nothing and gets the mail once it is up, and an acknowledgement
+//! inbox that stops answering is mailed once as a degraded collector.
 
 mod common;
 
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::remote::Peer;
 use common::*;
 
 const OPERATORS: &str = "ops@example.org,oncall@example.org";
@@ -130,10 +132,18 @@ fn failing_server_with(
     more: &[(&str, &str)],
 ) -> Server {
     let port = port.to_string();
-    let mut env = vec![
-        ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__FAILURE_RATE", "1.0"),
+    let mut env = mailing(&port, window_secs);
+    env.push(("MELDEWERK_TRANSPORTS__XPERSONENSTAND__FAILURE_RATE", "1.0"));
+    env.extend_from_slice(more);
+    Server::start(dir, &env)
+}
+
+/// Settings that mail alerts to [`OPERATORS`] through the SMTP server on `port`, grouped over
+/// `window_secs`.
+fn mailing<'a>(port: &'a str, window_secs: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
         ("MELDEWERK_MAIL__SMTP_HOST", "127.0.0.1"),
-        ("MELDEWERK_MAIL__SMTP_PORT", &port),
+        ("MELDEWERK_MAIL__SMTP_PORT", port),
         ("MELDEWERK_MAIL__TLS", "none"),
         (
             "MELDEWERK_MAIL__FROM",
@@ -142,9 +152,7 @@ fn failing_server_with(
         ("MELDEWERK_MAIL__OPERATORS", OPERATORS),
         ("MELDEWERK_MAIL__GROUP_WINDOW_SECS", window_secs),
         ("MELDEWERK_MAIL__RETRY_MAX_SECS", "2"),
-    ];
-    env.extend_from_slice(more);
-    Server::start(dir, &env)
+    ]
 }
 
 #[test]
@@ -249,6 +257,55 @@ fn a_dead_mail_server_blocks_nothing_and_gets_the_mail_once_it_is_up() {
             "{mail:?}"
         );
     }
+}
+
+#[test]
+fn an_acknowledgement_inbox_that_does_not_answer_degrades_its_collector_and_is_mailed() {
+    let port = free_port();
+    let smtp = SmtpServer::start(port);
+    let sim_dir = DataDir::new();
+    let mut simulator = Peer::simulator(sim_dir.path(), &[]);
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let port = port.to_string();
+    let mut env = mailing(&port, "1");
+    env.push(("MELDEWERK_TRANSPORTS__XPERSONENSTAND__URL", &simulator.base));
+    let server = Server::start(&dir, &env);
+    let first = dispatch(&server, "klinik", &complete_notice("geb-inbox-1"));
+    server.wait_for_status("klinik", &first, "SUCCESS");
+    let collector = "inbox:xpersonenstand";
+    assert_eq!(server.actor(collector)["state"], "running");
+
+    simulator.kill();
+    wait_until("the collector to degrade", || {
+        server.actor(collector)["state"] == "degraded"
+    });
+    let health = server.actor(collector);
+    let error = health["last_error"].as_str().unwrap();
+    assert!(
+        error.starts_with("inbox fetch failed: ") && error.contains("Connection refused"),
+        "{health}"
+    );
+    let dashboard = server.admin_get("/admin/").text().unwrap();
+    assert!(
+        dashboard.contains("<strong id=\"degraded\">1</strong>"),
+        "{dashboard}"
+    );
+    wait_until("the alert mail", || !smtp.mails().is_empty());
+    let mails = smtp.mails();
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    assert_eq!(mails[0].subject, "[meldewerk] actor degraded: 1 event");
+    let line = format!("actor={collector} last_error=inbox fetch failed: ");
+    assert!(mails[0].body.contains(&line), "{line} in {}", mails[0].body);
+
+    simulator.start_again();
+    wait_until("the collector to run again", || {
+        server.actor(collector)["state"] == "running"
+    });
+    let second = dispatch(&server, "klinik", &complete_notice("geb-inbox-2"));
+    server.wait_for_status("klinik", &second, "SUCCESS");
+    // One episode, one mail.
+    assert_eq!(smtp.mails().len(), 1, "{:?}", smtp.mails());
 }
 
 /// `PUT /admin/api/v1/users/{name}/email` with `body` as operator.

@@ -13,9 +13,11 @@ use meldewerk_storage::ReportKey;
 /// Observer of the engine's notable events. Every method has a no-op default, so an implementation
 /// names only what it cares about, and a new event does not break existing implementations.
 pub trait EngineEvents: Send + Sync + 'static {
-    /// An actor restarted more often than the restart intensity allows and is now degraded.
+    /// An actor restarted more often than the restart intensity allows, or an acknowledgement
+    /// collector's inbox keeps failing (its reports cannot finish), and it is now degraded.
     /// Called once when it becomes degraded, again only after it had recovered in between.
-    /// `actor` is `outbox`, `retention` or `module:<module>`; `last_error` is its last error.
+    /// `actor` is `outbox`, `retention`, `module:<module>` or `inbox:<transport>`; `last_error`
+    /// is its last error.
     fn actor_degraded(&self, actor: &str, last_error: Option<&str>) {
         let _ = (actor, last_error);
     }

@@ -17,8 +17,9 @@ pub enum ActorState {
     Running,
     /// Stopped after a failure; its supervisor is bringing it back.
     Restarting,
-    /// Restarted more often than the restart intensity allows; it keeps being restarted, but only
-    /// after a pause, and operators should look at `last_error`.
+    /// Restarted more often than the restart intensity allows (it keeps being restarted, but only
+    /// after a pause), or its work keeps failing (an acknowledgement inbox that does not answer);
+    /// operators should look at `last_error`.
     Degraded,
     /// Stopped on purpose (engine shut down).
     Stopped,

@@ -8,10 +8,17 @@
 //! store transaction: after a crash the batch is fetched again, and acknowledgements already
 //! recorded are skipped, so none is lost and none counts twice.
 //!
+//! A cursor the inbox does not know (the office restarted with a fresh journal, or the service
+//! now talks to another office) would strand every waiting report. Since recording is idempotent,
+//! the collector then starts again from the inbox's oldest entry, says so in the log, and records
+//! the new cursor with that batch.
+//!
 //! Fetches do not go through the transport's circuit breaker: they are one call per interval
 //! whatever the backlog, so there is no storm to stop, and an inbox that answers must not close a
 //! breaker that failing deliveries opened. A failed fetch is simply made again at the next tick;
-//! it is logged when the inbox starts failing and when it answers again.
+//! it is logged when the inbox starts failing and when it answers again. After
+//! [`FAILURES_BEFORE_DEGRADED`] failures in a row, or at once for a failure that will not pass by
+//! itself (the inbox refuses the fetch), the actor reads as degraded and operators are alerted.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -22,7 +29,7 @@ use actix::prelude::*;
 use chrono::Utc;
 use futures::FutureExt;
 use meldewerk_storage::{FinishedReport, Outcome, Store, StoreError};
-use meldewerk_transports::{AckOutcome, Transport, TransportError};
+use meldewerk_transports::{AckBatch, AckOutcome, Transport, TransportError};
 
 use crate::breaker::timed;
 use crate::events::SharedEvents;
@@ -33,6 +40,10 @@ use crate::supervise::{panic_message, Supervision};
 /// Acknowledgements asked for per fetch; a fuller inbox is read in several fetches in a row.
 pub(crate) const BATCH: usize = 500;
 
+/// Failed fetches in a row after which the collector reads as degraded: one or two are a blip
+/// that the next tick usually mends, more is an outage operators must hear about.
+pub(crate) const FAILURES_BEFORE_DEGRADED: u32 = 3;
+
 /// Everything a fetch needs; shared by the fetch futures, so it outlives actor restarts.
 pub(crate) struct Collector {
     pub(crate) transport: Arc<dyn Transport>,
@@ -41,6 +52,9 @@ pub(crate) struct Collector {
     pub(crate) events: SharedEvents,
     /// The health entries of the module actors, to count the reports each module finished.
     pub(crate) modules: HashMap<String, HealthHandle>,
+    /// The inbox did not know the stored cursor: fetch from its start until a batch brings a
+    /// cursor to record (an empty inbox may answer without one).
+    pub(crate) from_start: AtomicBool,
 }
 
 /// How one fetch went: how many reports the batch finished, and whether the inbox holds more.
@@ -49,22 +63,67 @@ struct Fetched {
     more: bool,
 }
 
+/// Why a fetch failed, and whether waiting may mend it.
+struct FetchFailed {
+    error: String,
+    /// Retrying the same fetch cannot help (the inbox refused it): degraded at once.
+    lasting: bool,
+}
+
 impl Collector {
-    async fn fetch(&self) -> Result<Fetched, String> {
+    /// A collector for `transport`'s inbox; the engine adds the modules delivering through it.
+    pub(crate) fn new(
+        transport: Arc<dyn Transport>,
+        store: Arc<dyn Store>,
+        settings: EngineSettings,
+        events: SharedEvents,
+    ) -> Self {
+        Collector {
+            transport,
+            store,
+            settings,
+            events,
+            modules: HashMap::new(),
+            from_start: AtomicBool::new(false),
+        }
+    }
+
+    async fn fetch(&self) -> Result<Fetched, FetchFailed> {
         let name = self.transport.name();
-        let cursor = self.store.inbox_cursor(name).await.map_err(store_error)?;
-        let batch = timed(
-            self.settings.transport_timeout(),
-            self.transport.acknowledgements(cursor.as_deref(), BATCH),
-        )
-        .await
+        let stored = self.store.inbox_cursor(name).await.map_err(store_error)?;
+        let cursor = match self.from_start.load(Ordering::SeqCst) {
+            true => None,
+            false => stored.clone(),
+        };
+        let batch = match self.ask(cursor.as_deref()).await {
+            Err(TransportError::UnknownCursor(why)) if cursor.is_some() => {
+                tracing::warn!(
+                    transport = %name,
+                    cursor = ?cursor.as_deref().unwrap_or_default(),
+                    %why,
+                    "the inbox does not know the stored cursor; collecting again from its oldest \
+                     entry (acknowledgements are idempotent: reports already final are skipped)"
+                );
+                self.from_start.store(true, Ordering::SeqCst);
+                self.ask(None).await
+            }
+            asked => asked,
+        }
         .map_err(|e| match e {
-            TransportError::Transient(e) => format!("inbox fetch failed: {e}"),
-            // Not a verdict on any report: the inbox refused the fetch itself (an unknown
-            // cursor, say). Operators see it; reports wait.
-            TransportError::Rejected(e) => format!("inbox refused the fetch: {e}"),
+            TransportError::Transient(e) => FetchFailed {
+                error: format!("inbox fetch failed: {e}"),
+                lasting: false,
+            },
+            // Not a verdict on any report: the inbox refused the fetch itself (even from its
+            // start). Operators must look; reports wait.
+            refused @ (TransportError::Rejected(_) | TransportError::UnknownCursor(_)) => {
+                FetchFailed {
+                    error: format!("inbox refused the fetch: {refused}"),
+                    lasting: true,
+                }
+            }
         })?;
-        if batch.acknowledgements.is_empty() && batch.cursor == cursor {
+        if batch.acknowledgements.is_empty() && batch.cursor == stored {
             return Ok(Fetched {
                 finished: 0,
                 more: false,
@@ -89,9 +148,13 @@ impl Collector {
             .collect();
         let finished = self
             .store
-            .record_acknowledgements(name, acknowledgements, batch.cursor, Utc::now())
+            .record_acknowledgements(name, acknowledgements, batch.cursor.clone(), Utc::now())
             .await
             .map_err(store_error)?;
+        if batch.cursor.is_some() {
+            // Recorded: the stored cursor is the office's own again.
+            self.from_start.store(false, Ordering::SeqCst);
+        }
         for report in &finished {
             self.tell(report);
         }
@@ -99,6 +162,15 @@ impl Collector {
             finished: finished.len(),
             more: batch.more,
         })
+    }
+
+    /// One call to the inbox, bounded by the transport timeout.
+    async fn ask(&self, cursor: Option<&str>) -> Result<AckBatch, TransportError> {
+        timed(
+            self.settings.transport_timeout(),
+            self.transport.acknowledgements(cursor, BATCH),
+        )
+        .await
     }
 
     /// Tells events, logs and the module's health about a report the batch finished.
@@ -127,8 +199,11 @@ impl Collector {
     }
 }
 
-fn store_error(e: StoreError) -> String {
-    format!("store failed while recording acknowledgements: {e}")
+fn store_error(e: StoreError) -> FetchFailed {
+    FetchFailed {
+        error: format!("store failed while recording acknowledgements: {e}"),
+        lasting: false,
+    }
 }
 
 /// Supervised actor fetching one transport's inbox every `inbox_interval_ms`, and at once again
@@ -137,8 +212,8 @@ pub(crate) struct InboxActor {
     collector: Arc<Collector>,
     shutting_down: Arc<AtomicBool>,
     fetching: bool,
-    /// The last fetch failed (so the next failure is not logged again).
-    failing: bool,
+    /// Fetches failed in a row (so only the first is logged, and an outage degrades the actor).
+    failures: u32,
     sup: Supervision,
 }
 
@@ -152,7 +227,7 @@ impl InboxActor {
             collector,
             shutting_down,
             fetching: false,
-            failing: false,
+            failures: 0,
             sup,
         }
     }
@@ -169,20 +244,26 @@ impl InboxActor {
             let transport = act.collector.transport.name();
             match result {
                 Ok(Ok(Fetched { finished, more })) => {
-                    if std::mem::take(&mut act.failing) {
+                    if std::mem::take(&mut act.failures) > 0 {
                         tracing::info!(%transport, "acknowledgement inbox answers again");
                     }
+                    act.sup.work_recovered();
                     act.sup.health.update(|h| h.processed += finished as u64);
                     if more {
                         act.fetch(ctx);
                     }
                 }
-                Ok(Err(error)) => {
-                    match std::mem::replace(&mut act.failing, true) {
-                        false => tracing::warn!(%transport, %error, "acknowledgement inbox fails"),
-                        true => tracing::debug!(%transport, %error, "acknowledgement inbox fails"),
+                Ok(Err(FetchFailed { error, lasting })) => {
+                    act.failures = act.failures.saturating_add(1);
+                    match act.failures {
+                        1 => tracing::warn!(%transport, %error, "acknowledgement inbox fails"),
+                        _ => tracing::debug!(%transport, %error, "acknowledgement inbox fails"),
                     }
-                    act.sup.health.set_error(error);
+                    if lasting || act.failures >= FAILURES_BEFORE_DEGRADED {
+                        act.sup.work_failing(&error);
+                    } else {
+                        act.sup.health.set_error(error);
+                    }
                 }
                 Err(payload) => {
                     act.sup.on_panic(panic_message(&*payload));

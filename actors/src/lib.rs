@@ -210,13 +210,12 @@ impl Engine {
                         settings.breaker_open(),
                     ));
                     breakers.push(Arc::clone(&breaker));
-                    inboxes.push(Collector {
-                        transport: Arc::clone(&spec.transport),
-                        store: Arc::clone(&store),
-                        settings: settings.clone(),
-                        events: Arc::clone(&events),
-                        modules: HashMap::new(),
-                    });
+                    inboxes.push(Collector::new(
+                        Arc::clone(&spec.transport),
+                        Arc::clone(&store),
+                        settings.clone(),
+                        Arc::clone(&events),
+                    ));
                     breaker
                 }
             };

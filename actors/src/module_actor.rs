@@ -216,7 +216,11 @@ impl Worker {
                     .await?;
                 Ok(JobDone::Progressed)
             }
-            Err(e @ TransportError::Transient(_)) => self.retry_later(job, job.attempts, e).await,
+            // An unknown cursor is no answer to a delivery; a transport that says so anyway is
+            // confused, and retrying fails no report wrongly.
+            Err(e @ (TransportError::Transient(_) | TransportError::UnknownCursor(_))) => {
+                self.retry_later(job, job.attempts, e).await
+            }
             Err(TransportError::Rejected(reason)) => self.fail(job, reason).await,
         }
     }

@@ -73,6 +73,9 @@ pub(crate) struct Supervision {
     events: SharedEvents,
     /// Whether `events` was told about the current degradation (told once per degradation).
     degraded_told: bool,
+    /// The actor runs but its work keeps failing ([`Supervision::work_failing`]): degraded until
+    /// the work succeeds again, whatever its restarts say.
+    work_failing: bool,
 }
 
 impl Supervision {
@@ -89,6 +92,7 @@ impl Supervision {
             pause_next_start: false,
             events: no_events(),
             degraded_told: false,
+            work_failing: false,
         }
     }
 
@@ -148,9 +152,37 @@ impl Supervision {
         None
     }
 
+    /// The actor runs, but cannot do what it is for (the acknowledgement collector whose inbox
+    /// keeps failing): marks it degraded with `error`, and tells `events` once per episode.
+    pub(crate) fn work_failing(&mut self, error: &str) {
+        self.work_failing = true;
+        self.health.update(|h| {
+            h.last_error = Some(error.to_owned());
+            h.state = ActorState::Degraded;
+        });
+        if !std::mem::replace(&mut self.degraded_told, true) {
+            tracing::error!(actor = %self.name, %error, "actor cannot do its work; marked degraded");
+            self.events.actor_degraded(&self.name, Some(error));
+        }
+    }
+
+    /// The actor's work succeeds again after [`Supervision::work_failing`]: it runs normally
+    /// again, unless its restarts still keep it degraded.
+    pub(crate) fn work_recovered(&mut self) {
+        if std::mem::take(&mut self.work_failing) {
+            self.recover_if_clear();
+        }
+    }
+
     /// Called every tick: the actor is alive; a degraded actor recovers once its window is clear.
     pub(crate) fn on_tick(&mut self, backlog: Option<usize>) {
-        let recovered = !self.intensity.exceeded();
+        self.recover_if_clear();
+        self.health.heartbeat(backlog);
+    }
+
+    /// Back to running once neither restarts nor failing work keep the actor degraded.
+    fn recover_if_clear(&mut self) {
+        let recovered = !self.intensity.exceeded() && !self.work_failing;
         if recovered {
             self.degraded_told = false;
         }
@@ -159,7 +191,6 @@ impl Supervision {
                 h.state = ActorState::Running;
             }
         });
-        self.health.heartbeat(backlog);
     }
 }
 
@@ -218,6 +249,29 @@ mod tests {
         s.on_restart();
         let expected = vec![("x".to_string(), Some("panic: boom".to_string()))];
         assert_eq!(*told.0.lock().unwrap(), expected);
+    }
+
+    #[test]
+    fn failing_work_degrades_until_it_succeeds_and_is_told_once_per_episode() {
+        let registry = Arc::new(HealthRegistry::default());
+        let told = Arc::new(Told::default());
+        let mut s = Supervision::new(registry.register("x"), "x", 5, Duration::from_secs(60))
+            .with_events(told.clone());
+        s.work_failing("down");
+        s.on_tick(None);
+        s.work_failing("still down");
+        let entry = &registry.snapshot()[0];
+        assert_eq!(entry.state, ActorState::Degraded);
+        assert_eq!(entry.last_error.as_deref(), Some("still down"));
+        assert_eq!(
+            *told.0.lock().unwrap(),
+            vec![("x".into(), Some("down".into()))]
+        );
+
+        s.work_recovered();
+        assert_eq!(registry.snapshot()[0].state, ActorState::Running);
+        s.work_failing("down again");
+        assert_eq!(told.0.lock().unwrap().len(), 2, "a new episode is told");
     }
 
     #[test]

@@ -19,7 +19,8 @@ const DETAIL_MAX_CHARS: usize = 1000;
 /// What happened. Alerts are grouped per kind: one mail per kind and window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AlertKind {
-    /// An actor restarted more often than the restart intensity allows (escalation).
+    /// An actor restarted more often than the restart intensity allows (escalation), or an
+    /// acknowledgement collector cannot fetch its inbox.
     ActorDegraded,
     /// A circuit breaker in front of a transport opened.
     BreakerOpened,
@@ -47,8 +48,9 @@ impl AlertKind {
     pub fn explanation(self) -> &'static str {
         match self {
             AlertKind::ActorDegraded => {
-                "These actors restarted more often than the restart intensity allows; they keep \
-                 being restarted after a pause. Their last error is listed."
+                "These actors restarted more often than the restart intensity allows (they keep \
+                 being restarted after a pause), or cannot fetch their acknowledgement inbox \
+                 (their reports wait). Their last error is listed."
             }
             AlertKind::BreakerOpened => {
                 "Deliveries through these transports pause until the breaker closes again."

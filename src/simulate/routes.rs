@@ -38,10 +38,11 @@ fn wire_error(status: StatusCode, error: String) -> HttpResponse {
 }
 
 /// The simulator's answer to a transport call, in the protocol's terms: a final refusal is
-/// `refusal`, a transient fault 503.
+/// `refusal`, an unknown inbox cursor 410, a transient fault 503.
 fn failed(error: TransportError, refusal: StatusCode) -> HttpResponse {
     match error {
         TransportError::Rejected(reason) => wire_error(refusal, reason),
+        TransportError::UnknownCursor(reason) => wire_error(StatusCode::GONE, reason),
         TransportError::Transient(message) => wire_error(StatusCode::SERVICE_UNAVAILABLE, message),
     }
 }

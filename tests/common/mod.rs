@@ -329,6 +329,15 @@ impl Server {
             .unwrap()
     }
 
+    /// The operator's health entry of actor `name` (`GET /admin/api/v1/actors`).
+    pub fn actor(&self, name: &str) -> Value {
+        let actors: Vec<Value> = self.admin_get("/admin/api/v1/actors").json().unwrap();
+        actors
+            .into_iter()
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("actor {name} not listed"))
+    }
+
     /// Polls a birthnotice `GET /reports/{id}?peek=true` until the status is `status`.
     pub fn wait_for_status(&self, user: &str, id: &str, status: &str) -> Value {
         self.wait_for_status_in("birthnotice", user, id, status)

@@ -106,6 +106,11 @@ pub enum TransportError {
     /// Final: the message will never be accepted (invalid, unsigned, unknown reference).
     #[error("rejected by the transport: {0}")]
     Rejected(String),
+    /// Only from [`Transport::acknowledgements`]: the inbox does not know the cursor it was given
+    /// (the office restarted with a fresh journal, or the cursor came from another office). Not
+    /// a verdict on any report: the caller starts again from the inbox's oldest entry.
+    #[error("unknown inbox cursor: {0}")]
+    UnknownCursor(String),
 }
 
 /// A way to deliver messages to an authority and learn their fate.
@@ -120,7 +125,7 @@ pub trait Transport: Send + Sync + 'static {
     /// authority drops them into the inbox as it decides, and one call collects every one since
     /// the cursor, however many reports wait. Fetching does not consume: the same cursor gives
     /// the same acknowledgements again, so a caller that crashed before saving the new cursor
-    /// loses nothing. An unknown cursor is [`TransportError::Rejected`].
+    /// loses nothing. A cursor the inbox does not know is [`TransportError::UnknownCursor`].
     async fn acknowledgements(
         &self,
         cursor: Option<&str>,

@@ -427,13 +427,15 @@ async fn outcome_is_stable_across_fetches_config_changes_and_reopen() {
 }
 
 #[tokio::test]
-async fn an_unknown_cursor_is_refused() {
+async fn an_unknown_cursor_is_told_apart_from_other_refusals() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir, quick_config());
     for cursor in ["1", "not-a-cursor", "-1"] {
         assert_eq!(
             office.acknowledgements(Some(cursor), 10).await.unwrap_err(),
-            TransportError::Rejected(format!("unknown inbox cursor {cursor:?}"))
+            TransportError::UnknownCursor(format!(
+                "{cursor:?} is not a position in this office's feed"
+            ))
         );
     }
     // The start of an empty inbox is a cursor like any other.

@@ -496,6 +496,10 @@ pub struct ScriptedTransport {
     office: Mutex<Office>,
     /// Inbox fetches made while a message waited.
     pub ack_calls: AtomicUsize,
+    /// Every inbox fetch made, answered or not.
+    pub fetches: AtomicUsize,
+    /// While set, every inbox fetch fails with this error (an outage, however long).
+    pub inbox_down: Mutex<Option<TransportError>>,
 }
 
 impl ScriptedTransport {
@@ -566,13 +570,20 @@ impl Transport for ScriptedTransport {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<AckBatch, TransportError> {
+        self.fetches.fetch_add(1, Ordering::SeqCst);
+        if let Some(down) = self.inbox_down.lock().unwrap().clone() {
+            return Err(down);
+        }
+        let unknown = |c: &str| TransportError::UnknownCursor(format!("{c:?}"));
         let from: usize = match cursor {
             None => 0,
-            Some(c) => c
-                .parse()
-                .map_err(|_| TransportError::Rejected(format!("unknown cursor {c}")))?,
+            Some(c) => c.parse().map_err(|_| unknown(c))?,
         };
         let mut office = self.office.lock().unwrap();
+        // A cursor past the feed is one this office never handed out.
+        if from > office.inbox.len() {
+            return Err(unknown(cursor.unwrap_or_default()));
+        }
         if !office.waiting.is_empty() {
             self.ack_calls.fetch_add(1, Ordering::SeqCst);
             let step = self.ack_script.lock().unwrap().pop_front();

@@ -64,13 +64,13 @@ impl HttpTransport {
         })
     }
 
-    /// Reads a `200` answer as `T`; any other status is the error `refusal` picks (final) or a
-    /// transient one.
+    /// Reads a `200` answer as `T`; the status `refusal` is the error `refused` makes of the
+    /// peer's reason (final, or an unknown cursor), any other status a transient one.
     async fn answer<T: DeserializeOwned>(
         &self,
         url: &Url,
         sent: Result<Response, reqwest::Error>,
-        refusal: StatusCode,
+        (refusal, refused): (StatusCode, fn(String) -> TransportError),
     ) -> Result<T, TransportError> {
         // reqwest's text names the url; it is said once, in front.
         let response = sent.map_err(|e| {
@@ -86,7 +86,7 @@ impl HttpTransport {
         }
         let said = error_text(&body);
         if status == refusal {
-            return Err(TransportError::Rejected(said.unwrap_or_else(|| {
+            return Err(refused(said.unwrap_or_else(|| {
                 format!("refused by the authority (HTTP {status}, no reason given)")
             })));
         }
@@ -115,7 +115,11 @@ impl Transport for HttpTransport {
             .send()
             .await;
         let accepted: WireAccepted = self
-            .answer(url, sent, StatusCode::UNPROCESSABLE_ENTITY)
+            .answer(
+                url,
+                sent,
+                (StatusCode::UNPROCESSABLE_ENTITY, TransportError::Rejected),
+            )
             .await?;
         accepted
             .into_accepted(Utc::now())
@@ -136,7 +140,13 @@ impl Transport for HttpTransport {
             query.append_pair("limit", &limit.clamp(1, MAX_WIRE_BATCH).to_string());
         }
         let sent = self.client.get(url.clone()).send().await;
-        let batch: WireAckBatch = self.answer(&url, sent, StatusCode::GONE).await?;
+        let batch: WireAckBatch = self
+            .answer(
+                &url,
+                sent,
+                (StatusCode::GONE, TransportError::UnknownCursor),
+            )
+            .await?;
         batch
             .into_batch()
             .map_err(|e| TransportError::Transient(format!("{url}: unusable answer ({e})")))

@@ -6,7 +6,8 @@
 //!   [`WireError`] is a final rejection; anything else (another status, a connection error, a
 //!   timeout, an unreadable answer) is transient.
 //! - `GET {url}/acknowledgements?cursor=…&limit=…`: `200` [`WireAckBatch`]; `410` [`WireError`]
-//!   for a cursor the inbox does not know (refused, like [`crate::Transport::acknowledgements`]);
+//!   for a cursor the inbox does not know ([`crate::TransportError::UnknownCursor`]: the service
+//!   starts again from the inbox's oldest entry);
 //!   anything else is transient.
 //!
 //! The types here are the one definition of the format: the client ([`HttpTransport`]) and the

@@ -262,8 +262,8 @@ fn plan(schedule: &mut Schedule, seq: u64, mut waiting: Waiting, due: Option<i64
 }
 
 fn unknown_cursor(cursor: &str) -> TransportError {
-    TransportError::Rejected(format!(
-        "unknown inbox cursor {:?}",
+    TransportError::UnknownCursor(format!(
+        "{:?} is not a position in this office's feed",
         cursor.chars().take(40).collect::<String>()
     ))
 }

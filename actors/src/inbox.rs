@@ -236,6 +236,11 @@ impl InboxActor {
         if self.fetching || self.shutting_down.load(Ordering::SeqCst) {
             return;
         }
+        // Nothing fetched could be recorded; the store's own health entry tells operators, so
+        // the collector neither fails nor degrades meanwhile, and its cursor waits on disk.
+        if self.collector.store.condition() != meldewerk_storage::StoreCondition::Available {
+            return;
+        }
         self.fetching = true;
         let collector = Arc::clone(&self.collector);
         let work = AssertUnwindSafe(async move { collector.fetch().await }).catch_unwind();

@@ -96,6 +96,17 @@ fn store_entry(server: &Server) -> Value {
         .expect("a store entry in the actors' health")
 }
 
+/// An operator adds the user `labor` over the operator API.
+fn add_user_online(server: &Server) -> reqwest::blocking::Response {
+    server
+        .client()
+        .post(server.url("/admin/api/v1/users"))
+        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
+        .json(&serde_json::json!({"name": "labor", "password": "a long enough password"}))
+        .send()
+        .unwrap()
+}
+
 fn ready(server: &Server) -> u16 {
     server
         .client()
@@ -183,13 +194,7 @@ fn a_full_disk_refuses_what_it_cannot_keep_and_delivers_everything_accepted_once
             .contains("No space left"),
         "{store}"
     );
-    let added = server
-        .client()
-        .post(server.url("/admin/api/v1/users"))
-        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-        .json(&serde_json::json!({"name": "labor", "password": "a long enough password"}))
-        .send()
-        .unwrap();
+    let added = add_user_online(&server);
     assert_eq!(added.status(), 503);
     assert_eq!(added.headers()["retry-after"], "30");
     assert_eq!(added.json::<Value>().unwrap()["errors"][0], UNAVAILABLE);
@@ -213,13 +218,7 @@ fn a_full_disk_refuses_what_it_cannot_keep_and_delivers_everything_accepted_once
         });
         assert_eq!(received(&server, id).len(), 1, "{id} delivered once");
     }
-    let added = server
-        .client()
-        .post(server.url("/admin/api/v1/users"))
-        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-        .json(&serde_json::json!({"name": "labor", "password": "a long enough password"}))
-        .send()
-        .unwrap();
+    let added = add_user_online(&server);
     assert_eq!(added.status(), 201);
     // Without mail settings an alert is logged (with them it is mailed, like every alert).
     let log = server.log();

@@ -156,3 +156,17 @@ fn the_operator_login_has_the_failed_login_limit() {
     // Even the right password is refused until the allowance refills.
     assert_eq!(attempt(OPERATOR.1).status(), 429);
 }
+
+#[test]
+fn rust_log_takes_the_place_of_the_configured_level() {
+    let dir = DataDir::new();
+    // `log.level` says info; RUST_LOG asks for debug, which shows the probes.
+    let server = Server::start(&dir, &[("RUST_LOG", "debug")]);
+    server.client().get(server.url("/healthz")).send().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !server.log().contains("/healthz") {
+        assert!(std::time::Instant::now() < deadline, "{}", server.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(server.log().contains("DEBUG"), "{}", server.log());
+}

@@ -675,3 +675,46 @@ fn concurrent_changes_of_one_user_are_not_lost() {
         );
     }
 }
+
+#[test]
+fn a_refused_address_is_answered_but_never_logged() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[]);
+    let address = "kein-at.station3";
+    let message = format!(
+        "invalid email {address:?}: give one address like name@example.org, at most 254 characters"
+    );
+    assert_errors(
+        create(
+            &server,
+            &json!({"name": "praxis", "password": PASSWORD, "email": address}),
+        ),
+        400,
+        &[&message],
+    );
+    let set = operator(
+        server
+            .client()
+            .put(server.url("/admin/api/v1/users/klinik/email")),
+    )
+    .json(&json!({"email": address}))
+    .send()
+    .unwrap();
+    assert_errors(set, 400, &[&message]);
+    // A request that is logged after both, so that the log is known to be written up to here.
+    server.client().get(server.url("/login")).send().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !server.log().contains("/login") {
+        assert!(std::time::Instant::now() < deadline, "{}", server.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let log = server.log();
+    assert!(!log.contains(address), "{log}");
+    assert_eq!(
+        log.matches("invalid email (the address is not logged); problems in all: 1")
+            .count(),
+        2,
+        "{log}"
+    );
+}

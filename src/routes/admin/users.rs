@@ -25,6 +25,9 @@ use crate::telemetry::log_str;
 enum Failure {
     /// The body or a value in it is unusable: 400 with one message per problem.
     Invalid(Vec<String>),
+    /// As `Invalid`, but one message quotes the mail address that was sent: the answer shows it
+    /// to the operator who sent it, the log does not (addresses are personal data).
+    InvalidQuotingAddress(Vec<String>),
     /// The body is larger than `max_body_bytes`: 413.
     TooLarge(usize),
     /// The body is not declared as `application/json`: 415.
@@ -43,6 +46,13 @@ impl std::fmt::Debug for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Invalid(errors) => write!(f, "invalid: {errors:?}"),
+            Failure::InvalidQuotingAddress(errors) => {
+                write!(
+                    f,
+                    "invalid: {} problems, one with the address",
+                    errors.len()
+                )
+            }
             Failure::TooLarge(limit) => write!(f, "body over {limit} bytes"),
             Failure::UnsupportedMediaType => f.write_str("not declared as JSON"),
             Failure::Account(e) => write!(f, "{e:?}"),
@@ -54,6 +64,12 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Invalid(errors) => f.write_str(&errors.join("; ")),
+            // What the log shows of the answer (the root span writes this form).
+            Failure::InvalidQuotingAddress(errors) => write!(
+                f,
+                "invalid email (the address is not logged); problems in all: {}",
+                errors.len()
+            ),
             Failure::TooLarge(limit) => write!(f, "request body exceeds {limit} bytes"),
             Failure::UnsupportedMediaType => JsonError::UnsupportedMediaType.fmt(f),
             Failure::Account(e) => e.fmt(f),
@@ -70,7 +86,9 @@ impl actix_web::ResponseError for Failure {
 /// The one place that maps failures to status codes and `{"errors": [...]}` bodies.
 fn respond(failure: &Failure) -> HttpResponse {
     let (status, errors) = match failure {
-        Failure::Invalid(errors) => (StatusCode::BAD_REQUEST, errors.clone()),
+        Failure::Invalid(errors) | Failure::InvalidQuotingAddress(errors) => {
+            (StatusCode::BAD_REQUEST, errors.clone())
+        }
         Failure::TooLarge(limit) => (
             StatusCode::PAYLOAD_TOO_LARGE,
             vec![JsonError::TooLarge(*limit).to_string()],
@@ -185,10 +203,34 @@ fn optional_string<'a>(
     }
 }
 
-/// The optional `email` member, parsed; `errors` collects what is wrong with it.
-fn optional_email(object: &Map<String, Value>, errors: &mut Vec<String>) -> Option<Email> {
-    optional_string(object, "email", errors)
-        .and_then(|e| Email::parse(e).map_err(|e| errors.push(e.to_string())).ok())
+/// The optional `email` member, parsed; `errors` collects what is wrong with it. `Err` when the
+/// address was refused: its message quotes the address, so the failure must say so
+/// ([`Failure::invalid`]).
+fn optional_email(
+    object: &Map<String, Value>,
+    errors: &mut Vec<String>,
+) -> Result<Option<Email>, AddressRefused> {
+    match optional_string(object, "email", errors).map(Email::parse) {
+        None => Ok(None),
+        Some(Ok(email)) => Ok(Some(email)),
+        Some(Err(e)) => {
+            errors.push(e.to_string());
+            Err(AddressRefused)
+        }
+    }
+}
+
+/// A refused mail address is among the problems of a request.
+struct AddressRefused;
+
+impl Failure {
+    /// 400 with `errors`; `email` says whether one of them quotes a refused address.
+    fn invalid<T>(errors: Vec<String>, email: &Result<T, AddressRefused>) -> Failure {
+        match email {
+            Ok(_) => Failure::Invalid(errors),
+            Err(AddressRefused) => Failure::InvalidQuotingAddress(errors),
+        }
+    }
 }
 
 /// The name from a path, checked against the naming rule.
@@ -238,10 +280,13 @@ pub async fn add_user(
     });
     let customer = optional_string(&object, "customer", &mut errors).map(str::to_string);
     let email = optional_email(&object, &mut errors);
-    let (Some(name), Some(password), true) = (name, password, errors.is_empty()) else {
-        return Err(Failure::Invalid(errors));
+    let (Some(name), Some(password), Ok(email), true) = (name, password, &email, errors.is_empty())
+    else {
+        return Err(Failure::invalid(errors, &email));
     };
-    let summary = accounts.add(&name, password, customer, email).await?;
+    let summary = accounts
+        .add(&name, password, customer, email.clone())
+        .await?;
     tracing::info!("user added by operator");
     Ok(HttpResponse::Created().json(summary))
 }
@@ -294,10 +339,10 @@ pub async fn set_email(
         ]));
     }
     let mut errors = Vec::new();
-    let email = optional_email(&object, &mut errors);
-    if !errors.is_empty() {
-        return Err(Failure::Invalid(errors));
-    }
+    let email = match optional_email(&object, &mut errors) {
+        Ok(email) if errors.is_empty() => email,
+        refused => return Err(Failure::invalid(errors, &refused)),
+    };
     let removed = email.is_none();
     accounts.set_email(&name, email).await?;
     tracing::info!(removed, "notice address set by operator");

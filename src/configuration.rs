@@ -10,7 +10,7 @@ use figment::Figment;
 use meldewerk_actors::EngineSettings;
 use meldewerk_transports::wire::{check_url, HttpTransportSettings};
 use meldewerk_transports::xpersonenstand;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
 use crate::mail::MailSettings;
 use crate::xpersonenstand::XPersonenstandSettings;
@@ -204,6 +204,11 @@ pub struct SimulatedTransportSettings {
     /// Longest one call to `url` may take, in milliseconds (the engine's
     /// `transport_timeout_secs` bounds it too).
     pub request_timeout_ms: u64,
+    /// Host names `meldewerk simulate` answers besides loopback names and the address it is bound
+    /// to (`Host` header, port not looked at); any other `Host` gets 421, so that a web page
+    /// cannot reach the simulator by DNS rebinding.
+    #[serde(deserialize_with = "one_or_many")]
+    pub allowed_hosts: Vec<String>,
     /// How the simulated authority behaves (in-process, or in `meldewerk simulate`).
     #[serde(flatten)]
     pub simulator: xpersonenstand::SimulatorConfig,
@@ -220,6 +225,7 @@ impl Default for SimulatedTransportSettings {
             url: None,
             connect_timeout_ms: 5_000,
             request_timeout_ms: 30_000,
+            allowed_hosts: Vec::new(),
             simulator: xpersonenstand::SimulatorConfig::default(),
             unknown: BTreeMap::new(),
         }
@@ -232,7 +238,12 @@ impl SimulatedTransportSettings {
         if let Some(key) = self.unknown.keys().next() {
             // The simulator's keys as its own type names them, so that the list cannot drift.
             let simulator = serde_json::to_value(&self.simulator).unwrap_or_default();
-            let mut known = vec!["url", "connect_timeout_ms", "request_timeout_ms"];
+            let mut known = vec![
+                "url",
+                "connect_timeout_ms",
+                "request_timeout_ms",
+                "allowed_hosts",
+            ];
             if let Some(keys) = simulator.as_object() {
                 known.extend(keys.keys().map(String::as_str));
             }
@@ -265,6 +276,27 @@ impl SimulatedTransportSettings {
             request_timeout: Duration::from_millis(self.request_timeout_ms),
         })
     }
+}
+
+/// A list, or one string of comma-separated entries (what an environment variable can carry).
+pub(crate) fn one_or_many<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    let list = match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::One(text) => text.split(',').map(str::to_string).collect(),
+        OneOrMany::Many(list) => list,
+    };
+    Ok(list
+        .into_iter()
+        .map(|entry| entry.trim().to_string())
+        .filter(|entry| !entry.is_empty())
+        .collect())
 }
 
 /// Why the settings could not be loaded.

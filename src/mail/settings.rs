@@ -2,7 +2,7 @@
 //! grouped, paced and retried.
 
 use lettre::message::Mailbox;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 
 /// How the connection to the SMTP server is secured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -47,7 +47,7 @@ pub struct MailSettings {
     pub from: String,
     /// Who receives alert mails. In TOML a list; in the environment a comma-separated string
     /// (`MELDEWERK_MAIL__OPERATORS=a@example.org,b@example.org`) or a list (`[a@…, b@…]`).
-    #[serde(deserialize_with = "one_or_many")]
+    #[serde(deserialize_with = "crate::configuration::one_or_many")]
     pub operators: Vec<String>,
     /// Alerts of one kind are collected this long after the first one, then mailed together.
     pub group_window_secs: u64,
@@ -148,25 +148,6 @@ impl MailSettings {
         }
         Ok(())
     }
-}
-
-/// A list, or one string of comma-separated entries (what an environment variable can carry).
-fn one_or_many<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum OneOrMany {
-        One(String),
-        Many(Vec<String>),
-    }
-    let list = match OneOrMany::deserialize(deserializer)? {
-        OneOrMany::One(text) => text.split(',').map(str::to_string).collect(),
-        OneOrMany::Many(list) => list,
-    };
-    Ok(list
-        .into_iter()
-        .map(|entry| entry.trim().to_string())
-        .filter(|entry| !entry.is_empty())
-        .collect())
 }
 
 #[cfg(test)]

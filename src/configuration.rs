@@ -36,6 +36,9 @@ pub struct Settings {
     pub master_key: Option<String>,
     /// Largest accepted request body in bytes.
     pub max_body_bytes: usize,
+    /// Longest time a request body may take to arrive, from the request's head on, in seconds;
+    /// then 408 and the connection is closed.
+    pub body_timeout_secs: u64,
     /// Seconds to let in-flight requests and deliveries finish on SIGTERM/SIGINT.
     pub shutdown_grace_secs: u64,
     /// Operator access to `/admin/api/v1/`.
@@ -68,6 +71,7 @@ impl Default for Settings {
             session_idle_secs: 1800,
             master_key: None,
             max_body_bytes: 256 * 1024,
+            body_timeout_secs: 30,
             shutdown_grace_secs: 10,
             operator: OperatorSettings::default(),
             security: SecuritySettings::default(),
@@ -340,6 +344,9 @@ impl Settings {
         if self.token_lifetime_secs == 0 {
             return Err(ConfigError("token_lifetime_secs must be at least 1".into()));
         }
+        if self.body_timeout_secs == 0 {
+            return Err(ConfigError("body_timeout_secs must be at least 1".into()));
+        }
         if self.security.argon2_concurrency == 0 {
             return Err(ConfigError(
                 "security.argon2_concurrency must be at least 1".into(),
@@ -360,6 +367,11 @@ impl Settings {
         self.mail.check().map_err(ConfigError)?;
         self.transports.xpersonenstand.check("xpersonenstand")?;
         Ok(())
+    }
+
+    /// The request body deadline of the HTTP servers (service and simulators).
+    pub(crate) fn body_deadline(&self) -> crate::routes::body_deadline::BodyDeadline {
+        crate::routes::body_deadline::BodyDeadline(Duration::from_secs(self.body_timeout_secs))
     }
 
     /// Path of the sled database.

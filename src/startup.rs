@@ -95,16 +95,20 @@ pub enum StartupError {
     Server(String),
 }
 
-/// A form post that cannot be read (too large, not url-encoded): an HTML page, like the form.
+/// A form post that cannot be read (too large, too slow, not url-encoded): an HTML page, like the
+/// form.
 fn form_error(
     error: actix_web::error::UrlencodedError,
     _: &actix_web::HttpRequest,
 ) -> actix_web::Error {
-    let status = match error {
-        actix_web::error::UrlencodedError::Overflow { .. } => {
-            actix_web::http::StatusCode::PAYLOAD_TOO_LARGE
+    use actix_web::error::UrlencodedError;
+    use actix_web::http::StatusCode;
+    let status = match &error {
+        UrlencodedError::Overflow { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        UrlencodedError::Payload(e) if routes::body_deadline::timed_out(e).is_some() => {
+            StatusCode::REQUEST_TIMEOUT
         }
-        _ => actix_web::http::StatusCode::BAD_REQUEST,
+        _ => StatusCode::BAD_REQUEST,
     };
     let body = maud::html! {
         h1 { "Formular nicht lesbar" }
@@ -340,6 +344,7 @@ impl Application {
         let engine_data = web::Data::new(engine.clone());
         let xpersonenstand_data = web::Data::new(transports.xpersonenstand.clone());
         let max_body = settings.max_body_bytes;
+        let body_deadline = web::Data::new(settings.body_deadline());
         let grace = Duration::from_secs(settings.shutdown_grace_secs);
 
         let server = HttpServer::new({
@@ -358,6 +363,7 @@ impl Application {
                     .app_data(engine_data.clone())
                     .app_data(metrics.clone())
                     .app_data(xpersonenstand_data.clone())
+                    .app_data(body_deadline.clone())
                     .app_data(
                         web::FormConfig::default()
                             .limit(max_body)
@@ -365,6 +371,7 @@ impl Application {
                     )
                     .app_data(web::QueryConfig::default().error_handler(query_error))
                     .app_data(web::PayloadConfig::new(max_body))
+                    .wrap(middleware::from_fn(routes::body_deadline::limit_body_time))
                     .wrap(middleware::from_fn(routes::security_headers::add_headers))
                     .wrap(
                         middleware::DefaultHeaders::new()

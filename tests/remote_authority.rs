@@ -408,3 +408,18 @@ fn the_simulator_answers_only_the_host_names_it_knows() {
         assert_eq!(answer.json(), json!({"rules": [], "transient_rate": 0.0}));
     }
 }
+
+#[test]
+fn the_simulator_cuts_off_a_body_that_trickles_in() {
+    let dir = DataDir::new();
+    let simulator = Peer::simulator(dir.path(), &[("MELDEWERK_BODY_TIMEOUT_SECS", "2")]);
+    let head = "POST /deliveries HTTP/1.1\r\nHost: localhost\r\n\
+                Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
+    let (answer, closed) = common::raw::trickle(&simulator.base, head);
+    assert_eq!(answer.status, 408);
+    assert_eq!(
+        answer.json(),
+        json!({"error": "the request body did not arrive within 2 seconds"})
+    );
+    assert!(closed, "the connection stays open");
+}

@@ -129,7 +129,7 @@ fn the_operator_api_reads_json_as_strictly() {
         .as_str()
         .unwrap()
         .contains("duplicate member \"name\""));
-    let script = "/admin/api/v1/transports/xpersonenstand/script";
+    let script = "/admin/api/v1/transports/xpersonenstand/script/rules";
     let (status, _) = send(reqwest::Method::PUT, script, r#"{"rules": []}"#, None);
     assert_eq!(status, 415);
     let (status, _) = send(
@@ -146,4 +146,102 @@ fn the_operator_api_reads_json_as_strictly() {
         415
     );
     assert_eq!(send(reqwest::Method::POST, seal, "", None).0, 201);
+}
+
+/// The head of a POST of `path` with 1000 bytes of `content_type` to come and `credentials`.
+fn slow_post(path: &str, content_type: &str, credentials: (&str, &str)) -> String {
+    use base64::Engine as _;
+    let basic = base64::engine::general_purpose::STANDARD
+        .encode(format!("{}:{}", credentials.0, credentials.1));
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic {basic}\r\n\
+         Content-Type: {content_type}\r\nContent-Length: 1000\r\n\r\n"
+    )
+}
+
+#[test]
+fn a_body_that_trickles_in_is_cut_off_with_408() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[("MELDEWERK_BODY_TIMEOUT_SECS", "2")]);
+    let klinik = ("klinik", PASSWORD);
+    let late = "the request body did not arrive within 2 seconds";
+    let json = "application/json";
+
+    let (answer, closed) = common::raw::trickle(
+        &server.base,
+        &slow_post("/api/birthnotice/v1/memento", json, klinik),
+    );
+    assert_eq!(answer.status, 408);
+    assert_eq!(answer.json(), serde_json::json!({"errors": [late]}));
+    assert_eq!(answer.header("connection"), Some("close"));
+    assert!(closed, "the connection stays open");
+
+    let (answer, closed) = common::raw::trickle(
+        &server.base,
+        &slow_post("/api/birthdata/v1/memento", json, klinik),
+    );
+    assert_eq!(answer.status, 408);
+    assert_eq!(
+        answer.header("content-type"),
+        Some("application/problem+json")
+    );
+    assert_eq!(
+        answer.json(),
+        serde_json::json!({
+            "type": format!("{}/problems/request-timeout", server.base),
+            "title": "Request body too slow",
+            "status": 408,
+            "detail": late,
+            "instance": "/api/birthdata/v1/memento",
+        })
+    );
+    assert!(closed);
+
+    let (answer, closed) = common::raw::trickle(
+        &server.base,
+        &slow_post("/admin/api/v1/users", json, OPERATOR),
+    );
+    assert_eq!(answer.status, 408);
+    assert_eq!(answer.json(), serde_json::json!({"errors": [late]}));
+    assert!(closed);
+
+    let script = "/admin/api/v1/transports/xpersonenstand/script/rules";
+    let (answer, closed) = common::raw::trickle(&server.base, &slow_post(script, json, OPERATOR));
+    assert_eq!(answer.status, 408);
+    assert_eq!(answer.json(), serde_json::json!({"errors": [late]}));
+    assert!(closed);
+
+    // A form post, in a session: the form's page style.
+    use reqwest::cookie::CookieStore as _;
+    let jar = std::sync::Arc::new(reqwest::cookie::Jar::default());
+    let browser = Browser::with_cookies(jar.clone());
+    let form = browser.open_magic_link(
+        &server,
+        &magic_link(&server, "klinik", &complete_notice("geb-slow")),
+    );
+    let cookie = jar.cookies(&server.base.parse().unwrap()).unwrap();
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: localhost\r\nCookie: {}\r\n\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n",
+        form.action(),
+        cookie.to_str().unwrap()
+    );
+    let (answer, closed) = common::raw::trickle(&server.base, &head);
+    assert_eq!(answer.status, 408, "{answer:?}");
+    assert!(answer
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(
+        answer.body.contains("Formular nicht lesbar"),
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains(late), "{}", answer.body);
+    assert!(closed);
+
+    // A body that arrives in time is read as ever.
+    let (status, _) = post(&server, "birthnotice", r#"{"id": "geb-1"}"#, Some(json));
+    assert_eq!(status, 200);
 }

@@ -72,11 +72,16 @@ pub async fn run(
         address.ip(),
         &settings.transports.xpersonenstand.allowed_hosts,
     ));
+    let body_deadline = web::Data::new(settings.body_deadline());
     let grace = Duration::from_secs(settings.shutdown_grace_secs);
     let server = HttpServer::new(move || {
         App::new()
             .app_data(shared.clone())
             .app_data(allowed.clone())
+            .app_data(body_deadline.clone())
+            .wrap(middleware::from_fn(
+                crate::routes::body_deadline::limit_body_time,
+            ))
             .wrap(middleware::from_fn(hosts::check_host))
             .wrap(TracingLogger::<RedactingRootSpan>::new())
             .configure(routes::configure)

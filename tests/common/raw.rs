@@ -95,3 +95,28 @@ pub fn read_answer(stream: &mut TcpStream) -> RawAnswer {
         body: String::from_utf8_lossy(&body).into_owned(),
     }
 }
+
+/// Sends `head` (a request's head, announcing a body of 1000 bytes) on a new connection, then
+/// one byte of the body a second, and reads the answer that comes meanwhile. Also answers
+/// whether the server closed the connection after it.
+pub fn trickle(base: &str, head: &str) -> (RawAnswer, bool) {
+    let mut stream = connect(base);
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    std::thread::spawn(move || {
+        for _ in 0..120 {
+            if writer.write_all(b" ").is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+    });
+    let answer = read_answer(&mut stream);
+    let mut rest = [0u8; 1];
+    let closed = match stream.read(&mut rest) {
+        Ok(0) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        Ok(_) => false,
+    };
+    (answer, closed)
+}

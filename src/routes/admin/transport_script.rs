@@ -8,7 +8,6 @@
 //! (`transports.<name>.url`) is scripted there, at the same paths (`crate::simulate` serves them
 //! with the functions here); this API then answers 409 saying where.
 
-use actix_web::http::StatusCode;
 use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
 use meldewerk_transports::script::json::{rule_from_json, script_from_json, script_to_json};
 use meldewerk_transports::script::{ScriptError, Scriptable};
@@ -16,7 +15,7 @@ use serde_json::{json, Value};
 
 use super::{error, NoSimulator, SimulatorSite};
 use crate::auth::Operator;
-use crate::routes::json::{self, JsonError};
+use crate::routes::json;
 use crate::startup::WebSettings;
 
 /// The simulator called `name`, or why it cannot be scripted here. One arm per simulated
@@ -48,14 +47,9 @@ async fn json_body(
     payload: web::Payload,
     limit: usize,
 ) -> Result<Value, HttpResponse> {
-    json::read_json(req, payload, limit).await.map_err(|e| {
-        let status = match e {
-            JsonError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            JsonError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            JsonError::Invalid(_) => StatusCode::BAD_REQUEST,
-        };
-        error(status, e.to_string())
-    })
+    json::read_json(req, payload, limit)
+        .await
+        .map_err(|e| error(e.status(), e.to_string()))
 }
 
 /// A whole script from a JSON body replaces the script.

@@ -28,10 +28,9 @@ enum Failure {
     /// As `Invalid`, but one message quotes the mail address that was sent: the answer shows it
     /// to the operator who sent it, the log does not (addresses are personal data).
     InvalidQuotingAddress(Vec<String>),
-    /// The body is larger than `max_body_bytes`: 413.
-    TooLarge(usize),
-    /// The body is not declared as `application/json`: 415.
-    UnsupportedMediaType,
+    /// The body could not be read: 413 over `max_body_bytes`, 415 not declared as JSON, 408 too
+    /// slow (never [`JsonError::Invalid`], which is `Invalid`).
+    Body(JsonError),
     /// The account operation failed.
     Account(AccountError),
 }
@@ -53,8 +52,7 @@ impl std::fmt::Debug for Failure {
                     errors.len()
                 )
             }
-            Failure::TooLarge(limit) => write!(f, "body over {limit} bytes"),
-            Failure::UnsupportedMediaType => f.write_str("not declared as JSON"),
+            Failure::Body(e) => write!(f, "{e:?}"),
             Failure::Account(e) => write!(f, "{e:?}"),
         }
     }
@@ -70,8 +68,7 @@ impl std::fmt::Display for Failure {
                 "invalid email (the address is not logged); problems in all: {}",
                 errors.len()
             ),
-            Failure::TooLarge(limit) => write!(f, "request body exceeds {limit} bytes"),
-            Failure::UnsupportedMediaType => JsonError::UnsupportedMediaType.fmt(f),
+            Failure::Body(e) => e.fmt(f),
             Failure::Account(e) => e.fmt(f),
         }
     }
@@ -89,14 +86,7 @@ fn respond(failure: &Failure) -> HttpResponse {
         Failure::Invalid(errors) | Failure::InvalidQuotingAddress(errors) => {
             (StatusCode::BAD_REQUEST, errors.clone())
         }
-        Failure::TooLarge(limit) => (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            vec![JsonError::TooLarge(*limit).to_string()],
-        ),
-        Failure::UnsupportedMediaType => (
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            vec![JsonError::UnsupportedMediaType.to_string()],
-        ),
+        Failure::Body(e) => (e.status(), vec![e.to_string()]),
         Failure::Account(e) => {
             let status = match e {
                 AccountError::InvalidName(_)
@@ -129,9 +119,8 @@ fn respond(failure: &Failure) -> HttpResponse {
 impl From<JsonError> for Failure {
     fn from(e: JsonError) -> Self {
         match e {
-            JsonError::UnsupportedMediaType => Failure::UnsupportedMediaType,
-            JsonError::TooLarge(limit) => Failure::TooLarge(limit),
             JsonError::Invalid(message) => Failure::Invalid(vec![message]),
+            other => Failure::Body(other),
         }
     }
 }

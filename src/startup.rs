@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use actix_web::dev::Service;
 use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::{middleware, web, App, HttpMessage, HttpResponse, HttpServer};
+use actix_web::{middleware, web, App, HttpMessage, HttpResponse};
 use meldewerk_actors::{Engine, Fanout, MessageSigner, ModuleSpec};
 use meldewerk_storage::{SledStore, Store, StoreError};
 use meldewerk_transports::wire::HttpTransport;
@@ -347,81 +347,85 @@ impl Application {
         let body_deadline = web::Data::new(settings.body_deadline());
         let grace = Duration::from_secs(settings.shutdown_grace_secs);
 
-        let server = HttpServer::new({
-            let readiness = readiness.clone();
-            move || {
-                let modules = modules.clone();
-                App::new()
-                    .app_data(store_data.clone())
-                    .app_data(master_data.clone())
-                    .app_data(verifier.clone())
-                    .app_data(accounts.clone())
-                    .app_data(sessions.clone())
-                    .app_data(web_settings.clone())
-                    .app_data(operator.clone())
-                    .app_data(readiness.clone())
-                    .app_data(engine_data.clone())
-                    .app_data(metrics.clone())
-                    .app_data(xpersonenstand_data.clone())
-                    .app_data(body_deadline.clone())
-                    .app_data(
-                        web::FormConfig::default()
-                            .limit(max_body)
-                            .error_handler(form_error),
-                    )
-                    .app_data(web::QueryConfig::default().error_handler(query_error))
-                    .app_data(web::PayloadConfig::new(max_body))
-                    .wrap(middleware::from_fn(routes::body_deadline::limit_body_time))
-                    .wrap(middleware::from_fn(routes::security_headers::add_headers))
-                    .wrap(
-                        middleware::DefaultHeaders::new()
-                            .add(("X-Content-Type-Options", "nosniff"))
-                            .add(("X-Frame-Options", "DENY"))
-                            .add(("Referrer-Policy", "no-referrer")),
-                    )
-                    .wrap_fn(|req, srv| {
-                        let request_id = req.extensions().get::<RequestId>().copied();
-                        let response = srv.call(req);
-                        async move {
-                            let mut response = response.await?;
-                            if let Some(id) = request_id {
-                                if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
-                                    response
-                                        .headers_mut()
-                                        .insert(HeaderName::from_static("x-request-id"), value);
+        let server = crate::http_server::serve(
+            {
+                let readiness = readiness.clone();
+                move || {
+                    let modules = modules.clone();
+                    App::new()
+                        .app_data(store_data.clone())
+                        .app_data(master_data.clone())
+                        .app_data(verifier.clone())
+                        .app_data(accounts.clone())
+                        .app_data(sessions.clone())
+                        .app_data(web_settings.clone())
+                        .app_data(operator.clone())
+                        .app_data(readiness.clone())
+                        .app_data(engine_data.clone())
+                        .app_data(metrics.clone())
+                        .app_data(xpersonenstand_data.clone())
+                        .app_data(body_deadline.clone())
+                        .app_data(
+                            web::FormConfig::default()
+                                .limit(max_body)
+                                .error_handler(form_error),
+                        )
+                        .app_data(web::QueryConfig::default().error_handler(query_error))
+                        .app_data(web::PayloadConfig::new(max_body))
+                        .wrap(middleware::from_fn(routes::body_deadline::limit_body_time))
+                        .wrap(middleware::from_fn(routes::security_headers::add_headers))
+                        .wrap(
+                            middleware::DefaultHeaders::new()
+                                .add(("X-Content-Type-Options", "nosniff"))
+                                .add(("X-Frame-Options", "DENY"))
+                                .add(("Referrer-Policy", "no-referrer")),
+                        )
+                        .wrap_fn(|req, srv| {
+                            let request_id = req.extensions().get::<RequestId>().copied();
+                            let response = srv.call(req);
+                            async move {
+                                let mut response = response.await?;
+                                if let Some(id) = request_id {
+                                    if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
+                                        response
+                                            .headers_mut()
+                                            .insert(HeaderName::from_static("x-request-id"), value);
+                                    }
                                 }
+                                Ok(response)
                             }
-                            Ok(response)
-                        }
-                    })
-                    .wrap(middleware::from_fn(crate::metrics::count_requests))
-                    .wrap(TracingLogger::<RedactingRootSpan>::new())
-                    .service(routes::health::healthz)
-                    .service(routes::health::readyz)
-                    .service(crate::metrics::scrape)
-                    .service(routes::magic_link::redeem)
-                    .service(routes::bal::bal_login)
-                    .service(routes::login::login)
-                    .service(routes::login::logout())
-                    .configure(|cfg| {
-                        for (module, signer) in modules {
-                            module_layer::routes::configure(module, signer)(cfg);
-                        }
-                    })
-                    .configure(routes::admin::configure)
-                    .default_service(web::to(|| async {
-                        HttpResponse::NotFound()
-                            .json(serde_json::json!({ "errors": ["not found"] }))
-                    }))
-            }
-        })
-        // Each worker's blocking pool (argon2, store flushes) bounded like the engine's: idle
-        // threads of a burst keep their allocator memory.
-        .worker_max_blocking_threads(HTTP_BLOCKING_THREADS)
-        .listen(listener)
-        .map_err(|e| StartupError::Server(e.to_string()))?
-        .shutdown_timeout(grace.as_secs())
-        .run();
+                        })
+                        .wrap(middleware::from_fn(crate::metrics::count_requests))
+                        .wrap(TracingLogger::<RedactingRootSpan>::new())
+                        .service(routes::health::healthz)
+                        .service(routes::health::readyz)
+                        .service(crate::metrics::scrape)
+                        .service(routes::magic_link::redeem)
+                        .service(routes::bal::bal_login)
+                        .service(routes::login::login)
+                        .service(routes::login::logout())
+                        .configure(|cfg| {
+                            for (module, signer) in modules {
+                                module_layer::routes::configure(module, signer)(cfg);
+                            }
+                        })
+                        .configure(routes::admin::configure)
+                        .default_service(web::to(|| async {
+                            HttpResponse::NotFound()
+                                .json(serde_json::json!({ "errors": ["not found"] }))
+                        }))
+                }
+            },
+            listener,
+            crate::http_server::ServerOptions {
+                max_body_bytes: max_body,
+                // Each worker's blocking pool (argon2, store flushes) bounded like the engine's:
+                // idle threads of a burst keep their allocator memory.
+                blocking_threads: Some(HTTP_BLOCKING_THREADS),
+                shutdown_timeout_secs: grace.as_secs(),
+            },
+        )
+        .map_err(|e| StartupError::Server(e.to_string()))?;
 
         Ok(Application {
             server,

@@ -150,13 +150,7 @@ fn the_operator_api_reads_json_as_strictly() {
 
 /// The head of a POST of `path` with 1000 bytes of `content_type` to come and `credentials`.
 fn slow_post(path: &str, content_type: &str, credentials: (&str, &str)) -> String {
-    use base64::Engine as _;
-    let basic = base64::engine::general_purpose::STANDARD
-        .encode(format!("{}:{}", credentials.0, credentials.1));
-    format!(
-        "POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic {basic}\r\n\
-         Content-Type: {content_type}\r\nContent-Length: 1000\r\n\r\n"
-    )
+    common::raw::post_head(path, content_type, 1000, credentials, false)
 }
 
 #[test]

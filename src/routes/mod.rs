@@ -40,6 +40,10 @@ pub(crate) async fn read_limited(
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| match body_deadline::timed_out(&e) {
             Some(late) => BodyError::TimedOut(late.0),
+            // A body announced as over the limit (`crate::http_server`).
+            None if matches!(e, actix_web::error::PayloadError::Overflow) => {
+                BodyError::TooLarge(limit)
+            }
             None => BodyError::Unreadable(e.to_string()),
         })?;
         if body.len() + chunk.len() > limit {

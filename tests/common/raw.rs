@@ -120,3 +120,26 @@ pub fn trickle(base: &str, head: &str) -> (RawAnswer, bool) {
     };
     (answer, closed)
 }
+
+/// The head of a POST of `path` announcing `length` bytes of `content_type`, with Basic
+/// `credentials` and, if `expect`, `Expect: 100-continue`.
+pub fn post_head(
+    path: &str,
+    content_type: &str,
+    length: u64,
+    credentials: (&str, &str),
+    expect: bool,
+) -> String {
+    use base64::Engine as _;
+    let basic = base64::engine::general_purpose::STANDARD
+        .encode(format!("{}:{}", credentials.0, credentials.1));
+    let expect = if expect {
+        "Expect: 100-continue\r\n"
+    } else {
+        ""
+    };
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic {basic}\r\n\
+         Content-Type: {content_type}\r\nContent-Length: {length}\r\n{expect}\r\n"
+    )
+}

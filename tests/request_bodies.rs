@@ -235,6 +235,22 @@ fn a_body_that_trickles_in_is_cut_off_with_408() {
     assert!(answer.body.contains(late), "{}", answer.body);
     assert!(closed);
 
+    // The logout button's post, in the same page style.
+    let head = format!(
+        "POST /logout HTTP/1.1\r\nHost: localhost\r\nCookie: {}\r\n\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n",
+        cookie.to_str().unwrap()
+    );
+    let (answer, closed) = common::raw::trickle(&server.base, &head);
+    assert_eq!(answer.status, 408, "{answer:?}");
+    assert!(
+        answer.body.contains("Abmeldung nicht lesbar"),
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains(late), "{}", answer.body);
+    assert!(closed);
+
     // A body that arrives in time is read as ever.
     let (status, _) = post(&server, "birthnotice", r#"{"id": "geb-1"}"#, Some(json));
     assert_eq!(status, 200);

@@ -36,7 +36,7 @@ impl AllowedHosts {
     /// in front may forward from another).
     fn allows(&self, host: &str) -> bool {
         let name = host_name(host).to_ascii_lowercase();
-        self.0.iter().any(|allowed| *allowed == name)
+        self.0.contains(&name)
     }
 }
 

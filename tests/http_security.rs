@@ -388,20 +388,11 @@ fn a_body_over_the_limit_is_never_asked_for() {
     assert_eq!(answer.status, 401, "{answer:?}");
 
     // With them: 413 at once, in the route family's shape.
-    let answer = expecting(
-        &server,
-        "/api/birthnotice/v1/memento",
-        huge,
-        ("klinik", PASSWORD),
-    );
+    let as_klinik = |path: &str| expecting(&server, path, huge, ("klinik", PASSWORD));
+    let answer = as_klinik("/api/birthnotice/v1/memento");
     assert_eq!(answer.status, 413, "{answer:?}");
     assert_eq!(answer.json(), too_large);
-    let answer = expecting(
-        &server,
-        "/api/birthdata/v1/memento",
-        huge,
-        ("klinik", PASSWORD),
-    );
+    let answer = as_klinik("/api/birthdata/v1/memento");
     assert_eq!(answer.status, 413, "{answer:?}");
     assert_eq!(
         answer.header("content-type"),

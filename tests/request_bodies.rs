@@ -129,7 +129,7 @@ fn the_operator_api_reads_json_as_strictly() {
         .as_str()
         .unwrap()
         .contains("duplicate member \"name\""));
-    let script = "/admin/api/v1/transports/xpersonenstand/script/rules";
+    let script = "/admin/api/v1/transports/xpersonenstand/script";
     let (status, _) = send(reqwest::Method::PUT, script, r#"{"rules": []}"#, None);
     assert_eq!(status, 415);
     let (status, _) = send(

@@ -191,6 +191,23 @@ impl Server {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The server's log once everything asked before is in it: sends one more request that is
+    /// logged (`GET /login`) and waits (up to 10 s) for its line.
+    pub fn settled_log(&self) -> String {
+        let logged = |log: &str| log.matches("/login").count();
+        let before = logged(&self.log());
+        self.client().get(self.url("/login")).send().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = self.log();
+            if logged(&log) > before {
+                return log;
+            }
+            assert!(Instant::now() < deadline, "{log}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// SIGKILL: no shutdown at all.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {

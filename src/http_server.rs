@@ -106,7 +106,7 @@ where
             let app = Rc::new(app.await.map_err(|e| {
                 tracing::error!(error = ?e, "the application could not be built");
             })?);
-            Ok(fn_service(move |mut req: Request| {
+            Ok(fn_service(move |req: Request| {
                 let app = Rc::clone(&app);
                 async move {
                     if !announces_more_than(&req, limit) {
@@ -114,8 +114,7 @@ where
                     }
                     // The body the client holds back must not be waited for: it reads as over
                     // the limit at once.
-                    drop(req.take_payload());
-                    let (req, _) = req.replace_payload(over_limit());
+                    let (req, _held_back) = req.replace_payload(over_limit());
                     let answer: Response<BoxBody> = match app.call(req).await {
                         Ok(response) => response.into().map_into_boxed_body(),
                         Err(e) => e.into().error_response().into(),

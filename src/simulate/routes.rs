@@ -47,7 +47,8 @@ fn failed(error: TransportError, refusal: StatusCode) -> HttpResponse {
 }
 
 /// `POST /deliveries`: 200 `{"transport_ref", "accepted_at", "duplicate"}`; 422 a final
-/// rejection; 503 a (scripted) transient fault; 400/413/415 a body that is no delivery.
+/// rejection; 503 a (scripted) transient fault; 400/413/415 a body that is no delivery, 408 one
+/// that did not arrive within `body_timeout_secs`.
 #[post("/deliveries")]
 async fn deliveries(
     req: HttpRequest,

@@ -206,7 +206,7 @@ fn a_body_that_trickles_in_is_cut_off_with_408() {
     assert_eq!(answer.json(), serde_json::json!({"errors": [late]}));
     assert!(closed);
 
-    // A form post, in a session: the form's page style.
+    // A session, for the posts of pages.
     use reqwest::cookie::CookieStore as _;
     let jar = std::sync::Arc::new(reqwest::cookie::Jar::default());
     let browser = Browser::with_cookies(jar.clone());
@@ -215,41 +215,24 @@ fn a_body_that_trickles_in_is_cut_off_with_408() {
         &magic_link(&server, "klinik", &complete_notice("geb-slow")),
     );
     let cookie = jar.cookies(&server.base.parse().unwrap()).unwrap();
-    let head = format!(
-        "POST {} HTTP/1.1\r\nHost: localhost\r\nCookie: {}\r\n\
-         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n",
-        form.action(),
-        cookie.to_str().unwrap()
-    );
-    let (answer, closed) = common::raw::trickle(&server.base, &head);
-    assert_eq!(answer.status, 408, "{answer:?}");
-    assert!(answer
-        .header("content-type")
-        .unwrap()
-        .starts_with("text/html"));
-    assert!(
-        answer.body.contains("Formular nicht lesbar"),
-        "{}",
-        answer.body
-    );
-    assert!(answer.body.contains(late), "{}", answer.body);
-    assert!(closed);
-
-    // The logout button's post, in the same page style.
-    let head = format!(
-        "POST /logout HTTP/1.1\r\nHost: localhost\r\nCookie: {}\r\n\
-         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n",
-        cookie.to_str().unwrap()
-    );
-    let (answer, closed) = common::raw::trickle(&server.base, &head);
-    assert_eq!(answer.status, 408, "{answer:?}");
-    assert!(
-        answer.body.contains("Abmeldung nicht lesbar"),
-        "{}",
-        answer.body
-    );
-    assert!(answer.body.contains(late), "{}", answer.body);
-    assert!(closed);
+    // The form's post and the logout button's, each in the page style.
+    let cookie = cookie.to_str().unwrap();
+    for (path, title) in [
+        (form.action(), "Formular nicht lesbar"),
+        ("/logout".to_owned(), "Abmeldung nicht lesbar"),
+    ] {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: localhost\r\nCookie: {cookie}\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n"
+        );
+        let (answer, closed) = common::raw::trickle(&server.base, &head);
+        assert_eq!(answer.status, 408, "{path}: {answer:?}");
+        let content_type = answer.header("content-type").unwrap();
+        assert!(content_type.starts_with("text/html"), "{content_type}");
+        assert!(answer.body.contains(title), "{}", answer.body);
+        assert!(answer.body.contains(late), "{}", answer.body);
+        assert!(closed, "{path}: the connection stays open");
+    }
 
     // A body that arrives in time is read as ever.
     let (status, _) = post(&server, "birthnotice", r#"{"id": "geb-1"}"#, Some(json));

@@ -37,6 +37,9 @@ pub struct Settings {
     pub master_key: Option<String>,
     /// Largest accepted request body in bytes.
     pub max_body_bytes: usize,
+    /// Longest time a request body may take to arrive, from the request's head on, in seconds;
+    /// then 408 and the connection is closed.
+    pub body_timeout_secs: u64,
     /// Seconds to let in-flight requests and deliveries finish on SIGTERM/SIGINT.
     pub shutdown_grace_secs: u64,
     /// Trusted reverse proxies and HTTPS.
@@ -73,6 +76,7 @@ impl Default for Settings {
             session_idle_secs: 1800,
             master_key: None,
             max_body_bytes: 256 * 1024,
+            body_timeout_secs: 30,
             shutdown_grace_secs: 10,
             server: ServerSettings::default(),
             operator: OperatorSettings::default(),
@@ -254,6 +258,11 @@ pub struct SimulatedTransportSettings {
     /// Longest one call to `url` may take, in milliseconds (the engine's
     /// `transport_timeout_secs` bounds it too).
     pub request_timeout_ms: u64,
+    /// Host names `meldewerk simulate` answers besides loopback names and the address it is bound
+    /// to (`Host` header, port not looked at); any other `Host` gets 421, so that a web page
+    /// cannot reach the simulator by DNS rebinding.
+    #[serde(deserialize_with = "one_or_many")]
+    pub allowed_hosts: Vec<String>,
     /// How the simulated authority behaves (in-process, or in `meldewerk simulate`).
     #[serde(flatten)]
     pub simulator: xpersonenstand::SimulatorConfig,
@@ -270,6 +279,7 @@ impl Default for SimulatedTransportSettings {
             url: None,
             connect_timeout_ms: 5_000,
             request_timeout_ms: 30_000,
+            allowed_hosts: Vec::new(),
             simulator: xpersonenstand::SimulatorConfig::default(),
             unknown: BTreeMap::new(),
         }
@@ -282,7 +292,12 @@ impl SimulatedTransportSettings {
         if let Some(key) = self.unknown.keys().next() {
             // The simulator's keys as its own type names them, so that the list cannot drift.
             let simulator = serde_json::to_value(&self.simulator).unwrap_or_default();
-            let mut known = vec!["url", "connect_timeout_ms", "request_timeout_ms"];
+            let mut known = vec![
+                "url",
+                "connect_timeout_ms",
+                "request_timeout_ms",
+                "allowed_hosts",
+            ];
             if let Some(keys) = simulator.as_object() {
                 known.extend(keys.keys().map(String::as_str));
             }
@@ -379,6 +394,9 @@ impl Settings {
         if self.token_lifetime_secs == 0 {
             return Err(ConfigError("token_lifetime_secs must be at least 1".into()));
         }
+        if self.body_timeout_secs == 0 {
+            return Err(ConfigError("body_timeout_secs must be at least 1".into()));
+        }
         if self.security.argon2_concurrency == 0 {
             return Err(ConfigError(
                 "security.argon2_concurrency must be at least 1".into(),
@@ -407,6 +425,11 @@ impl Settings {
         self.mail.check().map_err(ConfigError)?;
         self.transports.xpersonenstand.check("xpersonenstand")?;
         Ok(())
+    }
+
+    /// The request body deadline of the HTTP servers (service and simulators).
+    pub(crate) fn body_deadline(&self) -> crate::routes::body_deadline::BodyDeadline {
+        crate::routes::body_deadline::BodyDeadline(Duration::from_secs(self.body_timeout_secs))
     }
 
     /// Path of the sled database.

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod configuration;
 pub mod crypto;
 pub mod forms;
+pub(crate) mod http_server;
 pub mod mail;
 pub mod metrics;
 pub mod module_layer;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use actix_web::dev::Service;
 use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::{middleware, web, App, HttpMessage, HttpResponse, HttpServer};
+use actix_web::{middleware, web, App, HttpMessage, HttpResponse};
 use meldewerk_actors::{Engine, Fanout, MessageSigner, ModuleSpec};
 use meldewerk_storage::{SledStore, Store, StoreError};
 use meldewerk_transports::wire::HttpTransport;
@@ -96,16 +96,20 @@ pub enum StartupError {
     Server(String),
 }
 
-/// A form post that cannot be read (too large, not url-encoded): an HTML page, like the form.
+/// A form post that cannot be read (too large, too slow, not url-encoded): an HTML page, like the
+/// form.
 fn form_error(
     error: actix_web::error::UrlencodedError,
     _: &actix_web::HttpRequest,
 ) -> actix_web::Error {
-    let status = match error {
-        actix_web::error::UrlencodedError::Overflow { .. } => {
-            actix_web::http::StatusCode::PAYLOAD_TOO_LARGE
+    use actix_web::error::UrlencodedError;
+    use actix_web::http::StatusCode;
+    let status = match &error {
+        UrlencodedError::Overflow { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        UrlencodedError::Payload(e) if routes::body_deadline::timed_out(e).is_some() => {
+            StatusCode::REQUEST_TIMEOUT
         }
-        _ => actix_web::http::StatusCode::BAD_REQUEST,
+        _ => StatusCode::BAD_REQUEST,
     };
     let body = maud::html! {
         h1 { "Formular nicht lesbar" }
@@ -359,91 +363,100 @@ impl Application {
         let engine_data = web::Data::new(engine.clone());
         let xpersonenstand_data = web::Data::new(transports.xpersonenstand.clone());
         let max_body = settings.max_body_bytes;
+        let body_deadline = web::Data::new(settings.body_deadline());
         let grace = Duration::from_secs(settings.shutdown_grace_secs);
 
-        let server = HttpServer::new({
-            let readiness = readiness.clone();
-            move || {
-                let modules = modules.clone();
-                App::new()
-                    .app_data(store_data.clone())
-                    .app_data(master_data.clone())
-                    .app_data(verifier.clone())
-                    .app_data(accounts.clone())
-                    .app_data(sessions.clone())
-                    .app_data(web_settings.clone())
-                    .app_data(operator.clone())
-                    .app_data(trusted_proxies.clone())
-                    .app_data(metrics_token.clone())
-                    .app_data(readiness.clone())
-                    .app_data(engine_data.clone())
-                    .app_data(metrics.clone())
-                    .app_data(xpersonenstand_data.clone())
-                    .app_data(
-                        web::FormConfig::default()
-                            .limit(max_body)
-                            .error_handler(form_error),
-                    )
-                    .app_data(web::QueryConfig::default().error_handler(query_error))
-                    .app_data(web::PayloadConfig::new(max_body))
-                    .wrap(middleware::from_fn(routes::security_headers::add_headers))
-                    .wrap(
-                        middleware::DefaultHeaders::new()
-                            .add(("X-Content-Type-Options", "nosniff"))
-                            .add(("X-Frame-Options", "DENY"))
-                            .add(("Referrer-Policy", "no-referrer")),
-                    )
-                    .wrap_fn(|req, srv| {
-                        let request_id = req.extensions().get::<RequestId>().copied();
-                        let response = srv.call(req);
-                        async move {
-                            let mut response = response.await?;
-                            if let Some(id) = request_id {
-                                if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
-                                    response
-                                        .headers_mut()
-                                        .insert(HeaderName::from_static("x-request-id"), value);
-                                }
-                            }
-                            Ok(response)
-                        }
-                    })
-                    .wrap(middleware::from_fn(crate::metrics::count_requests))
-                    .wrap(TracingLogger::<RedactingRootSpan>::new())
-                    .service(routes::health::healthz)
-                    .service(routes::health::readyz)
-                    .service(crate::metrics::scrape)
-                    .service(routes::magic_link::redeem)
-                    .service(routes::bal::bal_login)
-                    .service(routes::login::login)
-                    .service(routes::login::logout())
-                    .configure(|cfg| {
-                        for (module, signer) in modules {
-                            module_layer::routes::configure(module, signer)(cfg);
-                        }
-                    })
-                    .configure(routes::admin::configure)
-                    .default_service(web::to(|| async {
-                        HttpResponse::NotFound()
-                            .json(serde_json::json!({ "errors": ["not found"] }))
-                    }))
-            }
-        })
-        // Each worker's blocking pool (argon2, store flushes) bounded like the engine's: idle
-        // threads of a burst keep their allocator memory.
-        .worker_max_blocking_threads(HTTP_BLOCKING_THREADS)
-        .shutdown_timeout(grace.as_secs());
-        let server = match tls {
+        let tls = match tls {
             Some((config, reloader)) => {
                 reloader
                     .watch()
                     .map_err(|e| StartupError::Server(format!("SIGHUP handler: {e}")))?;
-                server.listen_rustls_0_23(listener, config)
+                Some(config)
             }
-            None => server.listen(listener),
-        }
-        .map_err(|e| StartupError::Server(e.to_string()))?
-        .run();
+            None => None,
+        };
+        let server = crate::http_server::serve(
+            {
+                let readiness = readiness.clone();
+                move || {
+                    let modules = modules.clone();
+                    App::new()
+                        .app_data(store_data.clone())
+                        .app_data(master_data.clone())
+                        .app_data(verifier.clone())
+                        .app_data(accounts.clone())
+                        .app_data(sessions.clone())
+                        .app_data(web_settings.clone())
+                        .app_data(operator.clone())
+                        .app_data(trusted_proxies.clone())
+                        .app_data(metrics_token.clone())
+                        .app_data(readiness.clone())
+                        .app_data(engine_data.clone())
+                        .app_data(metrics.clone())
+                        .app_data(xpersonenstand_data.clone())
+                        .app_data(body_deadline.clone())
+                        .app_data(
+                            web::FormConfig::default()
+                                .limit(max_body)
+                                .error_handler(form_error),
+                        )
+                        .app_data(web::QueryConfig::default().error_handler(query_error))
+                        .app_data(web::PayloadConfig::new(max_body))
+                        .wrap(middleware::from_fn(routes::body_deadline::limit_body_time))
+                        .wrap(middleware::from_fn(routes::security_headers::add_headers))
+                        .wrap(
+                            middleware::DefaultHeaders::new()
+                                .add(("X-Content-Type-Options", "nosniff"))
+                                .add(("X-Frame-Options", "DENY"))
+                                .add(("Referrer-Policy", "no-referrer")),
+                        )
+                        .wrap_fn(|req, srv| {
+                            let request_id = req.extensions().get::<RequestId>().copied();
+                            let response = srv.call(req);
+                            async move {
+                                let mut response = response.await?;
+                                if let Some(id) = request_id {
+                                    if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
+                                        response
+                                            .headers_mut()
+                                            .insert(HeaderName::from_static("x-request-id"), value);
+                                    }
+                                }
+                                Ok(response)
+                            }
+                        })
+                        .wrap(middleware::from_fn(crate::metrics::count_requests))
+                        .wrap(TracingLogger::<RedactingRootSpan>::new())
+                        .service(routes::health::healthz)
+                        .service(routes::health::readyz)
+                        .service(crate::metrics::scrape)
+                        .service(routes::magic_link::redeem)
+                        .service(routes::bal::bal_login)
+                        .service(routes::login::login)
+                        .service(routes::login::logout())
+                        .configure(|cfg| {
+                            for (module, signer) in modules {
+                                module_layer::routes::configure(module, signer)(cfg);
+                            }
+                        })
+                        .configure(routes::admin::configure)
+                        .default_service(web::to(|| async {
+                            HttpResponse::NotFound()
+                                .json(serde_json::json!({ "errors": ["not found"] }))
+                        }))
+                }
+            },
+            listener,
+            crate::http_server::ServerOptions {
+                max_body_bytes: max_body,
+                // Each worker's blocking pool (argon2, store flushes) bounded like the engine's:
+                // idle threads of a burst keep their allocator memory.
+                blocking_threads: Some(HTTP_BLOCKING_THREADS),
+                shutdown_timeout_secs: grace.as_secs(),
+                tls,
+            },
+        )
+        .map_err(|e| StartupError::Server(e.to_string()))?;
 
         Ok(Application {
             server,

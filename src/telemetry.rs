@@ -11,14 +11,33 @@ use tracing_subscriber::{fmt, EnvFilter};
 use crate::configuration::LogSettings;
 
 /// Installs the global subscriber. Safe to call once per process.
+///
+/// The filter is `RUST_LOG` when it is set (the variable every `tracing` and `log` user knows,
+/// so that a debug run needs no configuration change), else `log.level`. A filter that does not
+/// parse falls back to the other, then to `info`, with a warning once the subscriber runs.
 pub fn init(settings: &LogSettings) {
-    let filter = EnvFilter::try_new(&settings.level).unwrap_or_else(|_| EnvFilter::new("info"));
+    let from_env = std::env::var(EnvFilter::DEFAULT_ENV)
+        .ok()
+        .filter(|value| !value.trim().is_empty());
+    let (filter, refused) = match from_env.as_deref().map(EnvFilter::try_new) {
+        Some(Ok(filter)) => (filter, None),
+        refused => {
+            let refused = refused.map(|_| EnvFilter::DEFAULT_ENV);
+            match EnvFilter::try_new(&settings.level) {
+                Ok(filter) => (filter, refused),
+                Err(_) => (EnvFilter::new("info"), refused.or(Some("log.level"))),
+            }
+        }
+    };
     let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
     let _ = if settings.format == "json" {
         builder.json().try_init()
     } else {
         builder.try_init()
     };
+    if let Some(source) = refused {
+        tracing::warn!(source, "the log filter does not parse; it is ignored");
+    }
 }
 
 /// Root span of every request: method, the matched route pattern (never the raw path, which may

@@ -352,3 +352,75 @@ fn exactly_thirty_failures_a_minute_per_client_address_then_429() {
         "a new name",
     );
 }
+
+/// Sends the head of a POST of `path` announcing `length` bytes with `Expect: 100-continue` and
+/// nothing more; the first answer.
+fn expecting(
+    server: &Server,
+    path: &str,
+    length: u64,
+    credentials: (&str, &str),
+) -> common::raw::RawAnswer {
+    let head = common::raw::post_head(path, "application/json", length, credentials, true);
+    let mut stream = common::raw::connect(&server.base);
+    std::io::Write::write_all(&mut stream, head.as_bytes()).unwrap();
+    common::raw::read_answer(&mut stream)
+}
+
+#[test]
+fn a_body_over_the_limit_is_never_asked_for() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[]);
+    let huge = 100_000_000;
+    let too_large = json!({"errors": ["request body exceeds 262144 bytes"]});
+
+    // Without valid credentials: 401 at once, not `100 Continue`.
+    for path in ["/api/birthnotice/v1/memento", "/api/birthdata/v1/memento"] {
+        let answer = expecting(&server, path, huge, ("klinik", "wrong password"));
+        assert_eq!(answer.status, 401, "{path}: {answer:?}");
+        assert_eq!(
+            answer.header("www-authenticate"),
+            Some("Basic realm=\"meldewerk\", charset=\"UTF-8\"")
+        );
+    }
+    let answer = expecting(&server, "/admin/api/v1/users", huge, ("operator", "wrong"));
+    assert_eq!(answer.status, 401, "{answer:?}");
+
+    // With them: 413 at once, in the route family's shape.
+    let as_klinik = |path: &str| expecting(&server, path, huge, ("klinik", PASSWORD));
+    let answer = as_klinik("/api/birthnotice/v1/memento");
+    assert_eq!(answer.status, 413, "{answer:?}");
+    assert_eq!(answer.json(), too_large);
+    let answer = as_klinik("/api/birthdata/v1/memento");
+    assert_eq!(answer.status, 413, "{answer:?}");
+    assert_eq!(
+        answer.header("content-type"),
+        Some("application/problem+json")
+    );
+    assert_eq!(
+        answer.json()["type"],
+        format!("{}/problems/request-too-large", server.base)
+    );
+    assert_eq!(answer.json()["detail"], "request body exceeds 262144 bytes");
+    let answer = expecting(&server, "/admin/api/v1/users", huge, OPERATOR);
+    assert_eq!(answer.status, 413, "{answer:?}");
+    assert_eq!(answer.json(), too_large);
+
+    // A body within the limit is asked for and read as ever.
+    let body = r#"{"id": "geb-expect-1"}"#;
+    let head = common::raw::post_head(
+        "/api/birthnotice/v1/memento",
+        "application/json",
+        body.len() as u64,
+        ("klinik", PASSWORD),
+        true,
+    );
+    let mut stream = common::raw::connect(&server.base);
+    std::io::Write::write_all(&mut stream, head.as_bytes()).unwrap();
+    assert_eq!(common::raw::read_answer(&mut stream).status, 100);
+    std::io::Write::write_all(&mut stream, body.as_bytes()).unwrap();
+    let answer = common::raw::read_answer(&mut stream);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(answer.json()["magicLink"].is_string());
+}

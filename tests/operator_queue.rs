@@ -134,3 +134,86 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
         .unwrap();
     assert_eq!(anonymous.status(), 401);
 }
+
+/// Status, content type and body of an operator API answer.
+fn answer(response: reqwest::blocking::Response) -> (u16, String, Value) {
+    let status = response.status().as_u16();
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (status, content_type, response.json().unwrap())
+}
+
+#[test]
+fn path_and_query_values_that_do_not_parse_answer_in_the_error_shape() {
+    let dir = DataDir::new();
+    let server = Server::start(&dir, &[]);
+    let json = "application/json".to_owned();
+    for (path, job) in [
+        ("/admin/api/v1/jobs/-1/retry", "-1"),
+        ("/admin/api/v1/jobs/x/discard", "x"),
+        (
+            "/admin/api/v1/jobs/18446744073709551616/retry",
+            "18446744073709551616",
+        ),
+    ] {
+        assert_eq!(
+            answer(server.admin_post(path)),
+            (
+                404,
+                json.clone(),
+                json!({"errors": [format!("no job {job} in the outbox")]})
+            ),
+            "{path}"
+        );
+    }
+    // A path that does not parse is no reason to skip the credentials.
+    let anonymous = server
+        .client()
+        .post(server.url("/admin/api/v1/jobs/-1/retry"))
+        .send()
+        .unwrap();
+    assert_eq!(anonymous.status(), 401);
+    for (path, error) in [
+        (
+            "/admin/api/v1/jobs?after=abc",
+            "invalid digit found in string",
+        ),
+        (
+            "/admin/api/v1/jobs?limit=-1",
+            "invalid digit found in string",
+        ),
+        (
+            "/admin/api/v1/audit?after=-5",
+            "invalid digit found in string",
+        ),
+        (
+            "/admin/api/v1/jobs/1/discard?force=maybe",
+            "provided string was not `true` or `false`",
+        ),
+    ] {
+        let response = if path.contains("discard") {
+            server.admin_post(path)
+        } else {
+            server.admin_get(path)
+        };
+        assert_eq!(
+            answer(response),
+            (
+                400,
+                json.clone(),
+                json!({"errors": [format!("invalid query string: Query deserialize error: {error}")]})
+            ),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        answer(server.admin_get("/admin/api/v1/jobs?limit=0")),
+        (
+            400,
+            json,
+            json!({"errors": ["limit must be from 1 to 1000"]})
+        )
+    );
+}

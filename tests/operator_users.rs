@@ -675,3 +675,39 @@ fn concurrent_changes_of_one_user_are_not_lost() {
         );
     }
 }
+
+#[test]
+fn a_refused_address_is_answered_but_never_logged() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[]);
+    let address = "kein-at.station3";
+    let message = format!(
+        "invalid email {address:?}: give one address like name@example.org, at most 254 characters"
+    );
+    assert_errors(
+        create(
+            &server,
+            &json!({"name": "praxis", "password": PASSWORD, "email": address}),
+        ),
+        400,
+        &[&message],
+    );
+    let set = operator(
+        server
+            .client()
+            .put(server.url("/admin/api/v1/users/klinik/email")),
+    )
+    .json(&json!({"email": address}))
+    .send()
+    .unwrap();
+    assert_errors(set, 400, &[&message]);
+    let log = server.settled_log();
+    assert!(!log.contains(address), "{log}");
+    assert_eq!(
+        log.matches("invalid email (the address is not logged); problems in all: 1")
+            .count(),
+        2,
+        "{log}"
+    );
+}

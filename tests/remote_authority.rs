@@ -352,3 +352,74 @@ fn bad_urls_misspelt_keys_and_unknown_simulators_are_refused_at_start() {
         "{err}"
     );
 }
+
+/// `GET /script` of `simulator` with `Host: host`.
+fn script_for_host(simulator: &Peer, host: &str) -> common::raw::RawAnswer {
+    common::raw::exchange(
+        &simulator.base,
+        &format!("GET /script HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+    )
+}
+
+#[test]
+fn the_simulator_answers_only_the_host_names_it_knows() {
+    let dir = DataDir::new();
+    let simulator = Peer::simulator(
+        dir.path(),
+        &[(
+            "MELDEWERK_TRANSPORTS__XPERSONENSTAND__ALLOWED_HOSTS",
+            "sim.internal,Sim2.Internal",
+        )],
+    );
+    let port = simulator.base.rsplit_once(':').unwrap().1.to_owned();
+    // What a page would send after its own name was rebound to 127.0.0.1.
+    for host in [
+        format!("rebind.example:{port}"),
+        "127.0.0.1.rebind.example".into(),
+    ] {
+        let answer = script_for_host(&simulator, &host);
+        assert_eq!(answer.status, 421, "{host}");
+        assert_eq!(answer.header("content-type"), Some("application/json"));
+        assert_eq!(
+            answer.json(),
+            json!({"error": format!(
+                "this simulator does not answer for host {host}; add the name to allowed_hosts"
+            )})
+        );
+    }
+    let without_host = common::raw::exchange(
+        &simulator.base,
+        "GET /script HTTP/1.0\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(without_host.status, 421);
+    assert_eq!(
+        without_host.json(),
+        json!({"error": "this simulator does not answer for host (none); add the name to allowed_hosts"})
+    );
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+        "sim.internal".into(),
+        "sim2.internal:80".into(),
+    ] {
+        let answer = script_for_host(&simulator, &host);
+        assert_eq!(answer.status, 200, "{host}: {answer:?}");
+        assert_eq!(answer.json(), json!({"rules": [], "transient_rate": 0.0}));
+    }
+}
+
+#[test]
+fn the_simulator_cuts_off_a_body_that_trickles_in() {
+    let dir = DataDir::new();
+    let simulator = Peer::simulator(dir.path(), &[("MELDEWERK_BODY_TIMEOUT_SECS", "2")]);
+    let head = "POST /deliveries HTTP/1.1\r\nHost: localhost\r\n\
+                Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
+    let (answer, closed) = common::raw::trickle(&simulator.base, head);
+    assert_eq!(answer.status, 408);
+    assert_eq!(
+        answer.json(),
+        json!({"error": "the request body did not arrive within 2 seconds"})
+    );
+    assert!(closed, "the connection stays open");
+}

@@ -148,3 +148,94 @@ fn the_operator_api_reads_json_as_strictly() {
     );
     assert_eq!(send(reqwest::Method::POST, seal, "", None).0, 201);
 }
+
+/// The head of a POST of `path` with 1000 bytes of `content_type` to come and `credentials`.
+fn slow_post(path: &str, content_type: &str, credentials: (&str, &str)) -> String {
+    common::raw::post_head(path, content_type, 1000, credentials, false)
+}
+
+#[test]
+fn a_body_that_trickles_in_is_cut_off_with_408() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[("MELDEWERK_BODY_TIMEOUT_SECS", "2")]);
+    let klinik = ("klinik", PASSWORD);
+    let late = "the request body did not arrive within 2 seconds";
+    let json = "application/json";
+
+    let (answer, closed) = common::raw::trickle(
+        &server.base,
+        &slow_post("/api/birthnotice/v1/memento", json, klinik),
+    );
+    assert_eq!(answer.status, 408);
+    assert_eq!(answer.json(), serde_json::json!({"errors": [late]}));
+    assert_eq!(answer.header("connection"), Some("close"));
+    assert!(closed, "the connection stays open");
+
+    let (answer, closed) = common::raw::trickle(
+        &server.base,
+        &slow_post("/api/birthdata/v1/memento", json, klinik),
+    );
+    assert_eq!(answer.status, 408);
+    assert_eq!(
+        answer.header("content-type"),
+        Some("application/problem+json")
+    );
+    assert_eq!(
+        answer.json(),
+        serde_json::json!({
+            "type": format!("{}/problems/request-timeout", server.base),
+            "title": "Request body too slow",
+            "status": 408,
+            "detail": late,
+            "instance": "/api/birthdata/v1/memento",
+        })
+    );
+    assert!(closed);
+
+    let (answer, closed) = common::raw::trickle(
+        &server.base,
+        &slow_post("/admin/api/v1/users", json, OPERATOR),
+    );
+    assert_eq!(answer.status, 408);
+    assert_eq!(answer.json(), serde_json::json!({"errors": [late]}));
+    assert!(closed);
+
+    let script = "/admin/api/v1/transports/xpersonenstand/script/rules";
+    let (answer, closed) = common::raw::trickle(&server.base, &slow_post(script, json, OPERATOR));
+    assert_eq!(answer.status, 408);
+    assert_eq!(answer.json(), serde_json::json!({"errors": [late]}));
+    assert!(closed);
+
+    // A session, for the posts of pages.
+    use reqwest::cookie::CookieStore as _;
+    let jar = std::sync::Arc::new(reqwest::cookie::Jar::default());
+    let browser = Browser::with_cookies(jar.clone());
+    let form = browser.open_magic_link(
+        &server,
+        &magic_link(&server, "klinik", &complete_notice("geb-slow")),
+    );
+    let cookie = jar.cookies(&server.base.parse().unwrap()).unwrap();
+    // The form's post and the logout button's, each in the page style.
+    let cookie = cookie.to_str().unwrap();
+    for (path, title) in [
+        (form.action(), "Formular nicht lesbar"),
+        ("/logout".to_owned(), "Abmeldung nicht lesbar"),
+    ] {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: localhost\r\nCookie: {cookie}\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n"
+        );
+        let (answer, closed) = common::raw::trickle(&server.base, &head);
+        assert_eq!(answer.status, 408, "{path}: {answer:?}");
+        let content_type = answer.header("content-type").unwrap();
+        assert!(content_type.starts_with("text/html"), "{content_type}");
+        assert!(answer.body.contains(title), "{}", answer.body);
+        assert!(answer.body.contains(late), "{}", answer.body);
+        assert!(closed, "{path}: the connection stays open");
+    }
+
+    // A body that arrives in time is read as ever.
+    let (status, _) = post(&server, "birthnotice", r#"{"id": "geb-1"}"#, Some(json));
+    assert_eq!(status, 200);
+}

@@ -238,7 +238,7 @@ fn bad_scripts_and_queries_are_refused_with_every_problem() {
         expect(&server, "PUT", SCRIPT, Some(bad), 400),
         json!({"errors": [
             "rules[0]: unknown field \"colour\"",
-            "rules[0]: count must be an integer of at least 1",
+            "rules[0]: count must be an integer from 1 to 1000000",
             "rules[1]: min_ms must not exceed max_ms",
             "transient_rate must be a number from 0 to 1",
         ]})
@@ -332,5 +332,81 @@ fn the_script_api_needs_operator_credentials() {
     assert_eq!(
         expect(&server, "GET", SCRIPT, None, 200),
         json!({"rules": [], "transient_rate": 0.0})
+    );
+}
+
+#[test]
+fn rules_are_bounded_and_refuse_control_characters() {
+    let (_dir, server) = start();
+    let rules = format!("{SCRIPT}/rules");
+    let long_id = "x".repeat(100_000);
+    for (rule, errors) in [
+        (
+            json!({"kind": "reset", "count": u64::MAX}),
+            json!(["count must be an integer from 1 to 1000000"]),
+        ),
+        (
+            json!({"kind": "reset", "count": 4_294_967_295_u64}),
+            json!(["count must be an integer from 1 to 1000000"]),
+        ),
+        (
+            json!({"kind": "reset", "count": 1_000_001}),
+            json!(["count must be an integer from 1 to 1000000"]),
+        ),
+        (
+            json!({"kind": "reject", "reason": "nein\u{0}\nStatus: ok"}),
+            json!(["reason must not contain control characters"]),
+        ),
+        (
+            json!({"kind": "transient", "message": "a\u{1b}[31m"}),
+            json!(["message must not contain control characters"]),
+        ),
+        (
+            json!({"kind": "reset", "report_id": long_id}),
+            json!(["report_id must have 1 to 128 characters"]),
+        ),
+        (
+            json!({"kind": "reset", "report_id": "geb\r\n1"}),
+            json!(["report_id must not contain control characters"]),
+        ),
+        (
+            json!({"kind": "reset", "module": "../../x"}),
+            json!(["module must be a module's name: a lowercase letter, then up to 31 lowercase letters or digits"]),
+        ),
+        (
+            json!({"kind": "reset", "module": "Birthnotice"}),
+            json!(["module must be a module's name: a lowercase letter, then up to 31 lowercase letters or digits"]),
+        ),
+    ] {
+        assert_eq!(
+            expect(&server, "POST", &rules, Some(rule.clone()), 400),
+            json!({ "errors": errors }),
+            "{rule}"
+        );
+    }
+    // The same rules inside a whole script, named by their place.
+    assert_eq!(
+        expect(
+            &server,
+            "PUT",
+            SCRIPT,
+            Some(json!({"rules": [{"kind": "ack_lost", "module": "../../x", "count": 1_000_001}]})),
+            400
+        ),
+        json!({"errors": [
+            "rules[0]: count must be an integer from 1 to 1000000",
+            "rules[0]: module must be a module's name: a lowercase letter, then up to 31 lowercase letters or digits",
+        ]})
+    );
+    assert_eq!(
+        expect(&server, "GET", SCRIPT, None, 200),
+        json!({"rules": [], "transient_rate": 0.0})
+    );
+    // The bounds themselves are fine.
+    let fine = json!({"kind": "reject", "reason": "Ä ü – ok", "count": 1_000_000,
+                      "module": "birthnotice", "report_id": "y".repeat(128)});
+    assert_eq!(
+        expect(&server, "POST", &rules, Some(fine.clone()), 200)["rules"][0],
+        fine
     );
 }

@@ -4,8 +4,6 @@
 use lettre::message::Mailbox;
 use serde::Deserialize;
 
-use crate::configuration::one_or_many;
-
 /// How the connection to the SMTP server is secured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -49,7 +47,7 @@ pub struct MailSettings {
     pub from: String,
     /// Who receives alert mails. In TOML a list; in the environment a comma-separated string
     /// (`MELDEWERK_MAIL__OPERATORS=a@example.org,b@example.org`) or a list (`[a@…, b@…]`).
-    #[serde(deserialize_with = "one_or_many")]
+    #[serde(deserialize_with = "crate::configuration::one_or_many")]
     pub operators: Vec<String>,
     /// Alerts of one kind are collected this long after the first one, then mailed together.
     pub group_window_secs: u64,

@@ -60,6 +60,9 @@ pub enum ApiError {
     /// 413: body larger than the limit.
     #[error("request body too large")]
     TooLarge(usize),
+    /// 408: the body did not arrive within this many seconds (`body_timeout_secs`).
+    #[error("request body too slow")]
+    TimedOut(u64),
     /// 404: no endpoint of the module has this path.
     #[error("no such endpoint")]
     NoSuchEndpoint,
@@ -104,6 +107,7 @@ impl ApiError {
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::AlreadyRetrieved(_) | ApiError::Expired(_) => StatusCode::GONE,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::TimedOut(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -124,6 +128,9 @@ impl ApiError {
             ApiError::NoSuchEndpoint => "no such endpoint".into(),
             ApiError::MethodNotAllowed(allowed) => format!("method not allowed; use {allowed}"),
             ApiError::TooLarge(limit) => format!("request body exceeds {limit} bytes"),
+            ApiError::TimedOut(secs) => {
+                crate::routes::body_deadline::BodyTimedOut(*secs).to_string()
+            }
             ApiError::UnsupportedMediaType => {
                 "the request body must be sent as Content-Type: application/json".into()
             }
@@ -204,6 +211,10 @@ impl ModuleError {
             ApiError::TooLarge(_) => (
                 format!("{base}/problems/request-too-large"),
                 "Request body too large",
+            ),
+            ApiError::TimedOut(_) => (
+                format!("{base}/problems/request-timeout"),
+                "Request body too slow",
             ),
             ApiError::UnsupportedMediaType => (
                 format!("{base}/problems/unsupported-media-type"),

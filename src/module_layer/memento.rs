@@ -93,6 +93,7 @@ async fn create_memento(
         .map_err(|e| match e {
             JsonError::UnsupportedMediaType => ApiError::UnsupportedMediaType,
             JsonError::TooLarge(limit) => ApiError::TooLarge(limit),
+            JsonError::TimedOut(secs) => ApiError::TimedOut(secs),
             JsonError::Invalid(message) => ApiError::Validation(vec![Violation::whole(message)]),
         })?;
     let info = context.info;

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use actix_web::http::header;
+use actix_web::http::{header, StatusCode};
 use actix_web::{web, HttpRequest};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
@@ -20,6 +20,8 @@ pub(crate) enum JsonError {
     UnsupportedMediaType,
     /// 413: larger than the limit.
     TooLarge(usize),
+    /// 408: the body did not arrive within this many seconds (`body_timeout_secs`).
+    TimedOut(u64),
     /// 400: unreadable, invalid JSON, or duplicate member names; the message says which.
     Invalid(String),
 }
@@ -31,7 +33,20 @@ impl fmt::Display for JsonError {
                 f.write_str("the request body must be sent as Content-Type: application/json")
             }
             JsonError::TooLarge(limit) => write!(f, "request body exceeds {limit} bytes"),
+            JsonError::TimedOut(secs) => write!(f, "{}", super::body_deadline::BodyTimedOut(*secs)),
             JsonError::Invalid(message) => f.write_str(message),
+        }
+    }
+}
+
+impl JsonError {
+    /// The status of the answer, for endpoints whose error shape has no other use for the kind.
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            JsonError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            JsonError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            JsonError::TimedOut(_) => StatusCode::REQUEST_TIMEOUT,
+            JsonError::Invalid(_) => StatusCode::BAD_REQUEST,
         }
     }
 }
@@ -40,6 +55,7 @@ impl fmt::Display for JsonError {
 pub(crate) async fn read_bytes(payload: web::Payload, limit: usize) -> Result<Vec<u8>, JsonError> {
     read_limited(payload, limit).await.map_err(|e| match e {
         BodyError::TooLarge(limit) => JsonError::TooLarge(limit),
+        BodyError::TimedOut(secs) => JsonError::TimedOut(secs),
         BodyError::Unreadable(e) => JsonError::Invalid(format!("unreadable body: {e}")),
     })
 }

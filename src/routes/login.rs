@@ -89,9 +89,27 @@ struct LogoutForm {
 /// and nothing to protect: the answer is the logged-out page, so a stale tab's button works.
 async fn end_session(
     req: HttpRequest,
-    body: web::Bytes,
+    body: Result<web::Bytes, actix_web::Error>,
     sessions: web::Data<Sessions>,
 ) -> HttpResponse {
+    let body = match body {
+        Ok(body) => body,
+        // Too large, too slow or broken off: an answer in the page style, not actix's text.
+        Err(e) => {
+            let late = e
+                .as_error::<actix_web::error::PayloadError>()
+                .and_then(super::body_deadline::timed_out);
+            let status = late.map_or_else(
+                || e.as_response_error().status_code(),
+                |_| StatusCode::REQUEST_TIMEOUT,
+            );
+            let body = html! {
+                h1 { "Abmeldung nicht lesbar" }
+                p { "Die Anfrage konnte nicht gelesen werden (" (e) "). Bitte versuchen Sie es erneut." }
+            };
+            return html_answer(status, "Abmeldung nicht lesbar", body);
+        }
+    };
     let cookie = req.cookie(COOKIE_NAME);
     if let Some(session) = cookie.as_ref().and_then(|c| sessions.touch(c.value())) {
         // A url-encoded form body has the syntax of a query string. Anything unreadable counts as

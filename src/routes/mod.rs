@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod bal;
+pub(crate) mod body_deadline;
 pub mod health;
 pub(crate) mod json;
 pub mod login;
@@ -23,6 +24,8 @@ pub(crate) fn found(location: &str) -> HttpResponse {
 pub(crate) enum BodyError {
     /// Larger than the limit (the rest is not read).
     TooLarge(usize),
+    /// The body did not arrive within `body_timeout_secs` (this many seconds).
+    TimedOut(u64),
     /// The connection failed while reading.
     Unreadable(String),
 }
@@ -35,7 +38,14 @@ pub(crate) async fn read_limited(
     use futures::StreamExt;
     let mut body = Vec::new();
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| BodyError::Unreadable(e.to_string()))?;
+        let chunk = chunk.map_err(|e| match body_deadline::timed_out(&e) {
+            Some(late) => BodyError::TimedOut(late.0),
+            // A body announced as over the limit (`crate::http_server`).
+            None if matches!(e, actix_web::error::PayloadError::Overflow) => {
+                BodyError::TooLarge(limit)
+            }
+            None => BodyError::Unreadable(e.to_string()),
+        })?;
         if body.len() + chunk.len() > limit {
             return Err(BodyError::TooLarge(limit));
         }

@@ -6,14 +6,16 @@
 //! for testers, the simulator's script and received log at the same paths and with the same
 //! bodies as the service's operator API for an in-process simulator (`/script`,
 //! `/script/rules`, `/received`). It asks for no credentials: it is a test tool, listening on
-//! loopback unless told otherwise (`docs/decisions.md`).
+//! loopback unless told otherwise (`docs/decisions.md`), and answering only requests whose `Host`
+//! it knows ([`hosts`]), so that a web page cannot reach it by DNS rebinding.
 
+mod hosts;
 mod routes;
 
 use std::net::TcpListener;
 use std::time::Duration;
 
-use actix_web::{web, App, HttpServer};
+use actix_web::{middleware, web, App};
 use meldewerk_transports::xpersonenstand::Simulator;
 use tracing_actix_web::TracingLogger;
 
@@ -66,17 +68,37 @@ pub async fn run(
         simulator,
         max_body_bytes: settings.max_body_bytes,
     });
+    let allowed = web::Data::new(hosts::AllowedHosts::new(
+        address.ip(),
+        &settings.transports.xpersonenstand.allowed_hosts,
+    ));
+    let body_deadline = web::Data::new(settings.body_deadline());
     let grace = Duration::from_secs(settings.shutdown_grace_secs);
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(shared.clone())
-            .wrap(TracingLogger::<RedactingRootSpan>::new())
-            .configure(routes::configure)
-    })
-    .listen(listener)
-    .map_err(|e| StartupError::Server(e.to_string()))?
-    .shutdown_timeout(grace.as_secs())
-    .run();
+    let server = crate::http_server::serve(
+        move || {
+            App::new()
+                .app_data(shared.clone())
+                .app_data(allowed.clone())
+                .app_data(body_deadline.clone())
+                .wrap(middleware::from_fn(
+                    crate::routes::body_deadline::limit_body_time,
+                ))
+                .wrap(middleware::from_fn(hosts::check_host))
+                .wrap(TracingLogger::<RedactingRootSpan>::new())
+                .configure(routes::configure)
+        },
+        listener,
+        crate::http_server::ServerOptions {
+            // `/deliveries` takes the most.
+            max_body_bytes: settings
+                .max_body_bytes
+                .max(meldewerk_transports::wire::MAX_BODY_BYTES),
+            blocking_threads: None,
+            shutdown_timeout_secs: grace.as_secs(),
+            tls: None,
+        },
+    )
+    .map_err(|e| StartupError::Server(e.to_string()))?;
 
     tracing::info!(
         simulator = name.as_str(),

@@ -11,7 +11,7 @@ use meldewerk_transports::{Delivery, Transport, TransportError};
 use super::Simulated;
 use crate::routes::admin::transport_script::{append, change_script, current, replace, reset};
 use crate::routes::admin::transports::page;
-use crate::routes::json::{read_json, JsonError};
+use crate::routes::json::read_json;
 use crate::telemetry::log_str;
 
 /// Acknowledgements in one answer when the query gives no `limit`.
@@ -48,7 +48,8 @@ fn failed(error: TransportError, refusal: StatusCode) -> HttpResponse {
 }
 
 /// `POST /deliveries`: 200 `{"transport_ref", "accepted_at", "duplicate"}`; 422 a final
-/// rejection; 503 a (scripted) transient fault; 400/413/415 a body that is no delivery.
+/// rejection; 503 a (scripted) transient fault; 400/413/415 a body that is no delivery, 408 one
+/// that did not arrive within `body_timeout_secs`.
 #[post("/deliveries")]
 async fn deliveries(
     req: HttpRequest,
@@ -57,14 +58,7 @@ async fn deliveries(
 ) -> HttpResponse {
     let value = match read_json(&req, payload, MAX_BODY_BYTES).await {
         Ok(value) => value,
-        Err(e) => {
-            let status = match e {
-                JsonError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                JsonError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-                JsonError::Invalid(_) => StatusCode::BAD_REQUEST,
-            };
-            return wire_error(status, e.to_string());
-        }
+        Err(e) => return wire_error(e.status(), e.to_string()),
     };
     let delivery: Delivery = match serde_json::from_value(value) {
         Ok(delivery) => delivery,

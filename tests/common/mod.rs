@@ -2,6 +2,7 @@
 //! and drives it over HTTP like an integrator (Basic auth) or a browser (cookies, forms).
 #![allow(dead_code)]
 
+pub mod raw;
 pub mod remote;
 
 use std::io::{BufRead, BufReader};
@@ -208,6 +209,23 @@ impl Server {
     /// The server's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The server's log once everything asked before is in it: sends one more request that is
+    /// logged (`GET /login`) and waits (up to 10 s) for its line.
+    pub fn settled_log(&self) -> String {
+        let logged = |log: &str| log.matches("/login").count();
+        let before = logged(&self.log());
+        self.client().get(self.url("/login")).send().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = self.log();
+            if logged(&log) > before {
+                return log;
+            }
+            assert!(Instant::now() < deadline, "{log}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// SIGKILL: no shutdown at all.

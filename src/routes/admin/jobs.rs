@@ -18,6 +18,7 @@ use serde_json::json;
 
 use super::{error, store_failed};
 use crate::auth::Operator;
+use crate::telemetry::log_str;
 
 /// The failure reason of a discarded job's report.
 const DISCARDED: &str = "discarded by the operator";
@@ -91,12 +92,21 @@ fn page_answer(
     HttpResponse::Ok().json(json!({ name: items, "next": next }))
 }
 
-/// The job `id`, unless it is gone or the engine is working on it right now.
+/// The job named by the path, unless it is gone or the engine is working on it right now. The
+/// path segment is read here, after the operator's credentials, not by a typed extractor: a
+/// segment that is no job id (`-1`, `x`) is a job that does not exist, answered 404 like any
+/// other, in the operator API's error shape.
 async fn job_for_action(
-    id: u64,
+    segment: &str,
     store: &Arc<dyn Store>,
     engine: &Engine,
 ) -> Result<Job, Box<HttpResponse>> {
+    let Ok(id) = segment.parse::<u64>() else {
+        return Err(Box::new(error(
+            StatusCode::NOT_FOUND,
+            format!("no job {} in the outbox", log_str(segment)),
+        )));
+    };
     if engine.working_on(id) {
         return Err(Box::new(error(
             StatusCode::CONFLICT,
@@ -130,11 +140,11 @@ async fn audit(
 #[post("/jobs/{id}/retry")]
 pub async fn retry(
     operator: Operator,
-    id: web::Path<u64>,
+    id: web::Path<String>,
     store: web::Data<Arc<dyn Store>>,
     engine: web::Data<Engine>,
 ) -> HttpResponse {
-    let job = match job_for_action(*id, &store, &engine).await {
+    let job = match job_for_action(&id, &store, &engine).await {
         Ok(job) => job,
         Err(answer) => return *answer,
     };
@@ -143,9 +153,10 @@ pub async fn retry(
         .await
     {
         return match e {
-            StoreError::NotFound(_) => {
-                error(StatusCode::NOT_FOUND, format!("no job {id} in the outbox"))
-            }
+            StoreError::NotFound(_) => error(
+                StatusCode::NOT_FOUND,
+                format!("no job {} in the outbox", job.id),
+            ),
             e => store_failed(e),
         };
     }
@@ -168,12 +179,12 @@ pub struct DiscardQuery {
 #[post("/jobs/{id}/discard")]
 pub async fn discard(
     operator: Operator,
-    id: web::Path<u64>,
+    id: web::Path<String>,
     query: web::Query<DiscardQuery>,
     store: web::Data<Arc<dyn Store>>,
     engine: web::Data<Engine>,
 ) -> HttpResponse {
-    let job = match job_for_action(*id, &store, &engine).await {
+    let job = match job_for_action(&id, &store, &engine).await {
         Ok(job) => job,
         Err(answer) => return *answer,
     };
@@ -181,9 +192,10 @@ pub async fn discard(
         return error(
             StatusCode::CONFLICT,
             format!(
-                "job {id} waits for the acknowledgement of a message the authority accepted; \
+                "job {} waits for the acknowledgement of a message the authority accepted; \
                  discarding it leaves the report registered there without a receipt. \
-                 Add ?force=true to discard it anyway"
+                 Add ?force=true to discard it anyway",
+                job.id
             ),
         );
     }
@@ -192,9 +204,10 @@ pub async fn discard(
     };
     if let Err(e) = store.record_outcome(&job, outcome, Utc::now()).await {
         return match e {
-            StoreError::NotFound(_) => {
-                error(StatusCode::NOT_FOUND, format!("no job {id} in the outbox"))
-            }
+            StoreError::NotFound(_) => error(
+                StatusCode::NOT_FOUND,
+                format!("no job {} in the outbox", job.id),
+            ),
             e => store_failed(e),
         };
     }

@@ -11,7 +11,6 @@
 
 use std::sync::Arc;
 
-use actix_web::http::StatusCode;
 use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
 use meldewerk_storage::Store;
 use meldewerk_transports::script::json::{rule_from_json, script_from_json, script_to_json};
@@ -20,7 +19,7 @@ use serde_json::{json, Value};
 
 use super::{audit, error, store_failed, NoSimulator, SimulatorSite};
 use crate::auth::Operator;
-use crate::routes::json::{self, JsonError};
+use crate::routes::json;
 use crate::startup::WebSettings;
 
 /// The simulator called `name`, or why it cannot be scripted here. One arm per simulated
@@ -52,14 +51,9 @@ async fn json_body(
     payload: web::Payload,
     limit: usize,
 ) -> Result<Value, HttpResponse> {
-    json::read_json(req, payload, limit).await.map_err(|e| {
-        let status = match e {
-            JsonError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            JsonError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            JsonError::Invalid(_) => StatusCode::BAD_REQUEST,
-        };
-        error(status, e.to_string())
-    })
+    json::read_json(req, payload, limit)
+        .await
+        .map_err(|e| error(e.status(), e.to_string()))
 }
 
 /// A whole script from a JSON body replaces the script.

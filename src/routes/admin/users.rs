@@ -28,10 +28,12 @@ use crate::telemetry::log_str;
 enum Failure {
     /// The body or a value in it is unusable: 400 with one message per problem.
     Invalid(Vec<String>),
-    /// The body is larger than `max_body_bytes`: 413.
-    TooLarge(usize),
-    /// The body is not declared as `application/json`: 415.
-    UnsupportedMediaType,
+    /// As `Invalid`, but one message quotes the mail address that was sent: the answer shows it
+    /// to the operator who sent it, the log does not (addresses are personal data).
+    InvalidQuotingAddress(Vec<String>),
+    /// The body could not be read: 413 over `max_body_bytes`, 415 not declared as JSON, 408 too
+    /// slow (never [`JsonError::Invalid`], which is `Invalid`).
+    Body(JsonError),
     /// The account operation failed.
     Account(AccountError),
 }
@@ -46,8 +48,14 @@ impl std::fmt::Debug for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Invalid(errors) => write!(f, "invalid: {errors:?}"),
-            Failure::TooLarge(limit) => write!(f, "body over {limit} bytes"),
-            Failure::UnsupportedMediaType => f.write_str("not declared as JSON"),
+            Failure::InvalidQuotingAddress(errors) => {
+                write!(
+                    f,
+                    "invalid: {} problems, one with the address",
+                    errors.len()
+                )
+            }
+            Failure::Body(e) => write!(f, "{e:?}"),
             Failure::Account(e) => write!(f, "{e:?}"),
         }
     }
@@ -57,8 +65,13 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Invalid(errors) => f.write_str(&errors.join("; ")),
-            Failure::TooLarge(limit) => write!(f, "request body exceeds {limit} bytes"),
-            Failure::UnsupportedMediaType => JsonError::UnsupportedMediaType.fmt(f),
+            // What the log shows of the answer (the root span writes this form).
+            Failure::InvalidQuotingAddress(errors) => write!(
+                f,
+                "invalid email (the address is not logged); problems in all: {}",
+                errors.len()
+            ),
+            Failure::Body(e) => e.fmt(f),
             Failure::Account(e) => e.fmt(f),
         }
     }
@@ -73,15 +86,10 @@ impl actix_web::ResponseError for Failure {
 /// The one place that maps failures to status codes and `{"errors": [...]}` bodies.
 fn respond(failure: &Failure) -> HttpResponse {
     let (status, errors) = match failure {
-        Failure::Invalid(errors) => (StatusCode::BAD_REQUEST, errors.clone()),
-        Failure::TooLarge(limit) => (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            vec![JsonError::TooLarge(*limit).to_string()],
-        ),
-        Failure::UnsupportedMediaType => (
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            vec![JsonError::UnsupportedMediaType.to_string()],
-        ),
+        Failure::Invalid(errors) | Failure::InvalidQuotingAddress(errors) => {
+            (StatusCode::BAD_REQUEST, errors.clone())
+        }
+        Failure::Body(e) => (e.status(), vec![e.to_string()]),
         Failure::Account(e) => {
             let status = match e {
                 AccountError::InvalidName(_)
@@ -117,9 +125,8 @@ fn respond(failure: &Failure) -> HttpResponse {
 impl From<JsonError> for Failure {
     fn from(e: JsonError) -> Self {
         match e {
-            JsonError::UnsupportedMediaType => Failure::UnsupportedMediaType,
-            JsonError::TooLarge(limit) => Failure::TooLarge(limit),
             JsonError::Invalid(message) => Failure::Invalid(vec![message]),
+            other => Failure::Body(other),
         }
     }
 }
@@ -191,10 +198,34 @@ fn optional_string<'a>(
     }
 }
 
-/// The optional `email` member, parsed; `errors` collects what is wrong with it.
-fn optional_email(object: &Map<String, Value>, errors: &mut Vec<String>) -> Option<Email> {
-    optional_string(object, "email", errors)
-        .and_then(|e| Email::parse(e).map_err(|e| errors.push(e.to_string())).ok())
+/// The optional `email` member, parsed; `errors` collects what is wrong with it. `Err` when the
+/// address was refused: its message quotes the address, so the failure must say so
+/// ([`Failure::invalid`]).
+fn optional_email(
+    object: &Map<String, Value>,
+    errors: &mut Vec<String>,
+) -> Result<Option<Email>, AddressRefused> {
+    match optional_string(object, "email", errors).map(Email::parse) {
+        None => Ok(None),
+        Some(Ok(email)) => Ok(Some(email)),
+        Some(Err(e)) => {
+            errors.push(e.to_string());
+            Err(AddressRefused)
+        }
+    }
+}
+
+/// A refused mail address is among the problems of a request.
+struct AddressRefused;
+
+impl Failure {
+    /// 400 with `errors`; `email` says whether one of them quotes a refused address.
+    fn invalid<T>(errors: Vec<String>, email: &Result<T, AddressRefused>) -> Failure {
+        match email {
+            Ok(_) => Failure::Invalid(errors),
+            Err(AddressRefused) => Failure::InvalidQuotingAddress(errors),
+        }
+    }
 }
 
 /// Records `operator`'s `action` on the user `name` in the audit log.
@@ -262,10 +293,13 @@ pub async fn add_user(
     });
     let customer = optional_string(&object, "customer", &mut errors).map(str::to_string);
     let email = optional_email(&object, &mut errors);
-    let (Some(name), Some(password), true) = (name, password, errors.is_empty()) else {
-        return Err(Failure::Invalid(errors));
+    let (Some(name), Some(password), Ok(email), true) = (name, password, &email, errors.is_empty())
+    else {
+        return Err(Failure::invalid(errors, &email));
     };
-    let summary = accounts.add(&name, password, customer, email).await?;
+    let summary = accounts
+        .add(&name, password, customer, email.clone())
+        .await?;
     audit(&store, &operator, "add-user", &name).await?;
     tracing::info!("user added by operator");
     Ok(HttpResponse::Created().json(summary))
@@ -322,10 +356,10 @@ pub async fn set_email(
         ]));
     }
     let mut errors = Vec::new();
-    let email = optional_email(&object, &mut errors);
-    if !errors.is_empty() {
-        return Err(Failure::Invalid(errors));
-    }
+    let email = match optional_email(&object, &mut errors) {
+        Ok(email) if errors.is_empty() => email,
+        refused => return Err(Failure::invalid(errors, &refused)),
+    };
     let removed = email.is_none();
     accounts.set_email(&name, email).await?;
     let action = if removed { "remove-email" } else { "set-email" };

@@ -125,11 +125,17 @@ pub fn rule_from_json(value: &Value) -> Result<Rule, ScriptError> {
         object,
         problems: &mut problems,
     };
-    let count = reader
-        .integer("count")
-        .map(|count| u32::try_from(count).unwrap_or(u32::MAX));
+    let count = reader.integer("count").and_then(|count| {
+        let count = u32::try_from(count).ok().filter(|n| *n <= super::MAX_COUNT);
+        if count.is_none() {
+            reader.problem(super::count_range());
+        }
+        count
+    });
     let module = reader.text("module");
     let report_id = reader.text("report_id");
+    // Here as well as in `Rule::problems`, so that they are told with the other problems.
+    super::scope_problems(module.as_deref(), report_id.as_deref(), reader.problems);
     let effect = kind.and_then(|kind| effect_of(kind, &mut reader));
     let Some(effect) = effect.filter(|_| problems.is_empty()) else {
         return Err(ScriptError(problems));
@@ -225,12 +231,15 @@ impl Reader<'_> {
         match value.as_u64().filter(|n| *n >= minimum) {
             Some(n) => Some(n),
             None => {
-                let what = if name == "count" {
-                    "an integer of at least 1".to_owned()
+                let problem = if name == "count" {
+                    super::count_range()
                 } else {
-                    format!("an integer from 0 to {}", super::MAX_DELAY_MS)
+                    format!(
+                        "{name} must be an integer from 0 to {}",
+                        super::MAX_DELAY_MS
+                    )
                 };
-                self.problem(format!("{name} must be {what}"));
+                self.problem(problem);
                 None
             }
         }

@@ -54,6 +54,16 @@ pub const MAX_DELAY_MS: u64 = 600_000;
 /// Longest reason or message a rule may carry, in characters.
 pub const MAX_TEXT_CHARS: usize = 500;
 
+/// Largest `count` of a rule: a million deliveries outlast any test run, and a larger number is
+/// a typo (it used to be cut silently to what the rule could hold).
+pub const MAX_COUNT: u32 = 1_000_000;
+
+/// Longest `report_id` a rule may name, in characters: the longest report id the service takes.
+pub const MAX_REPORT_ID_CHARS: usize = 128;
+
+/// Longest `module` a rule may name: a module's path segment (`birthnotice`).
+pub const MAX_MODULE_CHARS: usize = 32;
+
 /// Idempotency keys whose attempts are remembered for [`Script::transient_rate`]; beyond that the
 /// memory starts afresh (a key that never gets through must not grow it without bound).
 const MAX_REMEMBERED_ATTEMPTS: usize = 100_000;
@@ -190,14 +200,14 @@ impl Rule {
     /// Problems with this rule, each a sentence; empty when it is fine.
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
-        if self.count == Some(0) {
-            problems.push("count must be at least 1".to_owned());
+        if self.count.is_some_and(|n| !(1..=MAX_COUNT).contains(&n)) {
+            problems.push(count_range());
         }
-        for (name, value) in [("module", &self.module), ("report_id", &self.report_id)] {
-            if value.as_deref().is_some_and(str::is_empty) {
-                problems.push(format!("{name} must not be empty"));
-            }
-        }
+        scope_problems(
+            self.module.as_deref(),
+            self.report_id.as_deref(),
+            &mut problems,
+        );
         let delay = |name: &str, ms: u64, problems: &mut Vec<String>| {
             if ms > MAX_DELAY_MS {
                 problems.push(format!(
@@ -208,6 +218,10 @@ impl Rule {
         let text = |name: &str, value: &str, problems: &mut Vec<String>| {
             if value.is_empty() || value.chars().count() > MAX_TEXT_CHARS {
                 problems.push(format!("{name} must have 1 to {MAX_TEXT_CHARS} characters"));
+            }
+            // It reaches the journal, the received log and the service's log and reports.
+            if value.chars().any(char::is_control) {
+                problems.push(format!("{name} must not contain control characters"));
             }
         };
         match &self.effect {
@@ -230,6 +244,41 @@ impl Rule {
         }
         problems
     }
+}
+
+/// What a `count` out of range is told.
+fn count_range() -> String {
+    format!("count must be an integer from 1 to {MAX_COUNT}")
+}
+
+/// Problems with the `module` and `report_id` a rule is limited to.
+fn scope_problems(module: Option<&str>, report_id: Option<&str>, problems: &mut Vec<String>) {
+    if module.is_some_and(|module| !is_module_name(module)) {
+        problems.push(format!(
+            "module must be a module's name: a lowercase letter, then up to {} lowercase letters \
+             or digits",
+            MAX_MODULE_CHARS - 1
+        ));
+    }
+    if let Some(report_id) = report_id {
+        if report_id.is_empty() || report_id.chars().count() > MAX_REPORT_ID_CHARS {
+            problems.push(format!(
+                "report_id must have 1 to {MAX_REPORT_ID_CHARS} characters"
+            ));
+        }
+        if report_id.chars().any(char::is_control) {
+            problems.push("report_id must not contain control characters".to_owned());
+        }
+    }
+}
+
+/// Whether `name` can be a module's path segment: `^[a-z][a-z0-9]{0,31}$`. A rule naming
+/// anything else could never match (and `../x` has no business in the received log's groups).
+fn is_module_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && name.len() <= MAX_MODULE_CHARS
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
 }
 
 impl Script {

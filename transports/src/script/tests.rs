@@ -248,7 +248,7 @@ fn typed_api_refuses_what_the_json_refuses() {
         problems.0,
         vec![
             "transient_rate must be a number from 0 to 1",
-            "rules[0]: count must be at least 1",
+            "rules[0]: count must be an integer from 1 to 1000000",
             "rules[1]: ms must be an integer from 0 to 600000",
             "rules[1]: min_ms must not exceed max_ms",
             "rules[2]: message must have 1 to 500 characters",
@@ -315,7 +315,7 @@ fn json_reports_every_problem_at_once() {
         })),
         vec![
             "rules[0]: field \"message\" does not apply to kind \"reject\"",
-            "rules[0]: count must be an integer of at least 1",
+            "rules[0]: count must be an integer from 1 to 1000000",
             "rules[0]: reason is required for kind \"reject\"",
             "rules[1]: kind \"explode\" is not one of latency, transient, timeout, reset, panic, reject, accept, ack_delay, ack_lost",
             "rules[2]: kind is required, one of latency, transient, timeout, reset, panic, reject, accept, ack_delay, ack_lost",
@@ -334,4 +334,44 @@ fn json_reports_every_problem_at_once() {
         problems(json!([])),
         vec!["the script must be a JSON object"]
     );
+}
+
+#[test]
+fn counts_scopes_and_texts_are_bounded() {
+    let scripted = Scripted::default();
+    let problems = scripted
+        .set(Script {
+            rules: vec![
+                Rule::next(MAX_COUNT + 1, Effect::Reset),
+                Rule::for_report(
+                    "../../x",
+                    &"r".repeat(MAX_REPORT_ID_CHARS + 1),
+                    Effect::Accept,
+                ),
+                Rule::for_report("birthnotice", "a\u{0}b", Effect::Accept),
+                Rule::always(Effect::Reject {
+                    reason: "nein\u{0}".to_owned(),
+                }),
+            ],
+            transient_rate: 0.0,
+        })
+        .unwrap_err();
+    assert_eq!(
+        problems.0,
+        vec![
+            "rules[0]: count must be an integer from 1 to 1000000",
+            "rules[1]: module must be a module's name: a lowercase letter, then up to 31 lowercase letters or digits",
+            "rules[1]: report_id must have 1 to 128 characters",
+            "rules[2]: report_id must not contain control characters",
+            "rules[3]: reason must not contain control characters",
+        ]
+    );
+    assert!(rule_from_json(&json!({"kind": "reset", "count": u64::MAX})).is_err());
+    let fine = Rule::for_report(
+        "deathnotice2",
+        &"r".repeat(MAX_REPORT_ID_CHARS),
+        Effect::Accept,
+    )
+    .times(MAX_COUNT);
+    assert_eq!(fine.problems(), Vec::<String>::new());
 }

@@ -33,7 +33,7 @@ const FIRST_PAUSE: Duration = Duration::from_millis(100);
 pub struct Failure {
     /// When the write failed that took the database out.
     pub since: DateTime<Utc>,
-    /// The error of that write (the last attempt to reopen, once one failed too).
+    /// The error of that write.
     pub reason: String,
 }
 
@@ -144,12 +144,10 @@ fn reopen<T: Send + Sync + 'static>(shared: Weak<Shared<T>>) {
                 );
                 return;
             }
+            // The failure keeps the error of the write that failed: an attempt refused because the
+            // failed database still holds its lock would only mislead an operator.
             Err(reason) => {
                 tracing::debug!(what = %shared.what, error = %reason, "the database cannot be opened yet");
-                let mut slot = shared.slot.write().unwrap_or_else(PoisonError::into_inner);
-                if let Slot::Failed(failure) = &mut *slot {
-                    failure.reason = reason;
-                }
             }
         }
     }
@@ -192,7 +190,7 @@ mod tests {
         db.failed(&first, "No space left on device");
         let failure = db.failure().expect("failed");
         assert_eq!(failure.reason, "No space left on device");
-        // Two opens are refused (the reason follows the last one), the third takes.
+        // Two opens are refused, the third takes.
         let engine = wait_open(&db);
         assert_eq!(*engine, 2);
         assert_eq!(opened.load(Ordering::SeqCst), 2);

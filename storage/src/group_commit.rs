@@ -48,6 +48,9 @@ struct Shared<E> {
     requests: Mutex<Requests<E>>,
     wake: Condvar,
     rounds: watch::Sender<Round>,
+    /// The first storage error of a round (a failed flush, a transaction sled refused for its
+    /// storage): sled 0.34 keeps it for good, so the database writes nothing from then on.
+    write_failure: std::sync::OnceLock<String>,
 }
 
 struct Requests<E> {
@@ -59,8 +62,8 @@ struct Requests<E> {
 
 struct Change<E> {
     work: Work<E>,
-    /// Run by the committing thread once the change is committed, before the flush: what must
-    /// follow a commit even if the caller stops waiting (a count kept beside the database).
+    /// Run by the committing thread once the change is committed and flushed: what must follow
+    /// a durable commit even if the caller stops waiting (a count kept beside the database).
     committed: Option<Box<dyn FnOnce() + Send>>,
     answer: oneshot::Sender<Outcome<E>>,
 }
@@ -90,6 +93,7 @@ impl<E: Send + 'static> GroupCommit<E> {
             }),
             wake: Condvar::new(),
             rounds: watch::Sender::new(Round::default()),
+            write_failure: std::sync::OnceLock::new(),
         });
         let worker = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -105,7 +109,7 @@ impl<E: Send + 'static> GroupCommit<E> {
     /// returns its result once it is on disk. `change` gets the trees given to
     /// [`GroupCommit::start`], in their order; it may run more than once, and its result counts
     /// only from the run that committed. `committed` runs on the committing thread as soon as
-    /// the change is committed, whether or not the caller still waits for its answer (for what
+    /// the change is on disk, whether or not the caller still waits for its answer (for what
     /// must follow a commit, such as a count kept beside the database).
     pub(crate) async fn commit<A, F>(
         &self,
@@ -133,7 +137,7 @@ impl<E: Send + 'static> GroupCommit<E> {
     }
 
     /// [`GroupCommit::queue`] with a step run on the committing thread as soon as the change is
-    /// committed, before the flush, whether or not anyone waits for the outcome (see
+    /// on disk, whether or not anyone waits for the outcome (see
     /// [`GroupCommit::commit`]). A change that is refused or fails drops the step unrun.
     pub(crate) fn queue_then<A, F>(
         &self,
@@ -158,6 +162,12 @@ impl<E: Send + 'static> GroupCommit<E> {
             answer,
         });
         Queued { output, answered }
+    }
+
+    /// The error of the write that failed, once one did: every later write fails too (see
+    /// `reopen.rs`), whoever was waiting for it.
+    pub(crate) fn write_failure(&self) -> Option<&str> {
+        self.shared.write_failure.get().map(String::as_str)
     }
 
     /// The database it commits to.
@@ -251,21 +261,37 @@ impl<E: Send + 'static> Shared<E> {
             };
             let mut queued = queued;
             let outcomes = self.run(&queued);
-            for (change, outcome) in queued.iter_mut().zip(&outcomes) {
-                if let (Ok(()), Some(committed)) = (outcome, change.committed.take()) {
-                    // Nor a panicking after-commit step: the change itself is committed.
-                    if catch_unwind(AssertUnwindSafe(committed)).is_err() {
-                        tracing::error!("a step after a commit panicked; the commit stands");
-                    }
-                }
-            }
             // A panic inside sled must not end this thread: every caller waits on it.
             let flushed = catch_unwind(AssertUnwindSafe(|| sled_gate::flush_blocking(&self.db)));
-            let failure = match flushed {
+            let failure: Option<Arc<str>> = match flushed {
                 Ok(Ok(_)) => None,
                 Ok(Err(e)) => Some(Arc::from(e.to_string())),
                 Err(_) => Some(Arc::from("the flush panicked")),
             };
+            // sled's own storage errors, not the ones this file makes of a panicking change.
+            let refused_storage = outcomes.iter().find_map(|outcome| match outcome {
+                Err(TransactionError::Storage(e))
+                    if !matches!(e, sled::Error::ReportableBug(_)) =>
+                {
+                    Some(e.to_string())
+                }
+                _ => None,
+            });
+            if let Some(error) = failure.as_deref().map(str::to_owned).or(refused_storage) {
+                let _ = self.write_failure.set(error);
+            }
+            // Steps follow what is on disk: after a failed flush the change may be lost with
+            // the database's memory (see `reopen.rs`), and must not have been acted on.
+            if failure.is_none() {
+                for (change, outcome) in queued.iter_mut().zip(&outcomes) {
+                    if let (Ok(()), Some(committed)) = (outcome, change.committed.take()) {
+                        // Nor a panicking after-commit step: the change itself is committed.
+                        if catch_unwind(AssertUnwindSafe(committed)).is_err() {
+                            tracing::error!("a step after a commit panicked; the commit stands");
+                        }
+                    }
+                }
+            }
             covered = target;
             let round = Round {
                 covers: target,

@@ -48,9 +48,10 @@ pub enum StoreError {
     #[error("storage failure: {0}")]
     Backend(String),
     /// The store takes no requests now: a write failed (a full disk, a file system gone
-    /// read-only) and the engine has not recovered yet. Nothing of the operation was stored;
-    /// the same request can be made again later.
-    #[error("the store is unavailable ({0}); nothing was stored")]
+    /// read-only) and the engine has not recovered yet. The operation was not answered as
+    /// done (and, but for the rare case `docs/decisions.md` names under "A full disk", not
+    /// stored); the same request can be made again later.
+    #[error("the store is unavailable ({0})")]
     Unavailable(String),
 }
 
@@ -58,7 +59,7 @@ impl StoreError {
     /// Whether the store as a whole cannot serve now (as opposed to a refusal of this one
     /// request): answered with 503 and a hint to try again later.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, StoreError::Unavailable(_) | StoreError::Backend(_))
+        matches!(self, StoreError::Unavailable(_))
     }
 }
 

@@ -37,6 +37,13 @@ pub struct Failure {
     pub reason: String,
 }
 
+/// What a database held by [`Reopening`] says about its writes.
+pub(crate) trait WriteFailure {
+    /// The error of a write that failed, once one did (whoever waited for it, or nobody):
+    /// from then on the database is taken out at the next call.
+    fn write_failure(&self) -> Option<String>;
+}
+
 /// Opens the database anew; an error is the reason it cannot be used yet.
 type Open<T> = Box<dyn Fn() -> Result<T, String> + Send + Sync>;
 
@@ -57,7 +64,7 @@ enum Slot<T> {
     Failed(Failure),
 }
 
-impl<T: Send + Sync + 'static> Reopening<T> {
+impl<T: WriteFailure + Send + Sync + 'static> Reopening<T> {
     /// Wraps the database `first`, opened by `open` (which it calls again after a failure).
     pub(crate) fn new(what: impl Into<String>, first: T, open: Open<T>) -> Self {
         Reopening {
@@ -72,15 +79,24 @@ impl<T: Send + Sync + 'static> Reopening<T> {
     /// The database to work on, or why there is none. Hold it only for one operation: a failed
     /// database is let go once the last operation on it has ended.
     pub(crate) fn current(&self) -> Result<Arc<T>, Failure> {
-        match &*self
+        let engine = match &*self
             .shared
             .slot
             .read()
             .unwrap_or_else(PoisonError::into_inner)
         {
-            Slot::Open(engine) => Ok(Arc::clone(engine)),
-            Slot::Failed(failure) => Err(failure.clone()),
+            Slot::Open(engine) => Arc::clone(engine),
+            Slot::Failed(failure) => return Err(failure.clone()),
+        };
+        // A write nobody waited for may have failed: its memory must not answer either.
+        if let Some(reason) = engine.write_failure() {
+            self.failed(&engine, &reason);
+            return Err(self.failure().unwrap_or(Failure {
+                since: Utc::now(),
+                reason,
+            }));
         }
+        Ok(engine)
     }
 
     /// Whether it is failed, and why.
@@ -123,7 +139,7 @@ impl<T: Send + Sync + 'static> Reopening<T> {
 }
 
 /// Tries to open the database again until it works or the database is no longer wanted.
-fn reopen<T: Send + Sync + 'static>(shared: Weak<Shared<T>>) {
+fn reopen<T: WriteFailure + Send + Sync + 'static>(shared: Weak<Shared<T>>) {
     let started = Instant::now();
     let mut pause = FIRST_PAUSE;
     loop {
@@ -157,6 +173,33 @@ fn reopen<T: Send + Sync + 'static>(shared: Weak<Shared<T>>) {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    impl WriteFailure for usize {
+        fn write_failure(&self) -> Option<String> {
+            None
+        }
+    }
+
+    /// A database whose write fails in the background once its mutex holds an error.
+    struct Background(Arc<std::sync::Mutex<Option<String>>>);
+
+    impl WriteFailure for Background {
+        fn write_failure(&self) -> Option<String> {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    #[test]
+    fn a_write_that_failed_in_the_background_takes_the_database_out_at_the_next_call() {
+        let failing = Arc::new(std::sync::Mutex::new(None));
+        let open_again: Open<Background> = Box::new(|| Err("disk full".into()));
+        let db = Reopening::new("test", Background(failing.clone()), open_again);
+        assert!(db.current().is_ok());
+        *failing.lock().unwrap() = Some("No space left on device".into());
+        let failure = db.current().err().expect("refused");
+        assert_eq!(failure.reason, "No space left on device");
+        assert!(db.failure().is_some());
+    }
 
     /// An "engine" that counts how often it was opened; opens fail while `refuse` says so.
     fn counting(refuse: Arc<AtomicUsize>) -> (Reopening<usize>, Arc<AtomicUsize>) {

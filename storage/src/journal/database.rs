@@ -30,6 +30,12 @@ pub(super) struct Next {
     pub(super) feed_position: u64,
 }
 
+impl crate::reopen::WriteFailure for Database {
+    fn write_failure(&self) -> Option<String> {
+        self.committer.write_failure().map(str::to_owned)
+    }
+}
+
 impl Database {
     /// Opens the journal database in `dir` with its tree `name`, its numbering read from it.
     pub(super) fn open(dir: &Path, name: &str) -> Result<Database, JournalError> {

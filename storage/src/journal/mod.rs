@@ -41,7 +41,7 @@ use serde::Serialize;
 use sled::transaction::TransactionError;
 
 use crate::group_commit::Queued;
-use crate::reopen::Reopening;
+use crate::reopen::{Reopening, WriteFailure};
 
 const RECORD: &[u8] = b"m/";
 const INDEX: &[u8] = b"i/";
@@ -432,18 +432,26 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
 }
 
 /// Passes `result` on; a failure of the database's storage takes `open` out, so that the
-/// journal is opened again from disk (and answers as unavailable meanwhile).
+/// journal is opened again from disk (and answers as unavailable meanwhile). Other errors pass as
+/// they are.
 fn checked<R>(
     db: &Reopening<Database>,
     open: &Arc<Database>,
     result: Result<R, JournalError>,
 ) -> Result<R, JournalError> {
-    match result {
-        Err(JournalError::Backend(reason)) => {
-            db.failed(open, &reason);
-            Err(JournalError::Unavailable(reason))
+    if !matches!(result, Err(JournalError::Backend(_))) {
+        return result;
+    }
+    // Whether the database still writes (see `SledStore`'s `checked`).
+    if open.write_failure().is_none() {
+        let _ = open.committer.flush_blocking();
+    }
+    match open.write_failure() {
+        Some(failure) => {
+            db.failed(open, &failure);
+            Err(JournalError::Unavailable(failure))
         }
-        other => other,
+        None => result,
     }
 }
 

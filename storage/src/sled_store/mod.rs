@@ -105,6 +105,12 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+impl crate::reopen::WriteFailure for Engine {
+    fn write_failure(&self) -> Option<String> {
+        self.committer.write_failure().map(str::to_owned)
+    }
+}
+
 /// Key of [`Engine::probe`]'s write, in sled's default tree (which holds nothing else).
 const PROBE_KEY: &[u8] = b"writable";
 

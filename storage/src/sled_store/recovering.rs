@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{Engine, DEFAULT_CACHE_CAPACITY};
-use crate::reopen::{Failure, Reopening};
+use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
     AuditEntry, Consumed, FinishedReport, Job, Outcome, PreparedMessage, Report, ReportKey,
     ReportResult, Store, StoreCondition, StoreError, StoreResult, UserRecord,
@@ -62,9 +62,7 @@ impl SledStore {
 
     /// Bytes the database takes on disk, for health output and metrics.
     pub fn size_on_disk(&self) -> StoreResult<u64> {
-        let engine = self.engine()?;
-        let result = engine.size_on_disk();
-        self.checked(&engine, result)
+        self.engine()?.size_on_disk()
     }
 
     fn engine(&self) -> StoreResult<Arc<Engine>> {
@@ -72,14 +70,23 @@ impl SledStore {
     }
 
     /// Passes `result` on; a failure of the engine's storage takes the engine out (and answers
-    /// as unavailable, like every call until it is back).
-    fn checked<T>(&self, engine: &Arc<Engine>, result: StoreResult<T>) -> StoreResult<T> {
-        match result {
-            Err(StoreError::Backend(reason)) => {
-                self.engine.failed(engine, &reason);
-                Err(StoreError::Unavailable(reason))
+    /// as unavailable, like every call until it is back). Other errors (a bug, a record that
+    /// cannot be read) pass as they are: the database still writes, and nobody else is refused.
+    async fn checked<T>(&self, engine: &Arc<Engine>, result: StoreResult<T>) -> StoreResult<T> {
+        if !matches!(result, Err(StoreError::Backend(_))) {
+            return result;
+        }
+        // Whether the database still writes: sled keeps a failed write's error, so a flush
+        // fails too once one did (and the committing thread then remembers it).
+        if engine.write_failure().is_none() {
+            let _ = engine.flush().await;
+        }
+        match engine.write_failure() {
+            Some(failure) => {
+                self.engine.failed(engine, &failure);
+                Err(StoreError::Unavailable(failure))
             }
-            other => other,
+            None => result,
         }
     }
 }
@@ -98,7 +105,7 @@ macro_rules! on_the_engine {
                 async fn $name(&self $(, $arg: $ty)*) -> $ret {
                     let engine = self.engine()?;
                     let result = engine.$name($($arg),*).await;
-                    self.checked(&engine, result)
+                    self.checked(&engine, result).await
                 }
             )*
 

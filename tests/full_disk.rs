@@ -199,6 +199,15 @@ fn a_full_disk_refuses_what_it_cannot_keep_and_delivers_everything_accepted_once
     assert_eq!(added.headers()["retry-after"], "30");
     assert_eq!(added.json::<Value>().unwrap()["errors"][0], UNAVAILABLE);
 
+    // The office's own journal lives on the same disk: its received log answers 503 while the
+    // journal is out (200 if no delivery has met the full disk yet), never 500.
+    let log_page = server.admin_get("/admin/api/v1/transports/xpersonenstand/received");
+    match log_page.status().as_u16() {
+        200 => {}
+        503 => assert_eq!(log_page.headers()["retry-after"], "30"),
+        other => panic!("the received log answered {other}: {}", log_page.text().unwrap()),
+    }
+
     disk.free();
     // Back by itself, without a restart.
     eventually(&server, "ready again", || ready(&server) == 200);

@@ -10,7 +10,9 @@
 use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
-use meldewerk_transports::xpersonenstand::{ReceivedMessage, ReceivedQuery, Simulator, MAX_PAGE};
+use meldewerk_transports::xpersonenstand::{
+    ReceivedMessage, ReceivedQuery, Simulator, SimulatorError, MAX_PAGE,
+};
 use serde::Serialize;
 use serde_json::json;
 
@@ -105,6 +107,20 @@ pub(crate) async fn page(simulator: &Simulator, query: &str) -> HttpResponse {
                 .map(|(seq, message)| Listed { seq: *seq, message })
                 .collect();
             HttpResponse::Ok().json(json!({ "messages": messages, "next": page.next }))
+        }
+        Ok(Err(SimulatorError::Unavailable(reason))) => {
+            tracing::warn!(error = %reason, "received log refused: the office's journal is unavailable");
+            let mut answer = error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the simulated office cannot use its journal at the moment (its disk takes no \
+                 writes); try again later"
+                    .into(),
+            );
+            answer.headers_mut().insert(
+                actix_web::http::header::RETRY_AFTER,
+                crate::module_layer::UNAVAILABLE_RETRY_SECS.into(),
+            );
+            answer
         }
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),

@@ -55,6 +55,10 @@ pub enum SimulatorError {
     /// The journal holds an entry the simulator cannot make sense of.
     #[error("simulated Standesamt journal is corrupt: {0}")]
     Corrupt(String),
+    /// The journal takes no requests until it has been opened again from disk (a write failed:
+    /// a full disk); it recovers by itself.
+    #[error("simulated Standesamt journal is unavailable: {0}")]
+    Unavailable(String),
 }
 
 impl From<JournalError> for SimulatorError {
@@ -62,9 +66,7 @@ impl From<JournalError> for SimulatorError {
         match error {
             JournalError::Locked(dir) => SimulatorError::Locked(dir),
             JournalError::Backend(e) => SimulatorError::Journal(e),
-            unavailable @ JournalError::Unavailable(_) => {
-                SimulatorError::Journal(unavailable.to_string())
-            }
+            JournalError::Unavailable(e) => SimulatorError::Unavailable(e),
             JournalError::Corrupt(e) => SimulatorError::Corrupt(e),
             taken @ JournalError::Taken(_) => SimulatorError::Journal(taken.to_string()),
         }

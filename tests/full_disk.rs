@@ -205,7 +205,10 @@ fn a_full_disk_refuses_what_it_cannot_keep_and_delivers_everything_accepted_once
     match log_page.status().as_u16() {
         200 => {}
         503 => assert_eq!(log_page.headers()["retry-after"], "30"),
-        other => panic!("the received log answered {other}: {}", log_page.text().unwrap()),
+        other => panic!(
+            "the received log answered {other}: {}",
+            log_page.text().unwrap()
+        ),
     }
 
     disk.free();

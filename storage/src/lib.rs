@@ -48,9 +48,9 @@ pub enum StoreError {
     #[error("storage failure: {0}")]
     Backend(String),
     /// The store takes no requests now: a write failed (a full disk, a file system gone
-    /// read-only) and the engine has not recovered yet. The operation was not answered as
-    /// done (and, but for the rare case `docs/decisions.md` names under "A full disk", not
-    /// stored); the same request can be made again later.
+    /// read-only) and the engine has not recovered yet. Nothing of the operation stays stored
+    /// (a submission the disk kept all the same is withdrawn at the reopen); the same request
+    /// can be made again later.
     #[error("the store is unavailable ({0})")]
     Unavailable(String),
 }

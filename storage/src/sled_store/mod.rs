@@ -45,6 +45,7 @@ mod queue;
 mod recovering;
 mod store_impl;
 mod user_cache;
+mod withdraw;
 
 pub use recovering::SledStore;
 

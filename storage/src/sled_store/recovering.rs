@@ -2,7 +2,7 @@
 //! failed write (see `reopen.rs`).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -25,7 +25,12 @@ use crate::{
 #[derive(Clone)]
 pub struct SledStore {
     engine: Arc<Reopening<Engine>>,
+    /// Submissions refused because their round's write failed, by report and idempotency key:
+    /// withdrawn at the reopen should the disk have kept them (see `withdraw.rs`).
+    refused: Refused,
 }
+
+type Refused = Arc<Mutex<Vec<(ReportKey, String)>>>;
 
 impl std::fmt::Debug for SledStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -50,13 +55,17 @@ impl SledStore {
     pub fn open_with_cache(dir: &Path, cache_capacity: u64) -> StoreResult<SledStore> {
         let first = Engine::open(dir, cache_capacity)?;
         let dir = dir.to_path_buf();
+        let refused = Refused::default();
+        let to_withdraw = Arc::clone(&refused);
         let again = move || {
             let engine = Engine::open(&dir, cache_capacity).map_err(|e| e.to_string())?;
             engine.probe().map_err(|e| e.to_string())?;
+            withdraw(&engine, &to_withdraw)?;
             Ok(engine)
         };
         Ok(SledStore {
             engine: Arc::new(Reopening::new("store", first, Box::new(again))),
+            refused,
         })
     }
 
@@ -91,6 +100,26 @@ impl SledStore {
     }
 }
 
+/// Withdraws every refused submission the disk kept, before the reopened engine serves anyone;
+/// those done are forgotten, so that a failure halfway is taken up by the next attempt.
+fn withdraw(engine: &Engine, refused: &Refused) -> Result<(), String> {
+    let mut refused = refused.lock().unwrap_or_else(PoisonError::into_inner);
+    while let Some((key, idempotency_key)) = refused.last() {
+        if engine
+            .withdraw_refused(key, idempotency_key)
+            .map_err(|e| e.to_string())?
+        {
+            tracing::warn!(
+                report = %key,
+                "a submission refused while the disk failed had reached it all the same; withdrawn, \
+                 as its answer said"
+            );
+        }
+        refused.pop();
+    }
+    Ok(())
+}
+
 fn unavailable(failure: Failure) -> StoreError {
     StoreError::Unavailable(failure.reason)
 }
@@ -109,6 +138,21 @@ macro_rules! on_the_engine {
                 }
             )*
 
+            async fn submit_report(&self, report: Report) -> StoreResult<Job> {
+                let engine = self.engine()?;
+                let attempt = (report.key.clone(), report.idempotency_key.clone());
+                let result = engine.submit_report(report).await;
+                let result = self.checked(&engine, result).await;
+                if let Err(StoreError::Unavailable(_)) = &result {
+                    // Its transaction ran in the round that failed: the disk may have kept it.
+                    self.refused
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(attempt);
+                }
+                result
+            }
+
             fn condition(&self) -> StoreCondition {
                 match self.engine.failure() {
                     None => StoreCondition::Available,
@@ -126,7 +170,6 @@ on_the_engine! {
     fn user(&self, name: &str) -> StoreResult<Option<UserRecord>>;
     fn user_by_key_id(&self, key_id: &str) -> StoreResult<Option<UserRecord>>;
     fn users(&self) -> StoreResult<Vec<UserRecord>>;
-    fn submit_report(&self, report: Report) -> StoreResult<Job>;
     fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>>;
     fn report_to_deliver(&self, key: &ReportKey) -> StoreResult<Option<Report>>;
     fn report_result(&self, key: &ReportKey) -> StoreResult<Option<ReportResult>>;

@@ -1,0 +1,201 @@
+//! Withdrawing a submission the store refused but the disk kept.
+//!
+//! A submission is refused (503) when the flush of its round fails. One flush can write several
+//! log buffers, so the submission's own transaction may have reached the disk while a later
+//! buffer (another request's change) failed: after the database is opened again the refused
+//! report would be there, and its retry answered "already sent". The store remembers which
+//! submissions it refused (by their idempotency key, unique per attempt) and withdraws each one
+//! at the reopen, before anyone is served, as long as it is exactly what the refused attempt
+//! wrote and nothing has happened to it since: never delivered, its job untouched.
+
+use sled::transaction::TransactionalTree;
+
+use super::{abort, backend, decode, keys, tx_error, Engine, TxResult};
+use crate::sled_gate::GatedTransaction;
+use crate::{Job, JobKind, Report, ReportKey, ReportStatus, StoreError, StoreResult};
+
+impl Engine {
+    /// Removes the report under `key` if the refused attempt `idempotency_key` left it, whole:
+    /// the report, its listing, its payload and its job. Whether one was removed.
+    pub(super) fn withdraw_refused(
+        &self,
+        key: &ReportKey,
+        idempotency_key: &str,
+    ) -> StoreResult<bool> {
+        let report_key = keys::report(key);
+        let by_id_key = keys::by_id(key);
+        let trees = (
+            &self.reports,
+            &self.pending,
+            &self.reports_by_id,
+            &self.submissions,
+            &self.messages,
+            &self.awaiting,
+            &self.outbox,
+            &self.outbox_by_id,
+        );
+        let removed = trees
+            .gated_transaction(
+                |(reports, pending, by_id, submissions, messages, awaiting, outbox, jobs)| {
+                    let Some(job) = refused_job(
+                        [reports, awaiting, outbox, jobs],
+                        &report_key,
+                        idempotency_key,
+                    )?
+                    else {
+                        return Ok(false);
+                    };
+                    let RefusedJob {
+                        message_uuid,
+                        job_id,
+                        outbox_key,
+                    } = job;
+                    for tree in [reports, pending, submissions, messages] {
+                        tree.remove(report_key.as_slice())?;
+                    }
+                    by_id.remove(by_id_key.as_slice())?;
+                    awaiting.remove(keys::awaiting(&message_uuid))?;
+                    outbox.remove(outbox_key)?;
+                    jobs.remove(job_id)?;
+                    Ok(true)
+                },
+            )
+            .map_err(tx_error)?;
+        if removed {
+            self.committer.flush_blocking().map_err(backend)?;
+            self.outbox_jobs
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok(removed)
+    }
+}
+
+/// Where a refused submission's job is filed.
+struct RefusedJob {
+    message_uuid: String,
+    job_id: sled::IVec,
+    outbox_key: sled::IVec,
+}
+
+/// The report's job, if the report is exactly what the refused attempt wrote: pending, never
+/// delivered, its first delivery not attempted.
+fn refused_job(
+    [reports, awaiting, outbox, jobs]: [&TransactionalTree; 4],
+    report_key: &[u8],
+    idempotency_key: &str,
+) -> TxResult<Option<RefusedJob>> {
+    let Some(bytes) = reports.get(report_key)? else {
+        return Ok(None);
+    };
+    let report: Report = match decode("report", &bytes) {
+        Ok(report) => report,
+        Err(e) => return abort(e),
+    };
+    let untouched = report.idempotency_key == idempotency_key
+        && report.status == ReportStatus::Pending
+        && report.transport.is_none();
+    if !untouched {
+        return Ok(None);
+    }
+    // A report without a stored message (signing failed at dispatch) names no job it could be
+    // found by; it stays, and is delivered like any other.
+    let Some(message) = report.message else {
+        return Ok(None);
+    };
+    let Some(job_id) = awaiting.get(keys::awaiting(&message.message_uuid))? else {
+        return Ok(None);
+    };
+    let Some(outbox_key) = jobs.get(&job_id)? else {
+        return Ok(None);
+    };
+    let Some(job_bytes) = outbox.get(&outbox_key)? else {
+        return abort(StoreError::Corrupt(
+            "a job is indexed but missing from the outbox".into(),
+        ));
+    };
+    let job: Job = match decode("job", &job_bytes) {
+        Ok(job) => job,
+        Err(e) => return abort(e),
+    };
+    if job.kind != JobKind::Deliver || job.attempts > 0 {
+        return Ok(None);
+    }
+    Ok(Some(RefusedJob {
+        message_uuid: message.message_uuid,
+        job_id,
+        outbox_key,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PreparedMessage, Store};
+    use chrono::Utc;
+
+    fn key(id: &str) -> ReportKey {
+        ReportKey {
+            owner: "alice".into(),
+            module: "birthnotice".into(),
+            id: id.into(),
+        }
+    }
+
+    /// A report as the form dispatches it: with its message, under idempotency key `idem-{id}`.
+    fn dispatched(id: &str) -> Report {
+        let mut report = Report::new_pending(
+            key(id),
+            serde_json::json!({ "kind": { "vorname": "Erika" } }),
+            None,
+            format!("idem-{id}"),
+            Utc::now(),
+        );
+        report.message = Some(PreparedMessage {
+            message_uuid: format!("uuid-{id}"),
+            content_type: "application/xml".into(),
+            body: b"<msg/>".to_vec(),
+            signature: None,
+            prepared_at: Utc::now(),
+        });
+        report
+    }
+
+    #[tokio::test]
+    async fn only_the_refused_attempt_untouched_is_withdrawn_and_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(dir.path(), 1 << 20).unwrap();
+        let kept = engine.submit_report(dispatched("kept")).await.unwrap();
+        let refused = engine.submit_report(dispatched("refused")).await.unwrap();
+        let attempted = engine.submit_report(dispatched("attempted")).await.unwrap();
+        engine.begin_attempt(&attempted).await.unwrap();
+
+        // Another attempt's key (an earlier, accepted submission of the same id) is never
+        // withdrawn, nor a report whose delivery began.
+        assert!(!engine.withdraw_refused(&key("kept"), "idem-other").unwrap());
+        assert!(!engine
+            .withdraw_refused(&key("attempted"), "idem-attempted")
+            .unwrap());
+        assert!(!engine
+            .withdraw_refused(&key("absent"), "idem-absent")
+            .unwrap());
+
+        assert!(engine
+            .withdraw_refused(&key("refused"), "idem-refused")
+            .unwrap());
+        assert!(engine.report(&key("refused")).await.unwrap().is_none());
+        assert!(engine.job(refused.id).await.unwrap().is_none());
+        assert!(engine
+            .reports_with_id("birthnotice", "refused")
+            .await
+            .unwrap()
+            .is_empty());
+        assert_eq!(
+            engine.pending_ids("alice", "birthnotice").await.unwrap(),
+            ["attempted", "kept"]
+        );
+        assert_eq!(engine.outbox_len().await.unwrap(), 2);
+        assert!(engine.job(kept.id).await.unwrap().is_some());
+        // The id can be sent again.
+        engine.submit_report(dispatched("refused")).await.unwrap();
+    }
+}

@@ -29,7 +29,7 @@
 //! ([`JournalError::Taken`]), so two concurrent appends for one idempotency key cannot both land.
 //! Settling is one transaction too: a record's new state, its feed entry and its leaving a
 //! group. Concurrent callers' appends and settlements are committed together and share one
-//! flush (`group_commit.rs`).
+//! flush (`group_commit/`).
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};

@@ -31,7 +31,7 @@
 //! Every change is one multi-tree transaction followed by a flush, which is what the
 //! [`crate::Store`] contract asks for. sled calls are synchronous but short (memory plus the
 //! page cache); only the flush waits for the disk, on the database's committing thread, where
-//! one flush serves every change committed before it started (see `group_commit.rs`); callers
+//! one flush serves every change committed before it started (see `group_commit/`); callers
 //! await it without holding a thread. The changes every report makes (it is submitted with its
 //! message, an attempt counted, its delivery recorded) are queued to that thread
 //! instead of run by the caller, which runs concurrent ones as one transaction: sled writes

@@ -197,14 +197,7 @@ impl ResponseError for BasicRejection {
                 })),
             AuthFailure::Unavailable(reason) => {
                 tracing::warn!(%reason, "login not checked: the store is unavailable");
-                HttpResponse::ServiceUnavailable()
-                    .insert_header((
-                        header::RETRY_AFTER,
-                        crate::module_layer::UNAVAILABLE_RETRY_SECS.to_string(),
-                    ))
-                    .json(serde_json::json!({
-                        "errors": [crate::module_layer::UNAVAILABLE_MESSAGE]
-                    }))
+                crate::module_layer::unavailable_response(crate::module_layer::UNAVAILABLE_MESSAGE)
             }
             AuthFailure::Internal(reason) => {
                 tracing::error!(%reason, "authentication failed internally");

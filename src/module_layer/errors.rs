@@ -94,6 +94,17 @@ impl From<meldewerk_storage::StoreError> for ApiError {
 /// Seconds a client is asked to wait (`Retry-After`) while the store is unavailable.
 pub(crate) const UNAVAILABLE_RETRY_SECS: u32 = 30;
 
+/// 503 `{"errors": [message]}` with `Retry-After`: what a plain-JSON endpoint answers while
+/// the data it needs cannot be used (a full disk).
+pub(crate) fn unavailable_response(message: &str) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::ServiceUnavailable()
+        .insert_header((
+            actix_web::http::header::RETRY_AFTER,
+            UNAVAILABLE_RETRY_SECS.to_string(),
+        ))
+        .json(json!({ "errors": [message] }))
+}
+
 /// What every JSON API answers while the store is unavailable (503).
 pub(crate) const UNAVAILABLE_MESSAGE: &str =
     "the service cannot use its data at the moment (its disk takes no writes); nothing was \

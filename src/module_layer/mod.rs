@@ -35,8 +35,8 @@ use serde_json::{Map, Value};
 
 use crate::xpersonenstand::XPersonenstandSettings;
 
+pub(crate) use errors::{unavailable_response, UNAVAILABLE_MESSAGE};
 pub use errors::{ApiError, ErrorStyle, Violation};
-pub(crate) use errors::{UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_SECS};
 pub use fields::{Field, FieldKind};
 
 /// A module's identity: everything about it that never depends on configuration.

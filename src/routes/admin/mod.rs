@@ -85,15 +85,7 @@ pub(crate) fn store_failed(e: impl std::borrow::Borrow<StoreError>) -> HttpRespo
     let e = e.borrow();
     if e.is_unavailable() {
         tracing::warn!(error = %e, "operator API refused: the store is unavailable");
-        let mut response = error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            crate::module_layer::UNAVAILABLE_MESSAGE.into(),
-        );
-        response.headers_mut().insert(
-            actix_web::http::header::RETRY_AFTER,
-            crate::module_layer::UNAVAILABLE_RETRY_SECS.into(),
-        );
-        return response;
+        return crate::module_layer::unavailable_response(crate::module_layer::UNAVAILABLE_MESSAGE);
     }
     tracing::error!(error = %e, "store failed in the operator API");
     error(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())

@@ -110,17 +110,10 @@ pub(crate) async fn page(simulator: &Simulator, query: &str) -> HttpResponse {
         }
         Ok(Err(SimulatorError::Unavailable(reason))) => {
             tracing::warn!(error = %reason, "received log refused: the office's journal is unavailable");
-            let mut answer = error(
-                StatusCode::SERVICE_UNAVAILABLE,
+            crate::module_layer::unavailable_response(
                 "the simulated office cannot use its journal at the moment (its disk takes no \
-                 writes); try again later"
-                    .into(),
-            );
-            answer.headers_mut().insert(
-                actix_web::http::header::RETRY_AFTER,
-                crate::module_layer::UNAVAILABLE_RETRY_SECS.into(),
-            );
-            answer
+                 writes); try again later",
+            )
         }
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),

@@ -107,7 +107,9 @@ impl<T> PendingAppend<T> {
     /// (such as [`JournalError::Taken`]) if it was refused.
     pub async fn durable(self) -> Result<(u64, T), JournalError> {
         let outcome = self.queued.outcome().await.map_err(transaction_error);
-        let seq = checked(&self.db, &self.open, outcome)?;
+        // No flush of its own here: it would hold the async caller's thread, and the round's
+        // flush has told whether the database still writes.
+        let seq = taken_out_if_failed(&self.db, &self.open, outcome)?;
         Ok((seq, self.record))
     }
 }
@@ -445,6 +447,19 @@ fn checked<R>(
     // Whether the database still writes (see `SledStore`'s `checked`).
     if open.write_failure().is_none() {
         let _ = open.committer.flush_blocking();
+    }
+    taken_out_if_failed(db, open, result)
+}
+
+/// Passes `result` on, or, if the database's writes fail, takes it out and answers as
+/// unavailable. For the outcome of a round: that round's flush has told already.
+fn taken_out_if_failed<R>(
+    db: &Reopening<Database>,
+    open: &Arc<Database>,
+    result: Result<R, JournalError>,
+) -> Result<R, JournalError> {
+    if !matches!(result, Err(JournalError::Backend(_))) {
+        return result;
     }
     match open.write_failure() {
         Some(failure) => {

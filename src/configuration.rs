@@ -42,6 +42,9 @@ pub struct Settings {
     pub body_timeout_secs: u64,
     /// Seconds to let in-flight requests and deliveries finish on SIGTERM/SIGINT.
     pub shutdown_grace_secs: u64,
+    /// Time zone of the people using the service (tz database name): forms take dates and times
+    /// in it, pages and receipts show times in it beside UTC.
+    pub time_zone: String,
     /// Trusted reverse proxies and HTTPS.
     pub server: ServerSettings,
     /// Operator access to `/admin/api/v1/`.
@@ -78,6 +81,7 @@ impl Default for Settings {
             max_body_bytes: 256 * 1024,
             body_timeout_secs: 30,
             shutdown_grace_secs: 10,
+            time_zone: "Europe/Berlin".into(),
             server: ServerSettings::default(),
             operator: OperatorSettings::default(),
             metrics: MetricsSettings::default(),

@@ -16,6 +16,7 @@ use meldewerk_storage::{SledStore, Store, StoreError};
 use meldewerk_transports::wire::HttpTransport;
 use meldewerk_transports::xpersonenstand::{self, SimulatorError};
 use meldewerk_transports::Transport;
+use meldewerk_xml::local_time::LocalZone;
 use tracing_actix_web::{RequestId, TracingLogger};
 
 use crate::accounts::Accounts;
@@ -43,6 +44,8 @@ pub struct WebSettings {
     pub token_lifetime: chrono::Duration,
     /// Largest accepted request body.
     pub max_body_bytes: usize,
+    /// The people's time zone (`time_zone`).
+    pub time_zone: LocalZone,
 }
 
 /// Whether the service takes traffic (`/readyz`).
@@ -338,6 +341,10 @@ impl Application {
             base_url: base_url.clone(),
             token_lifetime: chrono::Duration::seconds(settings.token_lifetime_secs as i64),
             max_body_bytes: settings.max_body_bytes,
+            time_zone: settings
+                .time_zone
+                .parse()
+                .map_err(StartupError::Config)?,
         });
         let operator = web::Data::new(OperatorCredentials::new(
             &settings.operator.username,

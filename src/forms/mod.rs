@@ -12,6 +12,22 @@ input[aria-invalid=true],select[aria-invalid=true]{border:2px solid #b00020}
 button{margin-top:1rem;padding:.6rem 1.4rem;font-size:1rem}.note{background:#f3f6fa;padding:.6rem 1rem;border-radius:6px}
 "#;
 
+/// The read-only summary of a sent report, and every page on paper: black on white, without
+/// buttons, forms and links' colours, a section never split across pages.
+const SUMMARY_AND_PRINT_STYLE: &str = r#"
+dl.facts div,.summary dl div{display:flex;gap:1rem;padding:.2rem 0;border-bottom:1px solid #e3e3e3}
+dl.facts dt,.summary dt{font-weight:600;flex:0 0 40%}dl.facts dd,.summary dd{margin:0;overflow-wrap:anywhere}
+h3{font-size:1.05rem;margin:1.2rem 0 .3rem}
+@media print{
+body{color:#000;background:#fff;max-width:none;margin:0;padding:0;font-size:11pt}
+form,button,.screen-only{display:none}
+a{color:#000;text-decoration:none}
+.note{background:none;padding:0}
+section,fieldset,dl.facts,dl>div{break-inside:avoid}
+h1,h2,h3{break-after:avoid}
+}
+"#;
+
 /// A complete page with `title` and `body`.
 pub fn page(title: &str, body: Markup) -> Markup {
     html! {
@@ -22,7 +38,7 @@ pub fn page(title: &str, body: Markup) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="referrer" content="no-referrer";
                 title { (title) " – meldewerk" }
-                style { (PreEscaped(STYLE)) }
+                style { (PreEscaped(STYLE)) (PreEscaped(SUMMARY_AND_PRINT_STYLE)) }
             }
             body { main { (body) } }
         }

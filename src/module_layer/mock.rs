@@ -5,6 +5,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use meldewerk_transports::receipt::{render_receipt, ReceiptFields};
+use meldewerk_xml::local_time::LocalZone;
+use meldewerk_xml::xpersonenstand::nachrichtentyp_in_worten;
 use serde_json::{json, Value};
 
 use super::reports::rfc3339;
@@ -38,7 +40,7 @@ pub fn result(info: &ModuleInfo, id: &str, outcome: MockOutcome) -> Value {
     let (status, receipt, reason) = match outcome {
         MockOutcome::Success => (
             "SUCCESS",
-            Some(STANDARD.encode(receipt(info.segment, id, now))),
+            Some(STANDARD.encode(receipt(info, id, now))),
             None,
         ),
         MockOutcome::Pending => ("PENDING", None, None),
@@ -63,17 +65,27 @@ pub fn result(info: &ModuleInfo, id: &str, outcome: MockOutcome) -> Value {
     body
 }
 
-/// A receipt clearly marked as a test receipt.
-pub fn receipt(module: &str, id: &str, at: DateTime<Utc>) -> Vec<u8> {
+/// A receipt clearly marked as a test receipt. It names the message type of the module's
+/// first form (the one a memento opens unless it says otherwise), and is dated as the office's
+/// receipts are, in German time.
+pub fn receipt(info: &ModuleInfo, id: &str, at: DateTime<Utc>) -> Vec<u8> {
+    let report_type = info
+        .forms
+        .first()
+        .and_then(|form| form.message_type)
+        .map_or_else(|| "Testmeldung".to_owned(), nachrichtentyp_in_worten);
     render_receipt(&ReceiptFields {
         authority: "meldewerk Testempfang (keine echte Übermittlung)".into(),
-        module: module.into(),
+        report_type,
+        sender: "meldewerk (Test-ID: keine Nachricht gesendet)".into(),
+        module: info.segment.into(),
         report_id: id.into(),
         message_uuid: "00000000-0000-0000-0000-000000000000".into(),
         message_sha256_hex: "0".repeat(64),
-        submitted_at: Some(at),
+        submitted_at: at,
         received_at: at,
         acknowledged_at: at,
+        time_zone: LocalZone::BERLIN,
         transport_ref: "mock".into(),
         mock: true,
     })

@@ -121,6 +121,9 @@ pub struct Form {
     pub title: &'static str,
     /// Who signs the message.
     pub signature: SignatureRule,
+    /// Code of the message type the form's reports are delivered as (`081020`), named in words
+    /// on the confirmation page and on test receipts; `None` for a form without one.
+    pub message_type: Option<&'static str>,
 }
 
 impl Form {
@@ -131,6 +134,15 @@ impl Form {
             prefix: "",
             title,
             signature,
+            message_type: None,
+        }
+    }
+
+    /// The same form, its reports delivered as the message type `code` (`081020`).
+    pub const fn message_type(self, code: &'static str) -> Self {
+        Form {
+            message_type: Some(code),
+            ..self
         }
     }
 

@@ -5,7 +5,8 @@
 //! to prove later: which message (UUID and SHA-256 of the exact bytes), for which report, when.
 //! Rendering the same [`ReceiptFields`] twice gives byte-identical PDFs.
 
-use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
+use chrono::{DateTime, Datelike, Timelike, Utc};
+use meldewerk_xml::local_time::LocalZone;
 use pdf_writer::{Content, Date, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
 /// Everything printed on a receipt.
@@ -13,6 +14,12 @@ use pdf_writer::{Content, Date, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 pub struct ReceiptFields {
     /// Name of the confirming authority, e.g. `Standesamt Berlin-Mitte (simuliert)`.
     pub authority: String,
+    /// The report type in words with its message type code, e.g. `Geburtsanzeige (081020)`
+    /// (`meldewerk_xml::xpersonenstand::nachrichtentyp_in_worten`).
+    pub report_type: String,
+    /// Who sent the message: the author's name and identifier from the message header, e.g.
+    /// `meldewerk (sap:000000001)`.
+    pub sender: String,
     /// Module path segment of the report, e.g. `birthnotice`.
     pub module: String,
     /// The integrator's report id the message belongs to.
@@ -22,12 +29,15 @@ pub struct ReceiptFields {
     /// Lower-case hex SHA-256 of the exact bytes the authority received; lets anyone check later
     /// that a stored message is the one this receipt confirms.
     pub message_sha256_hex: String,
-    /// When the sender handed the message over, if the authority knows it.
-    pub submitted_at: Option<DateTime<Utc>>,
+    /// When the sender handed the message over: the creation time in its header, or else when it
+    /// was delivered.
+    pub submitted_at: DateTime<Utc>,
     /// When the authority received the message.
     pub received_at: DateTime<Utc>,
     /// When the authority confirmed receipt.
     pub acknowledged_at: DateTime<Utc>,
+    /// The authority's time zone: every time is printed in it beside UTC.
+    pub time_zone: LocalZone,
     /// The transport's reference of the delivery.
     pub transport_ref: String,
     /// `true` for receipts from a simulator: the page then carries a prominent
@@ -119,30 +129,28 @@ fn layout(fields: &ReceiptFields) -> Content {
         page.gap(6.0);
     }
 
-    page.paragraph(
+    let intro = format!(
         "Die unten bezeichnete Nachricht ist eingegangen; ihr Empfang wird hiermit bestätigt. \
-         Alle Zeiten in UTC (ISO\u{a0}8601).",
-        FONT_REGULAR,
-        10.0,
-        3,
+         Zeiten in Ortszeit ({}) und in UTC (ISO\u{a0}8601).",
+        fields.time_zone
     );
+    page.paragraph(&intro, FONT_REGULAR, 10.0, 3);
     page.gap(10.0);
 
-    let submitted = fields
-        .submitted_at
-        .map(iso_utc)
-        .unwrap_or_else(|| "nicht angegeben".to_owned());
-    let rows: [(&str, String); 9] = [
+    let time = |at: DateTime<Utc>| fields.time_zone.show_with_utc(at);
+    let rows: [(&str, String); 11] = [
         ("Meldung (Report-ID)", fields.report_id.clone()),
+        ("Meldungsart", fields.report_type.clone()),
+        ("Absender", fields.sender.clone()),
         ("Modul", fields.module.clone()),
         ("Nachrichten-UUID", fields.message_uuid.clone()),
         (
             "SHA-256 der übermittelten Nachricht",
             fields.message_sha256_hex.clone(),
         ),
-        ("Übermittelt (UTC)", submitted),
-        ("Eingegangen (UTC)", iso_utc(fields.received_at)),
-        ("Bestätigt (UTC)", iso_utc(fields.acknowledged_at)),
+        ("Übermittelt", time(fields.submitted_at)),
+        ("Eingegangen", time(fields.received_at)),
+        ("Bestätigt", time(fields.acknowledged_at)),
         ("Transportreferenz", fields.transport_ref.clone()),
         ("Behörde", fields.authority.clone()),
     ];
@@ -321,11 +329,6 @@ fn win_ansi_byte(c: char) -> u8 {
             _ => b'?',
         },
     }
-}
-
-/// `2024-05-01T12:00:00.000Z`.
-fn iso_utc(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 fn pdf_date(at: DateTime<Utc>) -> Date {

@@ -4,18 +4,22 @@ mod common;
 
 use chrono::{TimeZone, Utc};
 use meldewerk_transports::receipt::{render_receipt, ReceiptFields};
+use meldewerk_xml::local_time::LocalZone;
 
 fn fields(mock: bool) -> ReceiptFields {
     ReceiptFields {
         authority: "Standesamt Berlin-Mitte (simuliert)".to_owned(),
+        report_type: "Geburtsanzeige (081020)".to_owned(),
+        sender: "meldewerk (sap:000000001)".to_owned(),
         module: "birthnotice".to_owned(),
         report_id: "GEB-2024-000123".to_owned(),
         message_uuid: "4f1c2a8e-9d3b-4b6f-8e2a-1c0d5e7f9a3b".to_owned(),
         message_sha256_hex: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
             .to_owned(),
-        submitted_at: Some(Utc.with_ymd_and_hms(2024, 5, 1, 11, 59, 58).unwrap()),
+        submitted_at: Utc.with_ymd_and_hms(2024, 5, 1, 11, 59, 58).unwrap(),
         received_at: Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 0).unwrap(),
         acknowledged_at: Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 2).unwrap(),
+        time_zone: LocalZone::BERLIN,
         transport_ref: "0b7e8a51-3c2d-4e9f-a1b2-c3d4e5f60718".to_owned(),
         mock,
     }
@@ -61,12 +65,34 @@ fn receipt_passes_qpdf_and_shows_every_identifier() {
             "{value} missing:\n{text}"
         );
     }
-    for time in [
-        "2024-05-01T11:59:58.000Z",
-        "2024-05-01T12:00:00.000Z",
-        "2024-05-01T12:00:02.000Z",
+    for line in [
+        "Meldungsart",
+        "Geburtsanzeige (081020)",
+        "Absender",
+        "meldewerk (sap:000000001)",
+        "Zeiten in Ortszeit (Europe/Berlin) und in UTC",
     ] {
-        assert!(text.contains(time), "{time} missing:\n{text}");
+        assert!(squeezed.contains(&common::squeeze(line)), "{line} missing:\n{text}");
+    }
+    // Local time (summer time on 1 May) beside UTC, each under its label.
+    for (label, time) in [
+        (
+            "Übermittelt",
+            "01.05.2024, 13:59:58 Uhr (UTC+02:00) = 2024-05-01T11:59:58Z",
+        ),
+        (
+            "Eingegangen",
+            "01.05.2024, 14:00:00 Uhr (UTC+02:00) = 2024-05-01T12:00:00Z",
+        ),
+        (
+            "Bestätigt",
+            "01.05.2024, 14:00:02 Uhr (UTC+02:00) = 2024-05-01T12:00:02Z",
+        ),
+    ] {
+        assert!(
+            squeezed.contains(&common::squeeze(&format!("{label}{time}"))),
+            "{label}: {time} missing:\n{text}"
+        );
     }
 }
 

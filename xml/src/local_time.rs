@@ -16,7 +16,7 @@ pub struct LocalZone(Tz);
 
 impl Default for LocalZone {
     fn default() -> Self {
-        LocalZone(Tz::Europe__Berlin)
+        LocalZone::BERLIN
     }
 }
 
@@ -45,6 +45,9 @@ pub enum LocalTimeError {
 }
 
 impl LocalZone {
+    /// `Europe/Berlin`, the default, and the zone of a German office's documents.
+    pub const BERLIN: LocalZone = LocalZone(Tz::Europe__Berlin);
+
     /// The instant of `date` at `time` in this zone, with the offset in force then. A time the
     /// clocks skipped is refused; a time that happened twice (fall back) is the first one, in
     /// summer time, as a clerk reading the wall clock during that hour most likely means.

@@ -4,6 +4,7 @@
 //! outbox job in one transaction. Works without JavaScript: arrays get one empty row and a "Weitere Zeile" button.
 
 mod render;
+mod sent;
 mod values;
 
 use std::collections::HashMap;
@@ -12,7 +13,6 @@ use std::sync::Arc;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono::Utc;
-use maud::html;
 use meldewerk_actors::{BuiltMessage, Engine};
 use meldewerk_storage::{EndUserSignature, PreparedMessage, Report, ReportKey, Store, StoreError};
 use serde_json::Value;
@@ -22,9 +22,11 @@ use super::routes::FormContext;
 use super::{mock, SignatureRule};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
+use crate::startup::WebSettings;
 use crate::telemetry::log_str;
 use crate::tokens::open_memento;
 use render::{html_response, message_page, render, FormView};
+pub(crate) use sent::sent;
 use values::{inputs, posted};
 
 /// Query of the form page: the memento.
@@ -63,18 +65,27 @@ fn open(
     std::ptr::eq(form, context.form).then_some(data)
 }
 
-/// `GET {form}?m=…`: the form, pre-filled.
+/// `GET {form}?m=…`: the form, pre-filled; for a report already sent, a page saying so.
 #[tracing::instrument(name = "form", skip_all, fields(form = context.form.path))]
 pub(crate) async fn show(
     session: SessionUser,
     query: web::Query<FormQuery>,
     master: web::Data<MasterKey>,
+    store: web::Data<Arc<dyn Store>>,
+    settings: web::Data<WebSettings>,
     context: web::Data<FormContext>,
 ) -> HttpResponse {
     let memento = query.m.clone().unwrap_or_default();
     let Some(data) = open(&master, &session, &context, &memento) else {
         return invalid_link();
     };
+    let id = data["id"].as_str().unwrap_or_default();
+    if let Some(page) =
+        sent::already_sent(store.as_ref().as_ref(), &session, &context, settings.time_zone, id)
+            .await
+    {
+        return page;
+    }
     let fields: Vec<&'static Field> = context.form.fields(context.module.info().fields).collect();
     let inputs = inputs(&fields, &values::rows_in_data(&fields, &data));
     let view = FormView {
@@ -277,30 +288,4 @@ async fn signed_message(
             None
         }
     }
-}
-
-/// Query of the confirmation page.
-#[derive(serde::Deserialize)]
-pub struct SentQuery {
-    id: Option<String>,
-}
-
-/// `GET {form}/sent?id=…`: confirmation after dispatch.
-pub(crate) async fn sent(
-    _session: SessionUser,
-    query: web::Query<SentQuery>,
-    context: web::Data<FormContext>,
-) -> HttpResponse {
-    let id = query.id.clone().unwrap_or_default();
-    html_response(
-        StatusCode::OK,
-        "Abgesendet",
-        html! {
-            h1 { (context.form.title) " abgesendet" }
-            p {
-                "Die Meldung " strong { (id) } " wurde zur Übermittlung übergeben. "
-                "Sie können dieses Fenster schließen."
-            }
-        },
-    )
 }

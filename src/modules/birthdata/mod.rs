@@ -24,7 +24,8 @@ static FORMS: [Form; 1] = [Form::new(
     "/forms/birthdata",
     "Geburtsdaten der Eltern",
     SignatureRule::Portal,
-)];
+)
+.message_type("081021")];
 
 /// The module's identity; lazy only because its field table is.
 static INFO: LazyLock<ModuleInfo> =

@@ -19,7 +19,8 @@ static FORMS: [Form; 1] = [Form::new(
     "/forms/birthnotice",
     "Geburtsanzeige",
     SignatureRule::SealOrEndUser,
-)];
+)
+.message_type("081020")];
 
 static INFO: ModuleInfo = ModuleInfo::civil_registry("birthnotice", fields::FIELDS, &FORMS)
     .with_mock_ids("BIRTHNOTICE")

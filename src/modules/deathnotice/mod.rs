@@ -30,19 +30,22 @@ static FORMS: [Form; 3] = [
         "Sterbefallanzeige der Einrichtung",
         SignatureRule::SealOrEndUser,
     )
-    .below("Einrichtung."),
+    .below("Einrichtung.")
+    .message_type("084020"),
     Form::new(
         "/forms/deathnotice/084021",
         "Sterbefallanzeige des Bestatters",
         SignatureRule::SealOrEndUser,
     )
-    .below("Bestatter."),
+    .below("Bestatter.")
+    .message_type("084021"),
     Form::new(
         "/forms/deathnotice/084040",
         "Todesbescheinigung",
         SignatureRule::SealOrEndUser,
     )
-    .below("Todesbescheinigung."),
+    .below("Todesbescheinigung.")
+    .message_type("084040"),
 ];
 
 /// The module's identity; lazy only because its field table is (see [`fields::FIELDS`]).

@@ -29,7 +29,7 @@ use ring::signature::{UnparsedPublicKey, ED25519};
 pub use config::SimulatorConfig;
 pub use inbox::MAX_BATCH;
 pub use received::{ReceivedPage, ReceivedQuery, DEFAULT_PAGE, MAX_PAGE};
-pub use records::{ReceivedMessage, RecordedOutcome};
+pub use records::{MessageHeader, ReceivedMessage, RecordedOutcome};
 
 use crate::script::{Outcome, Rule, Script, ScriptError, Scriptable, Scripted};
 use crate::{Accepted, AckBatch, Delivery, MessageSignature, Transport, TransportError};
@@ -389,6 +389,9 @@ impl Inner {
         // must remember it across any crash. The body goes in once, apart from the record,
         // which its decision rewrites; the record is stamped when the journal numbers it, so
         // that the received log's order is the order of `received_at`.
+        // Read now, while the body is at hand: the journal keeps it apart from the record, and
+        // the receipt is rendered from the record.
+        let header = MessageHeader::read(&body);
         let office = Arc::downgrade(self);
         let pending = self.journal.queue_attached_with(
             &body,
@@ -404,6 +407,7 @@ impl Inner {
             || ReceivedMessage {
                 transport_ref: transport_ref.clone(),
                 sha256_hex,
+                header: header.clone(),
                 received_at: Utc::now(),
                 idempotency_key: idempotency_key.clone(),
                 module: module.clone(),

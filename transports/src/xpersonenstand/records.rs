@@ -4,6 +4,8 @@
 
 use chrono::{DateTime, Utc};
 use meldewerk_storage::{base64_bytes, Journal, JournalError};
+use meldewerk_xml::local_time::LocalZone;
+use meldewerk_xml::xpersonenstand::{lies_kopf, nachrichtentyp_in_worten};
 use serde::{Deserialize, Serialize};
 
 use crate::receipt::{render_receipt, ReceiptFields};
@@ -46,6 +48,10 @@ pub struct ReceivedMessage {
     pub signature: Option<MessageSignature>,
     /// Lower-case hex SHA-256 of `body`, as printed on the receipt.
     pub sha256_hex: String,
+    /// What the office read from the message's header on receipt, for its receipt; `None` for
+    /// a message whose header it could not read, and in records of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<MessageHeader>,
     /// When the office accepted the message.
     pub received_at: DateTime<Utc>,
     /// How often the same idempotency key was submitted again after the first acceptance; each
@@ -54,6 +60,39 @@ pub struct ReceivedMessage {
     /// The office's decision, once made; `None` while the acknowledgement is still pending.
     pub outcome: Option<RecordedOutcome>,
 }
+
+/// The header of a received message, as the office read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageHeader {
+    /// Code of the message type, e.g. `081020`.
+    pub message_type: String,
+    /// The sender's name (`autor/name`).
+    pub sender_name: String,
+    /// The sender's directory identifier (`autor/kennung`), e.g. `sap:000000001`.
+    pub sender_id: String,
+    /// When the sender created the message (`erstellungszeitpunkt`), if it could be read.
+    pub created_at: Option<DateTime<Utc>>,
+}
+
+impl MessageHeader {
+    /// The header of the XPersonenstand message `body`, if it has one the office can read.
+    pub(crate) fn read(body: &[u8]) -> Option<MessageHeader> {
+        let kopf = lies_kopf(body)?;
+        Some(MessageHeader {
+            message_type: kopf.nachrichtentyp,
+            sender_name: kopf.autor_name,
+            sender_id: kopf.autor_kennung,
+            created_at: kopf.erstellungszeitpunkt,
+        })
+    }
+}
+
+/// The office's time zone: a German civil registry office prints its receipts in German time,
+/// whatever zone the sending portal is configured for.
+const OFFICE_TIME_ZONE: LocalZone = LocalZone::BERLIN;
+
+/// What a receipt says where the office could not read the message's header.
+const NOT_READ: &str = "nicht angegeben";
 
 /// The office's final decision on a message. Made once; the inbox hands it out to every fetch that
 /// reads past it, also after a restart.
@@ -114,16 +153,27 @@ impl ReceivedMessage {
         }) = &mut self.outcome
         {
             if receipt_pdf.is_empty() {
+                let header = self.header.as_ref();
                 *receipt_pdf = render_receipt(&ReceiptFields {
                     authority: authority.clone().unwrap_or_default(),
+                    report_type: header.map_or(NOT_READ.into(), |h| {
+                        nachrichtentyp_in_worten(&h.message_type)
+                    }),
+                    sender: header.map_or(NOT_READ.into(), |h| {
+                        format!("{} ({})", h.sender_name, h.sender_id)
+                    }),
                     module: self.module.clone(),
                     report_id: self.report_id.clone(),
                     message_uuid: self.message_uuid.clone(),
                     message_sha256_hex: self.sha256_hex.clone(),
-                    // The office only knows when the message arrived, not when it was sent.
-                    submitted_at: None,
+                    // When the sender created the message, as its header says; the office's
+                    // own receipt time for a header without one.
+                    submitted_at: header
+                        .and_then(|h| h.created_at)
+                        .unwrap_or(self.received_at),
                     received_at: self.received_at,
                     acknowledged_at: *decided_at,
+                    time_zone: OFFICE_TIME_ZONE,
                     transport_ref: self.transport_ref.clone(),
                     mock: true,
                 });

@@ -9,6 +9,7 @@ mod geburt_081020;
 mod geburt_081021;
 mod header;
 mod kontakt;
+mod kopf_lesen;
 mod modell;
 mod nachricht;
 mod pflichtfelder;
@@ -30,6 +31,7 @@ pub use modell::{
     Geburtsanzeige, Kind, KindGeschlecht, KindName, Mehrlingsgeburt, Mutter, MutterStandard,
     MutterVertraulich, PersonName, TotgeburtAngaben, ZweitesElternteil,
 };
+pub use kopf_lesen::{lies_kopf, nachrichtentyp_in_worten, nachrichtentyp_name, Kopfangaben};
 pub use nachricht::Nachricht;
 // Death notices (084020, 084021, 084040), see `sterbefall`.
 pub use sterbefall::*;

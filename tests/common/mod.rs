@@ -633,14 +633,27 @@ pub fn dispatch(server: &Server, user: &str, notice: &Value) -> String {
 /// The whole end-user part for a report of `module`: memento, magic link, form, signature where
 /// the form asks for one, submit. Returns the id.
 pub fn dispatch_in(server: &Server, module: &str, user: &str, notice: &Value) -> String {
+    send_in(server, module, user, notice);
+    notice["id"].as_str().unwrap().to_string()
+}
+
+/// [`dispatch_in`], returning the browser that sent the report (its session can read the
+/// confirmation page) and where the dispatch redirected it (the confirmation page).
+pub fn send_in(server: &Server, module: &str, user: &str, notice: &Value) -> (Browser, String) {
     let response = server.memento_in(module, user, notice);
     assert_eq!(response.status(), 200);
     let link = response.json::<Value>().unwrap()["magicLink"]
         .as_str()
         .unwrap()
         .to_string();
+    send_link(server, &link)
+}
+
+/// Opens the magic link `link` in a fresh browser, signs where the form asks for it and sends
+/// the form; returns the browser and the confirmation page it was redirected to.
+pub fn send_link(server: &Server, link: &str) -> (Browser, String) {
     let browser = Browser::new();
-    let mut form = browser.open_magic_link(server, &link);
+    let mut form = browser.open_magic_link(server, link);
     assert_eq!(form.status, 200);
     if form.html.contains("name=\"signatur.name\"") {
         form.set("signatur.name", "Dr. Erika Beispiel");
@@ -650,7 +663,8 @@ pub fn dispatch_in(server: &Server, module: &str, user: &str, notice: &Value) ->
     if response.status() != 303 {
         panic!("dispatch failed: {:?}", page_errors(response));
     }
-    notice["id"].as_str().unwrap().to_string()
+    let location = response.headers()["location"].to_str().unwrap().to_string();
+    (browser, location)
 }
 
 /// The error list of a form page that came back instead of a dispatch.

@@ -72,7 +72,10 @@ fn receipt_passes_qpdf_and_shows_every_identifier() {
         "meldewerk (sap:000000001)",
         "Zeiten in Ortszeit (Europe/Berlin) und in UTC",
     ] {
-        assert!(squeezed.contains(&common::squeeze(line)), "{line} missing:\n{text}");
+        assert!(
+            squeezed.contains(&common::squeeze(line)),
+            "{line} missing:\n{text}"
+        );
     }
     // Local time (summer time on 1 May) beside UTC, each under its label.
     for (label, time) in [

@@ -80,9 +80,14 @@ pub(crate) async fn show(
         return invalid_link();
     };
     let id = data["id"].as_str().unwrap_or_default();
-    if let Some(page) =
-        sent::already_sent(store.as_ref().as_ref(), &session, &context, settings.time_zone, id)
-            .await
+    if let Some(page) = sent::already_sent(
+        store.as_ref().as_ref(),
+        &session,
+        &context,
+        settings.time_zone,
+        id,
+    )
+    .await
     {
         return page;
     }

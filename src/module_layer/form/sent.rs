@@ -110,18 +110,17 @@ pub(crate) async fn sent(
     context: web::Data<FormContext>,
 ) -> HttpResponse {
     let id = query.id.as_deref().unwrap_or_default();
-    let report = match own_report(store.as_ref().as_ref(), &session, &context, id).await {
-        Ok(Some(report)) => report,
-        Ok(None) => {
-            return message_page(
+    let report =
+        match own_report(store.as_ref().as_ref(), &session, &context, id).await {
+            Ok(Some(report)) => report,
+            Ok(None) => return message_page(
                 StatusCode::NOT_FOUND,
                 "Meldung nicht gefunden",
                 "Unter Ihrem Zugang gibt es keine abgesendete Meldung mit dieser Kennung. Bitte \
                  prüfen Sie den Link.",
-            )
-        }
-        Err(unavailable) => return unavailable,
-    };
+            ),
+            Err(unavailable) => return unavailable,
+        };
     let zone = settings.time_zone;
     let form = form_of(&context, &report);
     let table = context.module.info().fields;
@@ -239,12 +238,12 @@ fn shown(field: &Field, value: &Value, zone: LocalZone) -> Option<String> {
             .find(|(option, _)| *option == text)
             .map_or(text, |(_, label)| label)
             .to_owned(),
-        FieldKind::Date => NaiveDate::parse_from_str(text, "%Y-%m-%d")
-            .map_or_else(|_| text.to_owned(), |day| day.format("%d.%m.%Y").to_string()),
-        FieldKind::DateTime => DateTime::parse_from_rfc3339(text).map_or_else(
+        FieldKind::Date => NaiveDate::parse_from_str(text, "%Y-%m-%d").map_or_else(
             |_| text.to_owned(),
-            |at| zone.show(at.with_timezone(&Utc)),
+            |day| day.format("%d.%m.%Y").to_string(),
         ),
+        FieldKind::DateTime => DateTime::parse_from_rfc3339(text)
+            .map_or_else(|_| text.to_owned(), |at| zone.show(at.with_timezone(&Utc))),
         // Every other kind is shown as entered.
         _ => text.to_owned(),
     };
@@ -285,9 +284,15 @@ mod tests {
         assert!(html.contains("<h3>Angaben</h3>"), "{html}");
         assert!(html.contains("<dt>Tag</dt><dd>20.11.2026</dd>"), "{html}");
         assert!(html.contains("<dt>Art</dt><dd>Zweite</dd>"), "{html}");
-        assert!(html.contains("<dt>Kanal (2)</dt><dd>Telefon</dd>"), "{html}");
+        assert!(
+            html.contains("<dt>Kanal (2)</dt><dd>Telefon</dd>"),
+            "{html}"
+        );
         assert!(html.contains("<dt>Bestätigt</dt><dd>ja</dd>"), "{html}");
-        assert!(!html.contains("Leer") && !html.contains("Ohne Werte"), "{html}");
+        assert!(
+            !html.contains("Leer") && !html.contains("Ohne Werte"),
+            "{html}"
+        );
     }
 
     #[test]

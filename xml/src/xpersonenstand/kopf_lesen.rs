@@ -142,7 +142,10 @@ mod tests {
 
     #[test]
     fn types_in_words() {
-        assert_eq!(nachrichtentyp_in_worten("081020"), "Geburtsanzeige (081020)");
+        assert_eq!(
+            nachrichtentyp_in_worten("081020"),
+            "Geburtsanzeige (081020)"
+        );
         assert_eq!(
             nachrichtentyp_in_worten("084021"),
             "Sterbefallanzeige des Bestatters (084021)"

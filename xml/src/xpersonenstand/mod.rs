@@ -26,12 +26,12 @@ pub use geburt_081021::{
     PersonNameVeraenderung, PostalischeInlandsanschrift, Staatsangehoerigkeit, Urkundenanforderung,
     VorangegangenesKind, Vorgangsereignis, Vorgangsidentifikation,
 };
+pub use kopf_lesen::{lies_kopf, nachrichtentyp_in_worten, nachrichtentyp_name, Kopfangaben};
 pub use modell::{
     AnschriftAutor, AnschriftMutter, Ereignisort, Gebaeudeanschrift, Geburtsangaben,
     Geburtsanzeige, Kind, KindGeschlecht, KindName, Mehrlingsgeburt, Mutter, MutterStandard,
     MutterVertraulich, PersonName, TotgeburtAngaben, ZweitesElternteil,
 };
-pub use kopf_lesen::{lies_kopf, nachrichtentyp_in_worten, nachrichtentyp_name, Kopfangaben};
 pub use nachricht::Nachricht;
 // Death notices (084020, 084021, 084040), see `sterbefall`.
 pub use sterbefall::*;

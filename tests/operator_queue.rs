@@ -22,15 +22,7 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
     );
     // The office holds both acknowledgements back: the jobs wait.
     for report in ["geb-q-1", "geb-q-2"] {
-        let rule = json!({"kind": "ack_lost", "report_id": report});
-        let answer = server
-            .client()
-            .post(server.url("/admin/api/v1/transports/xpersonenstand/script/rules"))
-            .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-            .json(&rule)
-            .send()
-            .unwrap();
-        assert_eq!(answer.status(), 200);
+        server.script_rule(&json!({"kind": "ack_lost", "report_id": report}));
     }
     dispatch(&server, "klinik", &complete_notice("geb-q-1"));
     dispatch(&server, "klinik", &complete_notice("geb-q-2"));

@@ -58,18 +58,6 @@ fn page(server: &Server, browser: &Browser, path: &str) -> (u16, String) {
     (response.status().as_u16(), response.text().unwrap())
 }
 
-/// Appends a rule to the simulated office's script.
-fn script_rule(server: &Server, rule: Value) {
-    let answer = server
-        .client()
-        .post(server.url("/admin/api/v1/transports/xpersonenstand/script/rules"))
-        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-        .json(&rule)
-        .send()
-        .unwrap();
-    assert_eq!(answer.status(), 200);
-}
-
 /// When the report was sent, from its result (`submittedAt`).
 fn submitted_at(server: &Server, module: &str, id: &str) -> DateTime<Utc> {
     let result: Value = server
@@ -99,14 +87,8 @@ fn death_notice(id: &str) -> Value {
 #[test]
 fn a_link_of_a_sent_report_opens_a_page_with_its_state() {
     let (_dir, server) = start(&[USER], &[]);
-    script_rule(
-        &server,
-        json!({"kind": "ack_lost", "report_id": "geb-s-wait"}),
-    );
-    script_rule(
-        &server,
-        json!({"kind": "reject", "reason": REFUSAL, "report_id": "geb-s-refused"}),
-    );
+    server.script_rule(&json!({"kind": "ack_lost", "report_id": "geb-s-wait"}));
+    server.script_rule(&json!({"kind": "reject", "reason": REFUSAL, "report_id": "geb-s-refused"}));
     let mut links = Vec::new();
     for id in ["geb-s-wait", "geb-s-ok", "geb-s-refused"] {
         let link = magic_link(&server, USER, &complete_notice(id));
@@ -195,10 +177,7 @@ fn another_user_s_report_is_never_shown() {
 fn the_confirmation_page_shows_what_was_sent_and_prints() {
     let (_dir, server) = start(&[USER], &[]);
     // The office holds its answer back until the script is reset.
-    script_rule(
-        &server,
-        json!({"kind": "ack_lost", "report_id": "geb-s-sum"}),
-    );
+    server.script_rule(&json!({"kind": "ack_lost", "report_id": "geb-s-sum"}));
     let (browser, confirmation) =
         send_in(&server, "birthnotice", USER, &complete_notice("geb-s-sum"));
     let (status, html) = page(&server, &browser, &confirmation);

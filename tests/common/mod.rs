@@ -347,6 +347,24 @@ impl Server {
             .unwrap()
     }
 
+    /// POST a JSON body to an operator API path.
+    pub fn admin_post_json(&self, path: &str, body: &Value) -> Response {
+        self.client()
+            .post(self.url(path))
+            .basic_auth(OPERATOR.0, Some(OPERATOR.1))
+            .json(body)
+            .send()
+            .unwrap()
+    }
+
+    /// Appends `rule` to the simulated office's script (`POST …/script/rules`); panics unless
+    /// it is taken.
+    pub fn script_rule(&self, rule: &Value) {
+        let answer =
+            self.admin_post_json("/admin/api/v1/transports/xpersonenstand/script/rules", rule);
+        assert_eq!(answer.status(), 200, "{rule}");
+    }
+
     /// The operator's health entry of actor `name` (`GET /admin/api/v1/actors`).
     pub fn actor(&self, name: &str) -> Value {
         let actors: Vec<Value> = self.admin_get("/admin/api/v1/actors").json().unwrap();

@@ -2,7 +2,8 @@
 //!
 //! The PDF is deliberately plain: one A4 page, the builtin Helvetica fonts (nothing embedded, so
 //! the output stays small and deterministic) and one labelled line per fact an integrator may have
-//! to prove later: which message (UUID and SHA-256 of the exact bytes), for which report, when.
+//! to prove later: which message (report type in words with its code, UUID and SHA-256 of the
+//! exact bytes), from whom, for which report, when (in the office's local time beside UTC).
 //! Rendering the same [`ReceiptFields`] twice gives byte-identical PDFs.
 
 use chrono::{DateTime, Datelike, Timelike, Utc};

@@ -96,7 +96,7 @@ pub(crate) async fn already_sent(
 
 /// Query of the confirmation page.
 #[derive(serde::Deserialize)]
-pub struct SentQuery {
+pub(crate) struct SentQuery {
     id: Option<String>,
 }
 

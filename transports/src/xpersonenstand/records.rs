@@ -204,4 +204,58 @@ mod tests {
         };
         assert_eq!(receipt_pdf, b"%PDF-1.7");
     }
+
+    /// Whether the uncompressed PDF shows `text` (WinAnsi, as the receipt writes it).
+    fn shows(pdf: &[u8], text: &str) -> bool {
+        let bytes = crate::receipt::to_win_ansi(text);
+        pdf.windows(bytes.len()).any(|w| w == bytes.as_slice())
+    }
+
+    fn receipt_of(record: serde_json::Value) -> Vec<u8> {
+        let record: ReceivedMessage = serde_json::from_value(record).unwrap();
+        match record.with_receipt().outcome {
+            Some(RecordedOutcome::Acknowledged { receipt_pdf, .. }) => receipt_pdf,
+            _ => panic!("acknowledged"),
+        }
+    }
+
+    fn record(header: serde_json::Value) -> serde_json::Value {
+        let mut record = serde_json::json!({
+            "transport_ref": "t", "idempotency_key": "k", "module": "birthnotice",
+            "report_id": "r", "message_uuid": "u", "content_type": "application/xml",
+            "body": "", "signature": null, "sha256_hex": "00",
+            "received_at": "2026-11-01T10:00:00Z", "repeat_submissions": 0,
+            "outcome": {"status": "acknowledged", "decided_at": "2026-11-01T10:00:02Z",
+                        "portal": "p"}
+        });
+        if !header.is_null() {
+            record["header"] = header;
+        }
+        record
+    }
+
+    #[test]
+    fn the_receipt_names_what_the_header_said() {
+        let pdf = receipt_of(record(serde_json::json!({
+            "message_type": "084021", "sender_name": "meldewerk", "sender_id": "sap:000000001",
+            "created_at": "2026-11-01T09:59:58Z"
+        })));
+        assert!(shows(&pdf, "Sterbefallanzeige des Bestatters"));
+        assert!(shows(&pdf, "sap:000000001"));
+        // Übermittelt: the header's creation time, in German time.
+        assert!(shows(&pdf, "01.11.2026, 10:59:58 Uhr"));
+    }
+
+    #[test]
+    fn a_record_without_header_says_so_and_was_handed_over_on_arrival() {
+        let pdf = receipt_of(record(serde_json::Value::Null));
+        assert!(shows(&pdf, "nicht angegeben"));
+        // Übermittelt, Eingegangen: both the arrival, 11:00 German time.
+        let arrival = crate::receipt::to_win_ansi("01.11.2026, 11:00:00 Uhr");
+        let times = pdf
+            .windows(arrival.len())
+            .filter(|w| *w == arrival.as_slice())
+            .count();
+        assert_eq!(times, 2);
+    }
 }

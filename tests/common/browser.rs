@@ -362,6 +362,13 @@ impl Chromium {
         self.perform("run a script", self.client().execute(script, args))
     }
 
+    /// Runs the Chrome DevTools `command` with `params` (for what WebDriver has no command:
+    /// `Emulation.setEmulatedMedia` to see the print stylesheet, say); returns its result.
+    pub fn dev_tools(&self, command: &'static str, params: Value) -> Value {
+        let what = format!("run {command}");
+        self.perform(&what, self.client().issue_cmd(DevTools { command, params }))
+    }
+
     /// Saves a PNG of the whole page (up to [`SCREENSHOT_MAX_PIXELS`] tall) as
     /// `target/browser-screenshots/<test>-<name>.png`, where it stays as a test artefact.
     pub fn screenshot(&self, name: &str) -> PathBuf {
@@ -378,11 +385,10 @@ impl Chromium {
         // pixels to draw and compress, and pictures of the same scale side by side.
         let clip = json!({"x": 0, "y": 0, "width": width,
                           "height": height.min(SCREENSHOT_MAX_PIXELS), "scale": 1.0 / ratio});
-        let command = DevTools {
-            command: "Page.captureScreenshot",
-            params: json!({"format": "png", "captureBeyondViewport": true, "clip": clip}),
-        };
-        let shot = self.perform("take a screenshot", self.client().issue_cmd(command));
+        let shot = self.dev_tools(
+            "Page.captureScreenshot",
+            json!({"format": "png", "captureBeyondViewport": true, "clip": clip}),
+        );
         use base64::Engine as _;
         let png = base64::engine::general_purpose::STANDARD
             .decode(shot["data"].as_str().unwrap_or_default())

@@ -80,13 +80,7 @@ fn operators_retry_and_discard_jobs_and_the_audit_log_says_who() {
     assert_eq!(waiting.len(), 1);
     assert_eq!(waiting[0]["waitingFor"], "acknowledgement");
     // Once the office lets the acknowledgement go, the report succeeds.
-    let reset = server
-        .client()
-        .delete(server.url("/admin/api/v1/transports/xpersonenstand/script"))
-        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-        .send()
-        .unwrap();
-    assert_eq!(reset.status(), 200);
+    server.reset_script();
     server.wait_for_status("klinik", "geb-q-2", "SUCCESS");
     assert!(jobs(&server).is_empty());
 

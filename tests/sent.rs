@@ -221,13 +221,7 @@ fn the_confirmation_page_shows_what_was_sent_and_prints() {
     );
 
     // The state is read anew: once the office answers, the page says so.
-    let reset = server
-        .client()
-        .delete(server.url("/admin/api/v1/transports/xpersonenstand/script"))
-        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-        .send()
-        .unwrap();
-    assert!(reset.status().is_success());
+    server.reset_script();
     server.wait_for_status(USER, "geb-s-sum", "SUCCESS");
     let text = visible(&page(&server, &browser, &confirmation).1);
     assert!(

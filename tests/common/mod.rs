@@ -366,6 +366,17 @@ impl Server {
         assert_eq!(answer.status(), 200, "{rule}");
     }
 
+    /// Clears the simulated office's script (`DELETE …/script`): it behaves as configured again.
+    pub fn reset_script(&self) {
+        let answer = self
+            .client()
+            .delete(self.url("/admin/api/v1/transports/xpersonenstand/script"))
+            .basic_auth(OPERATOR.0, Some(OPERATOR.1))
+            .send()
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+    }
+
     /// The operator's health entry of actor `name` (`GET /admin/api/v1/actors`).
     pub fn actor(&self, name: &str) -> Value {
         let actors: Vec<Value> = self.admin_get("/admin/api/v1/actors").json().unwrap();

@@ -72,8 +72,7 @@ pub async fn delivered_message(
         };
         return error(StatusCode::NOT_FOUND, format!("report {id}: {why}"));
     };
-    let digest = ring::digest::digest(&ring::digest::SHA256, &message.body);
-    let sha256: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let sha256 = sha256_hex(&message.body);
     let mut response = HttpResponse::Ok();
     response
         .content_type(message.content_type.as_str())
@@ -83,4 +82,11 @@ pub async fn delivered_message(
         response.insert_header(("X-Signature-Kind", signature.kind.as_str()));
     }
     response.body(message.body)
+}
+
+/// The SHA-256 of a message's bytes in lower-case hex, as `X-Message-SHA256` and the dashboard
+/// show it.
+pub(crate) fn sha256_hex(body: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, body);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -298,7 +298,7 @@ mod tests {
                 "{form}"
             );
         }
-        // From its own origin, a form body is the browser's own page's (none exists yet).
+        // From its own origin, a form body is one of the service's own pages.
         assert_eq!(
             check(&[
                 ("origin", "http://127.0.0.1:8080"),

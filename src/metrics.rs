@@ -80,6 +80,8 @@ pub struct Metrics {
     retries: Family<ModuleLabels, Counter>,
     /// Finished reports per minute of the last hour (the dashboard's chart).
     recent: recent::RecentReports,
+    /// The reports that failed last (the dashboard's queue page).
+    failures: recent::RecentFailures,
     /// When counting began (the process's start).
     since: chrono::DateTime<chrono::Utc>,
     /// Set once the engine runs; the engine is told about this registry as its events observer
@@ -140,6 +142,7 @@ impl Metrics {
             report_durations,
             retries,
             recent: recent::RecentReports::default(),
+            failures: recent::RecentFailures::default(),
             since: chrono::Utc::now(),
             engine,
         }
@@ -148,6 +151,11 @@ impl Metrics {
     /// When the counters began: the process's start. Nothing here survives a restart.
     pub(crate) fn since(&self) -> chrono::DateTime<chrono::Utc> {
         self.since
+    }
+
+    /// The reports that failed last, newest first.
+    pub(crate) fn recent_failures(&self) -> Vec<recent::FailedReport> {
+        self.failures.newest_first()
     }
 
     /// Finished reports per minute of the last hour up to `now`, by module and outcome.
@@ -386,6 +394,14 @@ impl EngineEvents for Metrics {
                 })
                 .observe(took.as_secs_f64());
         }
+    }
+
+    fn delivery_failed(&self, report: &meldewerk_storage::ReportKey, reason: &str) {
+        self.failures.record(recent::FailedReport {
+            at: chrono::Utc::now(),
+            report: report.clone(),
+            reason: reason.to_owned(),
+        });
     }
 
     fn delivery_retried(&self, module: &str) {

@@ -169,6 +169,10 @@ fn retry_and_discard_through_the_queue_page_are_redirected_shown_and_audited() {
     );
     let (_, shown) = get_page(&server, &location);
     assert!(text_of(&shown, "done").starts_with(&format!("Job {first} was discarded")));
+    assert!(
+        shown.contains(">birthnotice / geb-d-1</a> (klinik)</td><td data-label=\"Reason\" class=\"error\">discarded by the operator</td>"),
+        "{shown}"
+    );
     let failed = server.wait_for_status("klinik", "geb-d-1", "FAILURE");
     assert_eq!(failed["failureReason"], "discarded by the operator");
 
@@ -543,4 +547,49 @@ fn the_chart_draws_the_last_hours_reports_and_a_recovered_transport_shows_its_er
     assert!(transport.contains("<time datetime=\"20"), "{transport}");
     let health: Value = server.admin_get("/admin/api/v1/transports").json().unwrap();
     assert!(health[0]["last_error_at"].is_string(), "{health}");
+}
+
+#[test]
+fn a_failing_job_shows_as_retrying_with_its_reason_and_failed_reports_are_listed() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[]);
+    add_rule(
+        &server,
+        json!({"kind": "transient", "message": "Wartungsfenster", "count": 1000000, "report_id": "geb-r-1"}),
+    );
+    add_rule(
+        &server,
+        json!({"kind": "reject", "reason": "Standesamt: nicht zuständig", "report_id": "geb-r-2"}),
+    );
+    dispatch(&server, "klinik", &complete_notice("geb-r-1"));
+    dispatch(&server, "klinik", &complete_notice("geb-r-2"));
+    server.wait_for_status("klinik", "geb-r-2", "FAILURE");
+    let html = wait_until("the job to be retried", || {
+        let (_, html) = get_page(&server, "/admin/jobs");
+        html.contains(">retrying</td>").then_some(html)
+    });
+    let job = job_of(&server, "geb-r-1");
+    let row = &html[html.find(&format!("<tr id=\"job-{job}\">")).unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(
+        row.contains("<td data-label=\"Reason\" class=\"error\">")
+            && row.contains("Wartungsfenster"),
+        "{row}"
+    );
+    let failures = &html[html.find("<table id=\"failures\">").unwrap()..];
+    let failures = &failures[..failures.find("</table>").unwrap()];
+    assert_eq!(
+        failures.matches("<tr>").count(),
+        2,
+        "the header and one report"
+    );
+    assert!(
+        failures.contains(">birthnotice / geb-r-2</a> (klinik)"),
+        "{failures}"
+    );
+    assert!(
+        failures.contains("Standesamt: nicht zuständig"),
+        "{failures}"
+    );
 }

@@ -1,5 +1,5 @@
 //! Finished reports per minute over the last hour, by module and outcome, for the dashboard's
-//! chart. Kept in memory from the engine's events: the store has no index of reports by the
+//! chart, and the reports that failed last, for its queue page. Kept in memory from the engine's events: the store has no index of reports by the
 //! time they finished, and reading every report to count them would cost a walk of the whole
 //! store per page view. So the numbers start with the process; the chart says since when.
 
@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
 
 use chrono::{DateTime, Utc};
+use meldewerk_storage::ReportKey;
 
 /// Minutes the ring keeps (the chart's hour).
 pub(crate) const MINUTES: usize = 60;
@@ -84,6 +85,44 @@ impl RecentReports {
     }
 }
 
+/// Failed reports the queue page lists.
+pub(crate) const FAILURES_KEPT: usize = 50;
+
+/// A report that ended in FAILURE.
+#[derive(Clone)]
+pub(crate) struct FailedReport {
+    /// When it was recorded as failed.
+    pub(crate) at: DateTime<Utc>,
+    /// Which report.
+    pub(crate) report: ReportKey,
+    /// Why (the authority's refusal, the last fault, or "discarded by the operator").
+    pub(crate) reason: String,
+}
+
+/// The last [`FAILURES_KEPT`] reports that ended in FAILURE, newest last. A failed report leaves
+/// the outbox and the store indexes no reports by state, so this is where operators find them.
+#[derive(Default)]
+pub(crate) struct RecentFailures {
+    reports: Mutex<VecDeque<FailedReport>>,
+}
+
+impl RecentFailures {
+    /// Keeps `failed`, forgetting the oldest beyond [`FAILURES_KEPT`].
+    pub(crate) fn record(&self, failed: FailedReport) {
+        let mut reports = self.reports.lock().unwrap_or_else(PoisonError::into_inner);
+        if reports.len() == FAILURES_KEPT {
+            reports.pop_front();
+        }
+        reports.push_back(failed);
+    }
+
+    /// The kept reports, newest first.
+    pub(crate) fn newest_first(&self) -> Vec<FailedReport> {
+        let reports = self.reports.lock().unwrap_or_else(PoisonError::into_inner);
+        reports.iter().rev().cloned().collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +155,25 @@ mod tests {
         // Recording far later drops what is older than the hour.
         recent.record("birthnotice", "success", at(2000, 0));
         assert_eq!(recent.minutes.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn only_the_newest_failures_are_kept() {
+        let failures = RecentFailures::default();
+        for n in 0..FAILURES_KEPT + 2 {
+            failures.record(FailedReport {
+                at: at(n as i64, 0),
+                report: ReportKey {
+                    owner: "klinik".into(),
+                    module: "birthnotice".into(),
+                    id: format!("geb-{n}"),
+                },
+                reason: "refused".into(),
+            });
+        }
+        let kept = failures.newest_first();
+        assert_eq!(kept.len(), FAILURES_KEPT);
+        assert_eq!(kept[0].report.id, format!("geb-{}", FAILURES_KEPT + 1));
+        assert_eq!(kept[FAILURES_KEPT - 1].report.id, "geb-2");
     }
 }

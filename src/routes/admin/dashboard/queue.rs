@@ -1,6 +1,6 @@
 //! `GET /admin/jobs[?page=]`: the outbox, paged, each job with what it waits for, its attempts,
 //! when it is due and the reason of its last failure, and the buttons to retry it now or discard
-//! it. `POST /admin/jobs/{id}/retry` and `…/discard` run the API's operations
+//! it; below, the reports that failed last with their reasons. `POST /admin/jobs/{id}/retry` and `…/discard` run the API's operations
 //! (`jobs::retry_job`, `jobs::discard_job`) and come back to the page they were sent from.
 
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use actix_web::{get, post, web, HttpResponse};
 use chrono::{DateTime, Utc};
 use maud::{html, Markup};
 use meldewerk_actors::Engine;
-use meldewerk_storage::{Job, JobKind, Store};
+use meldewerk_storage::{Job, JobKind, ReportKey, Store};
 use meldewerk_xml::local_time::LocalZone;
 use serde::Deserialize;
 
@@ -20,6 +20,8 @@ use super::{
 };
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
+use crate::metrics::recent::{FailedReport, FAILURES_KEPT};
+use crate::metrics::Metrics;
 use crate::routes::admin::jobs::{discard_job, retry_job};
 use crate::startup::WebSettings;
 
@@ -33,15 +35,15 @@ fn state(job: &Job) -> &'static str {
 }
 
 /// The path of the report's page.
-fn report_link(job: &Job) -> String {
+fn report_link(report: &ReportKey) -> String {
     let encode = |s: &str| {
         percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
     };
     format!(
         "/admin/reports?module={}&id={}&user={}",
-        encode(&job.report.module),
-        encode(&job.report.id),
-        encode(&job.report.owner)
+        encode(&report.module),
+        encode(&report.id),
+        encode(&report.owner)
     )
 }
 
@@ -57,7 +59,7 @@ fn row(
         tr id=(format!("job-{}", job.id)) {
             td data-label="Job" { (job.id) }
             td data-label="Report" {
-                a href=(report_link(job)) { (job.report.module) " / " (job.report.id) }
+                a href=(report_link(&job.report)) { (job.report.module) " / " (job.report.id) }
                 " (" (job.report.owner) ")"
             }
             td data-label="State" { (state(job)) }
@@ -92,6 +94,34 @@ fn row(
     }
 }
 
+/// The reports that failed last, with their reasons: they have left the queue.
+fn failures(failed: &[FailedReport], zone: &LocalZone, since: DateTime<Utc>) -> Markup {
+    html! {
+        h2 { "Failed reports" }
+        p.since {
+            "The last " (FAILURES_KEPT) " reports that ended in FAILURE since the service started, "
+            (when(zone, since)) ", newest first."
+        }
+        @if failed.is_empty() {
+            p #no-failures { "None." }
+        } @else {
+            table #failures {
+                thead { tr { th { "When" } th { "Report" } th { "Reason" } } }
+                tbody { @for failure in failed {
+                    tr {
+                        td data-label="When" { (when(zone, failure.at)) }
+                        td data-label="Report" {
+                            a href=(report_link(&failure.report)) { (failure.report.module) " / " (failure.report.id) }
+                            " (" (failure.report.owner) ")"
+                        }
+                        td data-label="Reason" class="error" { (failure.reason) }
+                    }
+                } }
+            }
+        }
+    }
+}
+
 /// What an action left for the page to say (`?done=retry-now&job=7`).
 fn done_note(query: &QueueQuery) -> Option<Markup> {
     let job: u64 = query.job.as_deref()?.parse().ok()?;
@@ -121,6 +151,7 @@ pub async fn queue(
     store: web::Data<Arc<dyn Store>>,
     settings: web::Data<WebSettings>,
     credentials: web::Data<OperatorCredentials>,
+    metrics: web::Data<Metrics>,
 ) -> HttpResponse {
     let number = match page_number(query.page.as_deref()) {
         Ok(number) => number,
@@ -161,6 +192,7 @@ pub async fn queue(
             }
         }
         (pager("/admin/jobs", number, more))
+        (failures(&metrics.recent_failures(), zone, metrics.since()))
     };
     page(StatusCode::OK, frame("Queue – meldewerk", None, body))
 }

@@ -10,11 +10,12 @@ use meldewerk_xml::local_time::LocalZone;
 use super::when;
 use crate::metrics::recent::{PerMinute, MINUTES};
 
-/// Drawing area of the view box (its units scale with the page's width).
-const WIDTH: f64 = 420.0;
-const HEIGHT: f64 = 250.0;
-const LEFT: f64 = 44.0;
-const RIGHT: f64 = 410.0;
+/// Drawing area of the view box. Its units scale with the page's width: about one pixel each on
+/// a phone, so that the 12-unit labels stay readable there.
+const WIDTH: f64 = 380.0;
+const HEIGHT: f64 = 245.0;
+const LEFT: f64 = 40.0;
+const RIGHT: f64 = 370.0;
 const TOP: f64 = 12.0;
 const BOTTOM: f64 = 200.0;
 
@@ -59,7 +60,7 @@ pub(crate) fn chart(data: &PerMinute, since: DateTime<Utc>, zone: &LocalZone) ->
     html! {
         figure.chart #chart {
             svg xmlns="http://www.w3.org/2000/svg" viewBox=(format!("0 0 {WIDTH} {HEIGHT}"))
-                role="img" aria-labelledby="chart-title" font-family="system-ui,sans-serif" font-size="11" {
+                role="img" aria-labelledby="chart-title" font-family="system-ui,sans-serif" font-size="12" {
                 title #chart-title { "Finished reports per minute over the last hour, by module and outcome" }
                 @if let Some(x) = unknown_until {
                     rect.before-start x=(LEFT) y=(TOP) width=(format!("{:.1}", x - LEFT)) height=(BOTTOM - TOP) fill="#eeeeee" {}
@@ -72,7 +73,9 @@ pub(crate) fn chart(data: &PerMinute, since: DateTime<Utc>, zone: &LocalZone) ->
                 line x1=(LEFT) x2=(LEFT) y1=(TOP) y2=(BOTTOM) stroke="#555" {}
                 line x1=(LEFT) x2=(RIGHT) y1=(BOTTOM) y2=(BOTTOM) stroke="#555" {}
                 @for minute in [0, 15, 30, 45, MINUTES - 1] {
-                    text.x-label x=(format!("{:.1}", x_of(minute))) y=(BOTTOM + 16.0) text-anchor="middle" {
+                    // The outer labels stay inside the drawing.
+                    @let anchor = match minute { 0 => "start", m if m == MINUTES - 1 => "end", _ => "middle" };
+                    text.x-label x=(format!("{:.1}", x_of(minute))) y=(BOTTOM + 16.0) text-anchor=(anchor) {
                         (zone.local(first + Duration::minutes(minute as i64)).format("%H:%M"))
                     }
                 }

@@ -60,7 +60,7 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .
 .problem{border:1px solid #b00020;background:#fdecea;border-radius:6px;padding:.5rem 1rem}
 form.inline{display:inline}button{font:inherit;padding:.25rem .75rem;margin:.1rem 0}
 .pager{display:flex;gap:1rem;margin:.75rem 0}pre{overflow-x:auto;background:#f5f5f5;padding:.5rem;font-size:.8rem}
-.chart svg{width:100%;height:auto;max-width:48rem;display:block}dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dd{margin:0}
+figure{margin:0}.chart>svg{width:100%;height:auto;max-width:36rem;display:block}.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1.5rem}dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dd{margin:0;overflow-wrap:anywhere}
 @media (max-width:40rem){table,thead,tbody,tr,td{display:block}thead{display:none}
 tr{border:1px solid #bbb;border-radius:6px;margin-bottom:.75rem;padding:.25rem}td{border:0}
 td::before{content:attr(data-label) ": ";font-weight:600}dl{grid-template-columns:1fr}dt{font-weight:600}}

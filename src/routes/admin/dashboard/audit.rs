@@ -29,7 +29,7 @@ pub async fn audit(
 ) -> HttpResponse {
     let number = match page_number(query.page.as_deref()) {
         Ok(number) => number,
-        Err(answer) => return answer,
+        Err(answer) => return *answer,
     };
     let read = page_of(
         number,

@@ -164,7 +164,7 @@ fn csrf_field(credentials: &OperatorCredentials) -> Markup {
 fn checked_form(
     posted: &[(String, String)],
     credentials: &OperatorCredentials,
-) -> Result<(), HttpResponse> {
+) -> Result<(), Box<HttpResponse>> {
     let token = field(posted, "csrf");
     if token.is_some_and(|token| credentials.csrf_matches(token)) {
         return Ok(());
@@ -173,12 +173,12 @@ fn checked_form(
         token = if token.is_some() { "wrong" } else { "missing" },
         "dashboard form refused: CSRF token"
     );
-    Err(problem_page(
+    Err(Box::new(problem_page(
         StatusCode::FORBIDDEN,
         "Refused",
         "The form's security token is missing or wrong. Open the dashboard again and repeat \
          the action from there.",
-    ))
+    )))
 }
 
 /// The value of the posted field `name` (the first, if several).
@@ -190,15 +190,15 @@ fn field<'a>(posted: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 /// A page number from the query: 1 when absent; 400 with a page unless a whole number from 1.
-fn page_number(raw: Option<&str>) -> Result<usize, HttpResponse> {
+fn page_number(raw: Option<&str>) -> Result<usize, Box<HttpResponse>> {
     match raw.map(str::parse::<u32>) {
         None => Ok(1),
         Some(Ok(n)) if n >= 1 => Ok(n as usize),
-        Some(_) => Err(problem_page(
+        Some(_) => Err(Box::new(problem_page(
             StatusCode::BAD_REQUEST,
             "No such page",
             "The page number must be a whole number from 1.",
-        )),
+        ))),
     }
 }
 

@@ -254,7 +254,7 @@ async fn act(
     store: &Arc<dyn Store>,
 ) -> HttpResponse {
     if let Err(refused) = checked_form(posted, credentials) {
-        return refused;
+        return *refused;
     }
     match set_paused(&operator.0, module, paused, engine, store).await {
         Ok(()) => {

@@ -155,7 +155,7 @@ pub async fn queue(
 ) -> HttpResponse {
     let number = match page_number(query.page.as_deref()) {
         Ok(number) => number,
-        Err(answer) => return answer,
+        Err(answer) => return *answer,
     };
     let read = page_of(
         number,
@@ -217,7 +217,7 @@ pub async fn retry(
     engine: web::Data<Engine>,
 ) -> HttpResponse {
     if let Err(refused) = checked_form(&posted, &credentials) {
-        return refused;
+        return *refused;
     }
     match retry_job(&operator.0, &id, &store, &engine).await {
         Ok(job) => back_to_queue(&posted, "retry-now", job.id),
@@ -237,7 +237,7 @@ pub async fn discard(
     engine: web::Data<Engine>,
 ) -> HttpResponse {
     if let Err(refused) = checked_form(&posted, &credentials) {
-        return refused;
+        return *refused;
     }
     let force = field(&posted, "force") == Some("true");
     match discard_job(&operator.0, &id, force, &store, &engine).await {

@@ -344,6 +344,12 @@ fn a_paused_module_shows_as_paused_until_resumed_from_the_overview() {
         text_of(&unknown.text().unwrap(), "problem"),
         "no module labreport"
     );
+    let unknown = post_form(&server, "/admin/modules/birthnotice/halt", &fields);
+    assert_eq!(unknown.status(), 404);
+    assert_eq!(
+        text_of(&unknown.text().unwrap(), "problem"),
+        "There is no action halt."
+    );
     // The counters say since when they count.
     assert!(text_of(&html, "since").starts_with("Counts since the service started, "));
 }

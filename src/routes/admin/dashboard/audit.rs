@@ -9,7 +9,7 @@ use maud::html;
 use meldewerk_storage::Store;
 use serde::Deserialize;
 
-use super::{failure_page, frame, page, page_number, page_of, pager, problem_page, when};
+use super::{frame, page, pager, requested_page, when};
 use crate::auth::Operator;
 use crate::startup::WebSettings;
 
@@ -27,26 +27,16 @@ pub async fn audit(
     store: web::Data<Arc<dyn Store>>,
     settings: web::Data<WebSettings>,
 ) -> HttpResponse {
-    let number = match page_number(query.page.as_deref()) {
-        Ok(number) => number,
-        Err(answer) => return *answer,
-    };
-    let read = page_of(
-        number,
+    let read = requested_page(
+        query.page.as_deref(),
+        "The audit log",
         |after, limit| store.audit(after, limit),
         |(n, _)| *n,
     )
     .await;
-    let (entries, more) = match read {
-        Ok(Some(page)) => page,
-        Ok(None) => {
-            return problem_page(
-                StatusCode::NOT_FOUND,
-                "No such page",
-                &format!("The audit log has no page {number}; it ends earlier."),
-            )
-        }
-        Err(e) => return failure_page(e.into()),
+    let (number, entries, more) = match read {
+        Ok(page) => page,
+        Err(answer) => return *answer,
     };
     let zone = &settings.time_zone;
     let body = html! {

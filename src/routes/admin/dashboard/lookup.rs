@@ -8,13 +8,13 @@ use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpResponse};
 use maud::{html, Markup};
 use meldewerk_actors::Engine;
-use meldewerk_storage::{Report, ReportKey, ReportStatus, Store};
+use meldewerk_storage::{Report, ReportStatus, Store};
 use meldewerk_xml::local_time::LocalZone;
 use serde::Deserialize;
 
-use super::{failure_page, frame, page, when};
+use super::{encoded, failure_page, frame, page, when};
 use crate::auth::Operator;
-use crate::routes::admin::messages::sha256_hex;
+use crate::routes::admin::messages::{named_report, sha256_hex, Named};
 use crate::startup::WebSettings;
 
 /// Query of the look-up.
@@ -93,8 +93,8 @@ fn message(report: &Report) -> Markup {
     let raw = format!(
         "/admin/api/v1/reports/{}/{}/message?user={}",
         key.module,
-        percent_encoding::utf8_percent_encode(&key.id, percent_encoding::NON_ALPHANUMERIC),
-        percent_encoding::utf8_percent_encode(&key.owner, percent_encoding::NON_ALPHANUMERIC)
+        encoded(&key.id),
+        encoded(&key.owner)
     );
     html! {
         dl {
@@ -138,35 +138,19 @@ pub async fn lookup(
             html! { p.problem #problem { "There is no module " (module) "." } },
         );
     }
-    let keys = match &query.user {
-        Some(owner) => vec![ReportKey {
-            owner: owner.clone(),
-            module: module.to_owned(),
-            id: id.to_owned(),
-        }],
-        None => match store.reports_with_id(module, id).await {
-            Ok(keys) => keys,
-            Err(e) => return failure_page(e.into()),
-        },
-    };
     let not_found = || html! { p.problem #problem { "No " (module) " report with id " (id) " was submitted." } };
-    if keys.len() > 1 {
-        let owners = html! {
-            p.problem #problem { "Several API users have a " (module) " report with id " (id) "; choose one:" }
-            ul { @for key in &keys {
-                li { a href=(format!("/admin/reports?module={module}&id={}&user={}",
-                    percent_encoding::utf8_percent_encode(id, percent_encoding::NON_ALPHANUMERIC),
-                    percent_encoding::utf8_percent_encode(&key.owner, percent_encoding::NON_ALPHANUMERIC))) { (key.owner) } }
-            } }
-        };
-        return answer(StatusCode::CONFLICT, owners);
-    }
-    let Some(key) = keys.first() else {
-        return answer(StatusCode::NOT_FOUND, not_found());
-    };
-    let report = match store.report(key).await {
-        Ok(Some(report)) => report,
-        Ok(None) => return answer(StatusCode::NOT_FOUND, not_found()),
+    let report = match named_report(&store, module, id, query.user.as_deref()).await {
+        Ok(Named::Found(report)) => report,
+        Ok(Named::Missing) => return answer(StatusCode::NOT_FOUND, not_found()),
+        Ok(Named::Several(owners)) => {
+            let choice = html! {
+                p.problem #problem { "Several API users have a " (module) " report with id " (id) "; choose one:" }
+                ul { @for owner in &owners {
+                    li { a href=(format!("/admin/reports?module={module}&id={}&user={}", encoded(id), encoded(owner))) { (owner) } }
+                } }
+            };
+            return answer(StatusCode::CONFLICT, choice);
+        }
         Err(e) => return failure_page(e.into()),
     };
     let zone = &settings.time_zone;

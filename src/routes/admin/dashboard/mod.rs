@@ -35,11 +35,9 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
         web::scope("/admin")
             .wrap(middleware::from_fn(cross_site::refuse_cross_site_forms))
             .service(overview::dashboard)
-            .service(overview::pause)
-            .service(overview::resume)
+            .service(overview::act)
             .service(queue::queue)
-            .service(queue::retry)
-            .service(queue::discard)
+            .service(queue::act)
             .service(lookup::lookup)
             .service(audit::audit),
     );
@@ -202,6 +200,32 @@ fn page_number(raw: Option<&str>) -> Result<usize, Box<HttpResponse>> {
     }
 }
 
+/// The page of a listing that the query's `page` asks for: its number, its items and whether a
+/// next page exists. The listing is read with `fetch(after, limit)` in key order. A page number
+/// that is no whole number from 1 is a 400 page, one past the end a 404 page naming `listing`
+/// ("The queue"), a store failure its page.
+async fn requested_page<T, F, Fut>(
+    raw: Option<&str>,
+    listing: &str,
+    fetch: F,
+    key: fn(&T) -> u64,
+) -> Result<(usize, Vec<T>, bool), Box<HttpResponse>>
+where
+    F: Fn(Option<u64>, usize) -> Fut,
+    Fut: Future<Output = StoreResult<Vec<T>>>,
+{
+    let number = page_number(raw)?;
+    match page_of(number, fetch, key).await {
+        Ok(Some((items, more))) => Ok((number, items, more)),
+        Ok(None) => Err(Box::new(problem_page(
+            StatusCode::NOT_FOUND,
+            "No such page",
+            &format!("{listing} has no page {number}; it ends earlier."),
+        ))),
+        Err(e) => Err(Box::new(failure_page(e.into()))),
+    }
+}
+
 /// Page `number` of a listing read with `fetch(after, limit)` in key order, and whether a next
 /// page exists; `None` when the listing ends before that page. The store pages by key, not by
 /// position, so earlier pages are read to find where this one starts (in steps of a thousand;
@@ -234,6 +258,15 @@ where
     Ok(Some((items, more)))
 }
 
+/// 404 for an action the dashboard has no form for.
+fn no_action(action: &str) -> HttpResponse {
+    problem_page(
+        StatusCode::NOT_FOUND,
+        "Not done",
+        &format!("There is no action {action}."),
+    )
+}
+
 /// Links to the previous and the next page of `path`.
 fn pager(path: &str, number: usize, more: bool) -> Markup {
     html! {
@@ -243,6 +276,11 @@ fn pager(path: &str, number: usize, more: bool) -> Markup {
             @if more { a rel="next" href=(format!("{path}?page={}", number + 1)) { "next page →" } }
         }
     }
+}
+
+/// `value` as a query parameter's value.
+fn encoded(value: &str) -> percent_encoding::PercentEncode<'_> {
+    percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC)
 }
 
 /// An instant for operators: local time (the service's `time_zone`) with the UTC instant beside

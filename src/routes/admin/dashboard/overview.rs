@@ -18,7 +18,9 @@ use meldewerk_storage::Store;
 use meldewerk_xml::local_time::LocalZone;
 use serde::Deserialize;
 
-use super::{ago, chart, checked_form, csrf_field, failure_page, frame, page, see_other, when};
+use super::{
+    ago, chart, checked_form, csrf_field, failure_page, frame, no_action, page, see_other, when,
+};
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
 use crate::metrics::Metrics;
@@ -243,68 +245,28 @@ pub async fn dashboard(
     )
 }
 
-/// Pauses or resumes `module` for the form's operator, then back to the overview.
-async fn act(
-    operator: &Operator,
-    module: &str,
-    paused: bool,
-    posted: &[(String, String)],
-    credentials: &OperatorCredentials,
-    engine: &Engine,
-    store: &Arc<dyn Store>,
+/// `POST /admin/modules/{module}/pause` and `…/resume`: the forms' pause and resume, then back
+/// to the overview.
+#[post("/modules/{module}/{action}")]
+pub async fn act(
+    operator: Operator,
+    path: web::Path<(String, String)>,
+    posted: web::Form<Vec<(String, String)>>,
+    credentials: web::Data<OperatorCredentials>,
+    engine: web::Data<Engine>,
+    store: web::Data<Arc<dyn Store>>,
 ) -> HttpResponse {
-    if let Err(refused) = checked_form(posted, credentials) {
+    let (module, action) = path.into_inner();
+    if let Err(refused) = checked_form(&posted, &credentials) {
         return *refused;
     }
-    match set_paused(&operator.0, module, paused, engine, store).await {
-        Ok(()) => {
-            let action = if paused { "pause" } else { "resume" };
-            see_other(format!("/admin/?done={action}&module={module}"))
-        }
+    let paused = match action.as_str() {
+        "pause" => true,
+        "resume" => false,
+        _ => return no_action(&action),
+    };
+    match set_paused(&operator.0, &module, paused, &engine, &store).await {
+        Ok(()) => see_other(format!("/admin/?done={action}&module={module}")),
         Err(failure) => failure_page(failure),
     }
-}
-
-/// `POST /admin/modules/{module}/pause`: the form's pause.
-#[post("/modules/{module}/pause")]
-pub async fn pause(
-    operator: Operator,
-    module: web::Path<String>,
-    posted: web::Form<Vec<(String, String)>>,
-    credentials: web::Data<OperatorCredentials>,
-    engine: web::Data<Engine>,
-    store: web::Data<Arc<dyn Store>>,
-) -> HttpResponse {
-    act(
-        &operator,
-        &module,
-        true,
-        &posted,
-        &credentials,
-        &engine,
-        &store,
-    )
-    .await
-}
-
-/// `POST /admin/modules/{module}/resume`: the form's resume.
-#[post("/modules/{module}/resume")]
-pub async fn resume(
-    operator: Operator,
-    module: web::Path<String>,
-    posted: web::Form<Vec<(String, String)>>,
-    credentials: web::Data<OperatorCredentials>,
-    engine: web::Data<Engine>,
-    store: web::Data<Arc<dyn Store>>,
-) -> HttpResponse {
-    act(
-        &operator,
-        &module,
-        false,
-        &posted,
-        &credentials,
-        &engine,
-        &store,
-    )
-    .await
 }

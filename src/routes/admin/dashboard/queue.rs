@@ -15,8 +15,8 @@ use meldewerk_xml::local_time::LocalZone;
 use serde::Deserialize;
 
 use super::{
-    ago, checked_form, csrf_field, failure_page, field, frame, page, page_number, page_of, pager,
-    problem_page, see_other, when,
+    ago, checked_form, csrf_field, encoded, failure_page, field, frame, no_action, page, pager,
+    requested_page, see_other, when,
 };
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
@@ -36,14 +36,11 @@ fn state(job: &Job) -> &'static str {
 
 /// The path of the report's page.
 fn report_link(report: &ReportKey) -> String {
-    let encode = |s: &str| {
-        percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
-    };
     format!(
         "/admin/reports?module={}&id={}&user={}",
-        encode(&report.module),
-        encode(&report.id),
-        encode(&report.owner)
+        encoded(&report.module),
+        encoded(&report.id),
+        encoded(&report.owner)
     )
 }
 
@@ -153,26 +150,16 @@ pub async fn queue(
     credentials: web::Data<OperatorCredentials>,
     metrics: web::Data<Metrics>,
 ) -> HttpResponse {
-    let number = match page_number(query.page.as_deref()) {
-        Ok(number) => number,
-        Err(answer) => return *answer,
-    };
-    let read = page_of(
-        number,
+    let read = requested_page(
+        query.page.as_deref(),
+        "The queue",
         |after, limit| store.jobs(after, limit),
         |job: &Job| job.id,
     )
     .await;
-    let (jobs, more) = match read {
-        Ok(Some(page)) => page,
-        Ok(None) => {
-            return problem_page(
-                StatusCode::NOT_FOUND,
-                "No such page",
-                &format!("The queue has no page {number}; it ends earlier."),
-            )
-        }
-        Err(e) => return failure_page(e.into()),
+    let (number, jobs, more) = match read {
+        Ok(page) => page,
+        Err(answer) => return *answer,
     };
     let now = Utc::now();
     let zone = &settings.time_zone;
@@ -206,42 +193,38 @@ fn back_to_queue(posted: &[(String, String)], action: &str, job: u64) -> HttpRes
     see_other(format!("/admin/jobs?page={number}&done={action}&job={job}"))
 }
 
-/// `POST /admin/jobs/{id}/retry`: the form's retry.
-#[post("/jobs/{id}/retry")]
-pub async fn retry(
+/// `POST /admin/jobs/{id}/retry` and `…/discard`: the forms' retry and discard (`force=true`
+/// for a job the authority accepted already).
+#[post("/jobs/{id}/{action}")]
+pub async fn act(
     operator: Operator,
-    id: web::Path<String>,
+    path: web::Path<(String, String)>,
     posted: web::Form<Vec<(String, String)>>,
     credentials: web::Data<OperatorCredentials>,
     store: web::Data<Arc<dyn Store>>,
     engine: web::Data<Engine>,
 ) -> HttpResponse {
+    let (id, action) = path.into_inner();
     if let Err(refused) = checked_form(&posted, &credentials) {
         return *refused;
     }
-    match retry_job(&operator.0, &id, &store, &engine).await {
-        Ok(job) => back_to_queue(&posted, "retry-now", job.id),
-        Err(failure) => failure_page(failure),
-    }
-}
-
-/// `POST /admin/jobs/{id}/discard`: the form's discard (`force=true` for a job the authority
-/// accepted already).
-#[post("/jobs/{id}/discard")]
-pub async fn discard(
-    operator: Operator,
-    id: web::Path<String>,
-    posted: web::Form<Vec<(String, String)>>,
-    credentials: web::Data<OperatorCredentials>,
-    store: web::Data<Arc<dyn Store>>,
-    engine: web::Data<Engine>,
-) -> HttpResponse {
-    if let Err(refused) = checked_form(&posted, &credentials) {
-        return *refused;
-    }
-    let force = field(&posted, "force") == Some("true");
-    match discard_job(&operator.0, &id, force, &store, &engine).await {
-        Ok(job) => back_to_queue(&posted, "discard", job.id),
+    let done = match action.as_str() {
+        "retry" => retry_job(&operator.0, &id, &store, &engine).await,
+        "discard" => {
+            let force = field(&posted, "force") == Some("true");
+            discard_job(&operator.0, &id, force, &store, &engine).await
+        }
+        _ => return no_action(&action),
+    };
+    match done {
+        Ok(job) => {
+            let action = if action == "retry" {
+                "retry-now"
+            } else {
+                "discard"
+            };
+            back_to_queue(&posted, action, job.id)
+        }
         Err(failure) => failure_page(failure),
     }
 }

@@ -145,6 +145,13 @@ fn failure_page(failure: ActionFailure) -> HttpResponse {
     }
 }
 
+/// The note a page shows after an action: `what` was done, and where it is recorded.
+fn done(what: &str) -> Markup {
+    html! {
+        p.note #done role="status" { (what) ". Recorded in the " a href="/admin/audit" { "audit log" } "." }
+    }
+}
+
 /// 303 to `location` (a path of the dashboard), after an action.
 fn see_other(location: String) -> HttpResponse {
     HttpResponse::SeeOther()

@@ -19,7 +19,8 @@ use meldewerk_xml::local_time::LocalZone;
 use serde::Deserialize;
 
 use super::{
-    ago, chart, checked_form, csrf_field, failure_page, frame, no_action, page, see_other, when,
+    ago, chart, checked_form, csrf_field, done, failure_page, frame, no_action, page, see_other,
+    when,
 };
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
@@ -139,9 +140,7 @@ fn done_note(query: &DoneQuery, modules: &[&str]) -> Option<Markup> {
         "resume" => "resumed: its waiting reports are delivered now",
         _ => return None,
     };
-    Some(html! {
-        p.note #done role="status" { "Module " (module) " " (what) ". Recorded in the " a href="/admin/audit" { "audit log" } "." }
-    })
+    Some(done(&format!("Module {module} {what}")))
 }
 
 /// The overview page.

@@ -15,8 +15,8 @@ use meldewerk_xml::local_time::LocalZone;
 use serde::Deserialize;
 
 use super::{
-    ago, checked_form, csrf_field, encoded, failure_page, field, frame, no_action, page, pager,
-    requested_page, see_other, when,
+    ago, checked_form, csrf_field, done, encoded, failure_page, field, frame, no_action, page,
+    pager, requested_page, see_other, when,
 };
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
@@ -127,9 +127,7 @@ fn done_note(query: &QueueQuery) -> Option<Markup> {
         "discard" => "was discarded: its report ended in FAILURE (\"discarded by the operator\")",
         _ => return None,
     };
-    Some(html! {
-        p.note #done role="status" { "Job " (job) " " (what) ". Recorded in the " a href="/admin/audit" { "audit log" } "." }
-    })
+    Some(done(&format!("Job {job} {what}")))
 }
 
 /// Query of the queue page.

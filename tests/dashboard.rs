@@ -18,6 +18,12 @@ fn get_page(server: &Server, path: &str) -> (u16, String) {
         "text/html; charset=utf-8",
         "{path}"
     );
+    // Under the service's `no-referrer` a browser would post the forms with `Origin: null`.
+    assert_eq!(
+        response.headers()["referrer-policy"],
+        "same-origin",
+        "{path}"
+    );
     (status, response.text().unwrap())
 }
 

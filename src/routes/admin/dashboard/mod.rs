@@ -73,7 +73,7 @@ fn frame(title: &str, refresh: Option<u32>, body: Markup) -> Markup {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="referrer" content="no-referrer";
+                meta name="referrer" content=(REFERRER_POLICY);
                 @if let Some(seconds) = refresh { meta http-equiv="refresh" content=(seconds); }
                 title { (title) }
                 style { (PreEscaped(STYLE)) }
@@ -93,10 +93,17 @@ fn frame(title: &str, refresh: Option<u32>, body: Markup) -> Markup {
     }
 }
 
+/// The dashboard's referrer policy, in place of the service's `no-referrer`: under that, a
+/// browser sends `Origin: null` with a form's post, which the cross-site guard must refuse; under
+/// `same-origin` it names the service's own origin to the service, and still tells other sites
+/// nothing.
+const REFERRER_POLICY: &str = "same-origin";
+
 /// A page as an answer.
 fn page(status: StatusCode, markup: Markup) -> HttpResponse {
     HttpResponse::build(status)
         .content_type("text/html; charset=utf-8")
+        .insert_header((header::REFERRER_POLICY, REFERRER_POLICY))
         .body(markup.into_string())
 }
 

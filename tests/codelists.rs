@@ -29,35 +29,17 @@ fn started() -> (DataDir, Server) {
 
 /// Parents' birth data complete for the 081021 message, without the procedure's time.
 fn birth_data(id: &str) -> Value {
-    json!({
-        "id": id,
-        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5", "postleitzahl": "10117", "wohnort": "Berlin"}},
-        "vorgangsidentifikation": {"ereignis": {"zeichen": "ELT-7"}},
-        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "10:15", "ort": {"ort": "Berlin"}},
-        "kind": {"geschlecht": "w", "name": {"familienname": {"name": "Muster"}, "vornamen": {"name": "Lina"}}},
-        "mutter": {
-            "namen": {"vornamen": "Anna", "familienname": "Muster"},
-            "geburt": {"tag": "1990-04-01", "ort": {"ort": "Leipzig"}},
-            "geschlecht": "w",
-            "staatsangehoerigkeit": {"code": "000"}
-        },
-        "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
-        "auftragsnummer": "EG-2026-1"
-    })
+    let mut data = complete_birth_data(id);
+    data["vorgangsidentifikation"]["ereignis"]
+        .as_object_mut()
+        .unwrap()
+        .remove("zeitpunkt");
+    data
 }
 
 /// The birth-data form of `body`, opened in a fresh browser.
 fn birth_data_form(server: &Server, body: &Value) -> (Browser, Form) {
-    let response = server.memento_in("birthdata", "eltern", body);
-    assert_eq!(response.status(), 200);
-    let link = response.json::<Value>().unwrap()["magicLink"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let browser = Browser::new();
-    let form = browser.open_magic_link(server, &link);
-    assert_eq!(form.status, 200);
-    (browser, form)
+    open_form_in(server, "birthdata", "eltern", body)
 }
 
 /// Sends the form with the procedure's time as a local date and time; the answer.

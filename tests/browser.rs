@@ -462,7 +462,8 @@ fn browser_adds_contact_rows_and_enter_sends_the_birthdata_form() {
     assert_eq!(driver.text("h1"), "Geburtsdaten der Eltern");
 
     // One empty contact row; "Weitere Zeile" adds a second and keeps what was typed.
-    driver.type_into("kontaktdaten[0].kanal", "01");
+    // The channel is a select of the code list: typing its label picks it.
+    driver.type_into("kontaktdaten[0].kanal", "E-Mail");
     driver.type_into("kontaktdaten[0].kennung", "anna@example.org");
     assert!(driver
         .find_all("[name=\"kontaktdaten[1].kanal\"]")
@@ -477,7 +478,7 @@ fn browser_adds_contact_rows_and_enter_sends_the_birthdata_form() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(driver.value("kontaktdaten[0].kennung"), "anna@example.org");
-    driver.type_into("kontaktdaten[1].kanal", "02");
+    driver.type_into("kontaktdaten[1].kanal", "Telefon");
     driver.type_into("kontaktdaten[1].kennung", "030 1234567");
     driver.screenshot("rows");
 
@@ -494,6 +495,7 @@ fn browser_adds_contact_rows_and_enter_sends_the_birthdata_form() {
         .text()
         .unwrap();
     assert!(message.contains("030 1234567"), "{message}");
+    assert!(message.contains("<code>01</code>") && message.contains("<code>02</code>"));
     assert!(message.contains("EG-2026-1"));
 }
 

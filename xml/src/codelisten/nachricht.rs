@@ -1,7 +1,7 @@
 //! Checks every code element of a received message against the lists it names, as a receiving
 //! office does: an element with a `listURI` attribute and a `code` child.
 
-use quick_xml::events::Event;
+use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
 use super::{nach_uri, Codeliste};
@@ -68,25 +68,19 @@ pub fn pruefe_nachricht(xml: &[u8]) -> Vec<Codebefund> {
         };
         match event {
             Event::Start(start) => {
-                let name = String::from_utf8_lossy(start.local_name().as_ref()).into_owned();
-                pfad.push(name);
-                let attribut = |wanted: &[u8]| {
-                    start
-                        .attributes()
-                        .flatten()
-                        .find(|a| a.key.local_name().as_ref() == wanted)
-                        .and_then(|a| a.unescape_value().ok())
-                        .map(|v| v.into_owned())
-                };
-                if let Some(liste) = attribut(b"listURI") {
-                    offen = Some(Offen {
-                        tiefe: pfad.len(),
-                        element: pfad.join("/"),
-                        liste,
-                        version: attribut(b"listVersionID").unwrap_or_default(),
-                        code: None,
-                    });
+                pfad.push(String::from_utf8_lossy(start.local_name().as_ref()).into_owned());
+                offen = code_element(&start, &pfad).or(offen);
+            }
+            Event::Empty(start) => {
+                // A code element without its `code` child names no code of its list.
+                pfad.push(String::from_utf8_lossy(start.local_name().as_ref()).into_owned());
+                if let Some(befund) = code_element(&start, &pfad).and_then(pruefe) {
+                    befunde.push(befund);
+                    if befunde.len() >= MAX_BEFUNDE {
+                        return befunde;
+                    }
                 }
+                pfad.pop();
             }
             Event::Text(text) => {
                 let direkt_im_code = offen.as_ref().is_some_and(|o| {
@@ -119,6 +113,25 @@ pub fn pruefe_nachricht(xml: &[u8]) -> Vec<Codebefund> {
     }
 }
 
+/// The code element `start` opens at `pfad`, if it is one (it names a `listURI`).
+fn code_element(start: &BytesStart, pfad: &[String]) -> Option<Offen> {
+    let attribut = |wanted: &[u8]| {
+        start
+            .attributes()
+            .flatten()
+            .find(|a| a.key.local_name().as_ref() == wanted)
+            .and_then(|a| a.unescape_value().ok())
+            .map(|v| v.into_owned())
+    };
+    Some(Offen {
+        tiefe: pfad.len(),
+        element: pfad.join("/"),
+        liste: attribut(b"listURI")?,
+        version: attribut(b"listVersionID").unwrap_or_default(),
+        code: None,
+    })
+}
+
 /// The problem of one code element, if it has one.
 fn pruefe(o: Offen) -> Option<Codebefund> {
     let liste: &Codeliste = nach_uri(&o.liste)?;
@@ -149,9 +162,10 @@ mod tests {
 <x:n xmlns:x="urn:x"><x:kontaktdaten><kanal listURI="urn:de:xoev:codeliste:erreichbarkeit" listVersionID="1"><code>E-Mail</code></kanal></x:kontaktdaten>
 <kanal listURI="urn:de:xoev:codeliste:erreichbarkeit" listVersionID="1"><code>01</code></kanal>
 <x:geschlecht listURI="urn:xoev-de:xinneres:codeliste:geschlecht" listVersionID="2"><code>w</code></x:geschlecht>
-<v listURI="urn:xoev-de:kosit:codeliste:verzeichnisdienst" listVersionID="3"><code>DVDV</code></v></x:n>"#;
+<v listURI="urn:xoev-de:kosit:codeliste:verzeichnisdienst" listVersionID="3"><code>DVDV</code></v>
+<kanal listURI="urn:de:xoev:codeliste:erreichbarkeit" listVersionID="1"/></x:n>"#;
         let befunde = pruefe_nachricht(xml);
-        assert_eq!(befunde.len(), 2, "{befunde:?}");
+        assert_eq!(befunde.len(), 3, "{befunde:?}");
         assert_eq!(
             befunde[0].to_string(),
             "n/kontaktdaten/kanal: Code 'E-Mail' der Liste urn:de:xoev:codeliste:erreichbarkeit \
@@ -162,6 +176,8 @@ mod tests {
             befunde[1].grund,
             "die Liste ist in dieser Version nicht bekannt"
         );
+        assert_eq!(befunde[2].element, "n/kanal");
+        assert_eq!(befunde[2].grund, "kein Code der Liste");
         assert_eq!(pruefe_nachricht(b"<a><b></a>").len(), 1);
     }
 }

@@ -249,4 +249,33 @@ mod tests {
         assert!(!STAATSANGEHOERIGKEIT.enthaelt("DE"));
         assert_eq!(nach_uri(GESCHLECHT.uri), Some(&GESCHLECHT));
     }
+
+    #[test]
+    fn the_api_enums_map_to_codes_of_their_lists() {
+        use crate::xpersonenstand::{
+            Bestattungsart, Geschlecht, GeschlechtVerstorbener, KindGeschlecht,
+        };
+        let codes = [
+            KindGeschlecht::KeineAngabe.code(),
+            KindGeschlecht::Maennlich.code(),
+            KindGeschlecht::Weiblich.code(),
+            KindGeschlecht::Divers.code(),
+            Geschlecht::Maennlich.code(),
+            Geschlecht::Weiblich.code(),
+            Geschlecht::KeineAngabe.code(),
+            Geschlecht::Divers.code(),
+            GeschlechtVerstorbener::Maennlich.code(),
+            GeschlechtVerstorbener::Weiblich.code(),
+            GeschlechtVerstorbener::Divers.code(),
+            GeschlechtVerstorbener::Unbestimmt.code(),
+        ];
+        assert!(codes.iter().all(|c| GESCHLECHT.enthaelt(c)), "{codes:?}");
+        for b in [
+            Bestattungsart::Erdbestattung,
+            Bestattungsart::Feuerbestattung,
+            Bestattungsart::Unbekannt,
+        ] {
+            assert!(BESTATTUNGSART.enthaelt(b.code()), "{b:?}");
+        }
+    }
 }

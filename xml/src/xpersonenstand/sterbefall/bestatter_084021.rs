@@ -209,7 +209,8 @@ pub enum Bestattungsart {
 }
 
 impl Bestattungsart {
-    fn code(self) -> &'static str {
+    /// Code of the list `BESTATTUNGSART`.
+    pub(crate) fn code(self) -> &'static str {
         match self {
             Bestattungsart::Erdbestattung => "1",
             Bestattungsart::Feuerbestattung => "2",

@@ -57,29 +57,13 @@ fn browser_fills_in_signs_and_dispatches_the_notice() {
     assert_eq!(browser.value("geburtsangaben.tag"), "2026-11-20");
     assert_eq!(browser.value("mutter.standard.geburtsdatum"), "");
 
-    // Typed as a person would, in the order of the browser's locale (month, day, year for the
-    // en-US default of headless Chromium; day, month, year for German).
+    // Typed as a person would, in the order of the browser's locale.
     browser.click("[name=\"mutter.standard.geburtsdatum\"]");
-    let order = browser.execute(
-        "return new Intl.DateTimeFormat().formatToParts(new Date(1990, 3, 1))\
-         .map(p => p.type).filter(t => t !== 'literal')",
-        vec![],
-    );
-    let keys: String = order
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|part| match part.as_str().unwrap() {
-            "day" => "01",
-            "month" => "04",
-            _ => "1990",
-        })
-        .collect();
-    browser.type_into("mutter.standard.geburtsdatum", &keys);
+    let order = browser.type_date("mutter.standard.geburtsdatum", "1990-04-01");
     assert_eq!(
         browser.value("mutter.standard.geburtsdatum"),
         "1990-04-01",
-        "typing {keys} in the locale order {order}"
+        "typed in the locale order {order}"
     );
     sign(&browser);
     browser.screenshot("filled");

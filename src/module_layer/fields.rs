@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use meldewerk_xml::codelisten::Codeliste;
 use meldewerk_xml::formate;
 use serde_json::{Map, Value};
 
@@ -26,7 +27,8 @@ pub enum FieldKind {
     /// Time of day in the XPersonenstand pattern `^[0-2][0-9AB]:[0-5][0-9]$`.
     TimeXPersonenstand,
     /// Date-time with an explicit offset, `YYYY-MM-DDThh:mm:ss±hh:mm` or `…Z`, seconds fractions
-    /// allowed (RFC 3339 and `xs:dateTime` with time zone).
+    /// allowed (RFC 3339 and `xs:dateTime` with time zone); a date and a time input in the form,
+    /// the offset from the service's time zone.
     DateTime,
     /// `true` or `false`; a checkbox in the form.
     Bool,
@@ -39,8 +41,10 @@ pub enum FieldKind {
         /// Largest allowed value.
         max: i64,
     },
-    /// One of the listed values (value, label).
+    /// One of the listed values (value, label): a value set of the API itself.
     Choice(&'static [(&'static str, &'static str)]),
+    /// A code of a code list of the messages ([`meldewerk_xml::codelisten`]).
+    Code(&'static Codeliste),
 }
 
 /// One field of a module.
@@ -168,6 +172,7 @@ pub fn assert_table_fits<T: serde::de::DeserializeOwned + serde::Serialize>(
             FieldKind::Bool | FieldKind::OnlyTrue => Value::Bool(true),
             FieldKind::Integer { min, .. } => Value::from(min),
             FieldKind::Choice(options) => Value::String(options[0].0.into()),
+            FieldKind::Code(list) => Value::String(list.eintraege[0].0.into()),
             FieldKind::Date => Value::String("2026-11-20".into()),
             FieldKind::Time | FieldKind::TimeXPersonenstand => Value::String("10:15".into()),
             FieldKind::DateTime => Value::String("2026-11-20T10:15:00+01:00".into()),
@@ -242,6 +247,11 @@ impl Field {
                 let values: Vec<&str> = options.iter().map(|(v, _)| *v).collect();
                 Some(format!("{path} must be one of {}", values.join(", ")))
             }
+            (FieldKind::Code(list), Value::String(s)) if list.enthaelt(s) => None,
+            (FieldKind::Code(list), _) => Some(format!(
+                "{path} must be a code of the list {} ({})",
+                list.uri, list.version
+            )),
             (FieldKind::Text | FieldKind::Postleitzahl, _) => {
                 Some(format!("{path} must be a string"))
             }

@@ -450,6 +450,27 @@ pub fn complete_notice(id: &str) -> Value {
     })
 }
 
+/// Parents' birth data (`birthdata`) complete for the 081021 message.
+pub fn complete_birth_data(id: &str) -> Value {
+    json!({
+        "id": id,
+        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5", "postleitzahl": "10117", "wohnort": "Berlin"}},
+        "vorgangsidentifikation": {"ereignis": {"zeitpunkt": "2026-11-20T10:30:00+01:00", "zeichen": "ELT-7"}},
+        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "1A:15", "ort": {"ort": "Berlin"}},
+        "kind": {"geschlecht": "w", "name": {"familienname": {"name": "Muster"}, "vornamen": {"name": "Lina"}}},
+        "mutter": {
+            "namen": {"vornamen": "Anna", "familienname": "Muster"},
+            "geburt": {"tag": "1990-04-01", "ort": {"ort": "Leipzig"}},
+            "geschlecht": "w",
+            "staatsangehoerigkeit": {"code": "000"}
+        },
+        "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
+        "auftragsnummer": "EG-2026-1",
+        "zuordnungGeburtsanzeige": "ZU-2026-0001",
+        "zustimmungElterngeldstelle": true
+    })
+}
+
 /// A browser: keeps cookies, does not follow redirects by itself.
 pub struct Browser {
     client: Client,
@@ -648,10 +669,24 @@ impl Browser {
 
 /// Creates a memento for `notice` and returns the magic link.
 pub fn magic_link(server: &Server, user: &str, notice: &Value) -> String {
-    let response = server.memento(user, notice);
+    magic_link_in(server, "birthnotice", user, notice)
+}
+
+/// Creates a memento of `module` for `notice` and returns the magic link.
+pub fn magic_link_in(server: &Server, module: &str, user: &str, notice: &Value) -> String {
+    let response = server.memento_in(module, user, notice);
     assert_eq!(response.status(), 200);
     let body: Value = response.json().unwrap();
     body["magicLink"].as_str().unwrap().to_string()
+}
+
+/// The whole form for `notice` of `module`, opened in a fresh browser: memento, magic link, form.
+pub fn open_form_in(server: &Server, module: &str, user: &str, notice: &Value) -> (Browser, Form) {
+    let link = magic_link_in(server, module, user, notice);
+    let browser = Browser::new();
+    let form = browser.open_magic_link(server, &link);
+    assert_eq!(form.status, 200);
+    (browser, form)
 }
 
 /// The whole end-user part of a birth notice: memento, magic link, form, signature, submit.
@@ -670,13 +705,7 @@ pub fn dispatch_in(server: &Server, module: &str, user: &str, notice: &Value) ->
 /// [`dispatch_in`], returning the browser that sent the report (its session can read the
 /// confirmation page) and where the dispatch redirected it (the confirmation page).
 pub fn send_in(server: &Server, module: &str, user: &str, notice: &Value) -> (Browser, String) {
-    let response = server.memento_in(module, user, notice);
-    assert_eq!(response.status(), 200);
-    let link = response.json::<Value>().unwrap()["magicLink"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    send_link(server, &link)
+    send_link(server, &magic_link_in(server, module, user, notice))
 }
 
 /// Opens the magic link `link` in a fresh browser, signs where the form asks for it and sends

@@ -72,8 +72,8 @@ pub(crate) async fn show(
     query: web::Query<FormQuery>,
     master: web::Data<MasterKey>,
     store: web::Data<Arc<dyn Store>>,
-    settings: web::Data<WebSettings>,
     context: web::Data<FormContext>,
+    settings: web::Data<WebSettings>,
 ) -> HttpResponse {
     let memento = query.m.clone().unwrap_or_default();
     let Some(data) = open(&master, &session, &context, &memento) else {
@@ -95,7 +95,7 @@ pub(crate) async fn show(
     let inputs = inputs(&fields, &values::rows_in_data(&fields, &data));
     let view = FormView {
         form: context.form,
-        values: values::prefilled(&inputs, &data),
+        values: values::prefilled(&inputs, &data, &settings.time_zone),
         inputs,
         memento: &memento,
         csrf: &session.session.csrf,
@@ -120,6 +120,7 @@ pub(crate) async fn submit(
     store: web::Data<Arc<dyn Store>>,
     engine: web::Data<Engine>,
     context: web::Data<FormContext>,
+    settings: web::Data<WebSettings>,
 ) -> HttpResponse {
     let posted_form = form.into_inner();
     if posted(&posted_form, "csrf") != Some(session.session.csrf.as_str()) {
@@ -143,7 +144,7 @@ pub(crate) async fn submit(
     let fields: Vec<&'static Field> = form.fields(info.fields).collect();
     let inputs = inputs(&fields, &values::rows_in_post(&fields, &posted_form));
 
-    let (object, problems) = values::read(&inputs, &posted_form);
+    let (object, problems) = values::read(&inputs, &posted_form, &settings.time_zone);
     let mut field_errors: HashMap<String, String> = problems.into_iter().collect();
     let mut errors = Vec::new();
     if values::too_many_rows(&fields, &posted_form) {

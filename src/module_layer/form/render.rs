@@ -6,8 +6,9 @@ use std::collections::HashMap;
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
 use maud::{html, Markup};
+use meldewerk_xml::codelisten::Codeliste;
 
-use super::values::Input;
+use super::values::{date_time_inputs, Input};
 use crate::forms::page;
 use crate::module_layer::fields::{array_of, FieldKind, MAX_ROWS};
 use crate::module_layer::{Form, SignatureRule};
@@ -63,13 +64,27 @@ fn input(item: &Input, view: &FormView) -> Markup {
                     label for=(name) { (label) }
                 }
             }
-            FieldKind::Choice(options) => {
+            FieldKind::Choice(options) | FieldKind::Code(&Codeliste { eintraege: options, .. }) => {
                 label for=(name) { (label) }
                 select id=(name) name=(name) aria-invalid=(invalid) {
                     option value="" { "– bitte wählen –" }
                     @for (option, text) in options {
                         option value=(option) selected[*option == value] { (text) }
                     }
+                }
+            }
+            FieldKind::DateTime => {
+                // One label for both: the date input is the labelled one, the time input names
+                // itself for screen readers. The offset comes from the service's time zone.
+                @let (date, time) = date_time_inputs(name);
+                label for=(date) { (label) }
+                div.datetime {
+                    input type="date" id=(date) name=(date)
+                        value=(view.values.get(&date).map(String::as_str).unwrap_or(""))
+                        aria-invalid=(invalid);
+                    input type="time" id=(time) name=(time)
+                        value=(view.values.get(&time).map(String::as_str).unwrap_or(""))
+                        aria-label=(format!("{label}: Uhrzeit")) aria-invalid=(invalid);
                 }
             }
             _ => {

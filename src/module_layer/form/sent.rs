@@ -223,8 +223,8 @@ fn summary(form: &Form, table: &'static [Field], submission: &Value, zone: Local
     }
 }
 
-/// A stored value as a clerk reads it, `None` for no value: choices by their label, yes/no in
-/// words, dates as German dates, date-times in local time; anything else as it was entered.
+/// A stored value as a clerk reads it, `None` for no value: choices by their label, codes by
+/// their list's label beside the code, yes/no in words, dates as German dates, date-times in local time; anything else as it was entered.
 fn shown(field: &Field, value: &Value, zone: LocalZone) -> Option<String> {
     let text = match value {
         Value::Bool(yes) => return Some(if *yes { "ja" } else { "nein" }.to_owned()),
@@ -238,6 +238,10 @@ fn shown(field: &Field, value: &Value, zone: LocalZone) -> Option<String> {
             .find(|(option, _)| *option == text)
             .map_or(text, |(_, label)| label)
             .to_owned(),
+        FieldKind::Code(list) => match list.bezeichnung(text) {
+            Some(label) => format!("{label} ({text})"),
+            None => text.to_owned(),
+        },
         FieldKind::Date => NaiveDate::parse_from_str(text, "%Y-%m-%d").map_or_else(
             |_| text.to_owned(),
             |day| day.format("%d.%m.%Y").to_string(),

@@ -59,6 +59,10 @@ pub struct ReceivedMessage {
     pub repeat_submissions: u32,
     /// The office's decision, once made; `None` while the acknowledgement is still pending.
     pub outcome: Option<RecordedOutcome>,
+    /// Why the office refuses the message when it decides, found on receipt: code elements whose
+    /// code or list version does not fit the list they name. `None`: nothing found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
 }
 
 /// The header of a received message, as the office read it.

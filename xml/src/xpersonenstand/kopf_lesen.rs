@@ -1,33 +1,17 @@
 //! Reading the header (`nachrichtenkopf.g2g`) of a received message back, as a receiving office
 //! does before it confirms receipt: which message type it is, who sent it and when the sender
-//! created it. The message types' German names are those of the XPersonenstand message type list.
+//! created it.
 
 use chrono::{DateTime, Utc};
 use quick_xml::events::Event;
 use quick_xml::Reader;
 
-/// The message types meldewerk delivers (code list `urn:xoev-de:xpersonenstand:codelist:
-/// nachrichtentyp`, version 26.11), with the names a clerk knows them by.
-const NACHRICHTENTYPEN: [(&str, &str); 5] = [
-    ("081020", "Geburtsanzeige"),
-    ("081021", "Geburtsdaten der Eltern"),
-    ("084020", "Sterbefallanzeige der Einrichtung"),
-    ("084021", "Sterbefallanzeige des Bestatters"),
-    ("084040", "Todesbescheinigung"),
-];
-
-/// The German name of a message type code (`081020` → `Geburtsanzeige`), if meldewerk knows it.
-pub fn nachrichtentyp_name(code: &str) -> Option<&'static str> {
-    NACHRICHTENTYPEN
-        .iter()
-        .find(|(c, _)| *c == code)
-        .map(|(_, name)| *name)
-}
+use crate::codelisten::NACHRICHTENTYP;
 
 /// A message type in words with its code, as receipts and pages name it:
 /// `Geburtsanzeige (081020)`; an unknown code stays a code (`Nachrichtentyp 099999`).
 pub fn nachrichtentyp_in_worten(code: &str) -> String {
-    match nachrichtentyp_name(code) {
+    match NACHRICHTENTYP.bezeichnung(code) {
         Some(name) => format!("{name} ({code})"),
         None => format!("Nachrichtentyp {code}"),
     }

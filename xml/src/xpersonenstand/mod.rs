@@ -26,7 +26,7 @@ pub use geburt_081021::{
     PersonNameVeraenderung, PostalischeInlandsanschrift, Staatsangehoerigkeit, Urkundenanforderung,
     VorangegangenesKind, Vorgangsereignis, Vorgangsidentifikation,
 };
-pub use kopf_lesen::{lies_kopf, nachrichtentyp_in_worten, nachrichtentyp_name, Kopfangaben};
+pub use kopf_lesen::{lies_kopf, nachrichtentyp_in_worten, Kopfangaben};
 pub use modell::{
     AnschriftAutor, AnschriftMutter, Ereignisort, Gebaeudeanschrift, Geburtsangaben,
     Geburtsanzeige, Kind, KindGeschlecht, KindName, Mehrlingsgeburt, Mutter, MutterStandard,

@@ -254,6 +254,8 @@ fn a_death_notice_is_summarised_row_by_row_under_its_own_form() {
         for shown in [
             "(1)</dt><dd>station3@klinikum.example</dd>",
             "(2)</dt><dd>030 123456</dd>",
+            // A code by its list's label, beside the code.
+            "(2)</dt><dd>Telefon (Festnetz) (02)</dd>",
             // A date-time in local time.
             "<dd>20.11.2026, 14:30:00 Uhr (UTC+01:00)</dd>",
             "<dd>03.02.1940</dd>",

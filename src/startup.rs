@@ -341,10 +341,7 @@ impl Application {
             base_url: base_url.clone(),
             token_lifetime: chrono::Duration::seconds(settings.token_lifetime_secs as i64),
             max_body_bytes: settings.max_body_bytes,
-            time_zone: settings
-                .time_zone
-                .parse()
-                .map_err(StartupError::Config)?,
+            time_zone: settings.time_zone.parse().map_err(StartupError::Config)?,
         });
         let operator = web::Data::new(OperatorCredentials::new(
             &settings.operator.username,

@@ -465,7 +465,7 @@ impl Form {
         self.fields.push((name.to_string(), value.to_string()));
     }
 
-    /// The error messages the page lists.
+    /// The error messages the page lists (their text, without the links to their places).
     pub fn errors(&self) -> Vec<String> {
         let Some(start) = self.html.find("class=\"errors\"") else {
             return Vec::new();
@@ -475,9 +475,24 @@ impl Form {
         section
             .split("<li>")
             .skip(1)
-            .map(|li| unescape(&li[..li.find("</li>").unwrap_or(li.len())]))
+            .map(|li| unescape(&without_tags(&li[..li.find("</li>").unwrap_or(li.len())])))
             .collect()
     }
+}
+
+/// The text of an HTML fragment.
+pub fn without_tags(html: &str) -> String {
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text
 }
 
 fn unescape(s: &str) -> String {

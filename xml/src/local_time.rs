@@ -25,7 +25,9 @@ impl FromStr for LocalZone {
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
         name.parse::<Tz>().map(LocalZone).map_err(|_| {
-            format!("time_zone: '{name}' is not a time zone of the tz database (e.g. Europe/Berlin)")
+            format!(
+                "time_zone: '{name}' is not a time zone of the tz database (e.g. Europe/Berlin)"
+            )
         })
     }
 }

@@ -201,6 +201,9 @@ fn message(field: &Field) -> String {
     let hint = match field.kind {
         FieldKind::Text => format!("höchstens {MAX_TEXT} Zeichen, keine Steuerzeichen"),
         FieldKind::Postleitzahl => "fünfstellige Postleitzahl".into(),
+        FieldKind::Hausnummer => "Hausnummer wie 12, 12a oder 3 1/2 (bis zu vier Ziffern, danach \
+                                  höchstens vier Buchstaben, Ziffern, '.' oder '/')"
+            .into(),
         FieldKind::Date => "Datum im Format JJJJ-MM-TT".into(),
         FieldKind::Time | FieldKind::TimeXPersonenstand => "Uhrzeit im Format HH:MM".into(),
         FieldKind::DateTime => "Zeitpunkt im Format JJJJ-MM-TTThh:mm:ss+hh:mm".into(),

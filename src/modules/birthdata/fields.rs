@@ -64,13 +64,22 @@ pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
 
     t.section("Elterngeld");
     t.field("auftragsnummer", "Auftragsnummer", Text)
+        .hint(
+            "Die Auftragsnummer aus dem Elterngeldverfahren, mit der das Standesamt die \
+             Geburtsdaten an die Elterngeldstelle weiterleitet; steht auf dem Antrag.",
+        )
         .field("zuordnungGeburtsanzeige", "Zuordnung zur Geburtsanzeige", Text)
+        .hint(
+            "Dieselbe Kennung wie in der Geburtsanzeige der Klinik (Zuordnungskennung), damit \
+             das Standesamt beide Meldungen zusammenführt.",
+        )
         .field(
             "zustimmungElterngeldstelle",
             "Zustimmung zur Weitergabe an die Elterngeldstelle",
             OnlyTrue,
         )
         .field("zustaendigeElterngeldstelle.kennung", "Elterngeldstelle: Kennung", Text)
+        .hint("DVDV-Kennung der Elterngeldstelle, wenn bekannt.")
         .field("zustaendigeElterngeldstelle.name", "Elterngeldstelle: Name", Text);
     kontakt(&mut t, "zustaendigeElterngeldstelle.erreichbarkeit[]", "Elterngeldstelle: Kontakt");
     postalische_anschrift(
@@ -94,7 +103,7 @@ fn elternteil(t: &mut TableBuilder, at: &str, wessen: &str) {
     );
     let anschrift = format!("{at}.anschrift");
     t.field(format!("{anschrift}.strasse"), format!("Straße {wessen}"), Text)
-        .field(format!("{anschrift}.hausnummer"), format!("Hausnummer {wessen}"), Text)
+        .field(format!("{anschrift}.hausnummer"), format!("Hausnummer {wessen}"), Hausnummer)
         .field(format!("{anschrift}.postleitzahl"), format!("Postleitzahl {wessen}"), Postleitzahl)
         .field(format!("{anschrift}.wohnort"), format!("Wohnort {wessen}"), Text);
 }
@@ -129,11 +138,13 @@ fn allgemeiner_name(t: &mut TableBuilder, at: &str, label: &str) {
 /// A choice: a code of the nationality list, or free text for a state the list lacks.
 fn staatsangehoerigkeit(t: &mut TableBuilder, at: &str, label: &str) {
     t.field(format!("{at}.code"), format!("{label} (Code)"), Text)
+        .hint("Dreistelliger Schlüssel des Statistischen Bundesamts, z. B. 000 für deutsch.")
         .field(format!("{at}.nichtGelisteterWert"), format!("{label} (nicht gelistet)"), Text);
 }
 
 fn kontakt(t: &mut TableBuilder, at: &str, label: &str) {
     t.field(format!("{at}.kanal"), format!("{label}: Kanal (Code)"), Text)
+        .hint("01 E-Mail, 02 Telefon (Festnetz), 03 Mobiltelefon.")
         .field(format!("{at}.kennung"), format!("{label}: Adresse oder Nummer"), Text)
         .field(format!("{at}.zusatz"), format!("{label}: Zusatz"), Text);
 }
@@ -142,7 +153,7 @@ fn kontakt(t: &mut TableBuilder, at: &str, label: &str) {
 fn postalische_anschrift(t: &mut TableBuilder, at: &str, label: &str) {
     let gebaeude = format!("{at}.gebaeude");
     t.field(format!("{gebaeude}.strasse"), format!("{label}: Straße"), Text)
-        .field(format!("{gebaeude}.hausnummer"), format!("{label}: Hausnummer"), Text)
+        .field(format!("{gebaeude}.hausnummer"), format!("{label}: Hausnummer"), Hausnummer)
         .field(format!("{gebaeude}.postleitzahl"), format!("{label}: Postleitzahl"), Postleitzahl)
         .field(format!("{gebaeude}.wohnort"), format!("{label}: Ort"), Text)
         .field(

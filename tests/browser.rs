@@ -348,7 +348,7 @@ fn browser_fills_in_signs_and_dispatches_the_notice() {
     sign(&driver);
     driver.screenshot("filled");
 
-    driver.click("button[type=submit]");
+    driver.click("button.send");
     driver.wait_for_page("/forms/birthnotice/sent");
     assert_eq!(driver.location().1, format!("id={id}"));
     assert_eq!(driver.text("h1"), "Geburtsanzeige abgesendet");
@@ -381,7 +381,7 @@ fn browser_shows_validation_errors_and_keeps_the_values() {
     driver.clear("kind.name.vornamen");
     driver.type_into("kind.name.vornamen", "Lina <&\"> Ülla");
     sign(&driver);
-    driver.click("button[type=submit]");
+    driver.click("button.send");
 
     let deadline = Instant::now() + PAGE_DEADLINE;
     while driver.find_all("div.errors").is_empty() {

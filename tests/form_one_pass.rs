@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{without_tags, Browser, DataDir, Form, Server};
+use common::{open_form_in, without_tags, DataDir, Server};
 use serde_json::{json, Value};
 
 fn started() -> (DataDir, Server) {
@@ -13,19 +13,6 @@ fn started() -> (DataDir, Server) {
     dir.add_user("klinik");
     let server = Server::start(&dir, &[]);
     (dir, server)
-}
-
-fn open(server: &Server, module: &str, body: &Value) -> (Browser, Form) {
-    let response = server.memento_in(module, "klinik", body);
-    assert_eq!(response.status(), 200);
-    let link = response.json::<Value>().unwrap()["magicLink"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let browser = Browser::new();
-    let form = browser.open_magic_link(server, &link);
-    assert_eq!(form.status, 200);
-    (browser, form)
 }
 
 /// The problem shown at the input `name`.
@@ -85,9 +72,10 @@ fn tag<'a>(html: &'a str, name: &str) -> &'a str {
 #[test]
 fn a_bad_date_a_missing_field_and_a_wrong_code_come_in_one_answer_each_at_its_field() {
     let (_dir, server) = started();
-    let (browser, mut form) = open(
+    let (browser, mut form) = open_form_in(
         &server,
         "birthdata",
+        "klinik",
         &json!({"id": "gd-one", "mutter": {"namen": {"vornamen": "Anna"}}}),
     );
     form.set("geburtsangaben.tag", "2026-02-30");
@@ -163,9 +151,10 @@ fn a_bad_date_a_missing_field_and_a_wrong_code_come_in_one_answer_each_at_its_fi
 #[test]
 fn group_and_signature_problems_stand_at_their_fieldsets() {
     let (_dir, server) = started();
-    let (browser, form) = open(
+    let (browser, form) = open_form_in(
         &server,
         "deathnotice",
+        "klinik",
         &json!({"id": "tod-one", "Bestatter": {}}),
     );
     let page = browser.submit_expecting_form(&server, &form);
@@ -207,9 +196,10 @@ fn group_and_signature_problems_stand_at_their_fieldsets() {
 #[test]
 fn a_rule_across_fields_comes_with_the_missing_fields() {
     let (_dir, server) = started();
-    let (browser, mut form) = open(
+    let (browser, mut form) = open_form_in(
         &server,
         "deathnotice",
+        "klinik",
         &json!({"id": "tod-two", "Todesbescheinigung": {}}),
     );
     form.set("Todesbescheinigung.angabenLeichenschau.uhrzeit", "10:00");
@@ -248,7 +238,7 @@ fn a_rule_across_fields_comes_with_the_missing_fields() {
 #[test]
 fn mandatory_fields_are_marked_before_the_first_submit() {
     let (_dir, server) = started();
-    let (_, form) = open(&server, "birthdata", &json!({"id": "gd-marks"}));
+    let (_, form) = open_form_in(&server, "birthdata", "klinik", &json!({"id": "gd-marks"}));
     let html = &form.html;
     assert!(html.contains(
         "<p class=\"hint\"> <span class=\"required\" aria-hidden=\"true\">*</span> Pflichtangabe</p>"
@@ -284,9 +274,10 @@ fn mandatory_fields_are_marked_before_the_first_submit() {
     assert!(!html.contains("class=\"error"));
 
     // The signature fields of a form signed by the end user are mandatory too.
-    let (_, form) = open(
+    let (_, form) = open_form_in(
         &server,
         "deathnotice",
+        "klinik",
         &json!({"id": "tod-marks", "Einrichtung": {}}),
     );
     for name in [

@@ -6,27 +6,14 @@
 
 mod common;
 
-use common::{Browser, DataDir, Form, Server};
-use serde_json::{json, Value};
+use common::{open_form_in, DataDir, Server};
+use serde_json::json;
 
 fn started() -> (DataDir, Server) {
     let dir = DataDir::new();
     dir.add_user("eltern");
     let server = Server::start(&dir, &[]);
     (dir, server)
-}
-
-fn open(server: &Server, body: &Value) -> (Browser, Form) {
-    let response = server.memento_in("birthdata", "eltern", body);
-    assert_eq!(response.status(), 200);
-    let link = response.json::<Value>().unwrap()["magicLink"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let browser = Browser::new();
-    let form = browser.open_magic_link(server, &link);
-    assert_eq!(form.status, 200);
-    (browser, form)
 }
 
 /// The sections in page order: (heading with its count, folded?, open?).
@@ -75,7 +62,7 @@ fn section<'a>(html: &'a str, heading: &str) -> &'a str {
 #[test]
 fn mandatory_sections_come_first_and_optional_ones_are_folded() {
     let (_dir, server) = started();
-    let (_, form) = open(&server, &json!({"id": "gd-s1"}));
+    let (_, form) = open_form_in(&server, "birthdata", "eltern", &json!({"id": "gd-s1"}));
     assert_eq!(
         sections(&form.html),
         [
@@ -97,8 +84,10 @@ fn mandatory_sections_come_first_and_optional_ones_are_folded() {
         .contains("<p class=\"hint\">Mindestens eine Zeile ist auszufüllen.</p>"));
 
     // A folded section that holds a value is open.
-    let (_, form) = open(
+    let (_, form) = open_form_in(
         &server,
+        "birthdata",
+        "eltern",
         &json!({"id": "gd-s2", "elternteil2": {"namen": {"vornamen": "Max"}}}),
     );
     let shown = sections(&form.html);
@@ -109,7 +98,7 @@ fn mandatory_sections_come_first_and_optional_ones_are_folded() {
 #[test]
 fn fields_that_need_it_carry_a_hint() {
     let (_dir, server) = started();
-    let (_, form) = open(&server, &json!({"id": "gd-hint"}));
+    let (_, form) = open_form_in(&server, "birthdata", "eltern", &json!({"id": "gd-hint"}));
     let html = &form.html;
     assert!(html.contains(
         "<div class=\"hint\" id=\"auftragsnummer-hinweis\">Die Auftragsnummer aus dem \
@@ -127,7 +116,8 @@ fn fields_that_need_it_carry_a_hint() {
 #[test]
 fn problems_are_counted_at_their_section_and_open_a_folded_one() {
     let (_dir, server) = started();
-    let (browser, mut form) = open(&server, &json!({"id": "gd-count"}));
+    let (browser, mut form) =
+        open_form_in(&server, "birthdata", "eltern", &json!({"id": "gd-count"}));
     form.set("mutter.namen.vornamen", "Anna");
     form.set("elternteil2.geburt.tag", "1990-13-01");
     let page = browser.submit_expecting_form(&server, &form);
@@ -161,8 +151,10 @@ fn problems_are_counted_at_their_section_and_open_a_folded_one() {
 #[test]
 fn another_row_is_asked_for_inside_its_group_and_the_first_button_sends() {
     let (_dir, server) = started();
-    let (browser, form) = open(
+    let (browser, form) = open_form_in(
         &server,
+        "birthdata",
+        "eltern",
         &json!({
             "id": "gd-rows",
             "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "postleitzahl": "10117", "wohnort": "Berlin"}},

@@ -13,6 +13,7 @@ button{margin-top:1rem;padding:.6rem 1.4rem;font-size:1rem}.note{background:#f3f
 .hint{color:#444;font-size:.9rem;margin:.2rem 0 0}.required{color:#b00020;font-weight:600}.count{color:#b00020;font-weight:400}
 details{border:1px solid #bbb;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}summary{font-weight:600;cursor:pointer}
 details fieldset{border:0;margin:0;padding:0}.group{margin:.4rem 0}button.more{margin-top:.6rem;padding:.3rem .8rem;font-size:.9rem}
+.fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(18rem,1fr));column-gap:1.2rem}.field{min-width:0}
 .default,.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;margin:0;padding:0;border:0}
 "#;
 

@@ -43,9 +43,11 @@ pub(crate) fn fill(content: &mut Map<String, Value>, path: &str, fields: &[Field
         let rows = lookup(&Value::Object(content.clone()), array)
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        return (0..rows.max(1)).fold(false, |added, row| {
-            add(content, &in_row(path, row), sample.clone()) || added
-        });
+        // Every row is filled, so no short-circuit.
+        let added: Vec<bool> = (0..rows.max(1))
+            .map(|row| add(content, &in_row(path, row), sample.clone()))
+            .collect();
+        return added.contains(&true);
     }
     let first = fields.iter().find(|f| {
         f.path

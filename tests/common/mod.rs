@@ -639,6 +639,21 @@ pub fn magic_link(server: &Server, user: &str, notice: &Value) -> String {
     body["magicLink"].as_str().unwrap().to_string()
 }
 
+/// A memento of `module` for `notice`, its magic link opened in a fresh browser: the browser and
+/// the form it shows.
+pub fn open_form_in(server: &Server, module: &str, user: &str, notice: &Value) -> (Browser, Form) {
+    let response = server.memento_in(module, user, notice);
+    assert_eq!(response.status(), 200);
+    let link = response.json::<Value>().unwrap()["magicLink"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let browser = Browser::new();
+    let form = browser.open_magic_link(server, &link);
+    assert_eq!(form.status, 200);
+    (browser, form)
+}
+
 /// The whole end-user part of a birth notice: memento, magic link, form, signature, submit.
 /// Returns the id.
 pub fn dispatch(server: &Server, user: &str, notice: &Value) -> String {
@@ -648,15 +663,7 @@ pub fn dispatch(server: &Server, user: &str, notice: &Value) -> String {
 /// The whole end-user part for a report of `module`: memento, magic link, form, signature where
 /// the form asks for one, submit. Returns the id.
 pub fn dispatch_in(server: &Server, module: &str, user: &str, notice: &Value) -> String {
-    let response = server.memento_in(module, user, notice);
-    assert_eq!(response.status(), 200);
-    let link = response.json::<Value>().unwrap()["magicLink"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let browser = Browser::new();
-    let mut form = browser.open_magic_link(server, &link);
-    assert_eq!(form.status, 200);
+    let (browser, mut form) = open_form_in(server, module, user, notice);
     if form.html.contains("name=\"signatur.name\"") {
         form.set("signatur.name", "Dr. Erika Beispiel");
         form.set("signatur.bestaetigt", "true");

@@ -292,7 +292,11 @@ fn section_body(section: &Section, view: &FormView) -> Markup {
         @if section.needs_row {
             p.hint { "Mindestens eine Zeile ist auszufüllen." }
         }
-        @for item in &section.items { (input(item, view, view.required(item))) }
+        div.fields {
+            @for item in &section.items {
+                div.field { (input(item, view, view.required(item))) }
+            }
+        }
         @for (array, rows) in arrays_in(&section.items) {
             button.more type="submit" name="_zeile" value=(array) { "Weitere Zeile: " (rows) }
         }
@@ -387,7 +391,7 @@ pub(crate) fn render(view: &FormView) -> Markup {
                 }
             }
             @if form.signature == SignatureRule::SealOrEndUser { (signature(view)) }
-            button type="submit" { (form.title) " absenden" }
+            button.send type="submit" { (form.title) " absenden" }
         }
         (logout_button(view.csrf))
     }

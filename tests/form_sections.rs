@@ -120,6 +120,7 @@ fn problems_are_counted_at_their_section_and_open_a_folded_one() {
         open_form_in(&server, "birthdata", "eltern", &json!({"id": "gd-count"}));
     form.set("mutter.namen.vornamen", "Anna");
     form.set("elternteil2.geburt.tag", "1990-13-01");
+    form.set("kontaktdaten[0].kanal", "01");
     let page = browser.submit_expecting_form(&server, &form);
     assert_eq!(page.status, 422);
     let shown = sections(&page.html);
@@ -136,6 +137,14 @@ fn problems_are_counted_at_their_section_and_open_a_folded_one() {
         "Mutter – 3 Angaben fehlen oder sind ungültig"
     );
     assert_eq!(heading("Kind").0, "Kind – 1 Angabe fehlt oder ist ungültig");
+    // A row without its address: the problem names the list's field, and stands at the group.
+    assert_eq!(
+        heading("Kontaktdaten der Eltern").0,
+        "Kontaktdaten der Eltern – 1 Angabe fehlt oder ist ungültig"
+    );
+    assert!(section(&page.html, "Kontaktdaten der Eltern").contains(
+        "<div class=\"error group\">Kontakt: Adresse oder Nummer: Pflichtangabe</div>"
+    ));
     // A folded section with a problem is open.
     assert_eq!(
         heading("Zweiter Elternteil"),

@@ -261,15 +261,17 @@ fn sections<'a>(view: &'a FormView) -> Vec<Section<'a>> {
 }
 
 /// The section a field, a group or a list (`kontaktdaten`, `anzeigender`) stands in: that of its
-/// (first) field.
+/// (first) field. A field of a list's rows may be named with or without `[]`
+/// (`kontaktdaten.kanal`).
 pub(crate) fn section_of(inputs: &[Input], path: &str) -> Option<&'static str> {
+    let below = |table_path: &str| {
+        table_path.strip_prefix(path).is_some_and(|rest| {
+            rest.is_empty() || rest.starts_with('.') || rest.starts_with("[]")
+        })
+    };
     inputs
         .iter()
-        .find(|i| {
-            i.field.path.strip_prefix(path).is_some_and(|rest| {
-                rest.is_empty() || rest.starts_with('.') || rest.starts_with("[]")
-            })
-        })
+        .find(|i| below(i.field.path) || below(&i.field.path.replace("[]", "")))
         .map(|i| i.field.section)
 }
 

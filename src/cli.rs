@@ -98,7 +98,11 @@ pub enum UserCommand {
         email: Option<String>,
     },
     /// Set the address for a user's notices, or remove it with --none.
-    #[command(group(clap::ArgGroup::new("target").required(true).args(["address", "none"])))]
+    // clap writes a required group first in the usage line; the arguments are taken name first.
+    #[command(
+        group(clap::ArgGroup::new("target").required(true).args(["address", "none"])),
+        override_usage = "meldewerk user email [OPTIONS] <NAME> <ADDRESS|--none>"
+    )]
     Email {
         /// User name.
         name: String,

@@ -1,5 +1,7 @@
-//! Logging: `tracing` to standard error, and a root span per HTTP request that never records
+//! Logging: `tracing` to standard error (coloured only on a terminal), and a root span per HTTP request that never records
 //! secrets (tokens in `/mtl/` paths, mementos in query strings, credentials).
+
+use std::io::IsTerminal;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -29,7 +31,13 @@ pub fn init(settings: &LogSettings) {
             }
         }
     };
-    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colour codes only for a person at a terminal: in a file or a log collector they are noise
+    // (and `NO_COLOR` turns them off there too, https://no-color.org).
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let builder = fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(colour);
     let _ = if settings.format == "json" {
         builder.json().try_init()
     } else {

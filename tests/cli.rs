@@ -180,6 +180,31 @@ fn user_add_refuses_duplicates_missing_stdin_short_passwords_and_bad_names() {
     assert_eq!(api_status(&server, "other", PASSWORD), 401);
 }
 
+/// Every usage line names the arguments in the order the command takes them.
+#[test]
+fn help_shows_arguments_in_the_order_they_are_taken() {
+    let help = assert_ok(meldewerk(&["user", "email", "--help"], &[]));
+    assert!(
+        help.contains("Usage: meldewerk user email [OPTIONS] <NAME> <ADDRESS|--none>"),
+        "{help}"
+    );
+    let dir = DataDir::new();
+    assert_ok(cli(
+        &dir,
+        &["user", "add", "klinik", "--password-stdin"],
+        Some(PASSWORD),
+    ));
+    let said = assert_ok(cli(
+        &dir,
+        &["user", "email", "klinik", "it@klinik.example"],
+        None,
+    ));
+    assert!(
+        said.contains("notices of klinik go to it@klinik.example"),
+        "{said}"
+    );
+}
+
 #[test]
 fn user_list_shows_names_customers_and_seals() {
     let dir = DataDir::new();
@@ -593,6 +618,10 @@ fn serve_refuses_invalid_configuration() {
             &[("MELDEWERK_MODULES__BIRTHDATA__PROBLEMS_BASE", "problems")],
         ),
         "modules.birthdata: problems_base must be an http(s) URL",
+    );
+    assert_fails_with(
+        meldewerk(&serve, &[("MELDEWERK_TIME_ZONE", "Mars/Olympus")]),
+        "time_zone: 'Mars/Olympus' is not a time zone of the tz database",
     );
 
     // The listener's settings: proxies that are no address, a header it cannot read, half a

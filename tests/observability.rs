@@ -117,10 +117,23 @@ fn health_probes_stay_out_of_the_info_log() {
     for path in ["/healthz", "/readyz", "/healthz"] {
         server.client().get(server.url(path)).send().unwrap();
     }
-    // The log is coloured; paths are searched for as they stand.
     let log = server.settled_log();
     assert!(!log.contains("/healthz"), "{log}");
     assert!(!log.contains("/readyz"), "{log}");
+}
+
+/// The server's standard error goes to a file here, as under a service manager: plain text, no
+/// terminal colour codes.
+#[test]
+fn a_log_written_to_a_file_has_no_colour_codes() {
+    let dir = DataDir::new();
+    let server = Server::start(&dir, &[]);
+    let log = server.settled_log();
+    assert!(log.contains("INFO"), "{log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "escape sequences in the log: {log:?}"
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! and drives it over HTTP like an integrator (Basic auth) or a browser (cookies, forms).
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod raw;
 pub mod remote;
 

@@ -161,7 +161,10 @@ class Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query)
         if url.path == "/acknowledgements":
             cursor = query.get("cursor", [None])[0]
-            limit = int(query.get("limit", ["100"])[0])
+            try:
+                limit = int(query.get("limit", ["100"])[0])
+            except ValueError:
+                return self.answer(400, {"error": "limit must be a whole number"})
             return self.answer(*OFFICE.acknowledgements(cursor, max(1, min(limit, 1000))))
         if url.path == "/deliveries":
             with OFFICE.lock:

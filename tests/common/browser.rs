@@ -1,0 +1,414 @@
+//! A real headless Chromium for the tests, driven through chromedriver with the `fantoccini`
+//! WebDriver client. Each [`Chromium`] has its own chromedriver (on a port the driver picks
+//! itself) and its own fresh profile, so the tests of a binary can run in parallel; both end on
+//! drop, also when a test fails, and a failing test leaves a screenshot of where it stood.
+//!
+//! The tests and the rest of the harness are synchronous (blocking HTTP clients), so each
+//! [`Chromium`] owns a small tokio runtime and its methods block on it; [`Chromium::block_on`]
+//! and [`Chromium::client`] give the whole fantoccini API for what the helpers do not cover.
+//!
+//! Needs Debian's `chromium` and `chromium-driver` (scripts/test.sh installs them); without them
+//! the first [`Chromium::start`] fails saying which one is missing.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+
+use super::wait_until;
+
+/// The browser Debian's `chromium` package installs.
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+/// How long chromedriver may take to start.
+const DRIVER_START: Duration = Duration::from_secs(30);
+/// The tallest screenshot taken, in pixels: Chromium draws nothing beyond its largest texture
+/// (16,384 pixels), so a longer page is cut there.
+const SCREENSHOT_MAX_PIXELS: f64 = 16_000.0;
+/// The user agent of the phone screen: a current iPhone's Safari, so that a page sees what a
+/// clerk's phone would send.
+const PHONE_USER_AGENT: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) \
+    AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
+
+/// The screen a test looks at the pages on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Screen {
+    /// A desktop window of 1280×900.
+    Desktop,
+    /// A phone of 390×844 CSS pixels at a device pixel ratio of 3, with touch and a phone's
+    /// user agent (chromedriver's mobile emulation).
+    Phone,
+}
+
+/// A headless Chromium session under its own chromedriver.
+pub struct Chromium {
+    /// `None` only while [`Drop`] closes the session.
+    client: Option<Client>,
+    runtime: tokio::runtime::Runtime,
+    driver: Child,
+    /// Names the screenshots: `target/browser-screenshots/<test>-<name>.png`.
+    test: String,
+    /// The browser's fresh profile; removed after the browser has ended.
+    _profile: tempfile::TempDir,
+}
+
+fn missing_tool(what: &str, detail: &str) -> ! {
+    panic!(
+        "{what} is needed by the browser tests ({detail}); run scripts/test.sh, which installs \
+         Debian's chromium and chromium-driver"
+    )
+}
+
+/// Starts chromedriver on a port of its choosing (no race for a free port between parallel
+/// tests) and returns it with its address, once it says it listens.
+fn start_driver() -> (Child, String) {
+    let mut driver = Command::new("chromedriver")
+        .arg("--port=0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| missing_tool("chromedriver", &format!("cannot run it: {e}")));
+    let stdout = driver.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Read to the end, so that chromedriver never blocks on a full pipe.
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some((_, port)) = line.split_once("started successfully on port ") {
+                let _ = tx.send(port.trim_end_matches('.').to_string());
+            }
+        }
+    });
+    match rx.recv_timeout(DRIVER_START) {
+        Ok(port) => (driver, format!("http://127.0.0.1:{port}")),
+        Err(_) => {
+            let _ = driver.kill();
+            let status = driver.wait().map(|s| s.to_string()).unwrap_or_default();
+            missing_tool(
+                "a working chromedriver",
+                &format!("it never started: {status}"),
+            )
+        }
+    }
+}
+
+/// What chromedriver is asked for: headless Chromium with a fresh profile in `profile` and
+/// nothing that reaches beyond the machine; the phone through chromedriver's mobile emulation.
+fn capabilities(screen: Screen, profile: &Path) -> serde_json::Map<String, Value> {
+    let mut options = json!({"binary": CHROMIUM, "args": [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+        "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync",
+        format!("--user-data-dir={}", profile.display()),
+    ]});
+    match screen {
+        // A flag rather than a WebDriver resize after the start, which waits for the window to
+        // be redrawn: some 0.7 s per test.
+        Screen::Desktop => options["args"]
+            .as_array_mut()
+            .unwrap()
+            .push("--window-size=1280,900".into()),
+        Screen::Phone => {
+            options["mobileEmulation"] = json!({
+                "deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0, "mobile": true, "touch": true},
+                "userAgent": PHONE_USER_AGENT,
+            })
+        }
+    }
+    let capabilities = json!({"browserName": "chrome", "goog:chromeOptions": options});
+    capabilities.as_object().unwrap().clone()
+}
+
+/// A Chrome DevTools command through chromedriver's `goog/cdp/execute` (for what WebDriver has
+/// no command: a screenshot of the whole page).
+#[derive(Debug)]
+struct DevTools {
+    command: &'static str,
+    params: Value,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for DevTools {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
+        let body = json!({"cmd": self.command, "params": self.params});
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
+impl Chromium {
+    /// Starts chromedriver and a headless Chromium session on `screen`; `test` names the
+    /// screenshots.
+    pub fn start(test: &str, screen: Screen) -> Chromium {
+        if !Path::new(CHROMIUM).exists() {
+            missing_tool("chromium", &format!("{CHROMIUM} does not exist"));
+        }
+        let profile = tempfile::tempdir().unwrap();
+        let (mut driver, address) = start_driver();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // chromedriver is on loopback and speaks plain HTTP: no TLS connector needed.
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let connected = runtime.block_on(
+            ClientBuilder::new(connector)
+                .capabilities(capabilities(screen, profile.path()))
+                .connect(&address),
+        );
+        let client = match connected {
+            Ok(client) => client,
+            Err(e) => {
+                let _ = driver.kill();
+                let _ = driver.wait();
+                missing_tool("a Chromium that chromedriver can start", &e.to_string())
+            }
+        };
+        Chromium {
+            client: Some(client),
+            runtime,
+            driver,
+            test: test.to_string(),
+            _profile: profile,
+        }
+    }
+
+    /// [`Chromium::start`] on a desktop screen.
+    pub fn desktop(test: &str) -> Chromium {
+        Chromium::start(test, Screen::Desktop)
+    }
+
+    /// [`Chromium::start`] on a phone screen.
+    pub fn phone(test: &str) -> Chromium {
+        Chromium::start(test, Screen::Phone)
+    }
+
+    /// The fantoccini client, for [`Chromium::block_on`].
+    pub fn client(&self) -> &Client {
+        self.client.as_ref().unwrap()
+    }
+
+    /// Runs a future of the fantoccini API (on an [`Element`], or with [`Chromium::client`]) to
+    /// its end.
+    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+
+    /// Runs a fantoccini command to its end; a WebDriver error fails the test, saying `what`
+    /// was tried.
+    fn perform<T>(
+        &self,
+        what: &str,
+        command: impl std::future::Future<Output = Result<T, fantoccini::error::CmdError>>,
+    ) -> T {
+        self.block_on(command)
+            .unwrap_or_else(|e| panic!("browser: cannot {what}: {e}"))
+    }
+
+    /// Opens `url` (absolute) and waits for it to load.
+    pub fn goto(&self, url: &str) {
+        self.perform(&format!("open {url}"), self.client().goto(url));
+    }
+
+    /// The current URL's path and query (empty without one).
+    pub fn location(&self) -> (String, String) {
+        let url = self.perform("read the URL", self.client().current_url());
+        (
+            url.path().to_string(),
+            url.query().unwrap_or_default().to_string(),
+        )
+    }
+
+    /// Waits until the browser shows `path` with its one `h1`; returns the page's source.
+    pub fn wait_for_page(&self, path: &str) -> String {
+        wait_until(&format!("the browser shows {path}"), || {
+            (self.location().0 == path && self.find_all("h1").len() == 1).then(|| self.source())
+        })
+    }
+
+    /// Waits until an element matches `css` and returns the first.
+    pub fn wait_for(&self, css: &str) -> Element {
+        wait_until(&format!("the page has {css}"), || {
+            self.find_all(css).into_iter().next()
+        })
+    }
+
+    /// The page's HTML as the browser holds it now.
+    pub fn source(&self) -> String {
+        self.perform("read the page source", self.client().source())
+    }
+
+    /// The visible text of the whole page.
+    pub fn page_text(&self) -> String {
+        self.text("body")
+    }
+
+    /// Every element matching `css` (none is no error).
+    pub fn find_all(&self, css: &str) -> Vec<Element> {
+        self.perform(
+            &format!("look for {css}"),
+            self.client().find_all(Locator::Css(css)),
+        )
+    }
+
+    /// The first element matching `css`; fails the test when there is none.
+    pub fn find(&self, css: &str) -> Element {
+        self.perform(
+            &format!("find {css}"),
+            self.client().find(Locator::Css(css)),
+        )
+    }
+
+    /// The form control named `name` (a dotted JSON path of the form layer).
+    pub fn field(&self, name: &str) -> Element {
+        self.find(&format!("[name=\"{name}\"]"))
+    }
+
+    /// The `value` property of the control named `name` (for a select: the chosen option's).
+    pub fn value(&self, name: &str) -> String {
+        let field = self.field(name);
+        self.perform(&format!("read {name}"), field.prop("value"))
+            .unwrap_or_default()
+    }
+
+    /// Whether the checkbox or radio button named `name` is ticked.
+    pub fn is_checked(&self, name: &str) -> bool {
+        let field = self.field(name);
+        self.perform(&format!("read {name}"), field.is_selected())
+    }
+
+    /// Empties the control named `name`.
+    pub fn clear(&self, name: &str) {
+        let field = self.field(name);
+        self.perform(&format!("clear {name}"), field.clear());
+    }
+
+    /// Types `keys` into the control named `name` after what it holds (`\u{E007}` is Enter).
+    pub fn type_into(&self, name: &str, keys: &str) {
+        let field = self.field(name);
+        self.perform(&format!("type into {name}"), field.send_keys(keys));
+    }
+
+    /// Replaces what the control named `name` holds by `text`, typed.
+    pub fn fill(&self, name: &str, text: &str) {
+        self.clear(name);
+        self.type_into(name, text);
+    }
+
+    /// Chooses the option with the value `value` in the select named `name`.
+    pub fn select(&self, name: &str, value: &str) {
+        let field = self.field(name);
+        self.perform(
+            &format!("choose {value} in {name}"),
+            field.select_by_value(value),
+        );
+    }
+
+    /// Clicks the first element matching `css`.
+    pub fn click(&self, css: &str) {
+        let element = self.find(css);
+        self.perform(&format!("click {css}"), element.click());
+    }
+
+    /// Clicks the button whose visible text is `text` (spaces at the ends ignored).
+    pub fn click_button(&self, text: &str) {
+        let buttons = self.find_all("button, input[type=submit]");
+        let button = buttons
+            .iter()
+            .find(|b| {
+                // A submit input shows its value; a button, its content.
+                let label = if self.perform("read a button", b.tag_name()) == "input" {
+                    self.perform("read a button", b.prop("value"))
+                        .unwrap_or_default()
+                } else {
+                    self.perform("read a button", b.text())
+                };
+                label.trim() == text
+            })
+            .unwrap_or_else(|| panic!("browser: no button says {text:?}"));
+        self.perform(&format!("click {text:?}"), button.click());
+    }
+
+    /// The visible text of the first element matching `css`.
+    pub fn text(&self, css: &str) -> String {
+        let element = self.find(css);
+        self.perform(&format!("read {css}"), element.text())
+    }
+
+    /// The computed CSS `property` of the first element matching `css`.
+    pub fn css(&self, css: &str, property: &str) -> String {
+        let element = self.find(css);
+        self.perform(
+            &format!("read {property} of {css}"),
+            element.css_value(property),
+        )
+    }
+
+    /// Runs `script` (a function body; `arguments` holds `args`) in the page; returns what it
+    /// returns.
+    pub fn execute(&self, script: &str, args: Vec<Value>) -> Value {
+        self.perform("run a script", self.client().execute(script, args))
+    }
+
+    /// Saves a PNG of the whole page (up to [`SCREENSHOT_MAX_PIXELS`] tall) as
+    /// `target/browser-screenshots/<test>-<name>.png`, where it stays as a test artefact.
+    pub fn screenshot(&self, name: &str) -> PathBuf {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{}-{name}.png", self.test));
+        let size = self.execute(
+            "const page = document.documentElement; \
+             return [page.scrollWidth, page.scrollHeight, window.devicePixelRatio];",
+            vec![],
+        );
+        let [width, height, ratio] = [0, 1, 2].map(|i| size[i].as_f64().unwrap_or(1.0));
+        // One image pixel per CSS pixel, also on the phone's dense screen: a third of the
+        // pixels to draw and compress, and pictures of the same scale side by side.
+        let clip = json!({"x": 0, "y": 0, "width": width,
+                          "height": height.min(SCREENSHOT_MAX_PIXELS), "scale": 1.0 / ratio});
+        let command = DevTools {
+            command: "Page.captureScreenshot",
+            params: json!({"format": "png", "captureBeyondViewport": true, "clip": clip}),
+        };
+        let shot = self.perform("take a screenshot", self.client().issue_cmd(command));
+        use base64::Engine as _;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot["data"].as_str().unwrap_or_default())
+            .unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "the screenshot is no PNG");
+        std::fs::write(&path, png).unwrap();
+        path
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // Best effort: a picture of where the test failed.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.screenshot("failure");
+            }));
+        }
+        if let Some(client) = self.client.take() {
+            // Ends the session, and with it the browser; bounded, so that a hung driver cannot
+            // hold the test.
+            let _ = self.runtime.block_on(async {
+                tokio::time::timeout(Duration::from_secs(10), client.close()).await
+            });
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}

@@ -142,9 +142,8 @@ fn problems_are_counted_at_their_section_and_open_a_folded_one() {
         heading("Kontaktdaten der Eltern").0,
         "Kontaktdaten der Eltern – 1 Angabe fehlt oder ist ungültig"
     );
-    assert!(section(&page.html, "Kontaktdaten der Eltern").contains(
-        "<div class=\"error group\">Kontakt: Adresse oder Nummer: Pflichtangabe</div>"
-    ));
+    assert!(section(&page.html, "Kontaktdaten der Eltern")
+        .contains("<div class=\"error group\">Kontakt: Adresse oder Nummer: Pflichtangabe</div>"));
     // A folded section with a problem is open.
     assert_eq!(
         heading("Zweiter Elternteil"),

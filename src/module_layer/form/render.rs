@@ -265,9 +265,9 @@ fn sections<'a>(view: &'a FormView) -> Vec<Section<'a>> {
 /// (`kontaktdaten.kanal`).
 pub(crate) fn section_of(inputs: &[Input], path: &str) -> Option<&'static str> {
     let below = |table_path: &str| {
-        table_path.strip_prefix(path).is_some_and(|rest| {
-            rest.is_empty() || rest.starts_with('.') || rest.starts_with("[]")
-        })
+        table_path
+            .strip_prefix(path)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with("[]"))
     };
     inputs
         .iter()
@@ -372,8 +372,9 @@ pub(crate) fn render(view: &FormView) -> Markup {
         // form's words (docs/decisions.md, "Forms finished in one pass").
         form method="post" action=(form.path) novalidate {
             // Enter in a text input submits with the form's first submit button: this one,
-            // which sends (the "Weitere Zeile" buttons come later, inside their groups).
-            button.default type="submit" tabindex="-1" aria-hidden="true" { (form.title) " absenden" }
+            // which sends (the "Weitere Zeile" buttons come later, inside their groups). Hidden
+            // from sight, focus and screen readers, and without text: the visible one says it.
+            button.default type="submit" tabindex="-1" aria-hidden="true" {}
             input type="hidden" name="m" value=(view.memento);
             input type="hidden" name="csrf" value=(view.csrf);
             @for section in &sections {

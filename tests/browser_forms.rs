@@ -20,12 +20,7 @@ fn server() -> (DataDir, Server) {
 
 /// Opens the form of a memento of `module` and waits for it at `path`.
 fn open(server: &Server, browser: &Chromium, module: &str, body: &Value, path: &str) {
-    let response = server.memento_in(module, "klinik", body);
-    assert_eq!(response.status(), 200);
-    let link = response.json::<Value>().unwrap()["magicLink"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let link = magic_link_in(server, module, "klinik", body);
     browser.goto(&server.url(&link));
     browser.wait_for_page(path);
 }

@@ -204,6 +204,16 @@ pub fn assert_table_fits<T: serde::de::DeserializeOwned + serde::Serialize>(
     }
 }
 
+/// A small table with a date, a list of two fields and a number, for the tests of the form
+/// mechanics.
+#[cfg(test)]
+pub(crate) static TEST_TABLE: &[Field] = &[
+    field("a.tag", "Tag", FieldKind::Date, "A"),
+    field("k[].kanal", "Kanal", FieldKind::Text, "A"),
+    field("k[].kennung", "Kennung", FieldKind::Text, "A"),
+    field("n", "N", FieldKind::Integer { min: 0, max: 9 }, "A"),
+];
+
 /// Most entries an array member may have (contacts, children): a form shows that many rows at
 /// most, and a request with more is refused rather than cut.
 pub const MAX_ROWS: usize = 50;

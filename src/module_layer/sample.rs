@@ -87,14 +87,9 @@ pub(crate) fn remove(content: &mut Map<String, Value>, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::module_layer::fields::field;
     use serde_json::json;
 
-    static TABLE: &[Field] = &[
-        field("a.tag", "Tag", FieldKind::Date, "A"),
-        field("k[].kanal", "Kanal", FieldKind::Text, "A"),
-        field("k[].kennung", "Kennung", FieldKind::Text, "A"),
-    ];
+    use crate::module_layer::fields::TEST_TABLE as TABLE;
 
     fn object(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()

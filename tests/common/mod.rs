@@ -632,9 +632,14 @@ impl Browser {
     }
 }
 
-/// Creates a memento for `notice` and returns the magic link.
+/// Creates a birth-notice memento for `notice` and returns the magic link.
 pub fn magic_link(server: &Server, user: &str, notice: &Value) -> String {
-    let response = server.memento(user, notice);
+    magic_link_in(server, "birthnotice", user, notice)
+}
+
+/// Creates a memento of `module` for `notice` and returns the magic link.
+pub fn magic_link_in(server: &Server, module: &str, user: &str, notice: &Value) -> String {
+    let response = server.memento_in(module, user, notice);
     assert_eq!(response.status(), 200);
     let body: Value = response.json().unwrap();
     body["magicLink"].as_str().unwrap().to_string()
@@ -643,12 +648,7 @@ pub fn magic_link(server: &Server, user: &str, notice: &Value) -> String {
 /// A memento of `module` for `notice`, its magic link opened in a fresh browser: the browser and
 /// the form it shows.
 pub fn open_form_in(server: &Server, module: &str, user: &str, notice: &Value) -> (Browser, Form) {
-    let response = server.memento_in(module, user, notice);
-    assert_eq!(response.status(), 200);
-    let link = response.json::<Value>().unwrap()["magicLink"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let link = magic_link_in(server, module, user, notice);
     let browser = Browser::new();
     let form = browser.open_magic_link(server, &link);
     assert_eq!(form.status, 200);

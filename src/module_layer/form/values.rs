@@ -217,15 +217,9 @@ fn message(field: &Field) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::module_layer::fields::field;
     use serde_json::json;
 
-    static TABLE: &[Field] = &[
-        field("a.tag", "Tag", FieldKind::Date, "A"),
-        field("k[].kanal", "Kanal", FieldKind::Text, "A"),
-        field("k[].kennung", "Kennung", FieldKind::Text, "A"),
-        field("n", "N", FieldKind::Integer { min: 0, max: 9 }, "A"),
-    ];
+    use crate::module_layer::fields::TEST_TABLE as TABLE;
 
     fn table() -> Vec<&'static Field> {
         TABLE.iter().collect()

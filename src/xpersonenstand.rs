@@ -182,6 +182,10 @@ fn value_problems<C: Content>(
     settings: &XPersonenstandSettings,
     problems: &mut Vec<DispatchProblem>,
 ) {
+    // What the first look refused is taken out before the writer looks again.
+    for path in problems.iter().filter_map(|p| p.path.as_deref()) {
+        sample::remove(&mut copy, path);
+    }
     let mut filled: Vec<String> = Vec::new();
     for _ in 0..MAX_LOOKS {
         let Ok(read) = C::read(&Value::Object(copy.clone()), prefix) else {

@@ -149,6 +149,44 @@ fn a_bad_date_a_missing_field_and_a_wrong_code_come_in_one_answer_each_at_its_fi
 }
 
 #[test]
+fn every_value_the_writer_refuses_comes_in_one_answer() {
+    let (_dir, server) = started();
+    let (browser, mut form) = open_form_in(
+        &server,
+        "birthdata",
+        "klinik",
+        &json!({
+            "id": "gd-two",
+            "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "postleitzahl": "10117", "wohnort": "Berlin"}},
+            "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "10:15"},
+            "kind": {"geschlecht": "w"},
+            "mutter": {"namen": {"vornamen": "Anna", "familienname": "Muster"}, "geschlecht": "w",
+                       "staatsangehoerigkeit": {"code": "000"}},
+            "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
+            "auftragsnummer": "EG-2026-2"
+        }),
+    );
+    // Nothing is missing; the writer refuses two values, each found only when it writes.
+    form.set("mutter.staatsangehoerigkeit.code", "DE");
+    form.set("ehe.kinderDerEhe", "2");
+    let page = browser.submit_expecting_form(&server, &form);
+    assert_eq!(page.status, 422, "{}", page.html);
+    assert_eq!(
+        page.errors(),
+        [
+            "Staatsangehörigkeit der Mutter (Code): 'DE' ist kein dreistelliger Schlüssel der \
+             Staatsangehörigkeitsliste des Statistischen Bundesamts",
+            "Ehe der Eltern: Angaben zur Ehe sind nur zulässig, wenn die Eltern verheiratet sind",
+        ]
+    );
+    let marriage = fieldset_id(&page.html, "Ehe der Eltern");
+    assert!(fieldset(&page.html, &marriage).contains(
+        "<div class=\"error group\">Ehe der Eltern: Angaben zur Ehe sind nur zulässig, wenn \
+         die Eltern verheiratet sind</div>"
+    ));
+}
+
+#[test]
 fn group_and_signature_problems_stand_at_their_fieldsets() {
     let (_dir, server) = started();
     let (browser, form) = open_form_in(

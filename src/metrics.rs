@@ -5,6 +5,12 @@
 //! method and status, with a latency histogram; the engine is read from its health registry at
 //! each scrape (per actor: processed, failed, restarts, backlog, state), so that the engine needs
 //! no metrics code of its own and a scrape always shows the registry's current truth.
+//!
+//! The same events feed the dashboard's chart of the last hour ([`recent`]), and the registry
+//! knows when it started counting ([`Metrics::since`]): every counter here starts with the
+//! process.
+
+pub(crate) mod recent;
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -72,6 +78,12 @@ pub struct Metrics {
     reports: Family<OutcomeLabels, Counter>,
     report_durations: Family<ModuleLabels, Histogram, fn() -> Histogram>,
     retries: Family<ModuleLabels, Counter>,
+    /// Finished reports per minute of the last hour (the dashboard's chart).
+    recent: recent::RecentReports,
+    /// The reports that failed last (the dashboard's queue page).
+    failures: recent::RecentFailures,
+    /// When counting began (the process's start).
+    since: chrono::DateTime<chrono::Utc>,
     /// Set once the engine runs; the engine is told about this registry as its events observer
     /// before it starts, so it cannot be a constructor argument. Weak, since the engine holds
     /// this registry.
@@ -129,8 +141,26 @@ impl Metrics {
             reports,
             report_durations,
             retries,
+            recent: recent::RecentReports::default(),
+            failures: recent::RecentFailures::default(),
+            since: chrono::Utc::now(),
             engine,
         }
+    }
+
+    /// When the counters began: the process's start. Nothing here survives a restart.
+    pub(crate) fn since(&self) -> chrono::DateTime<chrono::Utc> {
+        self.since
+    }
+
+    /// The reports that failed last, newest first.
+    pub(crate) fn recent_failures(&self) -> Vec<recent::FailedReport> {
+        self.failures.newest_first()
+    }
+
+    /// Finished reports per minute of the last hour up to `now`, by module and outcome.
+    pub(crate) fn per_minute(&self, now: chrono::DateTime<chrono::Utc>) -> recent::PerMinute {
+        self.recent.per_minute(now)
     }
 
     /// From now on the scrape reads `engine`'s actors and transports.
@@ -356,6 +386,7 @@ impl EngineEvents for Metrics {
                 outcome,
             })
             .inc();
+        self.recent.record(module, outcome, chrono::Utc::now());
         if let Some(took) = took {
             self.report_durations
                 .get_or_create(&ModuleLabels {
@@ -363,6 +394,14 @@ impl EngineEvents for Metrics {
                 })
                 .observe(took.as_secs_f64());
         }
+    }
+
+    fn delivery_failed(&self, report: &meldewerk_storage::ReportKey, reason: &str) {
+        self.failures.record(recent::FailedReport {
+            at: chrono::Utc::now(),
+            report: report.clone(),
+            reason: reason.to_owned(),
+        });
     }
 
     fn delivery_retried(&self, module: &str) {

@@ -28,23 +28,7 @@ fn started() -> (DataDir, Server) {
 
 /// Everything the 081021 message needs.
 fn complete(id: &str) -> Value {
-    json!({
-        "id": id,
-        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5", "postleitzahl": "10117", "wohnort": "Berlin"}},
-        "vorgangsidentifikation": {"ereignis": {"zeitpunkt": "2026-11-20T10:30:00+01:00", "zeichen": "ELT-7"}},
-        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "1A:15", "ort": {"ort": "Berlin"}},
-        "kind": {"geschlecht": "w", "name": {"familienname": {"name": "Muster"}, "vornamen": {"name": "Lina"}}},
-        "mutter": {
-            "namen": {"vornamen": "Anna", "familienname": "Muster"},
-            "geburt": {"tag": "1990-04-01", "ort": {"ort": "Leipzig"}},
-            "geschlecht": "w",
-            "staatsangehoerigkeit": {"code": "000"}
-        },
-        "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
-        "auftragsnummer": "EG-2026-1",
-        "zuordnungGeburtsanzeige": "ZU-2026-0001",
-        "zustimmungElterngeldstelle": true
-    })
+    complete_birth_data(id)
 }
 
 /// Posts `body` (raw) as a birthdata memento request.

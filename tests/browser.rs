@@ -57,29 +57,13 @@ fn browser_fills_in_signs_and_dispatches_the_notice() {
     assert_eq!(browser.value("geburtsangaben.tag"), "2026-11-20");
     assert_eq!(browser.value("mutter.standard.geburtsdatum"), "");
 
-    // Typed as a person would, in the order of the browser's locale (month, day, year for the
-    // en-US default of headless Chromium; day, month, year for German).
+    // Typed as a person would, in the order of the browser's locale.
     browser.click("[name=\"mutter.standard.geburtsdatum\"]");
-    let order = browser.execute(
-        "return new Intl.DateTimeFormat().formatToParts(new Date(1990, 3, 1))\
-         .map(p => p.type).filter(t => t !== 'literal')",
-        vec![],
-    );
-    let keys: String = order
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|part| match part.as_str().unwrap() {
-            "day" => "01",
-            "month" => "04",
-            _ => "1990",
-        })
-        .collect();
-    browser.type_into("mutter.standard.geburtsdatum", &keys);
+    let order = browser.type_date("mutter.standard.geburtsdatum", "1990-04-01");
     assert_eq!(
         browser.value("mutter.standard.geburtsdatum"),
         "1990-04-01",
-        "typing {keys} in the locale order {order}"
+        "typed in the locale order {order}"
     );
     sign(&browser);
     browser.screenshot("filled");
@@ -193,7 +177,8 @@ fn browser_adds_contact_rows_and_enter_sends_the_birthdata_form() {
     assert_eq!(browser.text("h1"), "Geburtsdaten der Eltern");
 
     // One empty contact row; "Weitere Zeile" adds a second and keeps what was typed.
-    browser.type_into("kontaktdaten[0].kanal", "01");
+    // The channel is a select of the code list.
+    browser.select("kontaktdaten[0].kanal", "01");
     browser.type_into("kontaktdaten[0].kennung", "anna@example.org");
     assert!(browser
         .find_all("[name=\"kontaktdaten[1].kanal\"]")
@@ -201,7 +186,7 @@ fn browser_adds_contact_rows_and_enter_sends_the_birthdata_form() {
     browser.click("button.more[value=\"kontaktdaten\"]");
     browser.wait_for("[name=\"kontaktdaten[1].kanal\"]");
     assert_eq!(browser.value("kontaktdaten[0].kennung"), "anna@example.org");
-    browser.type_into("kontaktdaten[1].kanal", "02");
+    browser.select("kontaktdaten[1].kanal", "02");
     browser.type_into("kontaktdaten[1].kennung", "030 1234567");
     browser.screenshot("rows");
 
@@ -218,6 +203,7 @@ fn browser_adds_contact_rows_and_enter_sends_the_birthdata_form() {
         .text()
         .unwrap();
     assert!(message.contains("030 1234567"), "{message}");
+    assert!(message.contains("<code>01</code>") && message.contains("<code>02</code>"));
     assert!(message.contains("EG-2026-1"));
 }
 

@@ -355,10 +355,10 @@ fn fields_of_a_slot_are_checked() {
         )
     );
     assert_eq!(
-        one(json!({"anzeigender": {"kontaktdaten": [{"kanal": 1}]}})),
+        one(json!({"anzeigender": {"kontaktdaten": [{"kanal": "E-Mail"}]}})),
         (
             400,
-            json!({"errors": ["Einrichtung.anzeigender.kontaktdaten[0].kanal must be a string"]})
+            json!({"errors": ["Einrichtung.anzeigender.kontaktdaten[0].kanal must be a code of the list urn:de:xoev:codeliste:erreichbarkeit (1)"]})
         )
     );
     for geschlecht in ["maennlich", "weiblich", "divers", "unbestimmt"] {

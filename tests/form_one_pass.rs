@@ -95,8 +95,7 @@ fn a_bad_date_a_missing_field_and_a_wrong_code_come_in_one_answer_each_at_its_fi
         ),
         (
             "mutter.staatsangehoerigkeit.code",
-            "Staatsangehörigkeit der Mutter (Code): 'deutsch' ist kein dreistelliger Schlüssel \
-             der Staatsangehörigkeitsliste des Statistischen Bundesamts",
+            "Staatsangehörigkeit der Mutter: bitte einen der angebotenen Werte wählen",
         ),
         (
             "anschriftAutor.gebaeude.hausnummer",
@@ -132,11 +131,11 @@ fn a_bad_date_a_missing_field_and_a_wrong_code_come_in_one_answer_each_at_its_fi
         format!("#{contacts}"),
         "Kontaktdaten der Eltern: Pflichtangabe".to_owned()
     )));
-    // Every value is kept, the wrong ones too.
+    // Every value is kept, the wrong ones too (a code that is not on the list has no option).
     assert_eq!(page.get("geburtsangaben.tag"), Some("2026-02-30"));
     assert_eq!(
-        page.get("mutter.staatsangehoerigkeit.code"),
-        Some("deutsch")
+        page.get("anschriftAutor.gebaeude.hausnummer"),
+        Some("12-14")
     );
     assert_eq!(page.get("mutter.namen.vornamen"), Some("Anna"));
     assert_eq!(
@@ -166,19 +165,24 @@ fn every_value_the_writer_refuses_comes_in_one_answer() {
             "auftragsnummer": "EG-2026-2"
         }),
     );
-    // Nothing is missing; the writer refuses two values, each found only when it writes.
-    form.set("mutter.staatsangehoerigkeit.code", "DE");
+    // Nothing is missing; the writer refuses two things, each found only when it writes: a
+    // building address beside a post-office box, and a marriage of parents not married.
+    form.set("anschriftAutor.postfach.postfach", "1234");
     form.set("ehe.kinderDerEhe", "2");
     let page = browser.submit_expecting_form(&server, &form);
     assert_eq!(page.status, 422, "{}", page.html);
     assert_eq!(
         page.errors(),
         [
-            "Staatsangehörigkeit der Mutter (Code): 'DE' ist kein dreistelliger Schlüssel der \
-             Staatsangehörigkeitsliste des Statistischen Bundesamts",
+            "Meldende Stelle: genau eines angeben: Gebäude oder Postfach",
             "Ehe der Eltern: Angaben zur Ehe sind nur zulässig, wenn die Eltern verheiratet sind",
         ]
     );
+    let sender = fieldset_id(&page.html, "Meldende Stelle");
+    assert!(fieldset(&page.html, &sender).contains(
+        "<div class=\"error group\">Meldende Stelle: genau eines angeben: Gebäude oder \
+         Postfach</div>"
+    ));
     let marriage = fieldset_id(&page.html, "Ehe der Eltern");
     assert!(fieldset(&page.html, &marriage).contains(
         "<div class=\"error group\">Ehe der Eltern: Angaben zur Ehe sind nur zulässig, wenn \

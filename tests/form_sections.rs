@@ -107,7 +107,7 @@ fn fields_that_need_it_carry_a_hint() {
     ));
     assert!(html.contains("aria-describedby=\"auftragsnummer-hinweis\""));
     assert!(html.contains("id=\"zuordnungGeburtsanzeige-hinweis\""));
-    assert!(html.contains("id=\"mutter.staatsangehoerigkeit.code-hinweis\""));
+    assert!(html.contains("id=\"zustaendigeElterngeldstelle.kennung-hinweis\""));
     // Auftragsnummer stands in a section shown open, before every folded one.
     let auftrag = html.find("name=\"auftragsnummer\"").unwrap();
     assert!(auftrag < html.find("<details").unwrap());

@@ -45,6 +45,9 @@ pub struct TransportHealth {
     pub latency_ms: f64,
     /// The last transient fault.
     pub last_error: Option<String>,
+    /// When the last transient fault happened: with `consecutive_failures` at 0 the transport
+    /// has answered since, so the error is history rather than the present.
+    pub last_error_at: Option<DateTime<Utc>>,
 }
 
 struct State {
@@ -84,6 +87,7 @@ impl Breaker {
                     failures: 0,
                     latency_ms: 0.0,
                     last_error: None,
+                    last_error_at: None,
                 },
                 open_until: None,
                 probe_in_flight: false,
@@ -138,6 +142,7 @@ impl Breaker {
         state.health.failures += 1;
         state.health.consecutive_failures = state.health.consecutive_failures.saturating_add(1);
         state.health.last_error = Some(error.to_owned());
+        state.health.last_error_at = Some(Utc::now());
         let opens = match state.health.breaker {
             BreakerState::HalfOpen => probe,
             BreakerState::Closed => state.health.consecutive_failures >= self.failures,

@@ -44,6 +44,34 @@ impl OperatorCredentials {
         m
     }
 
+    /// The dashboard forms' CSRF token: an HMAC of the configured credentials' own tag, so it
+    /// is bound to them (a new password makes new tokens), unknown to anyone without the
+    /// service's secret, and needs no state. `None` without a password (nobody is an operator).
+    pub(crate) fn csrf_token(&self) -> Option<String> {
+        use base64::Engine as _;
+        let tag = self.expected.as_ref()?;
+        let token = hmac::sign(&self.key, &Self::csrf_message(tag));
+        Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.as_ref()))
+    }
+
+    /// Whether `posted` is [`OperatorCredentials::csrf_token`], compared in constant time.
+    pub(crate) fn csrf_matches(&self, posted: &str) -> bool {
+        use base64::Engine as _;
+        let (Some(tag), Ok(posted)) = (
+            self.expected.as_ref(),
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(posted.as_bytes()),
+        ) else {
+            return false;
+        };
+        hmac::verify(&self.key, &Self::csrf_message(tag), &posted).is_ok()
+    }
+
+    fn csrf_message(tag: &hmac::Tag) -> Vec<u8> {
+        let mut m = b"dashboard-csrf\0".to_vec();
+        m.extend_from_slice(tag.as_ref());
+        m
+    }
+
     /// Whether `user`/`password` are the operator's (in constant time).
     fn matches(&self, user: &str, password: &str) -> bool {
         match &self.expected {

@@ -9,6 +9,7 @@ legend{font-weight:600}label{display:block;margin-top:.6rem;font-size:.95rem}
 input[type=text],input[type=date],input[type=time],input[type=number],select{width:100%;padding:.35rem;box-sizing:border-box;font-size:1rem}
 input[aria-invalid=true],select[aria-invalid=true]{border:2px solid #b00020}
 .check label{display:inline;margin-left:.3rem}.error{color:#b00020}.errors{border:2px solid #b00020;padding:.5rem 1rem;border-radius:6px}
+.datetime{display:flex;gap:.5rem}
 button{margin-top:1rem;padding:.6rem 1.4rem;font-size:1rem}.note{background:#f3f6fa;padding:.6rem 1rem;border-radius:6px}
 .hint{color:#444;font-size:.9rem;margin:.2rem 0 0}.required{color:#b00020;font-weight:600}.count{color:#b00020;font-weight:400}
 details{border:1px solid #bbb;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}summary{font-weight:600;cursor:pointer}

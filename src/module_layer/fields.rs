@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use meldewerk_xml::codelisten::Codeliste;
 use meldewerk_xml::formate;
 use serde_json::{Map, Value};
 
@@ -29,7 +30,8 @@ pub enum FieldKind {
     /// Time of day in the XPersonenstand pattern `^[0-2][0-9AB]:[0-5][0-9]$`.
     TimeXPersonenstand,
     /// Date-time with an explicit offset, `YYYY-MM-DDThh:mm:ss±hh:mm` or `…Z`, seconds fractions
-    /// allowed (RFC 3339 and `xs:dateTime` with time zone).
+    /// allowed (RFC 3339 and `xs:dateTime` with time zone); a date and a time input in the form,
+    /// the offset from the service's time zone.
     DateTime,
     /// `true` or `false`; a checkbox in the form.
     Bool,
@@ -42,8 +44,10 @@ pub enum FieldKind {
         /// Largest allowed value.
         max: i64,
     },
-    /// One of the listed values (value, label).
+    /// One of the listed values (value, label): a value set of the API itself.
     Choice(&'static [(&'static str, &'static str)]),
+    /// A code of a code list of the messages ([`meldewerk_xml::codelisten`]).
+    Code(&'static Codeliste),
 }
 
 /// One field of a module.
@@ -204,14 +208,15 @@ pub fn assert_table_fits<T: serde::de::DeserializeOwned + serde::Serialize>(
     }
 }
 
-/// A small table with a date, a list of two fields and a number, for the tests of the form
-/// mechanics.
+/// A small table with a date, a list of two fields, a number and a date-time, for the tests of
+/// the form mechanics.
 #[cfg(test)]
 pub(crate) static TEST_TABLE: &[Field] = &[
     field("a.tag", "Tag", FieldKind::Date, "A"),
     field("k[].kanal", "Kanal", FieldKind::Text, "A"),
     field("k[].kennung", "Kennung", FieldKind::Text, "A"),
     field("n", "N", FieldKind::Integer { min: 0, max: 9 }, "A"),
+    field("z", "Zeitpunkt", FieldKind::DateTime, "A"),
 ];
 
 /// Most entries an array member may have (contacts, children): a form shows that many rows at
@@ -275,6 +280,11 @@ impl Field {
                 let values: Vec<&str> = options.iter().map(|(v, _)| *v).collect();
                 Some(format!("{path} must be one of {}", values.join(", ")))
             }
+            (FieldKind::Code(list), Value::String(s)) if list.enthaelt(s) => None,
+            (FieldKind::Code(list), _) => Some(format!(
+                "{path} must be a code of the list {} ({})",
+                list.uri, list.version
+            )),
             (FieldKind::Text | FieldKind::Postleitzahl | FieldKind::Hausnummer, _) => {
                 Some(format!("{path} must be a string"))
             }

@@ -16,6 +16,7 @@ impl FieldKind {
             FieldKind::Bool | FieldKind::OnlyTrue => Value::Bool(true),
             FieldKind::Integer { min, .. } => Value::from(min.max(1)),
             FieldKind::Choice(options) => Value::String(options[0].0.into()),
+            FieldKind::Code(list) => Value::String(list.eintraege[0].0.into()),
             FieldKind::Date => Value::String("2026-11-20".into()),
             FieldKind::Time | FieldKind::TimeXPersonenstand => Value::String("10:15".into()),
             FieldKind::DateTime => Value::String("2026-11-20T10:15:00+01:00".into()),

@@ -301,6 +301,55 @@ impl Chromium {
         self.perform(&format!("type into {name}"), field.send_keys(keys));
     }
 
+    /// Types `date` (`YYYY-MM-DD`) into the date input named `name` as a person would: its parts
+    /// in the order of the browser's locale (month, day, year for the en-US default of headless
+    /// Chromium; day, month, year for German). Returns the order typed in, for messages.
+    pub fn type_date(&self, name: &str, date: &str) -> Value {
+        let mut parts = date.splitn(3, '-');
+        let (year, month, day) = (
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        );
+        let order = self.execute(
+            "return new Intl.DateTimeFormat().formatToParts(new Date(1990, 3, 1))\
+             .map(p => p.type).filter(t => t !== 'literal')",
+            vec![],
+        );
+        let keys: String = order
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|part| match part.as_str().unwrap() {
+                "day" => day,
+                "month" => month,
+                _ => year,
+            })
+            .collect();
+        self.clear(name);
+        self.type_into(name, &keys);
+        order
+    }
+
+    /// Types `time` (`HH:MM`) into the time input named `name` as a person would: with AM or PM
+    /// where the browser's locale has a 12-hour clock.
+    pub fn type_time(&self, name: &str, time: &str) {
+        let (hour, minute) = time.split_once(':').unwrap();
+        let twelve = self.execute(
+            "return new Intl.DateTimeFormat(undefined, {hour: 'numeric'}).resolvedOptions().hour12 === true",
+            vec![],
+        ) == Value::Bool(true);
+        let keys = match (twelve, hour.parse::<u32>().unwrap()) {
+            (false, _) => format!("{hour}{minute}"),
+            (true, 0) => format!("12{minute}A"),
+            (true, h @ 1..=11) => format!("{h:02}{minute}A"),
+            (true, 12) => format!("12{minute}P"),
+            (true, h) => format!("{:02}{minute}P", h - 12),
+        };
+        self.clear(name);
+        self.type_into(name, &keys);
+    }
+
     /// Replaces what the control named `name` holds by `text`, typed.
     pub fn fill(&self, name: &str, text: &str) {
         self.clear(name);

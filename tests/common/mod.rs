@@ -421,6 +421,27 @@ pub fn complete_notice(id: &str) -> Value {
     })
 }
 
+/// Parents' birth data (`birthdata`) complete for the 081021 message.
+pub fn complete_birth_data(id: &str) -> Value {
+    json!({
+        "id": id,
+        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5", "postleitzahl": "10117", "wohnort": "Berlin"}},
+        "vorgangsidentifikation": {"ereignis": {"zeitpunkt": "2026-11-20T10:30:00+01:00", "zeichen": "ELT-7"}},
+        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "1A:15", "ort": {"ort": "Berlin"}},
+        "kind": {"geschlecht": "w", "name": {"familienname": {"name": "Muster"}, "vornamen": {"name": "Lina"}}},
+        "mutter": {
+            "namen": {"vornamen": "Anna", "familienname": "Muster"},
+            "geburt": {"tag": "1990-04-01", "ort": {"ort": "Leipzig"}},
+            "geschlecht": "w",
+            "staatsangehoerigkeit": {"code": "000"}
+        },
+        "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
+        "auftragsnummer": "EG-2026-1",
+        "zuordnungGeburtsanzeige": "ZU-2026-0001",
+        "zustimmungElterngeldstelle": true
+    })
+}
+
 /// A browser: keeps cookies, does not follow redirects by itself.
 pub struct Browser {
     client: Client,
@@ -645,8 +666,7 @@ pub fn magic_link_in(server: &Server, module: &str, user: &str, notice: &Value) 
     body["magicLink"].as_str().unwrap().to_string()
 }
 
-/// A memento of `module` for `notice`, its magic link opened in a fresh browser: the browser and
-/// the form it shows.
+/// The whole form for `notice` of `module`, opened in a fresh browser: memento, magic link, form.
 pub fn open_form_in(server: &Server, module: &str, user: &str, notice: &Value) -> (Browser, Form) {
     let link = magic_link_in(server, module, user, notice);
     let browser = Browser::new();

@@ -570,3 +570,48 @@ fn second_open_of_a_journal_reports_locked() {
     assert_eq!(error, SimulatorError::Locked(dir.path().to_path_buf()));
     assert!(error.to_string().contains("in use by another process"));
 }
+
+/// A message with the given contact channel and nationality codes, shaped like a 081021.
+fn delivery_with_codes(key: &str, kanal: &str, staat: &str) -> meldewerk_transports::Delivery {
+    let mut delivery = unsigned_delivery(key);
+    delivery.module = "birthdata".to_owned();
+    delivery.body = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<xpsw:portal2StA.Geburt.081021 xmlns:xpsw="http://xpsw.domap.de/xpsw2611">
+<xpsw:mutter><xpsw:staatsangehoerigkeit><xpsw:code listURI="urn:de:bund:destatis:bevoelkerungsstatistik:schluessel:staatsangehoerigkeit" listVersionID="2023-02-24"><code>{staat}</code></xpsw:code></xpsw:staatsangehoerigkeit></xpsw:mutter>
+<xpsw:kontaktdaten><kanal listURI="urn:de:xoev:codeliste:erreichbarkeit" listVersionID="1"><code>{kanal}</code></kanal><kennung>a@b.example</kennung></xpsw:kontaktdaten>
+</xpsw:portal2StA.Geburt.081021>"#
+    )
+    .into_bytes();
+    delivery
+}
+
+#[tokio::test]
+async fn codes_outside_their_lists_are_refused_in_the_acknowledgement() {
+    let dir = tempfile::tempdir().unwrap();
+    let office = open(&dir, quick_config());
+    let wrong = office
+        .submit(delivery_with_codes("codes-wrong", "E-Mail", "DE"))
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome_of(&office, &wrong.transport_ref).await,
+        Some(AckOutcome::Rejected {
+            reason: "Standesamt: Nachricht abgelehnt, Codes außerhalb ihrer Codeliste: \
+                     portal2StA.Geburt.081021/mutter/staatsangehoerigkeit/code: Code 'DE' der \
+                     Liste urn:de:bund:destatis:bevoelkerungsstatistik:schluessel:staatsangehoerigkeit \
+                     (Version 2023-02-24): kein Code der Liste; \
+                     portal2StA.Geburt.081021/kontaktdaten/kanal: Code 'E-Mail' der Liste \
+                     urn:de:xoev:codeliste:erreichbarkeit (Version 1): kein Code der Liste"
+                .to_owned()
+        })
+    );
+    let right = office
+        .submit(delivery_with_codes("codes-right", "01", "000"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        outcome_of(&office, &right.transport_ref).await,
+        Some(AckOutcome::Acknowledged { .. })
+    ));
+}

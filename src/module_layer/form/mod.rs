@@ -22,6 +22,7 @@ use super::routes::FormContext;
 use super::{mock, SignatureRule};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
+use crate::startup::WebSettings;
 use crate::telemetry::log_str;
 use crate::tokens::open_memento;
 use render::{html_response, message_page, render, FormView, Problems};
@@ -70,6 +71,7 @@ pub(crate) async fn show(
     query: web::Query<FormQuery>,
     master: web::Data<MasterKey>,
     context: web::Data<FormContext>,
+    settings: web::Data<WebSettings>,
 ) -> HttpResponse {
     let memento = query.m.clone().unwrap_or_default();
     let Some(data) = open(&master, &session, &context, &memento) else {
@@ -79,7 +81,7 @@ pub(crate) async fn show(
     let inputs = inputs(&fields, &values::rows_in_data(&fields, &data));
     let view = FormView {
         form: context.form,
-        values: values::prefilled(&inputs, &data),
+        values: values::prefilled(&inputs, &data, &settings.time_zone),
         inputs,
         memento: &memento,
         csrf: &session.session.csrf,
@@ -104,6 +106,7 @@ pub(crate) async fn submit(
     store: web::Data<Arc<dyn Store>>,
     engine: web::Data<Engine>,
     context: web::Data<FormContext>,
+    settings: web::Data<WebSettings>,
 ) -> HttpResponse {
     let posted_form = form.into_inner();
     if posted(&posted_form, "csrf") != Some(session.session.csrf.as_str()) {
@@ -127,7 +130,7 @@ pub(crate) async fn submit(
     let fields: Vec<&'static Field> = form.fields(info.fields).collect();
     let inputs = inputs(&fields, &values::rows_in_post(&fields, &posted_form));
 
-    let (object, format_problems) = values::read(&inputs, &posted_form);
+    let (object, format_problems) = values::read(&inputs, &posted_form, &settings.time_zone);
     let mut problems = Problems {
         at_input: format_problems.into_iter().collect(),
         ..Problems::default()

@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
 use maud::{html, Markup, PreEscaped};
+use meldewerk_xml::codelisten::Codeliste;
 
-use super::values::Input;
+use super::values::{date_time_inputs, Input};
 use crate::forms::page;
 use crate::module_layer::fields::{array_of, FieldKind, MAX_ROWS};
 use crate::module_layer::{Form, SignatureRule};
@@ -134,7 +135,7 @@ fn input(item: &Input, view: &FormView, required: bool) -> Markup {
                     label for=(name) { (label) }
                 }
             }
-            FieldKind::Choice(options) => {
+            FieldKind::Choice(options) | FieldKind::Code(&Codeliste { eintraege: options, .. }) => {
                 label for=(name) { (label) @if required { (MARKER) } }
                 select id=(name) name=(name) aria-invalid=(invalid) required[required]
                     aria-required=[aria_required] aria-describedby=[described.as_deref()] {
@@ -142,6 +143,23 @@ fn input(item: &Input, view: &FormView, required: bool) -> Markup {
                     @for (option, text) in options {
                         option value=(option) selected[*option == value] { (text) }
                     }
+                }
+            }
+            FieldKind::DateTime => {
+                // One label for both: the date input is the labelled one, the time input names
+                // itself for screen readers. The offset comes from the service's time zone.
+                @let (date, time) = date_time_inputs(name);
+                label for=(date) { (label) @if required { (MARKER) } }
+                div.datetime {
+                    input type="date" id=(date) name=(date)
+                        value=(view.values.get(&date).map(String::as_str).unwrap_or(""))
+                        aria-invalid=(invalid) required[required] aria-required=[aria_required]
+                        aria-describedby=[described.as_deref()];
+                    input type="time" id=(time) name=(time)
+                        value=(view.values.get(&time).map(String::as_str).unwrap_or(""))
+                        aria-label=(format!("{label}: Uhrzeit")) aria-invalid=(invalid)
+                        required[required] aria-required=[aria_required]
+                        aria-describedby=[described.as_deref()];
                 }
             }
             _ => {
@@ -275,6 +293,14 @@ pub(crate) fn section_of(inputs: &[Input], path: &str) -> Option<&'static str> {
         .map(|i| i.field.section)
 }
 
+/// The id a link to `item` leads to: its input, or the date input of a date-time.
+fn anchor(item: &Input) -> String {
+    match item.field.kind {
+        FieldKind::DateTime => date_time_inputs(&item.name).0,
+        _ => item.name.clone(),
+    }
+}
+
 /// "Mutter – 2 Angaben fehlen oder sind ungültig".
 fn counted(count: usize) -> Markup {
     html! {
@@ -319,7 +345,7 @@ fn summary(view: &FormView, sections: &[Section]) -> Markup {
                     }
                     @for item in &section.items {
                         @if let Some(error) = problems.at_input.get(&item.name) {
-                            li { a href={ "#" (item.name) } { (error) } }
+                            li { a href={ "#" (anchor(item)) } { (error) } }
                         }
                     }
                 }

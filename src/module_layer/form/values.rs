@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use chrono::{DateTime, NaiveDate, NaiveTime, SecondsFormat, Timelike, Utc};
+use meldewerk_xml::local_time::LocalZone;
 use serde_json::{Map, Value};
 
 use crate::module_layer::fields::{
@@ -111,31 +113,108 @@ fn array_name(path: &'static str) -> &'static str {
     array_of(path).expect("called for array fields")
 }
 
-/// The input values of a pre-filled form.
-pub(crate) fn prefilled(inputs: &[Input], data: &Value) -> HashMap<String, String> {
-    inputs
-        .iter()
-        .map(|input| {
-            let value = match lookup(data, &input.name) {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Bool(b)) => b.to_string(),
-                Some(Value::Number(n)) => n.to_string(),
-                _ => String::new(),
-            };
-            (input.name.clone(), value)
-        })
-        .collect()
+/// The names of the date input and the time input of a date-time field's input `name`.
+pub(crate) fn date_time_inputs(name: &str) -> (String, String) {
+    (format!("{name}.datum"), format!("{name}.uhrzeit"))
+}
+
+/// The names of the inputs an input renders as: one, or a date and a time for a date-time.
+fn input_names(input: &Input) -> Vec<String> {
+    match input.field.kind {
+        FieldKind::DateTime => {
+            let (date, time) = date_time_inputs(&input.name);
+            vec![date, time]
+        }
+        _ => vec![input.name.clone()],
+    }
+}
+
+/// The input values of a pre-filled form. A date-time shows the date and the time of its
+/// instant in `zone`.
+pub(crate) fn prefilled(
+    inputs: &[Input],
+    data: &Value,
+    zone: &LocalZone,
+) -> HashMap<String, String> {
+    let mut values = HashMap::new();
+    for input in inputs {
+        let value = lookup(data, &input.name);
+        if matches!(input.field.kind, FieldKind::DateTime) {
+            let at = value
+                .and_then(Value::as_str)
+                .and_then(|s| DateTime::parse_from_rfc3339(s).ok());
+            let (date, time) = date_time_inputs(&input.name);
+            if let Some(at) = at {
+                let local = zone.local(at.with_timezone(&Utc));
+                // Seconds only where there are any: the time input then shows them, and a
+                // re-submission keeps the instant.
+                let format = if local.second() == 0 {
+                    "%H:%M"
+                } else {
+                    "%H:%M:%S"
+                };
+                values.insert(date, local.format("%Y-%m-%d").to_string());
+                values.insert(time, local.format(format).to_string());
+            }
+            continue;
+        }
+        let value = match value {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Bool(b)) => b.to_string(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => String::new(),
+        };
+        values.insert(input.name.clone(), value);
+    }
+    values
 }
 
 /// The input values as posted, for a re-render that keeps everything the end user entered.
 pub(crate) fn as_posted(inputs: &[Input], form: &[(String, String)]) -> HashMap<String, String> {
     inputs
         .iter()
-        .map(|input| {
-            let value = posted(form, &input.name).unwrap_or_default();
-            (input.name.clone(), value.to_owned())
+        .flat_map(input_names)
+        .map(|name| {
+            let value = posted(form, &name).unwrap_or_default().to_owned();
+            (name, value)
         })
         .collect()
+}
+
+/// The posted date and time of a date-time input as an instant with the offset of `zone` on
+/// that day; `None` when both are empty. A time the clocks skipped is refused.
+fn date_time(
+    input: &Input,
+    form: &[(String, String)],
+    zone: &LocalZone,
+) -> Result<Option<Value>, String> {
+    let label = input.field.label;
+    let (date, time) = date_time_inputs(&input.name);
+    let date = posted(form, &date).unwrap_or_default().trim();
+    let time = posted(form, &time).unwrap_or_default().trim();
+    if date.is_empty() && time.is_empty() {
+        return Ok(None);
+    }
+    if date.is_empty() || time.is_empty() {
+        return Err(format!("{label}: bitte Datum und Uhrzeit angeben"));
+    }
+    let day = NaiveDate::parse_from_str(date, "%Y-%m-%d")
+        .ok()
+        .filter(|_| meldewerk_xml::formate::ist_tagesdatum(date));
+    let clock = NaiveTime::parse_from_str(time, "%H:%M")
+        .or_else(|_| NaiveTime::parse_from_str(time, "%H:%M:%S"))
+        .ok();
+    let (Some(day), Some(clock)) = (day, clock) else {
+        return Err(format!(
+            "{label}: Datum im Format JJJJ-MM-TT und Uhrzeit im Format HH:MM"
+        ));
+    };
+    let at = zone
+        .date_time(day, clock)
+        .map_err(|e| format!("{label}: {e}"))?;
+    Ok(Some(Value::String(
+        at.to_rfc3339_opts(SecondsFormat::Secs, false),
+    )))
 }
 
 /// The value posted under `name`.
@@ -151,13 +230,22 @@ pub(crate) fn posted<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a
 pub(crate) fn read(
     inputs: &[Input],
     form: &[(String, String)],
+    zone: &LocalZone,
 ) -> (Map<String, Value>, Vec<(String, String)>) {
     let mut object = Map::new();
     let mut errors = Vec::new();
     // Rows are numbered as posted; rows left empty leave gaps that are closed afterwards.
-    let mut rows: BTreeMap<(&str, usize), Map<String, Value>> = BTreeMap::new();
+    let mut rows: BTreeMap<(&'static str, usize), Map<String, Value>> = BTreeMap::new();
     for input in inputs {
         let field = input.field;
+        if matches!(field.kind, FieldKind::DateTime) {
+            match date_time(input, form, zone) {
+                Ok(Some(value)) => insert_read(&mut object, &mut rows, input, value),
+                Ok(None) => {}
+                Err(message) => errors.push((input.name.clone(), message)),
+            }
+            continue;
+        }
         let raw = posted(form, &input.name).unwrap_or_default().trim();
         if raw.is_empty() {
             continue;
@@ -178,13 +266,7 @@ pub(crate) fn read(
             errors.push((input.name.clone(), message(field)));
             continue;
         }
-        match (array_of(field.path), input.row) {
-            (Some(array), Some(row)) => {
-                let member = &field.path[array.len() + 3..];
-                insert(rows.entry((array, row)).or_default(), member, value);
-            }
-            _ => insert(&mut object, field.path, value),
-        }
+        insert_read(&mut object, &mut rows, input, value);
     }
     let mut arrays: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     for ((array, _), row) in rows {
@@ -194,6 +276,23 @@ pub(crate) fn read(
         insert(&mut object, array, Value::Array(items));
     }
     (object, errors)
+}
+
+/// Puts a value read from `input` where it belongs: into the object, or into its row.
+fn insert_read(
+    object: &mut Map<String, Value>,
+    rows: &mut BTreeMap<(&'static str, usize), Map<String, Value>>,
+    input: &Input,
+    value: Value,
+) {
+    let field = input.field;
+    match (array_of(field.path), input.row) {
+        (Some(array), Some(row)) => {
+            let member = &field.path[array.len() + 3..];
+            insert(rows.entry((array, row)).or_default(), member, value);
+        }
+        _ => insert(object, field.path, value),
+    }
 }
 
 /// A form error message in the end user's language.
@@ -209,7 +308,9 @@ fn message(field: &Field) -> String {
         FieldKind::DateTime => "Zeitpunkt im Format JJJJ-MM-TTThh:mm:ss+hh:mm".into(),
         FieldKind::Bool | FieldKind::OnlyTrue => "ja oder nein".into(),
         FieldKind::Integer { min, max } => format!("ganze Zahl von {min} bis {max}"),
-        FieldKind::Choice(_) => "bitte einen der angebotenen Werte wählen".into(),
+        FieldKind::Choice(_) | FieldKind::Code(_) => {
+            "bitte einen der angebotenen Werte wählen".into()
+        }
     };
     format!("{}: {hint}", field.label)
 }
@@ -246,10 +347,11 @@ mod tests {
                 "k[0].kennung",
                 "k[1].kanal",
                 "k[1].kennung",
-                "n"
+                "n",
+                "z"
             ]
         );
-        let values = prefilled(&inputs, &data);
+        let values = prefilled(&inputs, &data, &LocalZone::default());
         assert_eq!(values["k[0].kennung"], "a@b");
         assert_eq!(values["k[1].kanal"], "");
     }
@@ -266,7 +368,7 @@ mod tests {
         ]);
         let rows = rows_in_post(&table(), &form);
         assert_eq!(rows["k"], 3);
-        let (object, errors) = read(&inputs(&table(), &rows), &form);
+        let (object, errors) = read(&inputs(&table(), &rows), &form, &LocalZone::default());
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(
             Value::Object(object),
@@ -279,7 +381,7 @@ mod tests {
         let form = post(&[("k[0].kanal", "01"), ("_zeile", "k"), ("n", "x")]);
         let rows = rows_in_post(&table(), &form);
         assert_eq!(rows["k"], 2);
-        let (_, errors) = read(&inputs(&table(), &rows), &form);
+        let (_, errors) = read(&inputs(&table(), &rows), &form, &LocalZone::default());
         assert_eq!(
             errors,
             vec![(
@@ -287,5 +389,42 @@ mod tests {
                 "N: bitte eine ganze Zahl angeben".to_string()
             )]
         );
+    }
+
+    #[test]
+    fn a_date_time_is_a_local_date_and_time() {
+        let berlin = LocalZone::default();
+        let read_z = |date: &str, time: &str| {
+            let form = post(&[("z.datum", date), ("z.uhrzeit", time)]);
+            read(&inputs(&table(), &Rows::new()), &form, &berlin)
+        };
+        let (object, _) = read_z("2026-07-15", "10:15");
+        assert_eq!(object["z"], json!("2026-07-15T10:15:00+02:00"));
+        let (object, _) = read_z("2026-01-15", "10:15:30");
+        assert_eq!(object["z"], json!("2026-01-15T10:15:30+01:00"));
+        let (object, errors) = read_z("", "");
+        assert!(object.is_empty() && errors.is_empty());
+        let (_, errors) = read_z("2026-03-29", "02:30");
+        assert_eq!(
+            errors,
+            [(
+                "z".to_string(),
+                "Zeitpunkt: 29.03.2026 02:30 gibt es wegen der Zeitumstellung an diesem Tag nicht"
+                    .to_string()
+            )]
+        );
+        let (_, errors) = read_z("2026-07-15", "");
+        assert_eq!(errors[0].1, "Zeitpunkt: bitte Datum und Uhrzeit angeben");
+        let (_, errors) = read_z("15.07.2026", "10:15");
+        assert_eq!(
+            errors[0].1,
+            "Zeitpunkt: Datum im Format JJJJ-MM-TT und Uhrzeit im Format HH:MM"
+        );
+
+        let rows = Rows::new();
+        let data = json!({"z": "2026-11-20T13:30:00Z"});
+        let values = prefilled(&inputs(&table(), &rows), &data, &berlin);
+        assert_eq!(values["z.datum"], "2026-11-20");
+        assert_eq!(values["z.uhrzeit"], "14:30");
     }
 }

@@ -4,6 +4,8 @@
 
 use std::sync::LazyLock;
 
+use meldewerk_xml::codelisten::{ERREICHBARKEIT, NAMENSART, STAATSANGEHOERIGKEIT};
+
 use crate::module_layer::fields::{Field, FieldKind, TableBuilder};
 use FieldKind::*;
 
@@ -132,19 +134,17 @@ fn ereignisort(t: &mut TableBuilder, at: &str, label: &str) {
 fn allgemeiner_name(t: &mut TableBuilder, at: &str, label: &str) {
     t.field(format!("{at}.name"), label, Text)
         .field(format!("{at}.nichtVorhanden"), format!("{label}: nicht vorhanden"), OnlyTrue)
-        .field(format!("{at}.namensartCode"), format!("{label}: Namensart (Code)"), Text);
+        .field(format!("{at}.namensartCode"), format!("{label}: Namensart"), Code(&NAMENSART));
 }
 
 /// A choice: a code of the nationality list, or free text for a state the list lacks.
 fn staatsangehoerigkeit(t: &mut TableBuilder, at: &str, label: &str) {
-    t.field(format!("{at}.code"), format!("{label} (Code)"), Text)
-        .hint("Dreistelliger Schlüssel des Statistischen Bundesamts, z. B. 000 für deutsch.")
+    t.field(format!("{at}.code"), label, Code(&STAATSANGEHOERIGKEIT))
         .field(format!("{at}.nichtGelisteterWert"), format!("{label} (nicht gelistet)"), Text);
 }
 
 fn kontakt(t: &mut TableBuilder, at: &str, label: &str) {
-    t.field(format!("{at}.kanal"), format!("{label}: Kanal (Code)"), Text)
-        .hint("01 E-Mail, 02 Telefon (Festnetz), 03 Mobiltelefon.")
+    t.field(format!("{at}.kanal"), format!("{label}: Kanal"), Code(&ERREICHBARKEIT))
         .field(format!("{at}.kennung"), format!("{label}: Adresse oder Nummer"), Text)
         .field(format!("{at}.zusatz"), format!("{label}: Zusatz"), Text);
 }

@@ -7,6 +7,8 @@
 
 use std::sync::LazyLock;
 
+use meldewerk_xml::codelisten::{ERREICHBARKEIT, FAMILIENSTAND, IDENTIFIZIERUNGSART};
+
 use crate::module_layer::fields::{Field, FieldKind};
 
 use FieldKind::*;
@@ -19,37 +21,12 @@ const GESCHLECHT: &[(&str, &str)] = &[
     ("unbestimmt", "unbestimmt / ohne Angabe"),
 ];
 
-/// Codes of the marital-status list the 084021 schema fixes (version 1).
-const FAMILIENSTAND: &[(&str, &str)] = &[
-    ("LD", "ledig"),
-    ("VH", "verheiratet"),
-    ("VW", "verwitwet"),
-    ("GS", "geschieden"),
-    ("EA", "Ehe aufgehoben"),
-    ("EN", "Ehe für nichtig erklärt"),
-    ("LP", "in eingetragener Lebenspartnerschaft"),
-    ("LV", "Lebenspartner verstorben"),
-    ("LA", "Lebenspartnerschaft aufgehoben"),
-    ("LE", "Lebenspartnerschaft für nichtig erklärt"),
-    ("TE", "durch Todeserklärung aufgelöste Ehe"),
-    ("TF", "durch Todeserklärung aufgelöste Lebenspartnerschaft"),
-    ("NB", "nicht bekannt"),
-];
-
-/// Kinds of burial (084021).
+/// Kinds of burial (084021): the API's words, which the writer maps to the codes of
+/// `meldewerk_xml::codelisten::BESTATTUNGSART`.
 const BESTATTUNGSART: &[(&str, &str)] = &[
     ("erdbestattung", "Erdbestattung"),
     ("feuerbestattung", "Feuerbestattung"),
     ("unbekannt", "noch nicht bekannt"),
-];
-
-/// Ways the deceased was identified (084040, list `identifizierungsart`).
-const IDENTIFIZIERUNG: &[(&str, &str)] = &[
-    ("EPR", "Personalausweis oder Reisepass"),
-    ("ESI", "sonstiges Dokument"),
-    ("AAD", "Angaben von Angehörigen oder Dritten"),
-    ("EK", "eigene Kenntnis"),
-    ("NM", "nicht möglich"),
 ];
 
 const ANZAHL: FieldKind = Integer { min: 0, max: 99 };
@@ -105,8 +82,8 @@ const ANZEIGENDER: &[Row] = &[
     ("anzeigender.anschrift.ort", "Ort", Text),
     (
         "anzeigender.kontaktdaten[].kanal",
-        "Kontakt: Kanal (Code, z. B. 01 E-Mail, 02 Telefon)",
-        Text,
+        "Kontakt: Kanal",
+        Code(&ERREICHBARKEIT),
     ),
     (
         "anzeigender.kontaktdaten[].kennung",
@@ -164,7 +141,7 @@ const VERSTORBENER_BESTATTER: &[Row] = &[
     (
         "verstorbener.familienstand",
         "Familienstand",
-        Choice(FAMILIENSTAND),
+        Code(&FAMILIENSTAND),
     ),
     ("verstorbener.vollwaise", "Minderjährige Vollwaise", Bool),
 ];
@@ -174,7 +151,7 @@ const VERSTORBENER_BESCHEINIGUNG: &[Row] = &[
     (
         "verstorbener.identifizierung",
         "Identifizierung",
-        Choice(IDENTIFIZIERUNG),
+        Code(&IDENTIFIZIERUNGSART),
     ),
 ];
 
@@ -182,7 +159,7 @@ const VERSTORBENER_BESCHEINIGUNG: &[Row] = &[
 const STERBEFALL: &[Row] = &[
     (
         "sterbefall.todeszeitpunkt.todestag.zeitpunkt",
-        "Todeszeitpunkt (JJJJ-MM-TTThh:mm:ss+hh:mm)",
+        "Todeszeitpunkt",
         DateTime,
     ),
     (
@@ -271,8 +248,8 @@ const AUSKUNFTSGEBER: &[Row] = &[
     ("auskunftsgeber.anschrift.ort", "Ort", Text),
     (
         "auskunftsgeber.kontaktdaten[].kanal",
-        "Kontakt des Auskunftsgebers: Kanal (Code)",
-        Text,
+        "Kontakt des Auskunftsgebers: Kanal",
+        Code(&ERREICHBARKEIT),
     ),
     (
         "auskunftsgeber.kontaktdaten[].kennung",
@@ -465,8 +442,8 @@ const LEICHENSCHAU: &[Row] = &[
     ),
     (
         "angabenLeichenschau.kontaktArzt[].kanal",
-        "Kontakt Arzt/Ärztin: Kanal (Code)",
-        Text,
+        "Kontakt Arzt/Ärztin: Kanal",
+        Code(&ERREICHBARKEIT),
     ),
     (
         "angabenLeichenschau.kontaktArzt[].kennung",

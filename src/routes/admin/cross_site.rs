@@ -16,15 +16,19 @@
 //!   takes JSON or no body, which a form cannot send.
 //!
 //! A refused request gets 403 in the operator API's error shape, and nothing of it is looked at
-//! further (its credentials are not checked, so it counts as no failed login either). Dashboard
-//! forms with a CSRF token of their own would be admitted here, in [`verdict`].
+//! further (its credentials are not checked, so it counts as no failed login either).
+//!
+//! The dashboard's own forms (`POST /admin/…`, outside the API) pass the same guard with one
+//! difference: a form body without provenance headers is admitted ([`Provenance::FormsWithToken`]),
+//! since each such form carries a CSRF token that its handler checks; what the browser says
+//! about another site is refused all the same, as an HTML page ([`refuse_cross_site_forms`]).
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
-use actix_web::{web, Error};
+use actix_web::{web, Error, HttpResponse};
 
 use super::error;
 use crate::startup::WebSettings;
@@ -62,9 +66,23 @@ impl Refusal {
     }
 }
 
+/// What a route takes besides requests of the service's own origin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Provenance {
+    /// The JSON API: no form bodies without provenance headers.
+    JsonOnly,
+    /// The dashboard's forms: form bodies are admitted, their handlers check a CSRF token.
+    FormsWithToken,
+}
+
 /// Whether a request may go on to the operator API, from its method and headers; `own` are the
 /// origins that count as the service itself.
-pub(crate) fn verdict(method: &Method, headers: &HeaderMap, own: &[&str]) -> Result<(), Refusal> {
+pub(crate) fn verdict(
+    method: &Method,
+    headers: &HeaderMap,
+    own: &[&str],
+    takes: Provenance,
+) -> Result<(), Refusal> {
     if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
         return Ok(());
     }
@@ -81,7 +99,11 @@ pub(crate) fn verdict(method: &Method, headers: &HeaderMap, own: &[&str]) -> Res
             return Err(Refusal::CrossSite);
         }
     }
-    if site.is_none() && origin.is_none() && declared_as_form(headers) {
+    if takes == Provenance::JsonOnly
+        && site.is_none()
+        && origin.is_none()
+        && declared_as_form(headers)
+    {
         return Err(Refusal::FormPost);
     }
     Ok(())
@@ -115,12 +137,44 @@ pub(crate) async fn refuse_cross_site<B: MessageBody + 'static>(
     req: ServiceRequest,
     next: Next<B>,
 ) -> Result<ServiceResponse<BoxBody>, Error> {
+    guard(&settings, req, next, Provenance::JsonOnly, |refusal| {
+        error(StatusCode::FORBIDDEN, refusal.message().into())
+    })
+    .await
+}
+
+/// The same for the dashboard's forms: form bodies are admitted (their CSRF token is checked by
+/// each handler), requests another site made are refused with a 403 page.
+pub(crate) async fn refuse_cross_site_forms<B: MessageBody + 'static>(
+    settings: web::Data<WebSettings>,
+    req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    guard(&settings, req, next, Provenance::FormsWithToken, |_| {
+        super::dashboard::problem_page(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            "This form was sent from a page of another site; the dashboard takes its forms only \
+             from its own pages.",
+        )
+    })
+    .await
+}
+
+/// Answers a refused request with `answer`, lets the others go on to `next`.
+async fn guard<B: MessageBody + 'static>(
+    settings: &WebSettings,
+    req: ServiceRequest,
+    next: Next<B>,
+    takes: Provenance,
+    answer: impl FnOnce(&Refusal) -> HttpResponse,
+) -> Result<ServiceResponse<BoxBody>, Error> {
     let reached = {
         let info = req.connection_info();
         format!("{}://{}", info.scheme(), info.host())
     };
     let own = [origin_of(&settings.base_url), reached.as_str()];
-    if let Err(refusal) = verdict(req.method(), req.headers(), &own) {
+    if let Err(refusal) = verdict(req.method(), req.headers(), &own, takes) {
         let header_text = |name: &str| {
             req.headers()
                 .get(name)
@@ -137,7 +191,7 @@ pub(crate) async fn refuse_cross_site<B: MessageBody + 'static>(
             sec_fetch_site = %log_str(&site),
             "operator request refused as cross-site"
         );
-        let answer = error(StatusCode::FORBIDDEN, refusal.message().into());
+        let answer = answer(&refusal);
         return Ok(req.into_response(answer));
     }
     Ok(next.call(req).await?.map_into_boxed_body())
@@ -162,21 +216,27 @@ mod tests {
     }
 
     fn check(pairs: &[(&'static str, &'static str)]) -> Result<(), Refusal> {
-        verdict(&Method::POST, &headers(pairs), &OWN)
+        verdict(&Method::POST, &headers(pairs), &OWN, Provenance::JsonOnly)
     }
 
     /// The verdict on a `method` request with just the header `name: value`.
     fn with_header(method: Method, name: HeaderName, value: &str) -> Result<(), Refusal> {
         let mut map = HeaderMap::new();
         map.insert(name, HeaderValue::from_str(value).unwrap());
-        verdict(&method, &map, &OWN)
+        verdict(&method, &map, &OWN, Provenance::JsonOnly)
     }
 
     #[test]
     fn reads_are_never_refused() {
         let cross = headers(&[("sec-fetch-site", "cross-site")]);
-        assert_eq!(verdict(&Method::GET, &cross, &OWN), Ok(()));
-        assert_eq!(verdict(&Method::HEAD, &cross, &OWN), Ok(()));
+        assert_eq!(
+            verdict(&Method::GET, &cross, &OWN, Provenance::JsonOnly),
+            Ok(())
+        );
+        assert_eq!(
+            verdict(&Method::HEAD, &cross, &OWN, Provenance::JsonOnly),
+            Ok(())
+        );
     }
 
     #[test]
@@ -238,13 +298,33 @@ mod tests {
                 "{form}"
             );
         }
-        // From its own origin, a form body is the browser's own page's (none exists yet).
+        // From its own origin, a form body is one of the service's own pages.
         assert_eq!(
             check(&[
                 ("origin", "http://127.0.0.1:8080"),
                 ("content-type", "text/plain")
             ]),
             Ok(())
+        );
+    }
+
+    #[test]
+    fn dashboard_forms_may_come_without_provenance_but_never_from_another_site() {
+        let form = headers(&[("content-type", "application/x-www-form-urlencoded")]);
+        let forms = Provenance::FormsWithToken;
+        assert_eq!(verdict(&Method::POST, &form, &OWN, forms), Ok(()));
+        let cross = headers(&[
+            ("content-type", "application/x-www-form-urlencoded"),
+            ("sec-fetch-site", "cross-site"),
+        ]);
+        assert_eq!(
+            verdict(&Method::POST, &cross, &OWN, forms),
+            Err(Refusal::CrossSite)
+        );
+        let foreign = headers(&[("origin", "https://evil.example")]);
+        assert_eq!(
+            verdict(&Method::POST, &foreign, &OWN, forms),
+            Err(Refusal::CrossSite)
         );
     }
 

@@ -16,7 +16,7 @@ use meldewerk_storage::{Job, JobKind, Outcome, Store, StoreError};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{error, store_failed};
+use super::{error, store_failed, ActionFailure};
 use crate::auth::Operator;
 use crate::telemetry::log_str;
 
@@ -100,26 +100,28 @@ async fn job_for_action(
     segment: &str,
     store: &Arc<dyn Store>,
     engine: &Engine,
-) -> Result<Job, Box<HttpResponse>> {
+) -> Result<Job, ActionFailure> {
     let Ok(id) = segment.parse::<u64>() else {
-        return Err(Box::new(error(
-            StatusCode::NOT_FOUND,
-            format!("no job {} in the outbox", log_str(segment)),
-        )));
+        return Err(no_job(&log_str(segment)));
     };
     if engine.working_on(id) {
-        return Err(Box::new(error(
+        return Err(ActionFailure::Refused(
             StatusCode::CONFLICT,
             format!("job {id} is being worked on right now; try again in a moment"),
-        )));
+        ));
     }
-    match store.job(id).await {
-        Ok(Some(job)) => Ok(job),
-        Ok(None) => Err(Box::new(error(
-            StatusCode::NOT_FOUND,
-            format!("no job {id} in the outbox"),
-        ))),
-        Err(e) => Err(Box::new(store_failed(e))),
+    store.job(id).await?.ok_or_else(|| no_job(&id))
+}
+
+fn no_job(id: &dyn std::fmt::Display) -> ActionFailure {
+    ActionFailure::Refused(StatusCode::NOT_FOUND, format!("no job {id} in the outbox"))
+}
+
+/// A job that left the outbox between reading and changing it is gone like any other.
+fn gone_meanwhile(job: &Job, e: StoreError) -> ActionFailure {
+    match e {
+        StoreError::NotFound(_) => no_job(&job.id),
+        e => ActionFailure::Store(e),
     }
 }
 
@@ -129,11 +131,62 @@ async fn audit(
     who: &str,
     action: &str,
     job: &Job,
-) -> Result<(), Box<HttpResponse>> {
+) -> Result<(), ActionFailure> {
     let target = format!("job {} ({})", job.id, job.report);
-    super::audit(store, who, action, target)
+    super::audit(store, who, action, target).await?;
+    Ok(())
+}
+
+/// Makes the job named by `segment` due now, records it for `who` in the audit log and wakes
+/// the engine; returns the job as it was.
+pub(crate) async fn retry_job(
+    who: &str,
+    segment: &str,
+    store: &Arc<dyn Store>,
+    engine: &Engine,
+) -> Result<Job, ActionFailure> {
+    let job = job_for_action(segment, store, engine).await?;
+    store
+        .reschedule(&job, Utc::now(), job.last_error.clone())
         .await
-        .map_err(|e| Box::new(store_failed(e)))
+        .map_err(|e| gone_meanwhile(&job, e))?;
+    audit(store, who, "retry-now", &job).await?;
+    engine.wake();
+    Ok(job)
+}
+
+/// Ends the report of the job named by `segment` in FAILURE ("discarded by the operator") and
+/// records it for `who`. A job waiting for its acknowledgement was accepted by the authority
+/// already: without `force` it is refused with 409.
+pub(crate) async fn discard_job(
+    who: &str,
+    segment: &str,
+    force: bool,
+    store: &Arc<dyn Store>,
+    engine: &Engine,
+) -> Result<Job, ActionFailure> {
+    let job = job_for_action(segment, store, engine).await?;
+    if job.kind == JobKind::AwaitAck && !force {
+        return Err(ActionFailure::Refused(
+            StatusCode::CONFLICT,
+            format!(
+                "job {} waits for the acknowledgement of a message the authority accepted; \
+                 discarding it leaves the report registered there without a receipt. \
+                 Add ?force=true to discard it anyway",
+                job.id
+            ),
+        ));
+    }
+    let outcome = Outcome::Failed {
+        reason: DISCARDED.into(),
+    };
+    store
+        .record_outcome(&job, outcome, Utc::now())
+        .await
+        .map_err(|e| gone_meanwhile(&job, e))?;
+    engine.report_discarded(&job.report, DISCARDED);
+    audit(store, who, "discard", &job).await?;
+    Ok(job)
 }
 
 /// `POST /admin/api/v1/jobs/{id}/retry`: the job is due now.
@@ -144,27 +197,10 @@ pub async fn retry(
     store: web::Data<Arc<dyn Store>>,
     engine: web::Data<Engine>,
 ) -> HttpResponse {
-    let job = match job_for_action(&id, &store, &engine).await {
-        Ok(job) => job,
-        Err(answer) => return *answer,
-    };
-    if let Err(e) = store
-        .reschedule(&job, Utc::now(), job.last_error.clone())
-        .await
-    {
-        return match e {
-            StoreError::NotFound(_) => error(
-                StatusCode::NOT_FOUND,
-                format!("no job {} in the outbox", job.id),
-            ),
-            e => store_failed(e),
-        };
+    match retry_job(&operator.0, &id, &store, &engine).await {
+        Ok(job) => HttpResponse::Ok().json(json!({ "job": job.id, "action": "retry-now" })),
+        Err(failure) => failure.json(),
     }
-    if let Err(answer) = audit(&store, &operator.0, "retry-now", &job).await {
-        return *answer;
-    }
-    engine.wake();
-    HttpResponse::Ok().json(json!({ "job": job.id, "action": "retry-now" }))
 }
 
 /// Query of a discard.
@@ -184,38 +220,11 @@ pub async fn discard(
     store: web::Data<Arc<dyn Store>>,
     engine: web::Data<Engine>,
 ) -> HttpResponse {
-    let job = match job_for_action(&id, &store, &engine).await {
-        Ok(job) => job,
-        Err(answer) => return *answer,
-    };
-    if job.kind == JobKind::AwaitAck && query.force != Some(true) {
-        return error(
-            StatusCode::CONFLICT,
-            format!(
-                "job {} waits for the acknowledgement of a message the authority accepted; \
-                 discarding it leaves the report registered there without a receipt. \
-                 Add ?force=true to discard it anyway",
-                job.id
-            ),
-        );
+    let force = query.force == Some(true);
+    match discard_job(&operator.0, &id, force, &store, &engine).await {
+        Ok(job) => HttpResponse::Ok().json(json!({ "job": job.id, "action": "discard" })),
+        Err(failure) => failure.json(),
     }
-    let outcome = Outcome::Failed {
-        reason: DISCARDED.into(),
-    };
-    if let Err(e) = store.record_outcome(&job, outcome, Utc::now()).await {
-        return match e {
-            StoreError::NotFound(_) => error(
-                StatusCode::NOT_FOUND,
-                format!("no job {} in the outbox", job.id),
-            ),
-            e => store_failed(e),
-        };
-    }
-    engine.report_discarded(&job.report, DISCARDED);
-    if let Err(answer) = audit(&store, &operator.0, "discard", &job).await {
-        return *answer;
-    }
-    HttpResponse::Ok().json(json!({ "job": job.id, "action": "discard" }))
 }
 
 /// `GET /admin/api/v1/audit`: `{"entries": [{"number", "at", "who", "action", "target"}], "next"}`.

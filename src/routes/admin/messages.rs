@@ -4,10 +4,50 @@ use std::sync::Arc;
 
 use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpResponse};
-use meldewerk_storage::{ReportKey, Store};
+use meldewerk_storage::{Report, ReportKey, Store, StoreResult};
 
 use super::error;
 use crate::auth::Operator;
+
+/// A report as an operator names it: by module and id, and by owner where several API users
+/// have that id.
+pub(crate) enum Named {
+    /// The one report so named.
+    Found(Box<Report>),
+    /// No report so named.
+    Missing,
+    /// Several owners have a report with this module and id; the owner must be named.
+    Several(Vec<String>),
+}
+
+/// The report of `module` with `id`, of `owner` when given (needed only when several API users
+/// have that id).
+pub(crate) async fn named_report(
+    store: &Arc<dyn Store>,
+    module: &str,
+    id: &str,
+    owner: Option<&str>,
+) -> StoreResult<Named> {
+    let key = match owner {
+        Some(owner) => ReportKey {
+            owner: owner.to_owned(),
+            module: module.to_owned(),
+            id: id.to_owned(),
+        },
+        None => {
+            let mut keys = store.reports_with_id(module, id).await?;
+            match keys.len() {
+                0 => return Ok(Named::Missing),
+                1 => keys.remove(0),
+                _ => return Ok(Named::Several(keys.into_iter().map(|k| k.owner).collect())),
+            }
+        }
+    };
+    Ok(match store.report(&key).await? {
+        Some(report) => Named::Found(Box::new(report)),
+        None => Named::Missing,
+    })
+}
 
 /// Optional owner, needed only when several API users have a report with this id.
 #[derive(serde::Deserialize)]
@@ -27,39 +67,21 @@ pub async fn delivered_message(
     store: web::Data<Arc<dyn Store>>,
 ) -> HttpResponse {
     let (module, id) = path.into_inner();
-    let key = match &query.user {
-        Some(owner) => ReportKey {
-            owner: owner.clone(),
-            module: module.clone(),
-            id: id.clone(),
-        },
-        None => match store.reports_with_id(&module, &id).await {
-            Ok(mut keys) if keys.len() == 1 => keys.remove(0),
-            Ok(keys) if keys.is_empty() => {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    format!("no {module} report with id {id}"),
-                )
-            }
-            Ok(keys) => {
-                let owners: Vec<String> = keys.into_iter().map(|k| k.owner).collect();
-                return error(
-                    StatusCode::CONFLICT,
-                    format!(
-                        "id {id} exists for several users ({}); add ?user=",
-                        owners.join(", ")
-                    ),
-                );
-            }
-            Err(e) => return super::store_failed(e),
-        },
-    };
-    let report = match store.report(&key).await {
-        Ok(Some(report)) => report,
-        Ok(None) => {
+    let report = match named_report(&store, &module, &id, query.user.as_deref()).await {
+        Ok(Named::Found(report)) => report,
+        Ok(Named::Missing) => {
             return error(
                 StatusCode::NOT_FOUND,
                 format!("no {module} report with id {id}"),
+            )
+        }
+        Ok(Named::Several(owners)) => {
+            return error(
+                StatusCode::CONFLICT,
+                format!(
+                    "id {id} exists for several users ({}); add ?user=",
+                    owners.join(", ")
+                ),
             )
         }
         Err(e) => return super::store_failed(e),
@@ -72,8 +94,7 @@ pub async fn delivered_message(
         };
         return error(StatusCode::NOT_FOUND, format!("report {id}: {why}"));
     };
-    let digest = ring::digest::digest(&ring::digest::SHA256, &message.body);
-    let sha256: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let sha256 = sha256_hex(&message.body);
     let mut response = HttpResponse::Ok();
     response
         .content_type(message.content_type.as_str())
@@ -83,4 +104,11 @@ pub async fn delivered_message(
         response.insert_header(("X-Signature-Kind", signature.kind.as_str()));
     }
     response.body(message.body)
+}
+
+/// The SHA-256 of a message's bytes in lower-case hex, as `X-Message-SHA256` and the dashboard
+/// show it.
+pub(crate) fn sha256_hex(body: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, body);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }

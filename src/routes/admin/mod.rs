@@ -3,7 +3,7 @@
 
 pub mod actors;
 mod cross_site;
-pub mod dashboard;
+mod dashboard;
 pub mod jobs;
 pub mod messages;
 pub mod modules;
@@ -22,10 +22,10 @@ use meldewerk_transports::xpersonenstand::Simulator;
 
 use crate::telemetry::log_str;
 
-/// Registers the operator endpoints; state-changing requests of other sites are refused before
-/// any of them ([`cross_site`]).
+/// Registers the operator endpoints and the dashboard; state-changing requests of other sites
+/// are refused before any of them ([`cross_site`]).
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(dashboard::dashboard).service(
+    cfg.service(
         web::scope("/admin/api/v1")
             .wrap(middleware::from_fn(cross_site::refuse_cross_site))
             .service(messages::delivered_message)
@@ -49,6 +49,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(users::remove_user)
             .service(users::deposit_seal),
     );
+    // After the API's scope, which owns `/admin/api/v1/`.
+    dashboard::configure(cfg);
 }
 
 /// `{"errors": [message]}` with the given status.
@@ -89,6 +91,32 @@ pub(crate) fn store_failed(e: impl std::borrow::Borrow<StoreError>) -> HttpRespo
     }
     tracing::error!(error = %e, "store failed in the operator API");
     error(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())
+}
+
+/// Why an operator action (retry, discard, pause, resume) was not done; the API answers it in its
+/// JSON shape ([`ActionFailure::json`]), the dashboard as a page.
+#[derive(Debug)]
+pub(crate) enum ActionFailure {
+    /// Refused with this status and message (an unknown job or module, a job being worked on).
+    Refused(StatusCode, String),
+    /// The store failed.
+    Store(StoreError),
+}
+
+impl ActionFailure {
+    /// `{"errors": [message]}` with the status; a store failure as [`store_failed`] answers it.
+    pub(crate) fn json(self) -> HttpResponse {
+        match self {
+            ActionFailure::Refused(status, message) => error(status, message),
+            ActionFailure::Store(e) => store_failed(e),
+        }
+    }
+}
+
+impl From<StoreError> for ActionFailure {
+    fn from(e: StoreError) -> Self {
+        ActionFailure::Store(e)
+    }
 }
 
 /// Where a transport's simulated authority runs, as the operator API reaches it.

@@ -11,26 +11,47 @@ use meldewerk_actors::Engine;
 use meldewerk_storage::Store;
 use serde_json::json;
 
-use super::{audit, error, store_failed};
+use super::{audit, ActionFailure};
 use crate::auth::Operator;
+use crate::telemetry::log_str;
 
-/// Answers a pause (`paused`) or resume after `changed` said whether the module exists, and
-/// records it.
+/// Pauses (`paused`) or resumes the module's deliveries and records it in the audit log (also
+/// when nothing changed: the operator asked for it). 404 for a module that does not exist.
+pub(crate) async fn set_paused(
+    who: &str,
+    module: &str,
+    paused: bool,
+    engine: &Engine,
+    store: &Arc<dyn Store>,
+) -> Result<(), ActionFailure> {
+    let changed = if paused {
+        engine.pause(module)
+    } else {
+        engine.resume(module)
+    };
+    if changed.is_none() {
+        return Err(ActionFailure::Refused(
+            StatusCode::NOT_FOUND,
+            format!("no module {}", log_str(module)),
+        ));
+    }
+    let action = if paused { "pause" } else { "resume" };
+    audit(store, who, action, format!("module {module}")).await?;
+    Ok(())
+}
+
+/// The API's answer: `{"module", "paused"}`.
 async fn answer(
     operator: &Operator,
     store: &Arc<dyn Store>,
+    engine: &Engine,
     module: &str,
     paused: bool,
-    changed: Option<bool>,
 ) -> HttpResponse {
-    if changed.is_none() {
-        return error(StatusCode::NOT_FOUND, format!("no module {module}"));
+    match set_paused(&operator.0, module, paused, engine, store).await {
+        Ok(()) => HttpResponse::Ok().json(json!({ "module": module, "paused": paused })),
+        Err(failure) => failure.json(),
     }
-    let action = if paused { "pause" } else { "resume" };
-    if let Err(e) = audit(store, &operator.0, action, format!("module {module}")).await {
-        return store_failed(e);
-    }
-    HttpResponse::Ok().json(json!({ "module": module, "paused": paused }))
 }
 
 /// Pauses the module's deliveries (idempotent).
@@ -41,7 +62,7 @@ pub async fn pause(
     engine: web::Data<Engine>,
     store: web::Data<Arc<dyn Store>>,
 ) -> HttpResponse {
-    answer(&operator, &store, &module, true, engine.pause(&module)).await
+    answer(&operator, &store, &engine, &module, true).await
 }
 
 /// Resumes the module's deliveries at once (idempotent).
@@ -52,5 +73,5 @@ pub async fn resume(
     engine: web::Data<Engine>,
     store: web::Data<Arc<dyn Store>>,
 ) -> HttpResponse {
-    answer(&operator, &store, &module, false, engine.resume(&module)).await
+    answer(&operator, &store, &engine, &module, false).await
 }

@@ -234,6 +234,12 @@ impl Inner {
         config: &super::SimulatorConfig,
         now: DateTime<Utc>,
     ) -> RecordedOutcome {
+        if let Some(reason) = &message.refusal {
+            return RecordedOutcome::Rejected {
+                decided_at: now,
+                reason: reason.clone(),
+            };
+        }
         if simulated_failure(&message.idempotency_key, config.effective_failure_rate()) {
             return RecordedOutcome::Rejected {
                 decided_at: now,

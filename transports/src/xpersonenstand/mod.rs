@@ -376,6 +376,7 @@ impl Inner {
 
         let transport_ref = uuid::Uuid::new_v4().to_string();
         let sha256_hex = sha256_hex(&delivery.body);
+        let refusal = code_refusal(&delivery.body);
         let Delivery {
             idempotency_key,
             module,
@@ -414,6 +415,7 @@ impl Inner {
                 signature,
                 repeat_submissions: 0,
                 outcome: None,
+                refusal: refusal.clone(),
             },
             move |seq, message: &ReceivedMessage| {
                 if let Some(office) = office.upgrade() {
@@ -482,6 +484,21 @@ async fn sleep_ms(ms: u64) {
     if ms > 0 {
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
+}
+
+/// The negative acknowledgement a real office gives a message with codes outside their lists:
+/// every code element it knows the list of is checked (`meldewerk_xml::codelisten`), and the
+/// reason names each element, its code and the list.
+fn code_refusal(body: &[u8]) -> Option<String> {
+    let problems = meldewerk_xml::codelisten::pruefe_nachricht(body);
+    if problems.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    Some(format!(
+        "Standesamt: Nachricht abgelehnt, Codes außerhalb ihrer Codeliste: {}",
+        named.join("; ")
+    ))
 }
 
 /// Checks the detached signature the way the office does; `Err` carries the rejection reason.

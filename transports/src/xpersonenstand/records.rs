@@ -53,6 +53,10 @@ pub struct ReceivedMessage {
     pub repeat_submissions: u32,
     /// The office's decision, once made; `None` while the acknowledgement is still pending.
     pub outcome: Option<RecordedOutcome>,
+    /// Why the office refuses the message when it decides, found on receipt: code elements whose
+    /// code or list version does not fit the list they name. `None`: nothing found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
 }
 
 /// The office's final decision on a message. Made once; the inbox hands it out to every fetch that

@@ -15,13 +15,12 @@ use super::werte::{
 };
 use super::xml_out::{pruefe_text, XmlOut};
 use super::{Nachrichtenkopf, XmlError};
+use crate::codelisten::GESCHLECHT;
 
 const TYP: Nachrichtentyp = Nachrichtentyp {
     code: "081020",
     name: "portal2StA.Geburt.081020",
 };
-pub(crate) const LISTURI_GESCHLECHT: &str = "urn:xoev-de:xinneres:codeliste:geschlecht";
-pub(crate) const VERSION_GESCHLECHT: &str = "1";
 
 /// Writes a birth notice as XPersonenstand 26.11 message 081020 (UTF-8, indented).
 ///
@@ -256,12 +255,7 @@ fn schreibe_kind(out: &mut XmlOut, kind: Option<&Kind>) -> Result<(), XmlError> 
         .and_then(|k| k.geschlecht)
         .ok_or(XmlError::MissingField("kind.geschlecht"))?;
     out.start("xpsw:kind", &[])?;
-    out.code(
-        "xpsw:geschlecht",
-        LISTURI_GESCHLECHT,
-        VERSION_GESCHLECHT,
-        geschlecht.code(),
-    )?;
+    out.code("xpsw:geschlecht", &GESCHLECHT, geschlecht.code())?;
     let name = kind.and_then(|k| k.name.as_ref());
     let familienname = name.and_then(|n| gesetzt(&n.familienname));
     let vornamen = name.and_then(|n| gesetzt(&n.vornamen));

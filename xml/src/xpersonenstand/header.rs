@@ -4,6 +4,7 @@ use chrono::SecondsFormat;
 
 use super::xml_out::{pruefe_text, XmlOut, NS_XPSW, NS_XSI};
 use super::{Behoerde, Nachrichtenkopf, XmlError};
+use crate::codelisten::ERREICHBARKEIT;
 
 /// Fixed by the schema (`version` and `standard` attributes have `fixed` values).
 const VERSION: &str = "26.11";
@@ -18,9 +19,6 @@ pub(crate) const LISTURI_VERZEICHNISDIENST: &str = "urn:xoev-de:kosit:codeliste:
 pub(crate) const VERSION_VERZEICHNISDIENST: &str = "3";
 /// Registry offices and portals are addressed through the DVDV.
 pub(crate) const VERZEICHNISDIENST_DVDV: &str = "DVDV";
-pub(crate) const LISTURI_ERREICHBARKEIT: &str = "urn:de:xoev:codeliste:erreichbarkeit";
-/// Version of the contact-channel code list used by the reference samples.
-pub(crate) const VERSION_ERREICHBARKEIT: &str = "1";
 
 /// Identifies the message type in the header's `nachrichtentyp`.
 pub(crate) struct Nachrichtentyp {
@@ -158,7 +156,7 @@ fn schreibe_behoerde(
         return Err(XmlError::MissingField(f_erreichbarkeit));
     }
     out.start(element, &[])?;
-    out.code(
+    out.code_element(
         "verzeichnisdienst",
         LISTURI_VERZEICHNISDIENST,
         VERSION_VERZEICHNISDIENST,
@@ -169,16 +167,9 @@ fn schreibe_behoerde(
     for e in &behoerde.erreichbarkeit {
         pflicht(f_kanal, &e.kanal)?;
         pflicht(f_wert, &e.kennung)?;
+        ERREICHBARKEIT.pruefe(f_kanal, e.kanal.trim())?;
         out.start("erreichbarkeit", &[])?;
-        out.start(
-            "kanal",
-            &[
-                ("listURI", LISTURI_ERREICHBARKEIT),
-                ("listVersionID", VERSION_ERREICHBARKEIT),
-            ],
-        )?;
-        out.text("code", f_kanal, e.kanal.trim())?;
-        out.end("kanal")?;
+        out.code("kanal", &ERREICHBARKEIT, e.kanal.trim())?;
         out.text("kennung", f_wert, e.kennung.trim())?;
         out.end("erreichbarkeit")?;
     }

@@ -1,9 +1,9 @@
 //! Contact entries (`KommunikationType`), written the same way wherever a message has them.
 
-use super::header::{LISTURI_ERREICHBARKEIT, VERSION_ERREICHBARKEIT};
 use super::werte::gesetzt;
 use super::xml_out::XmlOut;
 use super::{Kontakt, XmlError};
+use crate::codelisten::ERREICHBARKEIT;
 
 /// JSON paths of a list of contacts and of its members, for error messages.
 pub(crate) struct KontaktPfade {
@@ -26,16 +26,10 @@ pub(crate) fn schreibe_kontakte(
     p: &KontaktPfade,
 ) -> Result<(), XmlError> {
     for k in liste.unwrap_or_default().iter().filter(|k| k.angegeben()) {
+        let kanal = gesetzt(&k.kanal).unwrap_or_default();
+        ERREICHBARKEIT.pruefe(p.kanal, kanal)?;
         out.start(element, &[])?;
-        out.start(
-            "kanal",
-            &[
-                ("listURI", LISTURI_ERREICHBARKEIT),
-                ("listVersionID", VERSION_ERREICHBARKEIT),
-            ],
-        )?;
-        out.text("code", p.kanal, gesetzt(&k.kanal).unwrap_or_default())?;
-        out.end("kanal")?;
+        out.code("kanal", &ERREICHBARKEIT, kanal)?;
         out.text(
             "kennung",
             p.kennung,

@@ -5,6 +5,8 @@
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::Writer;
 
+use crate::codelisten::Codeliste;
+
 use super::din91379::erstes_unzulaessiges_zeichen;
 use super::XmlError;
 
@@ -91,8 +93,22 @@ impl XmlOut {
         Ok(())
     }
 
-    /// A code element of an XÖV code list: `<name listURI=.. listVersionID=..><code>..</code></name>`.
+    /// A code element of one of our code lists, URI and version taken from the list:
+    /// `<name listURI=.. listVersionID=..><code>..</code></name>`. The caller has checked the
+    /// code ([`Codeliste::pruefe`]) or takes it from the list itself.
     pub(crate) fn code(
+        &mut self,
+        name: &str,
+        liste: &Codeliste,
+        code: &str,
+    ) -> Result<(), XmlError> {
+        debug_assert!(liste.enthaelt(code), "{code} not in {}", liste.uri);
+        self.code_element(name, liste.uri, liste.version, code)
+    }
+
+    /// A code element of a list outside [`crate::codelisten`] (the directory service, whose
+    /// one value the portal always writes).
+    pub(crate) fn code_element(
         &mut self,
         name: &str,
         list_uri: &str,

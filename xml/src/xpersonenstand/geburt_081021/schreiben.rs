@@ -11,6 +11,7 @@ use super::pfade::{
     StaatPfade,
 };
 use super::ungueltig;
+use crate::codelisten::{GESCHLECHT, NAMENSART, STAATSANGEHOERIGKEIT};
 use crate::xpersonenstand::header::{
     LISTURI_VERZEICHNISDIENST, VERSION_VERZEICHNISDIENST, VERZEICHNISDIENST_DVDV,
 };
@@ -22,20 +23,6 @@ use crate::xpersonenstand::werte::{
 use crate::xpersonenstand::xml_out::XmlOut;
 use crate::xpersonenstand::{PersonName, XmlError};
 
-const LISTURI_GESCHLECHT: &str = "urn:xoev-de:xinneres:codeliste:geschlecht";
-const VERSION_GESCHLECHT: &str = "1";
-/// The schema fixes the list URI but leaves the version to the sender (type 3 code list).
-const LISTURI_STAATSANGEHOERIGKEIT: &str =
-    "urn:de:bund:destatis:bevoelkerungsstatistik:schluessel:staatsangehoerigkeit";
-/// Version of the Destatis nationality list as published in XRepository.
-const VERSION_STAATSANGEHOERIGKEIT: &str = "2023-02-24";
-/// URI and version are `fixed` in the schema; so are the codes.
-const LISTURI_NAMENSART: &str = "urn:xpersonenstand:schluesseltabelle:namensart";
-const VERSION_NAMENSART: &str = "1";
-const NAMENSARTEN: [&str; 19] = [
-    "e", "en", "ez", "fz", "fzw", "isn", "nk", "nkz", "nkzp", "vm", "vpm", "vpv", "vpz", "vv",
-    "vz", "zf", "zwf", "zwv", "zwvp",
-];
 /// `Identifikation.Ereignis.Zeichen` has the pattern `.{1,100}`.
 const ZEICHEN_MAX: usize = 100;
 
@@ -282,12 +269,7 @@ fn schreibe_ereignis(
 }
 
 fn schreibe_geschlecht(out: &mut XmlOut, g: Geschlecht) -> Result<(), XmlError> {
-    out.code(
-        "xpsw:geschlecht",
-        LISTURI_GESCHLECHT,
-        VERSION_GESCHLECHT,
-        g.code(),
-    )
+    out.code("xpsw:geschlecht", &GESCHLECHT, g.code())
 }
 
 fn schreibe_kind(out: &mut XmlOut, d: &Geburtsdaten) -> Result<(), XmlError> {
@@ -339,11 +321,8 @@ fn schreibe_allgemeiner_name(
         ));
     }
     let art = gesetzt(&n.namensart_code);
-    if let Some(a) = art.filter(|a| !NAMENSARTEN.contains(a)) {
-        return Err(ungueltig(
-            p[3],
-            &format!("'{a}' ist kein Code der Namensartenliste {LISTURI_NAMENSART}"),
-        ));
+    if let Some(a) = art {
+        NAMENSART.pruefe(p[3], a)?;
     }
     out.start(element, &[])?;
     match name {
@@ -352,7 +331,7 @@ fn schreibe_allgemeiner_name(
     }
     if let Some(a) = art {
         out.start("xpsw:namensart", &[])?;
-        out.code("xpsw:code", LISTURI_NAMENSART, VERSION_NAMENSART, a)?;
+        out.code("xpsw:code", &NAMENSART, a)?;
         out.end("xpsw:namensart")?;
     }
     out.end(element)
@@ -470,19 +449,9 @@ fn schreibe_staat(
             ))
         }
         (Some(c), None) => {
-            // Destatis keys are three digits; this catches ISO codes such as `DE`.
-            if c.len() != 3 || !c.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(ungueltig(
-                    p[1],
-                    &format!("'{c}' ist kein dreistelliger Schlüssel der Staatsangehörigkeitsliste des Statistischen Bundesamts"),
-                ));
-            }
-            out.code(
-                "xpsw:code",
-                LISTURI_STAATSANGEHOERIGKEIT,
-                VERSION_STAATSANGEHOERIGKEIT,
-                c,
-            )?;
+            // Destatis keys, not ISO codes such as `DE`.
+            STAATSANGEHOERIGKEIT.pruefe(p[1], c)?;
+            out.code("xpsw:code", &STAATSANGEHOERIGKEIT, c)?;
         }
         (None, Some(f)) => out.text("xpsw:nichtGelisteterWert", p[2], f)?,
         (None, None) => return Err(XmlError::MissingField(p[1])),
@@ -537,7 +506,7 @@ fn schreibe_urkundenbestellung(out: &mut XmlOut, d: &Geburtsdaten) -> Result<(),
 /// DVDV, like the header's authorities.
 fn schreibe_elterngeldstelle(out: &mut XmlOut, b: &BehoerdeMitAnschrift) -> Result<(), XmlError> {
     out.start("xpsw:zustaendigeElterngeldstelle", &[])?;
-    out.code(
+    out.code_element(
         "verzeichnisdienst",
         LISTURI_VERZEICHNISDIENST,
         VERSION_VERZEICHNISDIENST,

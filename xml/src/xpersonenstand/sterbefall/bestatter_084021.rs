@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::codelisten::{BESTATTUNGSART, FAMILIENSTAND};
+
 use super::super::header::Nachrichtentyp;
 use super::super::werte::gesetzt;
 use super::super::xml_out::XmlOut;
@@ -21,15 +23,6 @@ const TYP: Nachrichtentyp = Nachrichtentyp {
     code: "084021",
     name: "portal2StA.Sterbefall.084021",
 };
-const LISTURI_FAMILIENSTAND: &str =
-    "urn:xpersonenstand:schluesseltabelle:familienstandpersonenstandswesen";
-const LISTURI_BESTATTUNGSART: &str = "urn:xpersonenstand:schluesseltabelle:bestattungsart";
-/// Both lists are fixed to version 1 by the schema.
-const VERSION_LISTE: &str = "1";
-/// Codes of `Code.FamilienstandPersonenstandswesen.Code` (version 1).
-const FAMILIENSTAENDE: [&str; 13] = [
-    "EA", "EN", "GS", "LA", "LD", "LE", "LP", "LV", "NB", "TE", "TF", "VH", "VW",
-];
 
 const PARTNER: PersonPfade = PersonPfade {
     vorname: "partnerVerstorbener.vorname",
@@ -216,7 +209,8 @@ pub enum Bestattungsart {
 }
 
 impl Bestattungsart {
-    fn code(self) -> &'static str {
+    /// Code of the list `BESTATTUNGSART`.
+    pub(crate) fn code(self) -> &'static str {
         match self {
             Bestattungsart::Erdbestattung => "1",
             Bestattungsart::Feuerbestattung => "2",
@@ -304,11 +298,8 @@ fn pruefe_werte(x: &SterbefallBestatter) -> Result<(), XmlError> {
         .verstorbener
         .as_ref()
         .and_then(|v| gesetzt(&v.familienstand));
-    if let Some(f) = familienstand.filter(|f| !FAMILIENSTAENDE.contains(f)) {
-        return Err(ungueltig(
-            "verstorbener.familienstand",
-            &format!("'{f}' ist kein Code der Familienstandsliste (z. B. VH, VW, GS, LD, NB)"),
-        ));
+    if let Some(f) = familienstand {
+        FAMILIENSTAND.pruefe("verstorbener.familienstand", f)?;
     }
     let anzahl_passt =
         |anzahl: Option<u32>, liste: usize| anzahl.is_none_or(|n| n as usize >= liste);
@@ -387,7 +378,7 @@ pub fn write_sterbefall_084021(
     }
     if let Some(b) = x.art_der_bestattung {
         out.start("xpsw:artDerBestattung", &[])?;
-        out.code("xpsw:code", LISTURI_BESTATTUNGSART, VERSION_LISTE, b.code())?;
+        out.code("xpsw:code", &BESTATTUNGSART, b.code())?;
         out.end("xpsw:artDerBestattung")?;
     }
     if let Some(z) = x.zahl_der_urkunden.as_ref() {
@@ -418,7 +409,7 @@ fn schreibe_verstorbener(out: &mut XmlOut, v: &VerstorbenerBestatter) -> Result<
     )?;
     if let Some(f) = gesetzt(&v.familienstand) {
         out.start("xpsw:familienstand", &[])?;
-        out.code("xpsw:code", LISTURI_FAMILIENSTAND, VERSION_LISTE, f)?;
+        out.code("xpsw:code", &FAMILIENSTAND, f)?;
         out.end("xpsw:familienstand")?;
     }
     wahr_opt(out, "xpsw:vollwaise", v.vollwaise)?;

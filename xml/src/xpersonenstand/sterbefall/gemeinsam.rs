@@ -4,9 +4,7 @@
 //! XPersonenstand are qualified (`xpsw:`), everything inherited from XÖV/XInneres (header,
 //! postal addresses, code and contact children) is unqualified.
 
-use super::super::geburt_081020::{
-    schreibe_allgemeiner_name, schreibe_gebaeude, LISTURI_GESCHLECHT, VERSION_GESCHLECHT,
-};
+use super::super::geburt_081020::{schreibe_allgemeiner_name, schreibe_gebaeude};
 use super::super::header::{schreibe_kopf, schreibe_wurzel_start, Nachrichtentyp};
 pub(super) use super::super::kontakt::schreibe_kontakte;
 pub(super) use super::super::kontakt::KontaktPfade;
@@ -19,6 +17,7 @@ use super::modell::{
     Anzeigender, GeschlechtVerstorbener, Kontakt, Sterbefall, Sterbeort, Todeszeitpunkt,
     Wohnanschrift,
 };
+use crate::codelisten::GESCHLECHT;
 
 /// Collects the dotted JSON paths of missing mandatory fields, in document order.
 pub(super) struct Fehlend(pub(super) Vec<&'static str>);
@@ -319,12 +318,7 @@ pub(super) fn schreibe_geschlecht(
     out: &mut XmlOut,
     g: GeschlechtVerstorbener,
 ) -> Result<(), XmlError> {
-    out.code(
-        "xpsw:geschlecht",
-        LISTURI_GESCHLECHT,
-        VERSION_GESCHLECHT,
-        g.code(),
-    )
+    out.code("xpsw:geschlecht", &GESCHLECHT, g.code())
 }
 
 /// The first children of `Portal2StA.Sterbefall.Person` and of the deceased's types:

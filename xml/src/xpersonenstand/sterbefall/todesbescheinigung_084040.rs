@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::codelisten::IDENTIFIZIERUNGSART;
+
 use super::super::header::Nachrichtentyp;
 use super::super::werte::{
     gesetzt, pruefe_postleitzahl, pruefe_tagesdatum, pruefe_uhrzeit, zerlege_hausnummer,
@@ -21,10 +23,6 @@ const TYP: Nachrichtentyp = Nachrichtentyp {
     code: "084040",
     name: "portal2StA.Sterbefall.084040",
 };
-const LISTURI_IDENTIFIZIERUNG: &str = "urn:xoev-de:xpersonenstand:codeliste:identifizierungsart";
-const VERSION_IDENTIFIZIERUNG: &str = "1";
-/// Codes of `Code.Identifizierungsart.Code` (version 1).
-const IDENTIFIZIERUNGSARTEN: [&str; 5] = ["AAD", "EK", "EPR", "ESI", "NM"];
 
 const ARZT_KONTAKT: KontaktPfade = KontaktPfade {
     liste: "angabenLeichenschau.kontaktArzt",
@@ -165,13 +163,8 @@ fn pruefe_werte(x: &Todesbescheinigung) -> Result<(), XmlError> {
         .verstorbener
         .as_ref()
         .and_then(|v| gesetzt(&v.identifizierung));
-    if let Some(a) = art.filter(|a| !IDENTIFIZIERUNGSARTEN.contains(a)) {
-        return Err(ungueltig(
-            "verstorbener.identifizierung",
-            &format!(
-                "'{a}' ist kein Code der Liste der Identifizierungsarten (AAD, EK, EPR, ESI, NM)"
-            ),
-        ));
+    if let Some(a) = art {
+        IDENTIFIZIERUNGSART.pruefe("verstorbener.identifizierung", a)?;
     }
     let l = x.angaben_leichenschau.as_ref();
     if l.is_some_and(|l| l.uhrzeit_unbekannt == Some(true) && gesetzt(&l.uhrzeit).is_some()) {
@@ -314,12 +307,7 @@ fn schreibe_verstorbener(
     schreibe_geschlecht(out, geschlecht)?;
     if let Some(art) = gesetzt(&v.identifizierung) {
         out.start("xpsw:identifizierung", &[])?;
-        out.code(
-            "xpsw:code",
-            LISTURI_IDENTIFIZIERUNG,
-            VERSION_IDENTIFIZIERUNG,
-            art,
-        )?;
+        out.code("xpsw:code", &IDENTIFIZIERUNGSART, art)?;
         out.end("xpsw:identifizierung")?;
     }
     out.end("xpsw:verstorbener")

@@ -75,6 +75,15 @@ impl Problems {
             self.general.push(message);
             return;
         };
+        // A value refused while reading the post was left out, so the checks may also miss
+        // it: its field shows the first problem only (a list's field in any of its rows).
+        let shown = inputs.iter().any(|i| {
+            (i.field.path == path || i.field.path.replace("[]", "") == path)
+                && self.at_input.contains_key(&i.name)
+        });
+        if shown {
+            return;
+        }
         // A problem of a field of a list names the field, not the row: it stands at the group.
         let input = inputs
             .iter()

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{open_form_in, without_tags, DataDir, Server};
+use common::{minimal_birth_data, open_form_in, without_tags, DataDir, Server};
 use serde_json::{json, Value};
 
 fn started() -> (DataDir, Server) {
@@ -154,16 +154,7 @@ fn every_value_the_writer_refuses_comes_in_one_answer() {
         &server,
         "birthdata",
         "klinik",
-        &json!({
-            "id": "gd-two",
-            "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "postleitzahl": "10117", "wohnort": "Berlin"}},
-            "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "10:15"},
-            "kind": {"geschlecht": "w"},
-            "mutter": {"namen": {"vornamen": "Anna", "familienname": "Muster"}, "geschlecht": "w",
-                       "staatsangehoerigkeit": {"code": "000"}},
-            "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
-            "auftragsnummer": "EG-2026-2"
-        }),
+        &minimal_birth_data("gd-two"),
     );
     // Nothing is missing; the writer refuses two things, each found only when it writes: a
     // building address beside a post-office box, and a marriage of parents not married.

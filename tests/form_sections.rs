@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{open_form_in, DataDir, Server};
+use common::{minimal_birth_data, open_form_in, DataDir, Server};
 use serde_json::json;
 
 fn started() -> (DataDir, Server) {
@@ -163,16 +163,7 @@ fn another_row_is_asked_for_inside_its_group_and_the_first_button_sends() {
         &server,
         "birthdata",
         "eltern",
-        &json!({
-            "id": "gd-rows",
-            "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "postleitzahl": "10117", "wohnort": "Berlin"}},
-            "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "10:15"},
-            "kind": {"geschlecht": "w"},
-            "mutter": {"namen": {"vornamen": "Anna", "familienname": "Muster"}, "geschlecht": "w",
-                       "staatsangehoerigkeit": {"code": "000"}},
-            "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
-            "auftragsnummer": "EG-2026-1"
-        }),
+        &minimal_birth_data("gd-rows"),
     );
     let html = &form.html;
     // Each "Weitere Zeile" button stands in the group it adds a row to.

@@ -442,6 +442,20 @@ pub fn complete_birth_data(id: &str) -> Value {
     })
 }
 
+/// Parents' birth data with everything a dispatch needs (and nothing optional).
+pub fn minimal_birth_data(id: &str) -> Value {
+    json!({
+        "id": id,
+        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "postleitzahl": "10117", "wohnort": "Berlin"}},
+        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "10:15"},
+        "kind": {"geschlecht": "w"},
+        "mutter": {"namen": {"vornamen": "Anna", "familienname": "Muster"}, "geschlecht": "w",
+                   "staatsangehoerigkeit": {"code": "000"}},
+        "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
+        "auftragsnummer": "EG-2026-1"
+    })
+}
+
 /// A browser: keeps cookies, does not follow redirects by itself.
 pub struct Browser {
     client: Client,

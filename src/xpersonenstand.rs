@@ -1,6 +1,7 @@
 //! What the civil-registry modules share, written once: the header addresses from configuration
 //! (`[xpersonenstand]`) and the header built from them, the checks before dispatch (mandatory
-//! fields, then the build of the message to deliver) and the engine's message builder.
+//! fields and the build of the message to deliver, every problem in one pass) and the engine's
+//! message builder.
 //! A module supplies only its typed [`Content`].
 
 use std::marker::PhantomData;
@@ -14,9 +15,9 @@ use meldewerk_xml::xpersonenstand::{
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::module_layer::DispatchProblem;
+use crate::module_layer::{sample, DispatchProblem, Field};
 
 /// Addresses written into the header of every XPersonenstand message (`[xpersonenstand]`).
 #[derive(Debug, Clone, Deserialize)]
@@ -112,49 +113,158 @@ pub fn write<C: Content>(
     Ok((kopf.nachrichten_uuid.to_string(), xml))
 }
 
-/// The checks before dispatch: the content reads, every mandatory field is there, and the
-/// message builds; the message built is the one to deliver. `label` names a field by its full
-/// path (the form's prefix included).
+/// The checks before dispatch, all in one pass: the content reads, every mandatory field is
+/// there, and the message builds; the message built is the one to deliver. Every problem is
+/// reported at once, the missing fields together with every value the writer refuses (see
+/// [`value_problems`]). `fields` is the module's table, `label` names a field by its full path
+/// (the form's prefix included).
 pub fn checked_message<C: Content>(
     content: &Value,
     prefix: &str,
+    fields: &[Field],
     label: impl Fn(&str) -> String,
     settings: &XPersonenstandSettings,
 ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
-    let content = C::read(content, prefix).map_err(|e| {
+    let read = C::read(content, prefix).map_err(|e| {
         vec![DispatchProblem {
             path: None,
             message: format!("Die Angaben passen nicht zusammen: {e}"),
         }]
     })?;
-    let missing = content.pflichtfelder_offen();
-    if !missing.is_empty() {
-        return Err(missing
-            .into_iter()
-            .map(|path| {
-                let path = format!("{prefix}{path}");
-                DispatchProblem {
-                    message: format!("{}: Pflichtangabe", label(&path)),
-                    path: Some(path),
-                }
-            })
-            .collect());
+    let mut problems: Vec<DispatchProblem> = read
+        .pflichtfelder_offen()
+        .into_iter()
+        .map(|path| {
+            let path = format!("{prefix}{path}");
+            DispatchProblem {
+                message: format!("{}: Pflichtangabe", label(&path)),
+                path: Some(path),
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        match write(&read, settings) {
+            Ok((message_uuid, xml)) => return Ok(xml_message(message_uuid, xml)),
+            Err(e) => match refused_value(e, prefix, &label) {
+                Ok(problem) => problems.push(problem),
+                Err(problem) => return Err(vec![problem]),
+            },
+        }
     }
-    match write(&content, settings) {
-        Ok((message_uuid, xml)) => Ok(xml_message(message_uuid, xml)),
-        // Header fields (`kopf.*`) are configuration, not the end user's to mend.
-        Err(XmlError::InvalidValue { field, reason }) if !field.starts_with("kopf.") => {
+    let Value::Object(object) = content else {
+        return Err(problems);
+    };
+    value_problems::<C>(
+        object.clone(),
+        prefix,
+        fields,
+        &label,
+        settings,
+        &mut problems,
+    );
+    Err(problems)
+}
+
+/// Most times the writer looks again at one submit's copy: every field at most once, and then
+/// some for what is filled.
+const MAX_LOOKS: usize = 64;
+
+/// The values the writer refuses besides those in `problems`, added to them. The writer stops at
+/// its first problem and does not start while a mandatory field is missing, so it looks at a
+/// copy of the content (never delivered) where each missing field has a sample value of its kind
+/// and each refused value has been taken out, again until it builds. A problem at a sample is
+/// not the end user's and ends the search.
+fn value_problems<C: Content>(
+    mut copy: Map<String, Value>,
+    prefix: &str,
+    fields: &[Field],
+    label: impl Fn(&str) -> String,
+    settings: &XPersonenstandSettings,
+    problems: &mut Vec<DispatchProblem>,
+) {
+    // What the first look refused is taken out before the writer looks again.
+    for path in problems.iter().filter_map(|p| p.path.as_deref()) {
+        sample::remove(&mut copy, path);
+    }
+    let mut filled: Vec<String> = Vec::new();
+    for _ in 0..MAX_LOOKS {
+        let Ok(read) = C::read(&Value::Object(copy.clone()), prefix) else {
+            return;
+        };
+        let missing = read.pflichtfelder_offen();
+        if !missing.is_empty() {
+            let mut added = false;
+            for path in missing {
+                let path = format!("{prefix}{path}");
+                if sample::fill(&mut copy, &path, fields) {
+                    added = true;
+                    filled.push(path);
+                }
+            }
+            if !added {
+                return;
+            }
+            continue;
+        }
+        let problem = match write(&read, settings) {
+            Ok(_) => return,
+            Err(e) => match refused_value(e, prefix, &label) {
+                Ok(problem) => problem,
+                Err(_) => return,
+            },
+        };
+        let Some(path) = problem.path.clone() else {
+            return;
+        };
+        let known = problems.iter().any(|p| p.path.as_ref() == Some(&path));
+        if known
+            || filled
+                .iter()
+                .any(|f| path.starts_with(f.as_str()) || f.starts_with(&path))
+        {
+            return;
+        }
+        problems.push(problem);
+        if !sample::remove(&mut copy, &path) {
+            return;
+        }
+    }
+}
+
+/// A value the writer refused, as the end user's problem at its field; anything else (a header
+/// field, which is configuration, or a writer failure) as a problem of the whole report.
+fn refused_value(
+    error: XmlError,
+    prefix: &str,
+    label: impl Fn(&str) -> String,
+) -> Result<DispatchProblem, DispatchProblem> {
+    match error {
+        XmlError::InvalidValue { field, reason } if !field.starts_with("kopf.") => {
             let path = format!("{prefix}{field}");
-            Err(vec![DispatchProblem {
+            Ok(DispatchProblem {
                 message: format!("{}: {reason}", label(&path)),
                 path: Some(path),
-            }])
+            })
         }
-        Err(e) => Err(vec![DispatchProblem {
+        e => Err(DispatchProblem {
             path: None,
             message: format!("Die Meldung kann so nicht übermittelt werden: {e}"),
-        }]),
+        }),
     }
+}
+
+/// The paths (the form's prefix included) of the fields and groups mandatory however the form
+/// is filled in: those an empty content lacks.
+pub fn mandatory_paths<C: Content>(prefix: &str) -> Vec<String> {
+    C::read(&Value::Object(Map::new()), prefix)
+        .map(|empty| {
+            empty
+                .pflichtfelder_offen()
+                .into_iter()
+                .map(|path| format!("{prefix}{path}"))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn xml_message(message_uuid: String, xml: String) -> BuiltMessage {

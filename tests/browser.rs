@@ -68,7 +68,7 @@ fn browser_fills_in_signs_and_dispatches_the_notice() {
     sign(&browser);
     browser.screenshot("filled");
 
-    browser.click("button[type=submit]");
+    browser.click("button.send");
     browser.wait_for_page("/forms/birthnotice/sent");
     assert_eq!(browser.location().1, format!("id={id}"));
     assert_eq!(browser.text("h1"), "Geburtsanzeige abgesendet");

@@ -66,7 +66,7 @@ fn code_lists_are_choices_and_a_date_time_is_a_date_and_a_time() {
     browser.type_date(&format!("{ZEITPUNKT}.datum"), "2026-03-29");
     browser.type_time(&format!("{ZEITPUNKT}.uhrzeit"), "02:30");
     assert_eq!(browser.value(&format!("{ZEITPUNKT}.uhrzeit")), "02:30");
-    browser.click("button[type=submit]");
+    browser.click("button.send");
     browser.wait_for(".error");
     let problem = browser.text(".datetime + .error");
     assert_eq!(
@@ -80,7 +80,7 @@ fn code_lists_are_choices_and_a_date_time_is_a_date_and_a_time() {
     browser.type_date(&format!("{ZEITPUNKT}.datum"), "2026-07-15");
     browser.type_time(&format!("{ZEITPUNKT}.uhrzeit"), "10:15");
     browser.screenshot("filled");
-    browser.click("button[type=submit]");
+    browser.click("button.send");
     browser.wait_for_page("/forms/birthdata/sent");
     server.wait_for_status_in("birthdata", "klinik", id, "SUCCESS");
     let message = server

@@ -197,8 +197,9 @@ fn forms_offer_the_values_of_a_list_and_refuse_any_other() {
     let message = "Kontakt: Kanal: bitte einen der angebotenen Werte wählen";
     assert_eq!(page.errors(), [message]);
     assert!(
-        page.html
-            .contains(&format!("</select><div class=\"error\">{message}</div>")),
+        page.html.contains(&format!(
+            "</select><div class=\"error\" id=\"kontaktdaten[0].kanal-fehler\">{message}</div>"
+        )),
         "the problem stands at its select"
     );
 }
@@ -250,9 +251,9 @@ fn a_date_time_is_a_date_and_a_time_in_the_local_time_zone() {
     let message =
         "Vorgang: Zeitpunkt: 29.03.2026 02:30 gibt es wegen der Zeitumstellung an diesem Tag nicht";
     assert_eq!(page.errors(), [message]);
-    assert!(page
-        .html
-        .contains(&format!("</div><div class=\"error\">{message}</div>")));
+    assert!(page.html.contains(&format!(
+        "</div><div class=\"error\" id=\"{ZEITPUNKT}-fehler\">{message}</div>"
+    )));
     assert_eq!(page.get(&format!("{ZEITPUNKT}.datum")), Some("2026-03-29"));
     assert_eq!(page.get(&format!("{ZEITPUNKT}.uhrzeit")), Some("02:30"));
 }

@@ -11,6 +11,11 @@ input[aria-invalid=true],select[aria-invalid=true]{border:2px solid #b00020}
 .check label{display:inline;margin-left:.3rem}.error{color:#b00020}.errors{border:2px solid #b00020;padding:.5rem 1rem;border-radius:6px}
 .datetime{display:flex;gap:.5rem}
 button{margin-top:1rem;padding:.6rem 1.4rem;font-size:1rem}.note{background:#f3f6fa;padding:.6rem 1rem;border-radius:6px}
+.hint{color:#444;font-size:.9rem;margin:.2rem 0 0}.required{color:#b00020;font-weight:600}.count{color:#b00020;font-weight:400}
+details{border:1px solid #bbb;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}summary{font-weight:600;cursor:pointer}
+details fieldset{border:0;margin:0;padding:0}.group{margin:.4rem 0}button.more{margin-top:.6rem;padding:.3rem .8rem;font-size:.9rem}
+.fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(18rem,1fr));column-gap:1.2rem}.field{min-width:0}
+.default,.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;margin:0;padding:0;border:0}
 "#;
 
 /// The read-only summary of a sent report, and every page on paper: black on white, without

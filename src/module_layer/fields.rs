@@ -20,6 +20,9 @@ pub enum FieldKind {
     Text,
     /// German postcode: five digits.
     Postleitzahl,
+    /// House number of a registry address: up to four digits, then at most four letters,
+    /// digits, `.`, `/` or spaces (`12`, `12a`, `3 1/2`), the rule of `Meldeanschrift`.
+    Hausnummer,
     /// Calendar date `YYYY-MM-DD`.
     Date,
     /// Time of day `HH:mm`.
@@ -58,6 +61,8 @@ pub struct Field {
     pub kind: FieldKind,
     /// Heading of the form section the field belongs to.
     pub section: &'static str,
+    /// What to enter, shown below the input where the label alone does not say it.
+    pub hint: Option<&'static str>,
 }
 
 /// A field; `const`, so that a module's table is a `static` slice.
@@ -72,6 +77,17 @@ pub const fn field(
         label,
         kind,
         section,
+        hint: None,
+    }
+}
+
+impl Field {
+    /// The same field with a hint of what to enter.
+    pub const fn with_hint(self, hint: &'static str) -> Field {
+        Field {
+            hint: Some(hint),
+            ..self
+        }
     }
 }
 
@@ -127,6 +143,14 @@ impl TableBuilder {
         self
     }
 
+    /// Gives the field added last a hint of what to enter.
+    pub fn hint(&mut self, hint: &'static str) -> &mut Self {
+        if let Some(last) = self.fields.last_mut() {
+            last.hint = Some(hint);
+        }
+        self
+    }
+
     /// The finished table.
     pub fn build(self) -> Vec<Field> {
         self.fields
@@ -168,17 +192,7 @@ pub fn assert_table_fits<T: serde::de::DeserializeOwned + serde::Serialize>(
         let Some(path) = field.path.strip_prefix(prefix) else {
             continue;
         };
-        let value = match field.kind {
-            FieldKind::Bool | FieldKind::OnlyTrue => Value::Bool(true),
-            FieldKind::Integer { min, .. } => Value::from(min),
-            FieldKind::Choice(options) => Value::String(options[0].0.into()),
-            FieldKind::Code(list) => Value::String(list.eintraege[0].0.into()),
-            FieldKind::Date => Value::String("2026-11-20".into()),
-            FieldKind::Time | FieldKind::TimeXPersonenstand => Value::String("10:15".into()),
-            FieldKind::DateTime => Value::String("2026-11-20T10:15:00+01:00".into()),
-            FieldKind::Postleitzahl => Value::String("10117".into()),
-            FieldKind::Text => Value::String("Wert".into()),
-        };
+        let value = field.kind.sample();
         let path = in_row(path, 0);
         let mut object = Map::new();
         insert(&mut object, &path, value.clone());
@@ -193,6 +207,17 @@ pub fn assert_table_fits<T: serde::de::DeserializeOwned + serde::Serialize>(
         );
     }
 }
+
+/// A small table with a date, a list of two fields, a number and a date-time, for the tests of
+/// the form mechanics.
+#[cfg(test)]
+pub(crate) static TEST_TABLE: &[Field] = &[
+    field("a.tag", "Tag", FieldKind::Date, "A"),
+    field("k[].kanal", "Kanal", FieldKind::Text, "A"),
+    field("k[].kennung", "Kennung", FieldKind::Text, "A"),
+    field("n", "N", FieldKind::Integer { min: 0, max: 9 }, "A"),
+    field("z", "Zeitpunkt", FieldKind::DateTime, "A"),
+];
 
 /// Most entries an array member may have (contacts, children): a form shows that many rows at
 /// most, and a request with more is refused rather than cut.
@@ -220,6 +245,14 @@ impl Field {
             }
             (FieldKind::Postleitzahl, Value::String(_)) => (!fits(formate::ist_postleitzahl))
                 .then(|| format!("{path} must be a postcode of five digits")),
+            (FieldKind::Hausnummer, Value::String(s)) => {
+                formate::hausnummer(s.trim()).is_none().then(|| {
+                    format!(
+                        "{path} must be a house number: up to four digits, then at most four \
+                         letters, digits, '.' or '/'"
+                    )
+                })
+            }
             (FieldKind::Date, _) => (!fits(formate::ist_tagesdatum))
                 .then(|| format!("{path} must be a date YYYY-MM-DD")),
             (FieldKind::Time, _) => {
@@ -252,7 +285,7 @@ impl Field {
                 "{path} must be a code of the list {} ({})",
                 list.uri, list.version
             )),
-            (FieldKind::Text | FieldKind::Postleitzahl, _) => {
+            (FieldKind::Text | FieldKind::Postleitzahl | FieldKind::Hausnummer, _) => {
                 Some(format!("{path} must be a string"))
             }
         }
@@ -498,30 +531,10 @@ mod tests {
     use serde_json::json;
 
     const TABLE: &[Field] = &[
-        Field {
-            path: "a.tag",
-            label: "Tag",
-            kind: FieldKind::Date,
-            section: "A",
-        },
-        Field {
-            path: "a.zeit",
-            label: "Zeit",
-            kind: FieldKind::Time,
-            section: "A",
-        },
-        Field {
-            path: "n",
-            label: "N",
-            kind: FieldKind::Integer { min: 0, max: 9 },
-            section: "A",
-        },
-        Field {
-            path: "k[].kanal",
-            label: "Kanal",
-            kind: FieldKind::Text,
-            section: "A",
-        },
+        field("a.tag", "Tag", FieldKind::Date, "A"),
+        field("a.zeit", "Zeit", FieldKind::Time, "A"),
+        field("n", "N", FieldKind::Integer { min: 0, max: 9 }, "A"),
+        field("k[].kanal", "Kanal", FieldKind::Text, "A"),
     ];
 
     #[test]

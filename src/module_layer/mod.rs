@@ -23,6 +23,7 @@ pub mod memento;
 pub mod mock;
 pub mod reports;
 pub mod routes;
+pub(crate) mod sample;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -207,12 +208,19 @@ pub trait Module: Send + Sync + 'static {
 
     /// Checks the completed content of `form` against the full rule set of the message and
     /// builds the message; the report is dispatched only when this finds nothing, with this
-    /// message, which is the one delivered (signed at dispatch, stored with the report).
+    /// message, which is the one delivered (signed at dispatch, stored with the report). Every
+    /// problem is reported at once (a form is finished in one pass).
     fn checked_message(
         &self,
         form: &Form,
         content: &Value,
     ) -> Result<BuiltMessage, Vec<DispatchProblem>>;
+
+    /// The paths of the fields (and of the groups that need a first row) of `form` that are
+    /// mandatory however the form is filled in: the form marks them before the first submit.
+    fn mandatory_paths(&self, _form: &Form) -> Vec<String> {
+        Vec::new()
+    }
 
     /// The engine's builder for the module's messages, for reports stored without one (before
     /// messages were built at dispatch, or when signing failed there).

@@ -471,6 +471,20 @@ pub fn complete_birth_data(id: &str) -> Value {
     })
 }
 
+/// Parents' birth data with everything a dispatch needs (and nothing optional).
+pub fn minimal_birth_data(id: &str) -> Value {
+    json!({
+        "id": id,
+        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "postleitzahl": "10117", "wohnort": "Berlin"}},
+        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "10:15"},
+        "kind": {"geschlecht": "w"},
+        "mutter": {"namen": {"vornamen": "Anna", "familienname": "Muster"}, "geschlecht": "w",
+                   "staatsangehoerigkeit": {"code": "000"}},
+        "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
+        "auftragsnummer": "EG-2026-1"
+    })
+}
+
 /// A browser: keeps cookies, does not follow redirects by itself.
 pub struct Browser {
     client: Client,
@@ -516,7 +530,7 @@ impl Form {
         self.fields.push((name.to_string(), value.to_string()));
     }
 
-    /// The error messages the page lists.
+    /// The error messages the page lists (their text, without the links to their places).
     pub fn errors(&self) -> Vec<String> {
         let Some(start) = self.html.find("class=\"errors\"") else {
             return Vec::new();
@@ -526,9 +540,24 @@ impl Form {
         section
             .split("<li>")
             .skip(1)
-            .map(|li| unescape(&li[..li.find("</li>").unwrap_or(li.len())]))
+            .map(|li| unescape(&without_tags(&li[..li.find("</li>").unwrap_or(li.len())])))
             .collect()
     }
+}
+
+/// The text of an HTML fragment.
+pub fn without_tags(html: &str) -> String {
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text
 }
 
 fn unescape(s: &str) -> String {
@@ -667,7 +696,7 @@ impl Browser {
     }
 }
 
-/// Creates a memento for `notice` and returns the magic link.
+/// Creates a birth-notice memento for `notice` and returns the magic link.
 pub fn magic_link(server: &Server, user: &str, notice: &Value) -> String {
     magic_link_in(server, "birthnotice", user, notice)
 }

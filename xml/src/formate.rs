@@ -58,6 +58,24 @@ pub fn ist_zeitpunkt_mit_offset(wert: &str) -> bool {
         && chrono::DateTime::parse_from_rfc3339(wert).is_ok()
 }
 
+/// A house number as the registry's address type (`Meldeanschrift`) stores it, split into its
+/// number (up to four digits) and an optional suffix of at most four letters, digits, `.`, `/`
+/// or spaces (`12`, `12a`, `3 1/2`); `None` for anything else (`12-14`, `7 Hinterhaus`). Forms
+/// take the house number as one text, so the web layer checks it with this rule too.
+pub fn hausnummer(wert: &str) -> Option<(&str, Option<&str>)> {
+    let ende = wert
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(wert.len());
+    let (nummer, rest) = wert.split_at(ende);
+    let zusatz = rest.trim();
+    let zusatz_ok = zusatz.chars().count() <= 4
+        && zusatz
+            .chars()
+            .all(|c| c.is_alphabetic() || c.is_ascii_digit() || matches!(c, '.' | '/' | ' '));
+    (!nummer.is_empty() && nummer.len() <= 4 && zusatz_ok)
+        .then_some((nummer, (!zusatz.is_empty()).then_some(zusatz)))
+}
+
 fn zahl(ziffern: &[u8]) -> Option<u32> {
     ziffern.iter().try_fold(0u32, |n, d| {
         d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))

@@ -1,13 +1,13 @@
 //! The form mechanics of every module: a form pre-filled from the memento, completed by the end
-//! user, validated on the server (re-rendered with every value kept and every problem next to its
-//! input), its message built and signed, and dispatched as a report with that message and its
-//! outbox job in one transaction. Works without JavaScript: arrays get one empty row and a "Weitere Zeile" button.
+//! user, validated on the server in one pass (re-rendered with every value kept and every
+//! problem at its input or its group), its message built and signed, and dispatched as a report
+//! with that message and its outbox job in one transaction. Works without JavaScript: arrays get
+//! one empty row and a "Weitere Zeile" button, optional sections fold in `<details>`.
 
 mod render;
 mod sent;
 mod values;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
@@ -17,7 +17,7 @@ use meldewerk_actors::{BuiltMessage, Engine};
 use meldewerk_storage::{EndUserSignature, PreparedMessage, Report, ReportKey, Store, StoreError};
 use serde_json::Value;
 
-use super::fields::{array_of, Field};
+use super::fields::Field;
 use super::routes::FormContext;
 use super::{mock, SignatureRule};
 use crate::auth::SessionUser;
@@ -25,7 +25,7 @@ use crate::crypto::{MasterKey, UserKey};
 use crate::startup::WebSettings;
 use crate::telemetry::log_str;
 use crate::tokens::open_memento;
-use render::{html_response, message_page, render, FormView};
+use render::{html_response, message_page, render, FormView, Problems};
 pub(crate) use sent::sent;
 use values::{inputs, posted};
 
@@ -101,8 +101,8 @@ pub(crate) async fn show(
         csrf: &session.session.csrf,
         id: data["id"].as_str().unwrap_or_default(),
         sealed: session.user.seal.is_some(),
-        field_errors: HashMap::new(),
-        errors: Vec::new(),
+        problems: Problems::default(),
+        mandatory: context.module.mandatory_paths(context.form),
         signatory: String::new(),
         signed: false,
     };
@@ -144,41 +144,30 @@ pub(crate) async fn submit(
     let fields: Vec<&'static Field> = form.fields(info.fields).collect();
     let inputs = inputs(&fields, &values::rows_in_post(&fields, &posted_form));
 
-    let (object, problems) = values::read(&inputs, &posted_form, &settings.time_zone);
-    let mut field_errors: HashMap<String, String> = problems.into_iter().collect();
-    let mut errors = Vec::new();
+    let (object, format_problems) = values::read(&inputs, &posted_form, &settings.time_zone);
+    let mut problems = Problems {
+        at_input: format_problems.into_iter().collect(),
+        ..Problems::default()
+    };
     if values::too_many_rows(&fields, &posted_form) {
-        errors.push(format!(
+        problems.general.push(format!(
             "Eine Liste hat mehr als {} Einträge; bitte kürzen.",
             super::fields::MAX_ROWS
         ));
     }
+    // Values refused while reading the post are left out: the checks below see the rest, so
+    // that one submit reports every problem.
     let content = Value::Object(object);
     // "Weitere Zeile" asks for one more row of an array: the form again, nothing checked yet.
     let more_rows = posted(&posted_form, "_zeile").is_some();
     let mut built = None;
-    if field_errors.is_empty() && !more_rows {
-        let problems = match context.module.checked_message(form, &content) {
-            Ok(message) => {
-                built = Some(message);
-                Vec::new()
-            }
-            Err(problems) => problems,
-        };
-        for problem in problems {
-            // A problem of an array field names the field, not the row: it is listed above.
-            let input = problem.path.as_deref().and_then(|path| {
-                inputs
-                    .iter()
-                    .find(|i| i.field.path == path && array_of(path).is_none())
-            });
-            match input {
-                Some(input) => {
-                    field_errors
-                        .entry(input.name.clone())
-                        .or_insert(problem.message);
+    if !more_rows {
+        match context.module.checked_message(form, &content) {
+            Ok(message) => built = Some(message),
+            Err(found) => {
+                for problem in found {
+                    problems.place(&inputs, problem.path.as_deref(), problem.message);
                 }
-                None => errors.push(problem.message),
             }
         }
     }
@@ -190,14 +179,14 @@ pub(crate) async fn submit(
     let signed = posted(&posted_form, "signatur.bestaetigt") == Some("true");
     let needs_signature = form.signature == SignatureRule::SealOrEndUser && !sealed;
     if needs_signature && !more_rows && (signatory.is_empty() || !signed) {
-        errors.push(
+        problems.signature = Some(
             "Signatur: Bitte geben Sie Ihren Namen an und bestätigen Sie die Unterschrift. \
              Ohne Siegel oder Signatur kann die Meldung nicht versendet werden."
                 .into(),
         );
     }
-    if more_rows || !errors.is_empty() || !field_errors.is_empty() {
-        let status = if errors.is_empty() && field_errors.is_empty() {
+    if more_rows || !problems.is_empty() {
+        let status = if problems.is_empty() {
             StatusCode::OK
         } else {
             StatusCode::UNPROCESSABLE_ENTITY
@@ -210,8 +199,8 @@ pub(crate) async fn submit(
             csrf: &session.session.csrf,
             id: &id,
             sealed,
-            field_errors,
-            errors,
+            problems,
+            mandatory: context.module.mandatory_paths(form),
             signatory,
             signed,
         };

@@ -300,6 +300,9 @@ fn message(field: &Field) -> String {
     let hint = match field.kind {
         FieldKind::Text => format!("höchstens {MAX_TEXT} Zeichen, keine Steuerzeichen"),
         FieldKind::Postleitzahl => "fünfstellige Postleitzahl".into(),
+        FieldKind::Hausnummer => "Hausnummer wie 12, 12a oder 3 1/2 (bis zu vier Ziffern, danach \
+                                  höchstens vier Buchstaben, Ziffern, '.' oder '/')"
+            .into(),
         FieldKind::Date => "Datum im Format JJJJ-MM-TT".into(),
         FieldKind::Time | FieldKind::TimeXPersonenstand => "Uhrzeit im Format HH:MM".into(),
         FieldKind::DateTime => "Zeitpunkt im Format JJJJ-MM-TTThh:mm:ss+hh:mm".into(),
@@ -315,16 +318,9 @@ fn message(field: &Field) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::module_layer::fields::field;
     use serde_json::json;
 
-    static TABLE: &[Field] = &[
-        field("a.tag", "Tag", FieldKind::Date, "A"),
-        field("k[].kanal", "Kanal", FieldKind::Text, "A"),
-        field("k[].kennung", "Kennung", FieldKind::Text, "A"),
-        field("n", "N", FieldKind::Integer { min: 0, max: 9 }, "A"),
-        field("z", "Zeitpunkt", FieldKind::DateTime, "A"),
-    ];
+    use crate::module_layer::fields::TEST_TABLE as TABLE;
 
     fn table() -> Vec<&'static Field> {
         TABLE.iter().collect()

@@ -66,13 +66,22 @@ pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
 
     t.section("Elterngeld");
     t.field("auftragsnummer", "Auftragsnummer", Text)
+        .hint(
+            "Die Auftragsnummer aus dem Elterngeldverfahren, mit der das Standesamt die \
+             Geburtsdaten an die Elterngeldstelle weiterleitet; steht auf dem Antrag.",
+        )
         .field("zuordnungGeburtsanzeige", "Zuordnung zur Geburtsanzeige", Text)
+        .hint(
+            "Dieselbe Kennung wie in der Geburtsanzeige der Klinik (Zuordnungskennung), damit \
+             das Standesamt beide Meldungen zusammenführt.",
+        )
         .field(
             "zustimmungElterngeldstelle",
             "Zustimmung zur Weitergabe an die Elterngeldstelle",
             OnlyTrue,
         )
         .field("zustaendigeElterngeldstelle.kennung", "Elterngeldstelle: Kennung", Text)
+        .hint("DVDV-Kennung der Elterngeldstelle, wenn bekannt.")
         .field("zustaendigeElterngeldstelle.name", "Elterngeldstelle: Name", Text);
     kontakt(&mut t, "zustaendigeElterngeldstelle.erreichbarkeit[]", "Elterngeldstelle: Kontakt");
     postalische_anschrift(
@@ -96,7 +105,7 @@ fn elternteil(t: &mut TableBuilder, at: &str, wessen: &str) {
     );
     let anschrift = format!("{at}.anschrift");
     t.field(format!("{anschrift}.strasse"), format!("Straße {wessen}"), Text)
-        .field(format!("{anschrift}.hausnummer"), format!("Hausnummer {wessen}"), Text)
+        .field(format!("{anschrift}.hausnummer"), format!("Hausnummer {wessen}"), Hausnummer)
         .field(format!("{anschrift}.postleitzahl"), format!("Postleitzahl {wessen}"), Postleitzahl)
         .field(format!("{anschrift}.wohnort"), format!("Wohnort {wessen}"), Text);
 }
@@ -144,7 +153,7 @@ fn kontakt(t: &mut TableBuilder, at: &str, label: &str) {
 fn postalische_anschrift(t: &mut TableBuilder, at: &str, label: &str) {
     let gebaeude = format!("{at}.gebaeude");
     t.field(format!("{gebaeude}.strasse"), format!("{label}: Straße"), Text)
-        .field(format!("{gebaeude}.hausnummer"), format!("{label}: Hausnummer"), Text)
+        .field(format!("{gebaeude}.hausnummer"), format!("{label}: Hausnummer"), Hausnummer)
         .field(format!("{gebaeude}.postleitzahl"), format!("{label}: Postleitzahl"), Postleitzahl)
         .field(format!("{gebaeude}.wohnort"), format!("{label}: Ort"), Text)
         .field(

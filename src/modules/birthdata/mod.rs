@@ -114,7 +114,17 @@ impl Module for Birthdata {
         content: &Value,
     ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
         let label = |path: &str| label(INFO.fields, path).to_owned();
-        xps::checked_message::<Geburtsdaten>(content, form.prefix, label, &self.xpersonenstand)
+        xps::checked_message::<Geburtsdaten>(
+            content,
+            form.prefix,
+            INFO.fields,
+            label,
+            &self.xpersonenstand,
+        )
+    }
+
+    fn mandatory_paths(&self, form: &Form) -> Vec<String> {
+        xps::mandatory_paths::<Geburtsdaten>(form.prefix)
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {

@@ -20,7 +20,9 @@ use FieldKind::*;
 /// Every field of the `birthnotice` request except `id` and `clientReference`.
 pub static FIELDS: &[Field] = &[
     f("nameEinrichtung", "Name der Einrichtung", Text, EINRICHTUNG),
-    f("standortId", "Standort-ID", Text, EINRICHTUNG),
+    f("standortId", "Standort-ID", Text, EINRICHTUNG).with_hint(
+        "Kennung des Standorts, wenn die Einrichtung mehrere hat; sonst leer lassen.",
+    ),
     f("ansprechpartner", "Ansprechpartner", Text, EINRICHTUNG),
     f(
         "anschriftAutor.gebaeude.strasse",
@@ -31,7 +33,7 @@ pub static FIELDS: &[Field] = &[
     f(
         "anschriftAutor.gebaeude.hausnummer",
         "Hausnummer der Einrichtung",
-        Text,
+        Hausnummer,
         EINRICHTUNG,
     ),
     f(
@@ -142,7 +144,7 @@ pub static FIELDS: &[Field] = &[
     f(
         "mutter.standard.anschrift.hausnummer",
         "Hausnummer (Mutter)",
-        Text,
+        Hausnummer,
         MUTTER,
     ),
     f(
@@ -187,11 +189,19 @@ pub static FIELDS: &[Field] = &[
         "Kennung des Standesamts",
         Text,
         ZUORDNUNG,
+    )
+    .with_hint(
+        "DVDV-Kennung des zuständigen Standesamts, z. B. psw:11000000; leer lassen für das \
+         voreingestellte Standesamt.",
     ),
     f(
         "zuordnungGeburtsanzeige",
         "Zuordnungskennung",
         Text,
         ZUORDNUNG,
+    )
+    .with_hint(
+        "Dieselbe Kennung wie in den Geburtsdaten der Eltern, damit das Standesamt beide \
+         Meldungen zusammenführt.",
     ),
 ];

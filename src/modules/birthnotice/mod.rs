@@ -52,7 +52,11 @@ impl Module for Birthnotice {
         content: &Value,
     ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
         let label = |path: &str| label(INFO.fields, path).to_owned();
-        xps::checked_message::<Geburtsanzeige>(content, form.prefix, label, &self.0)
+        xps::checked_message::<Geburtsanzeige>(content, form.prefix, INFO.fields, label, &self.0)
+    }
+
+    fn mandatory_paths(&self, form: &Form) -> Vec<String> {
+        xps::mandatory_paths::<Geburtsanzeige>(form.prefix)
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {

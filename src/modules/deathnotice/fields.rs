@@ -42,7 +42,7 @@ const ANSCHRIFT_AUTOR: &[Row] = &[
     (
         "anschriftAutor.gebaeude.hausnummer",
         "Hausnummer (Absender)",
-        Text,
+        Hausnummer,
     ),
     (
         "anschriftAutor.gebaeude.postleitzahl",
@@ -428,7 +428,7 @@ const LEICHENSCHAU: &[Row] = &[
     (
         "angabenLeichenschau.anschriftArzt.hausnummer",
         "Praxis/Dienststelle: Hausnummer",
-        Text,
+        Hausnummer,
     ),
     (
         "angabenLeichenschau.anschriftArzt.postleitzahl",
@@ -534,6 +534,15 @@ const OTHER_LABELS: &[(&str, &str)] = &[
     ("sterbefall.todeszeitpunkt", "Todeszeitpunkt"),
 ];
 
+/// Hints of what to enter, by path relative to the slot.
+const HINTS: &[(&str, &str)] = &[
+    (
+        "leichenID",
+        "Kennung, unter der die verstorbene Person bei Ihnen geführt wird, z. B. die Nummer \
+         der Todesbescheinigung.",
+    ),
+];
+
 /// Every field of the `deathnotice` request except `id`: each slot's fields under the prefix
 /// `Einrichtung.`, `Bestatter.` or `Todesbescheinigung.`.
 pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
@@ -543,10 +552,10 @@ pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
             for (path, label, kind) in parts.iter().flat_map(|part| part.iter()) {
                 // Built once for the life of the process: the table is `'static` like every
                 // module's, so its prefixed paths are too.
-                let path: &'static str = Box::leak(format!("{slot}.{path}").into_boxed_str());
-                fields.push(crate::module_layer::fields::field(
-                    path, label, *kind, section,
-                ));
+                let full: &'static str = Box::leak(format!("{slot}.{path}").into_boxed_str());
+                let mut field = crate::module_layer::fields::field(full, label, *kind, section);
+                field.hint = HINTS.iter().find(|(p, _)| p == path).map(|(_, h)| *h);
+                fields.push(field);
             }
         }
     }
@@ -556,13 +565,14 @@ pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
 /// The label of a path relative to `slot` (`verstorbener.familienname` in `Einrichtung`), for
 /// messages about missing or refused values.
 pub fn label(slot: &str, path: &str) -> String {
+    // A list that needs a first entry is named by its own label, not by its section's.
+    if let Some((_, label)) = OTHER_LABELS.iter().find(|(p, _)| *p == path) {
+        return (*label).to_owned();
+    }
     let full = format!("{slot}.{path}");
     let found = crate::module_layer::fields::label(&FIELDS, &full);
     if found != full {
         return found.to_owned();
     }
-    OTHER_LABELS
-        .iter()
-        .find(|(p, _)| *p == path)
-        .map_or_else(|| path.to_owned(), |(_, l)| (*l).to_owned())
+    path.to_owned()
 }

@@ -109,7 +109,11 @@ impl Module for Deathnotice {
     ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
         let slot = slot_of(form);
         let label = |path: &str| fields::label(slot, &path[form.prefix.len()..]);
-        xps::checked_message::<Meldung>(content, form.prefix, label, &self.0)
+        xps::checked_message::<Meldung>(content, form.prefix, INFO.fields, label, &self.0)
+    }
+
+    fn mandatory_paths(&self, form: &Form) -> Vec<String> {
+        xps::mandatory_paths::<Meldung>(form.prefix)
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {

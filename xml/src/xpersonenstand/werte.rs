@@ -69,28 +69,16 @@ pub(crate) fn zerlege_hausnummer<'a>(
     field: &'static str,
     wert: &'a str,
 ) -> Result<Hausnummer<'a>, XmlError> {
-    let ende = wert
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(wert.len());
-    let (nummer, rest) = wert.split_at(ende);
-    let zusatz = rest.trim();
-    let zusatz_ok = zusatz.chars().count() <= 4
-        && zusatz
-            .chars()
-            .all(|c| c.is_alphabetic() || c.is_ascii_digit() || matches!(c, '.' | '/' | ' '));
-    if nummer.is_empty() || nummer.len() > 4 || !zusatz_ok {
-        return Err(ungueltig(
+    match formate::hausnummer(wert) {
+        Some((nummer, zusatz)) => Ok(Hausnummer { nummer, zusatz }),
+        None => Err(ungueltig(
             field,
             format!(
                 "'{wert}' ist keine Hausnummer (bis zu vier Ziffern, danach höchstens vier \
                  Buchstaben, Ziffern, '.' oder '/')"
             ),
-        ));
+        )),
     }
-    Ok(Hausnummer {
-        nummer,
-        zusatz: (!zusatz.is_empty()).then_some(zusatz),
-    })
 }
 
 /// `UhrzeitPersonenstandswesen` as used by 081021: exactly the schema pattern

@@ -189,7 +189,7 @@ impl<E: Send + 'static> GroupCommit<E> {
 
     /// [`GroupCommit::flush`] for callers on a thread of their own.
     pub(crate) fn flush_blocking(&self) -> sled::Result<()> {
-        futures::executor::block_on(self.flush())
+        block_on(self.flush())
     }
 }
 
@@ -216,8 +216,15 @@ impl<A, E> Queued<A, E> {
 
     /// [`Queued::outcome`] for callers on a thread of their own.
     pub(crate) fn outcome_blocking(self) -> Result<A, TransactionError<E>> {
-        futures::executor::block_on(self.outcome())
+        block_on(self.outcome())
     }
+}
+
+/// Waits for `future` on this thread. Unconstrained by tokio's cooperative budget: a caller
+/// inside a runtime's task that has used its budget up would otherwise get its wake-up deferred
+/// to the runtime's scheduler, which this blocked thread never hands back to, and wait forever.
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    futures::executor::block_on(tokio::task::unconstrained(future))
 }
 
 impl<E: Send + 'static> Shared<E> {

@@ -48,6 +48,38 @@ async fn concurrent_callers_are_all_served_and_see_their_change() {
     assert_eq!(open(dir.path()).len(), 200);
 }
 
+/// A blocking wait called inside a runtime's task that has used up its cooperative budget still
+/// returns: tokio would defer the wake-up of such a task to its scheduler, which the blocked
+/// thread never hands back to. (Seen as a test hanging after awaiting 200 finished tasks.)
+#[tokio::test]
+async fn a_blocking_wait_returns_inside_a_task_that_used_up_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let committer = start(&db);
+    // Fails the run instead of hanging it, should the wait never return.
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if finished.recv_timeout(std::time::Duration::from_secs(120))
+            == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        {
+            eprintln!("a blocking wait inside a task never returned");
+            std::process::abort();
+        }
+    });
+    // A fresh budget (128 units per poll of a task), then all of it used.
+    tokio::task::yield_now().await;
+    for _ in 0..128 {
+        tokio::task::consume_budget().await;
+    }
+    db.insert(1u32.to_be_bytes(), &b"x"[..]).unwrap();
+    committer.flush_blocking().unwrap();
+    assert_eq!(
+        committer.queue(insert_new(2)).outcome_blocking().unwrap(),
+        2
+    );
+    done.send(()).unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn queued_changes_commit_together_and_a_refusal_undoes_no_other() {
     let dir = tempfile::tempdir().unwrap();

@@ -69,6 +69,9 @@ pub struct FormContext {
     pub form: &'static Form,
     /// Signs the messages the form dispatches (the engine's signer of the module).
     pub signer: Arc<dyn MessageSigner>,
+    /// Paths of the fields and groups mandatory however the form is filled in: a property of
+    /// the form, found once here rather than on every page.
+    pub mandatory: Vec<String>,
 }
 
 /// Registers `/api/{seg}/v1/{memento,reports,reports/{id}}` and every form of the module, whose
@@ -106,6 +109,7 @@ pub fn configure(
                 module: Arc::clone(&module),
                 form,
                 signer: Arc::clone(&signer),
+                mandatory: module.mandatory_paths(form),
             });
             cfg.service(
                 web::resource(form.path)

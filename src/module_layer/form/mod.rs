@@ -102,7 +102,7 @@ pub(crate) async fn show(
         id: data["id"].as_str().unwrap_or_default(),
         sealed: session.user.seal.is_some(),
         problems: Problems::default(),
-        mandatory: context.module.mandatory_paths(context.form),
+        mandatory: &context.mandatory,
         signatory: String::new(),
         signed: false,
     };
@@ -200,7 +200,7 @@ pub(crate) async fn submit(
             id: &id,
             sealed,
             problems,
-            mandatory: context.module.mandatory_paths(form),
+            mandatory: &context.mandatory,
             signatory,
             signed,
         };

@@ -29,7 +29,7 @@ pub(crate) struct FormView<'a> {
     /// Every problem of the submit shown.
     pub(crate) problems: Problems,
     /// Paths of the fields and groups that are mandatory however the form is filled in.
-    pub(crate) mandatory: Vec<String>,
+    pub(crate) mandatory: &'a [String],
     pub(crate) signatory: String,
     pub(crate) signed: bool,
 }
@@ -264,7 +264,7 @@ fn sections<'a>(view: &'a FormView) -> Vec<Section<'a>> {
         section.count += usize::from(view.problems.at_input.contains_key(&item.name));
         section.has_value |= view.values.get(&item.name).is_some_and(|v| !v.is_empty());
     }
-    for path in &view.mandatory {
+    for path in view.mandatory {
         if let Some(name) = section_of(&view.inputs, path) {
             let section = sections.iter_mut().find(|s| s.name == name);
             if let Some(section) = section {

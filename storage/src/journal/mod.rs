@@ -441,11 +441,8 @@ fn checked<R>(
     open: &Arc<Database>,
     result: Result<R, JournalError>,
 ) -> Result<R, JournalError> {
-    if !matches!(result, Err(JournalError::Backend(_))) {
-        return result;
-    }
     // Whether the database still writes (see `SledStore`'s `checked`).
-    if open.write_failure().is_none() {
+    if matches!(result, Err(JournalError::Backend(_))) && open.write_failure().is_none() {
         let _ = open.committer.flush_blocking();
     }
     taken_out_if_failed(db, open, result)

@@ -253,11 +253,3 @@ fn receipt(bundle: &Bundle) -> Result<Receipt, AnswerError> {
         document,
     })
 }
-
-impl Parameters {
-    /// The answer as JSON bytes.
-    pub fn to_json(&self) -> Vec<u8> {
-        // Serialising these types cannot fail: every map key is a string.
-        serde_json::to_vec(self).expect("parameters serialise")
-    }
-}

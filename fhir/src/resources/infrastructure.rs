@@ -8,6 +8,9 @@ use super::datatypes::*;
 use super::Resource;
 
 /// `Bundle`: a notification (`document`) or a receipt (`collection`).
+///
+/// Like every resource type here it carries no `resourceType` of its own: [`Resource`] adds
+/// it, and so does [`Bundle::to_json`].
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Bundle {
@@ -40,10 +43,9 @@ impl Bundle {
             .find(|r| r.local_reference().as_deref() == Some(target))
     }
 
-    /// The bundle as JSON bytes.
+    /// The bundle as JSON bytes, with its `resourceType`.
     pub fn to_json(&self) -> Vec<u8> {
-        // Serialising these types cannot fail: every map key is a string.
-        serde_json::to_vec(self).expect("a bundle serialises")
+        tagged("Bundle", self)
     }
 }
 
@@ -72,6 +74,11 @@ pub struct Parameters {
 }
 
 impl Parameters {
+    /// The answer as JSON bytes, with its `resourceType`.
+    pub fn to_json(&self) -> Vec<u8> {
+        tagged("Parameters", self)
+    }
+
     /// The resource of the parameter called `name`.
     pub fn resource(&self, name: &str) -> Option<&Resource> {
         self.parameter
@@ -163,4 +170,21 @@ impl Issue {
         }
         text
     }
+}
+
+/// `resource` as JSON with `resourceType` first, as a top-level resource is written.
+fn tagged<T: Serialize>(resource_type: &'static str, resource: &T) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Tagged<'a, T> {
+        #[serde(rename = "resourceType")]
+        resource_type: &'static str,
+        #[serde(flatten)]
+        resource: &'a T,
+    }
+    // Serialising these types cannot fail: every map key is a string.
+    serde_json::to_vec(&Tagged {
+        resource_type,
+        resource,
+    })
+    .expect("a resource serialises")
 }

@@ -319,3 +319,35 @@ fn the_forms_values_are_named_in_the_contracts_style() {
         .collect();
     assert_eq!(symptoms, in_example);
 }
+
+#[test]
+fn docs_fhir_demis_lists_every_value_of_the_form() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fhir-demis.md"),
+    )
+    .unwrap();
+    let row = |value: serde_json::Value, code: meldewerk_fhir::codes::Code| {
+        format!(
+            "| `{}` | `{}` | {} |",
+            value.as_str().unwrap(),
+            code.code,
+            code.display
+        )
+    };
+    let rows = YesNo::ALL
+        .iter()
+        .map(|v| row(serde_json::to_value(v).unwrap(), v.code()))
+        .chain(
+            Department::ALL
+                .iter()
+                .map(|v| row(serde_json::to_value(v).unwrap(), v.code())),
+        )
+        .chain(
+            hospital::Symptom::ALL
+                .iter()
+                .map(|v| row(serde_json::to_value(v).unwrap(), v.code())),
+        );
+    for row in rows {
+        assert!(doc.contains(&row), "missing {row}");
+    }
+}

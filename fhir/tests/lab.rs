@@ -437,3 +437,40 @@ fn birth_months_are_read_strictly() {
         assert_eq!(BirthMonth::parse(wrong), None, "{wrong}");
     }
 }
+
+#[test]
+fn docs_fhir_demis_lists_every_code_of_every_disease_table() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fhir-demis.md"),
+    )
+    .unwrap();
+    for disease in Disease::ALL {
+        let codes = disease.codes();
+        let pathogen = format!(
+            "| `{}` | `{}` {} | `{}` |",
+            disease.code(),
+            codes.pathogen.code,
+            codes.pathogen.display,
+            codes.profile_suffix
+        );
+        assert!(doc.contains(&pathogen), "missing {pathogen}");
+        for code in codes.tests {
+            let row = format!(
+                "| `{}` | `{}` | {} |",
+                disease.code(),
+                code.code,
+                code.display
+            );
+            assert!(doc.contains(&row), "missing {row}");
+        }
+        for code in codes.methods.iter().chain(codes.materials) {
+            let row = format!("| `{}` | {} |", code.code, code.display);
+            let listed = doc.lines().any(|line| {
+                line.ends_with(&row)
+                    && (line.starts_with("| every disease")
+                        || line.contains(&format!("`{}`", disease.code())))
+            });
+            assert!(listed, "{disease:?}: missing {row}");
+        }
+    }
+}

@@ -326,6 +326,23 @@ impl<'a> Found<'a> {
         found
     }
 
+    /// The first resource a section names that `pick` takes; else a reason naming `what`.
+    fn section_entry<T>(
+        &mut self,
+        sections: &[&Reference],
+        what: &str,
+        pick: impl Fn(&'a Resource) -> Option<&'a T>,
+    ) -> Option<&'a T> {
+        let found = sections
+            .iter()
+            .find_map(|r| self.bundle.resolve(r).and_then(&pick));
+        if found.is_none() {
+            self.reasons
+                .push(format!("Composition.section must name the {what}"));
+        }
+        found
+    }
+
     fn notifier(&mut self, composition: &Composition) -> NotifierIds {
         let role = match self.follow(
             "Composition.author",
@@ -358,15 +375,10 @@ impl<'a> Found<'a> {
     }
 
     fn laboratory_report(&mut self, sections: &[&Reference]) -> Option<Notified> {
-        let report = sections.iter().find_map(|r| match self.bundle.resolve(r) {
-            Some(Resource::DiagnosticReport(d)) => Some(d.as_ref()),
+        let report = self.section_entry(sections, "DiagnosticReport", |r| match r {
+            Resource::DiagnosticReport(d) => Some(d.as_ref()),
             _ => None,
-        });
-        let Some(report) = report else {
-            self.reasons
-                .push("Composition.section must name the DiagnosticReport".to_owned());
-            return None;
-        };
+        })?;
         self.follow(
             "DiagnosticReport",
             report.subject.as_ref(),
@@ -400,15 +412,10 @@ impl<'a> Found<'a> {
     }
 
     fn condition(&mut self, sections: &[&Reference]) -> Option<Notified> {
-        let condition = sections.iter().find_map(|r| match self.bundle.resolve(r) {
-            Some(Resource::Condition(c)) => Some(c.as_ref()),
+        let condition = self.section_entry(sections, "Condition", |r| match r {
+            Resource::Condition(c) => Some(c.as_ref()),
             _ => None,
-        });
-        let Some(condition) = condition else {
-            self.reasons
-                .push("Composition.section must name the Condition".to_owned());
-            return None;
-        };
+        })?;
         self.follow(
             "Condition.subject",
             condition.subject.as_ref(),
@@ -438,14 +445,12 @@ impl<'a> Found<'a> {
     }
 
     fn bed_counts(&mut self, sections: &[&Reference]) {
-        let response = sections.iter().find_map(|r| match self.bundle.resolve(r) {
-            Some(Resource::QuestionnaireResponse(q)) => Some(q.as_ref()),
-            _ => None,
-        });
+        let response =
+            self.section_entry(sections, "StatisticInformationBedOccupancy", |r| match r {
+                Resource::QuestionnaireResponse(q) => Some(q.as_ref()),
+                _ => None,
+            });
         let Some(response) = response else {
-            self.reasons.push(
-                "Composition.section must name the StatisticInformationBedOccupancy".to_owned(),
-            );
             return;
         };
         for item in &response.item {

@@ -22,6 +22,15 @@ pub struct Code {
 }
 
 impl Code {
+    /// A code of `system`.
+    pub const fn new(system: &'static str, code: &'static str, display: &'static str) -> Self {
+        Code {
+            system,
+            code,
+            display,
+        }
+    }
+
     /// The code as a FHIR `Coding`.
     pub fn coding(&self) -> Coding {
         Coding::new(self.system, self.code, self.display)
@@ -29,19 +38,11 @@ impl Code {
 }
 
 const fn loinc(code: &'static str, display: &'static str) -> Code {
-    Code {
-        system: LOINC,
-        code,
-        display,
-    }
+    Code::new(LOINC, code, display)
 }
 
 const fn snomed(code: &'static str, display: &'static str) -> Code {
-    Code {
-        system: SNOMED,
-        code,
-        display,
-    }
+    Code::new(SNOMED, code, display)
 }
 
 const CATEGORY: &str = "https://demis.rki.de/fhir/CodeSystem/notificationCategory";
@@ -135,11 +136,7 @@ const UPPER_RESPIRATORY_SWAB: Code =
 const NASOPHARYNGEAL_SWAB: Code = snomed("258500001", "Nasopharyngeal swab (specimen)");
 
 static SARSCOV2: DiseaseCodes = DiseaseCodes {
-    pathogen: Code {
-        system: CATEGORY,
-        code: "cvdp",
-        display: "Severe-Acute-Respiratory-Syndrome-Coronavirus-2 (SARS-CoV-2)",
-    },
+    pathogen: Code::new(CATEGORY, "cvdp", "Severe-Acute-Respiratory-Syndrome-Coronavirus-2 (SARS-CoV-2)"),
     profile_suffix: "CVDP",
     tests: &[
         loinc(
@@ -164,11 +161,11 @@ static SARSCOV2: DiseaseCodes = DiseaseCodes {
 };
 
 static INFLUENZA: DiseaseCodes = DiseaseCodes {
-    pathogen: Code {
-        system: CATEGORY,
-        code: "invp",
-        display: "Influenzavirus; Meldepflicht nur für den direkten Nachweis",
-    },
+    pathogen: Code::new(
+        CATEGORY,
+        "invp",
+        "Influenzavirus; Meldepflicht nur für den direkten Nachweis",
+    ),
     profile_suffix: "INVP",
     tests: &[
         loinc(
@@ -200,11 +197,7 @@ static INFLUENZA: DiseaseCodes = DiseaseCodes {
 };
 
 static RSV: DiseaseCodes = DiseaseCodes {
-    pathogen: Code {
-        system: CATEGORY,
-        code: "rsvp",
-        display: "Respiratorisches Synzytial-Virus (RSV)",
-    },
+    pathogen: Code::new(CATEGORY, "rsvp", "Respiratorisches Synzytial-Virus (RSV)"),
     profile_suffix: "RSVP",
     tests: &[
         loinc(
@@ -227,11 +220,7 @@ static RSV: DiseaseCodes = DiseaseCodes {
 // The two LOINC codes below are not in the DEMIS examples; docs/fhir-demis.md marks them as
 // to be confirmed against DEMIS' value set of the NOVP profiles before production.
 static NOROVIRUS: DiseaseCodes = DiseaseCodes {
-    pathogen: Code {
-        system: CATEGORY,
-        code: "novp",
-        display: "Norovirus",
-    },
+    pathogen: Code::new(CATEGORY, "novp", "Norovirus"),
     profile_suffix: "NOVP",
     tests: &[
         loinc(
@@ -267,16 +256,8 @@ impl Interpretation {
     /// `Observation.interpretation` (HL7 v3 ObservationInterpretation).
     pub fn code(self) -> Code {
         match self {
-            Interpretation::Positive => Code {
-                system: INTERPRETATION,
-                code: "POS",
-                display: "Positive",
-            },
-            Interpretation::Negative => Code {
-                system: INTERPRETATION,
-                code: "NEG",
-                display: "Negative",
-            },
+            Interpretation::Positive => Code::new(INTERPRETATION, "POS", "Positive"),
+            Interpretation::Negative => Code::new(INTERPRETATION, "NEG", "Negative"),
         }
     }
 
@@ -292,16 +273,16 @@ impl Interpretation {
     pub fn conclusion(self) -> Code {
         const CONCLUSION: &str = "https://demis.rki.de/fhir/CodeSystem/conclusionCode";
         match self {
-            Interpretation::Positive => Code {
-                system: CONCLUSION,
-                code: "pathogenDetected",
-                display: "Meldepflichtiger Erreger nachgewiesen",
-            },
-            Interpretation::Negative => Code {
-                system: CONCLUSION,
-                code: "pathogenNotDetected",
-                display: "Meldepflichtiger Erreger nicht nachgewiesen",
-            },
+            Interpretation::Positive => Code::new(
+                CONCLUSION,
+                "pathogenDetected",
+                "Meldepflichtiger Erreger nachgewiesen",
+            ),
+            Interpretation::Negative => Code::new(
+                CONCLUSION,
+                "pathogenNotDetected",
+                "Meldepflichtiger Erreger nicht nachgewiesen",
+            ),
         }
     }
 }
@@ -349,22 +330,8 @@ impl Gender {
             Gender::AskedUnknown => Some(("unknown", None)),
             Gender::Male => Some(("male", None)),
             Gender::Female => Some(("female", None)),
-            Gender::Diverse => Some((
-                "other",
-                Some(Code {
-                    system: AMTLICH,
-                    code: "D",
-                    display: "divers",
-                }),
-            )),
-            Gender::Indeterminate => Some((
-                "other",
-                Some(Code {
-                    system: AMTLICH,
-                    code: "X",
-                    display: "unbestimmt",
-                }),
-            )),
+            Gender::Diverse => Some(("other", Some(Code::new(AMTLICH, "D", "divers")))),
+            Gender::Indeterminate => Some(("other", Some(Code::new(AMTLICH, "X", "unbestimmt")))),
         }
     }
 }

@@ -225,6 +225,54 @@ pub(crate) fn notification_id(report_id: &str) -> Option<Identifier> {
     Some(Identifier::new(NOTIFICATION_ID, report_id))
 }
 
+/// What the `Composition`s of the two notifications (laboratory, disease) differ in.
+pub(crate) struct NotificationComposition<'a> {
+    pub(crate) profile_name: &'a str,
+    pub(crate) category: Coding,
+    pub(crate) title: &'static str,
+    pub(crate) report_id: &'a str,
+    pub(crate) report_date: Option<&'a NaiveDate>,
+    pub(crate) follows_up: Option<&'a str>,
+    pub(crate) patient_id: &'a str,
+    pub(crate) author: &'a PractitionerRole,
+    pub(crate) section: Vec<Section>,
+}
+
+impl NotificationComposition<'_> {
+    /// The composition with id `id`, dated the report date or else `now`.
+    pub(crate) fn build(self, id: String, now: &DateTime<FixedOffset>) -> Composition {
+        Composition {
+            id: Some(id),
+            meta: Some(Meta::profile(profile(self.profile_name))),
+            extension: Vec::new(),
+            identifier: notification_id(self.report_id),
+            status: "final".into(),
+            kind: CodeableConcept::coded(Coding::new(LOINC, "34782-3", "Infectious disease Note")),
+            category: vec![CodeableConcept::coded(self.category)],
+            subject: Some(Reference::to("Patient", self.patient_id)),
+            date: self.report_date.map_or_else(|| date_time(now), date),
+            author: vec![Reference::to(
+                "PractitionerRole",
+                self.author.id.as_deref().unwrap_or_default(),
+            )],
+            title: self.title.into(),
+            relates_to: self.follows_up.map(follow_up).into_iter().collect(),
+            section: self.section,
+        }
+    }
+}
+
+/// `Composition.relatesTo` naming the notification followed up, by its `NotificationId`.
+fn follow_up(notification: &str) -> RelatesTo {
+    RelatesTo {
+        code: "appends".into(),
+        target_reference: Some(Reference::by_identifier(
+            Some("Composition"),
+            Identifier::new(NOTIFICATION_ID, notification),
+        )),
+    }
+}
+
 /// A `document` bundle of `profile`, stamped `now`, with a fresh `NotificationBundleId`.
 pub(crate) fn document(
     ids: &mut dyn IdSource,

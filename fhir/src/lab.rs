@@ -205,31 +205,22 @@ pub fn build(
         conclusion: input.conclusion.clone(),
         conclusion_code: vec![CodeableConcept::coded(overall.conclusion().coding())],
     };
-    let composition = Composition {
-        id: Some(composition_id),
-        meta: Some(Meta::profile(profile("NotificationLaboratory"))),
-        extension: Vec::new(),
-        identifier: notification_id(&input.report_id),
-        status: "final".into(),
-        kind: CodeableConcept::coded(Coding::new(LOINC, "34782-3", "Infectious disease Note")),
-        category: vec![CodeableConcept::coded(laboratory_report_code())],
-        subject: Some(Reference::to("Patient", &patient_id)),
-        date: input
-            .report_date
-            .as_ref()
-            .map_or_else(|| date_time(&now), date),
-        author: vec![Reference::to(
-            "PractitionerRole",
-            notifier_role.id.as_deref().unwrap_or_default(),
-        )],
-        title: "Erregernachweismeldung".into(),
-        relates_to: follow_up(&input.follows_up),
+    let composition = NotificationComposition {
+        profile_name: "NotificationLaboratory",
+        category: laboratory_report_code(),
+        title: "Erregernachweismeldung",
+        report_id: &input.report_id,
+        report_date: input.report_date.as_ref(),
+        follows_up: input.follows_up.as_deref(),
+        patient_id: &patient_id,
+        author: &notifier_role,
         section: vec![Section {
             title: None,
             code: Some(CodeableConcept::coded(laboratory_report_code())),
             entry: vec![Reference::to("DiagnosticReport", &report_id)],
         }],
-    };
+    }
+    .build(composition_id, &now);
 
     let mut resources = vec![
         Resource::Composition(Box::new(composition)),
@@ -254,18 +245,4 @@ pub fn build(
         &now,
         resources,
     ))
-}
-
-/// `Composition.relatesTo` naming the notification followed up, by its `NotificationId`.
-pub(crate) fn follow_up(follows_up: &Option<String>) -> Vec<RelatesTo> {
-    follows_up
-        .iter()
-        .map(|id| RelatesTo {
-            code: "appends".into(),
-            target_reference: Some(Reference::by_identifier(
-                Some("Composition"),
-                Identifier::new(NOTIFICATION_ID, id.clone()),
-            )),
-        })
-        .collect()
 }

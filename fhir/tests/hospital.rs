@@ -14,12 +14,8 @@ fn build(input: &hospital::HospitalisationNotification) -> serde_json::Value {
 
 /// The profiles of the entries of type `type_name`.
 fn profiles_of(bundle: &serde_json::Value, type_name: &str) -> Vec<serde_json::Value> {
-    bundle["entry"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| &e["resource"])
-        .filter(|r| r["resourceType"] == type_name)
+    resources_of(bundle, type_name)
+        .into_iter()
         .map(|r| r["meta"]["profile"].clone())
         .collect()
 }
@@ -114,13 +110,10 @@ fn the_condition_carries_onset_diagnosis_symptoms_and_note() {
     let condition = resource(&build(&hospitalisation()), "Condition");
     assert_eq!(condition["onsetDateTime"], "2026-11-18");
     assert_eq!(condition["recordedDate"], "2026-11-20");
-    let evidence: Vec<&str> = condition["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["code"][0]["coding"][0]["code"].as_str().unwrap())
-        .collect();
-    assert_eq!(evidence, ["386661006", "49727002", "233604007"]);
+    assert_eq!(
+        codes(&condition["evidence"], "/code/0/coding/0/code"),
+        ["386661006", "49727002", "233604007"]
+    );
     assert_eq!(condition["note"][0]["text"], "Textueller Hinweis");
     assert_eq!(
         condition["verificationStatus"]["coding"][0],
@@ -131,13 +124,7 @@ fn the_condition_carries_onset_diagnosis_symptoms_and_note() {
 #[test]
 fn a_stay_with_intensive_care_is_two_encounters_the_answers_refer_to() {
     let bundle = build(&hospitalisation());
-    let encounters: Vec<_> = bundle["entry"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| &e["resource"])
-        .filter(|r| r["resourceType"] == "Encounter")
-        .collect();
+    let encounters = resources_of(&bundle, "Encounter");
     assert_eq!(encounters.len(), 2);
     let hospital = resource(&bundle, "Organization");
     for encounter in &encounters {
@@ -311,13 +298,10 @@ fn the_forms_values_are_named_in_the_contracts_style() {
         .collect();
     let example = example("DiseaseHospitalizationNotificationExample.json");
     let condition = resource(&example, "Condition");
-    let in_example: Vec<&str> = condition["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["code"][0]["coding"][0]["code"].as_str().unwrap())
-        .collect();
-    assert_eq!(symptoms, in_example);
+    assert_eq!(
+        symptoms,
+        codes(&condition["evidence"], "/code/0/coding/0/code")
+    );
 }
 
 #[test]

@@ -113,14 +113,7 @@ fn ids_times_and_identifiers_come_from_the_caller() {
 fn every_reference_names_the_entry_the_example_names() {
     let bundle = named(Disease::Sarscov2);
     let id = |t: &str, n: usize| {
-        bundle["entry"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| &e["resource"])
-            .filter(|r| r["resourceType"] == t)
-            .nth(n)
-            .unwrap()["id"]
+        resources_of(&bundle, t)[n]["id"]
             .as_str()
             .unwrap()
             .to_owned()
@@ -294,23 +287,15 @@ fn several_findings_make_several_observations_and_a_negative_report_says_so() {
         report["conclusionCode"][0]["coding"][0]["code"],
         "pathogenNotDetected"
     );
-    let observations: Vec<_> = bundle["entry"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["resource"]["resourceType"] == "Observation")
-        .collect();
+    let observations = resources_of(&bundle, "Observation");
     assert_eq!(observations.len(), 2);
+    assert_eq!(observations[1]["code"]["coding"][0]["code"], "80381-7");
     assert_eq!(
-        observations[1]["resource"]["code"]["coding"][0]["code"],
-        "80381-7"
-    );
-    assert_eq!(
-        observations[1]["resource"]["valueCodeableConcept"]["coding"][0]["code"],
+        observations[1]["valueCodeableConcept"]["coding"][0]["code"],
         "LA11883-8"
     );
     assert_eq!(
-        observations[0]["resource"]["interpretation"][0]["coding"][0]["code"],
+        observations[0]["interpretation"][0]["coding"][0]["code"],
         "NEG"
     );
 }

@@ -11,7 +11,6 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde::{Deserialize, Serialize};
 
 use crate::common::*;
-use crate::lab::follow_up;
 use crate::person::{ContactPerson, NamedPerson, NotifiedPerson};
 use crate::resources::*;
 use crate::IdSource;
@@ -295,31 +294,19 @@ pub fn build(
             .map(|t| Annotation { text: t.clone() })
             .collect(),
     };
-    let composition = Composition {
-        id: Some(composition_id),
-        meta: Some(Meta::profile(profile(&format!(
-            "NotificationDisease{suffix}"
-        )))),
-        extension: Vec::new(),
-        identifier: notification_id(&input.report_id),
-        status: "final".into(),
-        kind: CodeableConcept::coded(Coding::new(LOINC, "34782-3", "Infectious disease Note")),
-        category: vec![CodeableConcept::coded(Coding::new(
+    let composition = NotificationComposition {
+        profile_name: &format!("NotificationDisease{suffix}"),
+        category: Coding::new(
             "https://demis.rki.de/fhir/CodeSystem/notificationType",
             "6.1_2",
             "Meldung gemäß IfSG §6 Absatz 1, 2",
-        ))],
-        subject: Some(Reference::to("Patient", &patient_id)),
-        date: input
-            .report_date
-            .as_ref()
-            .map_or_else(|| date_time(&now), date),
-        author: vec![Reference::to(
-            "PractitionerRole",
-            notifier_role.id.as_deref().unwrap_or_default(),
-        )],
-        title: "Meldung gemäß §6 Absatz 1, 2 IfSG".into(),
-        relates_to: follow_up(&input.follows_up),
+        ),
+        title: "Meldung gemäß §6 Absatz 1, 2 IfSG",
+        report_id: &input.report_id,
+        report_date: input.report_date.as_ref(),
+        follows_up: input.follows_up.as_deref(),
+        patient_id: &patient_id,
+        author: &notifier_role,
         section: vec![
             section(
                 "diagnosis",
@@ -332,7 +319,8 @@ pub fn build(
                 Reference::to("QuestionnaireResponse", &common_id),
             ),
         ],
-    };
+    }
+    .build(composition_id, &now);
 
     let mut resources = vec![
         Resource::Composition(Box::new(composition)),

@@ -40,11 +40,7 @@ impl YesNo {
             YesNo::NichtErmittelbar => ("ASKU", "nicht ermittelbar"),
             YesNo::NichtErhoben => ("NASK", "nicht erhoben"),
         };
-        Code {
-            system: YES_OR_NO,
-            code,
-            display,
-        }
+        Code::new(YES_OR_NO, code, display)
     }
 }
 
@@ -84,11 +80,7 @@ impl Department {
             Department::AllgemeineChirurgie => ("1500", "Allgemeine Chirurgie"),
             Department::Intensivmedizin => ("3600", "Intensivmedizin"),
         };
-        Code {
-            system: SERVICE_TYPE,
-            code,
-            display,
-        }
+        Code::new(SERVICE_TYPE, code, display)
     }
 }
 
@@ -159,10 +151,6 @@ impl Symptom {
             Symptom::Kopfschmerzen => ("25064002", "Headache (finding)"),
             Symptom::Muskelschmerzen => ("68962001", "Muscle pain (finding)"),
         };
-        Code {
-            system: SNOMED,
-            code,
-            display,
-        }
+        Code::new(SNOMED, code, display)
     }
 }

@@ -227,16 +227,33 @@ pub fn types(bundle: &Bundle) -> Vec<&'static str> {
     bundle.resources().map(|r| r.type_name().unwrap()).collect()
 }
 
-/// The first entry resource of `type_name`, as JSON.
-pub fn resource(bundle: &Value, type_name: &str) -> Value {
+/// The entry resources of `type_name`, in order, as JSON.
+pub fn resources_of<'a>(bundle: &'a Value, type_name: &str) -> Vec<&'a Value> {
     bundle["entry"]
         .as_array()
         .unwrap()
         .iter()
         .map(|e| &e["resource"])
-        .find(|r| r["resourceType"] == type_name)
+        .filter(|r| r["resourceType"] == type_name)
+        .collect()
+}
+
+/// The first entry resource of `type_name`, as JSON.
+pub fn resource(bundle: &Value, type_name: &str) -> Value {
+    resources_of(bundle, type_name)
+        .first()
+        .map(|r| (*r).clone())
         .unwrap_or_else(|| panic!("no {type_name}"))
-        .clone()
+}
+
+/// The codes of the codings of a list of codeable concepts at `list` (`evidence[].code[0]`
+/// style paths are given as the list and the pointer into each item).
+pub fn codes<'a>(list: &'a Value, pointer: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item.pointer(pointer).unwrap().as_str().unwrap())
+        .collect()
 }
 
 pub fn profiles(resource: &Resource) -> Vec<String> {

@@ -229,8 +229,13 @@ fn receipt(bundle: &Bundle) -> Result<Receipt, AnswerError> {
             _ => None,
         })
         .ok_or(AnswerError::NoReceipt)?;
+    let data = binary
+        .data
+        .as_deref()
+        .filter(|d| !d.is_empty())
+        .ok_or(AnswerError::NoReceipt)?;
     let document = base64::engine::general_purpose::STANDARD
-        .decode(binary.data.as_deref().unwrap_or_default())
+        .decode(data)
         .map_err(|_| AnswerError::BadData)?;
     let identifier_of = |system: &str| -> Option<String> {
         let c = composition?;

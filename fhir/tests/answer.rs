@@ -147,8 +147,31 @@ fn what_is_no_answer_is_said_so() {
         answer::read(example.to_string().as_bytes()),
         Err(AnswerError::BadData)
     );
+    example["parameter"][0]["resource"]["entry"][3]["resource"]["data"] = json!("");
+    assert_eq!(
+        answer::read(example.to_string().as_bytes()),
+        Err(AnswerError::NoReceipt)
+    );
     assert_eq!(
         AnswerError::NoReceipt.to_string(),
         "the answer carries neither a receipt nor an error"
     );
+}
+
+#[test]
+fn any_element_of_an_answer_removed_or_retyped_is_read_without_a_panic() {
+    let accepted: serde_json::Value = serde_json::from_slice(
+        &answer::accepted(&receipt(), &mut SequentialIds::new(), now()).to_json(),
+    )
+    .unwrap();
+    for (pointer, changed) in every_element_changed(&accepted) {
+        let read = answer::read(changed.to_string().as_bytes());
+        // Whatever was changed, an acceptance never names another document.
+        if let Ok(Answer::Accepted(receipt)) = read {
+            assert!(
+                receipt.document.is_empty() || receipt.document == b"%PDF-1.7 receipt",
+                "{pointer}"
+            );
+        }
+    }
 }

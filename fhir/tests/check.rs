@@ -312,3 +312,17 @@ fn too_many_entries_are_refused_unread() {
         [format!("Bundle.entry: more than {MAX_ENTRIES} entries")]
     );
 }
+
+#[test]
+fn any_element_removed_or_retyped_is_answered_without_a_panic() {
+    let hospital =
+        json(&hospital::build(&hospitalisation(), &mut SequentialIds::new(), now()).unwrap());
+    for original in [laboratory_json(), hospital, bed_json()] {
+        for (pointer, changed) in every_element_changed(&original) {
+            // Refused or accepted, but answered; a refusal says why.
+            if let Err(refused) = check(&bytes(&changed)) {
+                assert!(!refused.reasons.is_empty(), "{pointer}");
+            }
+        }
+    }
+}

@@ -259,3 +259,41 @@ pub fn codes<'a>(list: &'a Value, pointer: &str) -> Vec<&'a str> {
 pub fn profiles(resource: &Resource) -> Vec<String> {
     resource.profiles().to_vec()
 }
+
+/// Every element of `value`, by JSON pointer (the root last, as "").
+fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .for_each(|(k, v)| pointers(v, format!("{at}/{k}"), out)),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .for_each(|(n, v)| pointers(v, format!("{at}/{n}"), out)),
+        _ => {}
+    }
+    out.push(at);
+}
+
+/// Copies of `original` with one element (not the root) replaced by null, a string, a negative
+/// number, an empty object or an empty array, each with the pointer changed.
+pub fn every_element_changed(original: &Value) -> impl Iterator<Item = (String, Value)> + '_ {
+    let mut all = Vec::new();
+    pointers(original, String::new(), &mut all);
+    all.pop();
+    all.into_iter().flat_map(move |pointer| {
+        [
+            Value::Null,
+            Value::from("x"),
+            Value::from(-1),
+            serde_json::json!({}),
+            serde_json::json!([]),
+        ]
+        .into_iter()
+        .map(move |replacement| {
+            let mut changed = original.clone();
+            *changed.pointer_mut(&pointer).unwrap() = replacement;
+            (pointer.clone(), changed)
+        })
+    })
+}

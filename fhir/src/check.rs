@@ -209,10 +209,16 @@ fn check_entries(bundle: &Bundle, raw: &[Value], reasons: &mut Vec<String>) {
             .as_deref()
             .is_some_and(|url| url.ends_with(&format!("/{local}")));
         if !full_url_fits {
-            reasons.push(format!("Bundle.entry[{n}].fullUrl must end with {local}"));
+            reasons.push(format!(
+                "Bundle.entry[{n}].fullUrl must end with {}",
+                shown(&local)
+            ));
         }
         if known.contains(&local) {
-            reasons.push(format!("Bundle.entry[{n}]: {local} appears twice"));
+            reasons.push(format!(
+                "Bundle.entry[{n}]: {} appears twice",
+                shown(&local)
+            ));
         }
         known.push(local);
     }
@@ -226,10 +232,20 @@ fn check_entries(bundle: &Bundle, raw: &[Value], reasons: &mut Vec<String>) {
             let local = !reference.contains("://") && !reference.starts_with('#');
             if local && !known.iter().any(|k| k == reference) {
                 reasons.push(format!(
-                    "Bundle.entry[{n}]: the reference {reference} names no entry of the bundle"
+                    "Bundle.entry[{n}]: the reference {} names no entry of the bundle",
+                    shown(reference)
                 ));
             }
         }
+    }
+}
+
+/// An id or link id of the sender's, cut so that a forged one cannot grow the answer.
+fn shown(text: &str) -> String {
+    const MAX: usize = 80;
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
     }
 }
 
@@ -458,7 +474,7 @@ impl<'a> Found<'a> {
             if item.answer.is_empty() || counts.clone().any(|n| n.is_none_or(|n| n < 0)) {
                 self.reasons.push(format!(
                     "QuestionnaireResponse item {}: the answer must be an integer of 0 or more",
-                    item.link_id
+                    shown(&item.link_id)
                 ));
             }
         }

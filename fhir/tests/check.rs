@@ -176,6 +176,13 @@ fn entries_need_ids_matching_full_urls_and_references_that_resolve() {
         ]
     );
     let mut bundle = laboratory_json();
+    let long = format!("Specimen/{}", "ä".repeat(200));
+    entry(&mut bundle, "Observation")["specimen"]["reference"] = json!(long);
+    assert!(refused(&bundle).contains(&format!(
+        "Bundle.entry[7]: the reference Specimen/{}… names no entry of the bundle",
+        "ä".repeat(71)
+    )));
+    let mut bundle = laboratory_json();
     let duplicate = bundle["entry"][1].clone();
     bundle["entry"].as_array_mut().unwrap().push(duplicate);
     assert_eq!(

@@ -3,8 +3,8 @@
 //! how they refer to each other, every reference within the bundle resolving, and the
 //! notifier's identifiers, which the caller checks against the facilities it knows.
 //!
-//! Reasons name elements and profiles, never values of the notification, so that they can be
-//! logged and shown.
+//! Reasons name elements and profiles and quote at most ids (cut short), never what the
+//! notification says about anyone, so that they can be logged and shown.
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -10,6 +10,42 @@
 //!
 //! The mapping from input fields to FHIR elements, and the code tables, are in
 //! `docs/fhir-demis.md`.
+//!
+//! One report's way, from the module to the reporting system and back:
+//!
+//! ```
+//! use meldewerk_fhir::beds::{self, BedCounts, BedOccupancyReport};
+//! use meldewerk_fhir::answer::{self, Answer, Receipt, PDF};
+//! use meldewerk_fhir::{check, Facility, RandomIds};
+//!
+//! let now = chrono::DateTime::parse_from_rfc3339("2026-11-24T14:30:00+01:00").unwrap();
+//! let report = BedOccupancyReport {
+//!     report_id: "BED-1".into(),
+//!     report_date: None,
+//!     location_id: "987654".into(),
+//!     location: Facility { ik: Some("261101015".into()), ..Default::default() },
+//!     beds: BedCounts { adults_occupied: 221, adults_operable: Some(250),
+//!                       children_occupied: 37, children_operable: None },
+//! };
+//! // The module builds the bundle; the transport sends its JSON.
+//! let body = beds::build(&report, &mut RandomIds, now).unwrap().to_json();
+//!
+//! // The reporting system checks it and answers with a receipt.
+//! let received = check::check(&body).unwrap();
+//! assert_eq!(received.notifier.location_id.as_deref(), Some("987654"));
+//! let receipt = Receipt {
+//!     bundle_id: received.bundle_id,
+//!     notification_id: received.notification_id,
+//!     content_type: PDF.into(),
+//!     document: b"%PDF-1.7".to_vec(),
+//! };
+//! let reply = answer::accepted(&receipt, &mut RandomIds, now).to_json();
+//!
+//! // The transport reads the answer.
+//! let Answer::Accepted(read) = answer::read(&reply).unwrap() else { panic!("refused") };
+//! assert_eq!(read.notification_id, "BED-1");
+//! assert_eq!(read.content_type, "application/pdf");
+//! ```
 
 #![warn(missing_docs)]
 

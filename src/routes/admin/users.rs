@@ -368,6 +368,40 @@ pub async fn set_email(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// Sets the customer a user belongs to from `{"customer": "K-1"}`, or removes it with
+/// `{"customer": null}`: 204. The customer's scope decides which facilities the user's reports
+/// may name; a user without a customer may name none. 404 for an unknown user.
+#[put("/users/{name}/customer")]
+#[tracing::instrument(name = "admin_set_customer", skip_all, fields(user = %log_str(name.as_str())))]
+pub async fn set_customer(
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
+    req: HttpRequest,
+    name: web::Path<String>,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    accounts: web::Data<Accounts>,
+) -> Result<HttpResponse, Failure> {
+    let name = path_name(&name)?;
+    let object = read_object(&req, payload, settings.max_body_bytes, &["customer"]).await?;
+    if !object.contains_key("customer") {
+        return Err(Failure::Invalid(vec![
+            "customer is required: an id, or null to remove it".into(),
+        ]));
+    }
+    let mut errors = Vec::new();
+    let customer = optional_string(&object, "customer", &mut errors).map(str::to_owned);
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let removed = customer.is_none();
+    accounts.set_customer(&name, customer).await?;
+    let action = if removed { "remove-customer" } else { "set-customer" };
+    audit(&store, &operator, action, &name).await?;
+    tracing::info!(removed, "customer set by operator");
+    Ok(HttpResponse::NoContent().finish())
+}
+
 /// Removes a user: 204; their sessions and links stop working at once, their reports stay.
 /// 404 for an unknown user.
 #[delete("/users/{name}")]

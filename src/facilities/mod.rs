@@ -111,8 +111,15 @@ impl FacilityInput<'_> {
         let ik = taken(errors, names, names.ik, self.ik, |ik| {
             Ik::parse(ik).map_err(|e| e.to_string())
         });
-        let (Some(bsnr), Some(name), Some(street), Some(postal_code), Some(city), Some(country), Some(ik)) =
-            (bsnr, name, street, postal_code, city, country, ik)
+        let (
+            Some(bsnr),
+            Some(name),
+            Some(street),
+            Some(postal_code),
+            Some(city),
+            Some(country),
+            Some(ik),
+        ) = (bsnr, name, street, postal_code, city, country, ik)
         else {
             return None;
         };
@@ -354,10 +361,7 @@ mod tests {
             other => panic!("not refused: {other:?}"),
         };
         let k1 = user(Some("K-1"));
-        assert_eq!(
-            resolve(&store, &k1, "123456789").await.unwrap(),
-            facility
-        );
+        assert_eq!(resolve(&store, &k1, "123456789").await.unwrap(), facility);
         assert_eq!(
             refused(resolve(&store, &k1, "12345678").await),
             "MeldendeEinrichtung.BSNR must be exactly 9 digits"

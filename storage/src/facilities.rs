@@ -77,7 +77,8 @@ macro_rules! digits_conversions {
 
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(&self.0)
+                // `pad`, so that widths in format strings (tables) apply.
+                f.pad(&self.0)
             }
         }
     )*};
@@ -251,14 +252,24 @@ mod tests {
     fn identifiers_are_exactly_nine_ascii_digits() {
         assert_eq!(Bsnr::parse("012345678").unwrap().as_str(), "012345678");
         assert_eq!(Ik::parse("260326822").unwrap().to_string(), "260326822");
-        for bad in ["", "12345678", "1234567890", "12345678a", " 12345678", "١٢٣٤٥٦٧٨٩"] {
+        for bad in [
+            "",
+            "12345678",
+            "1234567890",
+            "12345678a",
+            " 12345678",
+            "١٢٣٤٥٦٧٨٩",
+        ] {
             assert_eq!(Bsnr::parse(bad), Err(NotNineDigits), "{bad:?}");
             assert_eq!(Ik::parse(bad), Err(NotNineDigits), "{bad:?}");
         }
         assert_eq!(NotNineDigits.to_string(), "must be exactly 9 digits");
         // A stored record cannot smuggle a malformed one in either.
         assert!(serde_json::from_str::<Bsnr>("\"12345\"").is_err());
-        assert_eq!(serde_json::to_string(&Ik::parse("000000001").unwrap()).unwrap(), "\"000000001\"");
+        assert_eq!(
+            serde_json::to_string(&Ik::parse("000000001").unwrap()).unwrap(),
+            "\"000000001\""
+        );
     }
 
     #[test]
@@ -299,8 +310,14 @@ mod tests {
         let bsnr = Bsnr::parse("123456789").unwrap();
         let mine = scope("K-1", &["260326822"]);
         let refused = Err(FacilityRefusal::OutOfScope(bsnr.clone()));
-        assert_eq!(check_facility(&bsnr, Some(facility(true)), None, Some(&mine)), refused);
-        assert_eq!(check_facility(&bsnr, Some(facility(true)), Some("K-1"), None), refused);
+        assert_eq!(
+            check_facility(&bsnr, Some(facility(true)), None, Some(&mine)),
+            refused
+        );
+        assert_eq!(
+            check_facility(&bsnr, Some(facility(true)), Some("K-1"), None),
+            refused
+        );
         // Another customer's scope does not count.
         assert_eq!(
             check_facility(&bsnr, Some(facility(true)), Some("K-2"), Some(&mine)),

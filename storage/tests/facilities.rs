@@ -72,7 +72,13 @@ async fn put_creates_then_replaces_keeping_when_it_was_created() {
 async fn facilities_are_listed_in_bsnr_order_page_by_page() {
     let dir = tempfile::tempdir().unwrap();
     let store = open_in(&dir);
-    for number in ["300000000", "012345678", "200000000", "100000000", "999999999"] {
+    for number in [
+        "300000000",
+        "012345678",
+        "200000000",
+        "100000000",
+        "999999999",
+    ] {
         store
             .put_facility(facility(number, "260326822", true, 0))
             .await
@@ -83,15 +89,9 @@ async fn facilities_are_listed_in_bsnr_order_page_by_page() {
     };
     let first = store.facilities(None, 2).await.unwrap();
     assert_eq!(numbers(first.clone()), ["012345678", "100000000"]);
-    let second = store
-        .facilities(Some(&first[1].bsnr), 2)
-        .await
-        .unwrap();
+    let second = store.facilities(Some(&first[1].bsnr), 2).await.unwrap();
     assert_eq!(numbers(second.clone()), ["200000000", "300000000"]);
-    let third = store
-        .facilities(Some(&second[1].bsnr), 2)
-        .await
-        .unwrap();
+    let third = store.facilities(Some(&second[1].bsnr), 2).await.unwrap();
     assert_eq!(numbers(third), ["999999999"]);
     assert!(store
         .facilities(Some(&bsnr("999999999")), 2)
@@ -100,7 +100,12 @@ async fn facilities_are_listed_in_bsnr_order_page_by_page() {
         .is_empty());
     // `after` need not be a stored BSNR.
     assert_eq!(
-        numbers(store.facilities(Some(&bsnr("150000000")), 10).await.unwrap()),
+        numbers(
+            store
+                .facilities(Some(&bsnr("150000000")), 10)
+                .await
+                .unwrap()
+        ),
         ["200000000", "300000000", "999999999"]
     );
 }

@@ -152,7 +152,10 @@ pub async fn show(
     answer(
         async {
             let bsnr = only_bsnr(&bsnr)?;
-            let facility = store.facility(&bsnr).await?.ok_or_else(|| not_found(&bsnr))?;
+            let facility = store
+                .facility(&bsnr)
+                .await?
+                .ok_or_else(|| not_found(&bsnr))?;
             Ok(HttpResponse::Ok().json(facility))
         }
         .await,
@@ -178,7 +181,12 @@ pub async fn put_facility(
             let object = json::read_object(&req, payload, settings.max_body_bytes).await?;
             let mut errors = Vec::new();
             let bsnr = path_bsnr(&bsnr, &mut errors);
-            unknown_members(&object, "", &["name", "address", "ik", "active"], &mut errors);
+            unknown_members(
+                &object,
+                "",
+                &["name", "address", "ik", "active"],
+                &mut errors,
+            );
             let address = match object.get("address") {
                 Some(Value::Object(address)) => {
                     unknown_members(
@@ -236,7 +244,13 @@ pub async fn put_facility(
                 FacilityPut::Replaced(_) => (StatusCode::OK, "change-facility"),
             };
             let stored: &Facility = put.facility();
-            audit(&store, &operator.0, action, format!("facility {}", stored.bsnr)).await?;
+            audit(
+                &store,
+                &operator.0,
+                action,
+                format!("facility {}", stored.bsnr),
+            )
+            .await?;
             Ok(HttpResponse::build(status).json(stored))
         }
         .await,
@@ -257,7 +271,13 @@ pub async fn remove(
             if !store.remove_facility(&bsnr).await? {
                 return Err(not_found(&bsnr));
             }
-            audit(&store, &operator.0, "remove-facility", format!("facility {bsnr}")).await?;
+            audit(
+                &store,
+                &operator.0,
+                "remove-facility",
+                format!("facility {bsnr}"),
+            )
+            .await?;
             Ok(HttpResponse::NoContent().finish())
         }
         .await,
@@ -343,7 +363,13 @@ pub async fn put_scope(
                 iks,
             };
             store.set_customer_scope(scope.clone()).await?;
-            audit(&store, &operator.0, "set-scope", format!("customer {customer}")).await?;
+            audit(
+                &store,
+                &operator.0,
+                "set-scope",
+                format!("customer {customer}"),
+            )
+            .await?;
             Ok(HttpResponse::Ok().json(scope_view(&customer, Some(&scope))))
         }
         .await,

@@ -396,7 +396,11 @@ pub async fn set_customer(
     }
     let removed = customer.is_none();
     accounts.set_customer(&name, customer).await?;
-    let action = if removed { "remove-customer" } else { "set-customer" };
+    let action = if removed {
+        "remove-customer"
+    } else {
+        "set-customer"
+    };
     audit(&store, &operator, action, &name).await?;
     tracing::info!(removed, "customer set by operator");
     Ok(HttpResponse::NoContent().finish())

@@ -10,8 +10,9 @@ use chrono::{DateTime, Utc};
 use super::{Engine, DEFAULT_CACHE_CAPACITY};
 use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
-    AuditEntry, Bsnr, Consumed, CustomerScope, Facility, FacilityPut, FinishedReport, Job, Outcome, PreparedMessage, Report, ReportKey,
-    ReportResult, Store, StoreCondition, StoreError, StoreResult, UserRecord,
+    AuditEntry, Bsnr, Consumed, CustomerScope, Facility, FacilityPut, FinishedReport, Job, Outcome,
+    PreparedMessage, Report, ReportKey, ReportResult, Store, StoreCondition, StoreError,
+    StoreResult, UserRecord,
 };
 
 /// The sled engine of [`Store`]: one embedded database in the data directory, for a single node.

@@ -14,8 +14,9 @@ use super::{
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AuditEntry, Bsnr, Consumed, CustomerScope, Facility, FacilityPut, FinishedReport, Job, JobKind, Outcome, PreparedMessage, Report,
-    ReportKey, ReportResult, ReportStatus, Store, StoreError, StoreResult, UserRecord,
+    AuditEntry, Bsnr, Consumed, CustomerScope, Facility, FacilityPut, FinishedReport, Job, JobKind,
+    Outcome, PreparedMessage, Report, ReportKey, ReportResult, ReportStatus, Store, StoreError,
+    StoreResult, UserRecord,
 };
 
 fn user_what(name: &str) -> String {

@@ -59,22 +59,6 @@ fn assert_errors(response: Response, status: u16, errors: &[&str]) {
     );
 }
 
-fn audit(server: &Server) -> Vec<(String, String)> {
-    let page: Value = server.admin_get("/admin/api/v1/audit").json().unwrap();
-    page["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            assert_eq!(e["who"], OPERATOR.0);
-            (
-                e["action"].as_str().unwrap().to_owned(),
-                e["target"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
 fn pair(action: &str, target: &str) -> (String, String) {
     (action.to_owned(), target.to_owned())
 }
@@ -153,7 +137,7 @@ fn a_facility_is_created_read_replaced_and_removed_each_change_audited() {
         &gone,
     );
     assert_eq!(
-        audit(&server),
+        audited(&server),
         [
             pair("add-facility", "facility 123456789"),
             pair("change-facility", "facility 123456789"),
@@ -264,7 +248,7 @@ fn every_problem_of_a_facility_is_answered_at_once_and_nothing_is_stored() {
     // Nothing of it was stored.
     let page: Value = server.admin_get(FACILITIES).json().unwrap();
     assert_eq!(page, json!({"facilities": [], "next": null}));
-    assert!(audit(&server).is_empty());
+    assert!(audited(&server).is_empty());
     // A path that is no BSNR is refused before anything is looked up.
     let bad = ["bsnr must be exactly 9 digits"];
     assert_errors(server.admin_get(&format!("{FACILITIES}/1234")), 400, &bad);
@@ -416,7 +400,7 @@ fn a_customer_scope_is_set_read_cleared_and_checked() {
     );
     assert_eq!(read(scope), json!({"customer": "K-1", "iks": []}));
     assert_eq!(
-        audit(&server),
+        audited(&server),
         [
             pair("set-scope", "customer K-1"),
             pair("set-scope", "customer K-1")
@@ -481,7 +465,7 @@ fn an_operator_sets_and_removes_the_customer_of_a_user() {
     assert_eq!(removed.status(), 204);
     assert_eq!(customer_of(), Value::Null);
     assert_eq!(
-        audit(&server),
+        audited(&server),
         [
             pair("set-customer", "user labor"),
             pair("remove-customer", "user labor")
@@ -566,5 +550,8 @@ fn every_endpoint_needs_operator_credentials_and_changes_refuse_other_sites() {
         server.admin_get(&scope).json::<Value>().unwrap(),
         json!({"customer": "K-1", "iks": []})
     );
-    assert_eq!(audit(&server), [pair("add-facility", "facility 123456789")]);
+    assert_eq!(
+        audited(&server),
+        [pair("add-facility", "facility 123456789")]
+    );
 }

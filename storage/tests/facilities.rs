@@ -43,6 +43,13 @@ fn scope(customer: &str, iks: &[&str]) -> CustomerScope {
     }
 }
 
+/// Stores each facility; panics unless the store takes it.
+async fn put_all(store: &SledStore, facilities: impl IntoIterator<Item = Facility>) {
+    for facility in facilities {
+        store.put_facility(facility).await.unwrap();
+    }
+}
+
 #[tokio::test]
 async fn put_creates_then_replaces_keeping_when_it_was_created() {
     let dir = tempfile::tempdir().unwrap();
@@ -72,18 +79,15 @@ async fn put_creates_then_replaces_keeping_when_it_was_created() {
 async fn facilities_are_listed_in_bsnr_order_page_by_page() {
     let dir = tempfile::tempdir().unwrap();
     let store = open_in(&dir);
-    for number in [
+    let stored = [
         "300000000",
         "012345678",
         "200000000",
         "100000000",
         "999999999",
-    ] {
-        store
-            .put_facility(facility(number, "260326822", true, 0))
-            .await
-            .unwrap();
-    }
+    ]
+    .map(|number| facility(number, "260326822", true, 0));
+    put_all(&store, stored).await;
     let numbers = |page: Vec<Facility>| -> Vec<String> {
         page.into_iter().map(|f| f.bsnr.to_string()).collect()
     };
@@ -114,10 +118,7 @@ async fn facilities_are_listed_in_bsnr_order_page_by_page() {
 async fn remove_says_whether_there_was_one() {
     let dir = tempfile::tempdir().unwrap();
     let store = open_in(&dir);
-    store
-        .put_facility(facility("123456789", "260326822", true, 0))
-        .await
-        .unwrap();
+    put_all(&store, [facility("123456789", "260326822", true, 0)]).await;
     assert!(store.remove_facility(&bsnr("123456789")).await.unwrap());
     assert!(!store.remove_facility(&bsnr("123456789")).await.unwrap());
     assert_eq!(store.facility(&bsnr("123456789")).await.unwrap(), None);
@@ -156,18 +157,15 @@ async fn a_scope_is_replaced_whole_and_an_empty_one_removes_it() {
 async fn resolving_answers_the_facility_or_the_refusal() {
     let dir = tempfile::tempdir().unwrap();
     let store = open_in(&dir);
-    store
-        .put_facility(facility("123456789", "260326822", true, 0))
-        .await
-        .unwrap();
-    store
-        .put_facility(facility("223456789", "260326822", false, 0))
-        .await
-        .unwrap();
-    store
-        .put_facility(facility("323456789", "999999999", true, 0))
-        .await
-        .unwrap();
+    put_all(
+        &store,
+        [
+            facility("123456789", "260326822", true, 0),
+            facility("223456789", "260326822", false, 0),
+            facility("323456789", "999999999", true, 0),
+        ],
+    )
+    .await;
     store
         .set_customer_scope(scope("K-1", &["260326822"]))
         .await
@@ -213,10 +211,7 @@ async fn the_registry_is_on_disk_after_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     {
         let store = open_in(&dir);
-        store
-            .put_facility(facility("123456789", "260326822", true, 0))
-            .await
-            .unwrap();
+        put_all(&store, [facility("123456789", "260326822", true, 0)]).await;
         store
             .set_customer_scope(scope("K-1", &["260326822"]))
             .await

@@ -53,16 +53,34 @@ impl From<JsonError> for Failure {
     }
 }
 
-/// The answer to a request: `ok`, or the failure in the operator API's `{"errors": [...]}`.
-fn answer(result: Result<HttpResponse, Failure>) -> HttpResponse {
-    match result {
-        Ok(response) => response,
-        Err(Failure::Invalid(errors)) => {
-            HttpResponse::BadRequest().json(json!({ "errors": errors }))
+impl std::fmt::Debug for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Invalid(errors) => f.write_str(&errors.join("; ")),
+            Failure::Body(e) => e.fmt(f),
+            Failure::NotFound(message) => f.write_str(message),
+            Failure::Store(e) => e.fmt(f),
         }
-        Err(Failure::Body(e)) => error(e.status(), e.to_string()),
-        Err(Failure::NotFound(message)) => error(StatusCode::NOT_FOUND, message),
-        Err(Failure::Store(e)) => store_failed(e),
+    }
+}
+
+/// The failure in the operator API's `{"errors": [...]}`.
+impl actix_web::ResponseError for Failure {
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            Failure::Invalid(errors) => {
+                HttpResponse::BadRequest().json(json!({ "errors": errors }))
+            }
+            Failure::Body(e) => error(e.status(), e.to_string()),
+            Failure::NotFound(message) => error(StatusCode::NOT_FOUND, message.clone()),
+            Failure::Store(e) => store_failed(e),
+        }
     }
 }
 
@@ -148,18 +166,13 @@ pub async fn show(
     _operator: Operator,
     bsnr: web::Path<String>,
     store: web::Data<Arc<dyn Store>>,
-) -> HttpResponse {
-    answer(
-        async {
-            let bsnr = only_bsnr(&bsnr)?;
-            let facility = store
-                .facility(&bsnr)
-                .await?
-                .ok_or_else(|| not_found(&bsnr))?;
-            Ok(HttpResponse::Ok().json(facility))
-        }
-        .await,
-    )
+) -> Result<HttpResponse, Failure> {
+    let bsnr = only_bsnr(&bsnr)?;
+    let facility = store
+        .facility(&bsnr)
+        .await?
+        .ok_or_else(|| not_found(&bsnr))?;
+    Ok(HttpResponse::Ok().json(facility))
 }
 
 /// `PUT /admin/api/v1/facilities/{bsnr}` from `{"name", "address": {"street", "postalCode",
@@ -175,86 +188,81 @@ pub async fn put_facility(
     payload: web::Payload,
     settings: web::Data<WebSettings>,
     store: web::Data<Arc<dyn Store>>,
-) -> HttpResponse {
-    answer(
-        async {
-            let object = json::read_object(&req, payload, settings.max_body_bytes).await?;
-            let mut errors = Vec::new();
-            let bsnr = path_bsnr(&bsnr, &mut errors);
+) -> Result<HttpResponse, Failure> {
+    let object = json::read_object(&req, payload, settings.max_body_bytes).await?;
+    let mut errors = Vec::new();
+    let bsnr = path_bsnr(&bsnr, &mut errors);
+    unknown_members(
+        &object,
+        "",
+        &["name", "address", "ik", "active"],
+        &mut errors,
+    );
+    let address = match object.get("address") {
+        Some(Value::Object(address)) => {
             unknown_members(
-                &object,
-                "",
-                &["name", "address", "ik", "active"],
+                address,
+                "address.",
+                &["street", "postalCode", "city", "country"],
                 &mut errors,
             );
-            let address = match object.get("address") {
-                Some(Value::Object(address)) => {
-                    unknown_members(
-                        address,
-                        "address.",
-                        &["street", "postalCode", "city", "country"],
-                        &mut errors,
-                    );
-                    Some(address)
-                }
-                None | Some(Value::Null) => {
-                    errors.push("address must not be null".into());
-                    None
-                }
-                Some(_) => {
-                    errors.push("address must be an object".into());
-                    None
-                }
-            };
-            // The address's members, each said once: not again when the address is missing.
-            let in_address = |name: &str, errors: &mut Vec<String>| match address {
-                Some(address) => string_member(address, name, &format!("address.{name}"), errors),
-                None => Given::Refused,
-            };
-            let active = match object.get("active") {
-                None | Some(Value::Null) => None,
-                Some(Value::Bool(active)) => Some(*active),
-                Some(_) => {
-                    errors.push("active must be true or false".into());
-                    None
-                }
-            };
-            let mut input = FacilityInput {
-                name: string_member(&object, "name", "name", &mut errors),
-                street: in_address("street", &mut errors),
-                postal_code: in_address("postalCode", &mut errors),
-                city: in_address("city", &mut errors),
-                country: in_address("country", &mut errors),
-                ik: string_member(&object, "ik", "ik", &mut errors),
-                active: active.unwrap_or(true),
-            };
-            // Absent `active` keeps a replaced facility's state: leaving it out of a change of
-            // address must not activate a facility an operator deactivated.
-            if let (None, Some(bsnr), true) = (active, &bsnr, errors.is_empty()) {
-                if let Some(old) = store.facility(bsnr).await? {
-                    input.active = old.active;
-                }
-            }
-            let Some(facility) = input.check(bsnr, &BODY_FIELDS, Utc::now(), &mut errors) else {
-                return Err(Failure::Invalid(errors));
-            };
-            let put = store.put_facility(facility).await?;
-            let (status, action) = match &put {
-                FacilityPut::Created(_) => (StatusCode::CREATED, "add-facility"),
-                FacilityPut::Replaced(_) => (StatusCode::OK, "change-facility"),
-            };
-            let stored: &Facility = put.facility();
-            audit(
-                &store,
-                &operator.0,
-                action,
-                format!("facility {}", stored.bsnr),
-            )
-            .await?;
-            Ok(HttpResponse::build(status).json(stored))
+            Some(address)
         }
-        .await,
+        None | Some(Value::Null) => {
+            errors.push("address must not be null".into());
+            None
+        }
+        Some(_) => {
+            errors.push("address must be an object".into());
+            None
+        }
+    };
+    // The address's members, each said once: not again when the address is missing.
+    let in_address = |name: &str, errors: &mut Vec<String>| match address {
+        Some(address) => string_member(address, name, &format!("address.{name}"), errors),
+        None => Given::Refused,
+    };
+    let active = match object.get("active") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(active)) => Some(*active),
+        Some(_) => {
+            errors.push("active must be true or false".into());
+            None
+        }
+    };
+    let mut input = FacilityInput {
+        name: string_member(&object, "name", "name", &mut errors),
+        street: in_address("street", &mut errors),
+        postal_code: in_address("postalCode", &mut errors),
+        city: in_address("city", &mut errors),
+        country: in_address("country", &mut errors),
+        ik: string_member(&object, "ik", "ik", &mut errors),
+        active: active.unwrap_or(true),
+    };
+    // Absent `active` keeps a replaced facility's state: leaving it out of a change of
+    // address must not activate a facility an operator deactivated.
+    if let (None, Some(bsnr), true) = (active, &bsnr, errors.is_empty()) {
+        if let Some(old) = store.facility(bsnr).await? {
+            input.active = old.active;
+        }
+    }
+    let Some(facility) = input.check(bsnr, &BODY_FIELDS, Utc::now(), &mut errors) else {
+        return Err(Failure::Invalid(errors));
+    };
+    let put = store.put_facility(facility).await?;
+    let (status, action) = match &put {
+        FacilityPut::Created(_) => (StatusCode::CREATED, "add-facility"),
+        FacilityPut::Replaced(_) => (StatusCode::OK, "change-facility"),
+    };
+    let stored: &Facility = put.facility();
+    audit(
+        &store,
+        &operator.0,
+        action,
+        format!("facility {}", stored.bsnr),
     )
+    .await?;
+    Ok(HttpResponse::build(status).json(stored))
 }
 
 /// `DELETE /admin/api/v1/facilities/{bsnr}`: 204; 404 unknown. Scopes keep their codes.
@@ -264,24 +272,19 @@ pub async fn remove(
     operator: Operator,
     bsnr: web::Path<String>,
     store: web::Data<Arc<dyn Store>>,
-) -> HttpResponse {
-    answer(
-        async {
-            let bsnr = only_bsnr(&bsnr)?;
-            if !store.remove_facility(&bsnr).await? {
-                return Err(not_found(&bsnr));
-            }
-            audit(
-                &store,
-                &operator.0,
-                "remove-facility",
-                format!("facility {bsnr}"),
-            )
-            .await?;
-            Ok(HttpResponse::NoContent().finish())
-        }
-        .await,
+) -> Result<HttpResponse, Failure> {
+    let bsnr = only_bsnr(&bsnr)?;
+    if !store.remove_facility(&bsnr).await? {
+        return Err(not_found(&bsnr));
+    }
+    audit(
+        &store,
+        &operator.0,
+        "remove-facility",
+        format!("facility {bsnr}"),
     )
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// The customer of a path, or 400.
@@ -304,15 +307,10 @@ pub async fn get_scope(
     _operator: Operator,
     customer: web::Path<String>,
     store: web::Data<Arc<dyn Store>>,
-) -> HttpResponse {
-    answer(
-        async {
-            let customer = path_customer(&customer)?;
-            let scope = store.customer_scope(&customer).await?;
-            Ok(HttpResponse::Ok().json(scope_view(&customer, scope.as_ref())))
-        }
-        .await,
-    )
+) -> Result<HttpResponse, Failure> {
+    let customer = path_customer(&customer)?;
+    let scope = store.customer_scope(&customer).await?;
+    Ok(HttpResponse::Ok().json(scope_view(&customer, scope.as_ref())))
 }
 
 /// `PUT /admin/api/v1/customers/{customer}/scope` from `{"iks": ["260326822", …]}`: replaces the
@@ -326,52 +324,47 @@ pub async fn put_scope(
     payload: web::Payload,
     settings: web::Data<WebSettings>,
     store: web::Data<Arc<dyn Store>>,
-) -> HttpResponse {
-    answer(
-        async {
-            let object = json::read_object(&req, payload, settings.max_body_bytes).await?;
-            let mut errors = Vec::new();
-            let customer = customer_id(&customer)
-                .map_err(|problem| errors.push(problem))
-                .ok();
-            unknown_members(&object, "", &["iks"], &mut errors);
-            let mut iks = BTreeSet::new();
-            match object.get("iks") {
-                Some(Value::Array(items)) => {
-                    for (i, item) in items.iter().enumerate() {
-                        let Value::String(text) = item else {
-                            errors.push(format!("iks[{i}] must be a string"));
-                            continue;
-                        };
-                        match Ik::parse(text) {
-                            Ok(ik) if !iks.insert(ik.clone()) => {
-                                errors.push(format!("iks[{i}] {ik} is listed twice"));
-                            }
-                            Ok(_) => {}
-                            Err(e) => errors.push(format!("iks[{i}] {e}")),
-                        }
+) -> Result<HttpResponse, Failure> {
+    let object = json::read_object(&req, payload, settings.max_body_bytes).await?;
+    let mut errors = Vec::new();
+    let customer = customer_id(&customer)
+        .map_err(|problem| errors.push(problem))
+        .ok();
+    unknown_members(&object, "", &["iks"], &mut errors);
+    let mut iks = BTreeSet::new();
+    match object.get("iks") {
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let Value::String(text) = item else {
+                    errors.push(format!("iks[{i}] must be a string"));
+                    continue;
+                };
+                match Ik::parse(text) {
+                    Ok(ik) if !iks.insert(ik.clone()) => {
+                        errors.push(format!("iks[{i}] {ik} is listed twice"));
                     }
+                    Ok(_) => {}
+                    Err(e) => errors.push(format!("iks[{i}] {e}")),
                 }
-                None | Some(Value::Null) => errors.push("iks must not be null".into()),
-                Some(_) => errors.push("iks must be an array of strings".into()),
             }
-            let (Some(customer), true) = (customer, errors.is_empty()) else {
-                return Err(Failure::Invalid(errors));
-            };
-            let scope = CustomerScope {
-                customer: customer.clone(),
-                iks,
-            };
-            store.set_customer_scope(scope.clone()).await?;
-            audit(
-                &store,
-                &operator.0,
-                "set-scope",
-                format!("customer {customer}"),
-            )
-            .await?;
-            Ok(HttpResponse::Ok().json(scope_view(&customer, Some(&scope))))
         }
-        .await,
+        None | Some(Value::Null) => errors.push("iks must not be null".into()),
+        Some(_) => errors.push("iks must be an array of strings".into()),
+    }
+    let (Some(customer), true) = (customer, errors.is_empty()) else {
+        return Err(Failure::Invalid(errors));
+    };
+    let scope = CustomerScope {
+        customer: customer.clone(),
+        iks,
+    };
+    store.set_customer_scope(scope.clone()).await?;
+    audit(
+        &store,
+        &operator.0,
+        "set-scope",
+        format!("customer {customer}"),
     )
+    .await?;
+    Ok(HttpResponse::Ok().json(scope_view(&customer, Some(&scope))))
 }

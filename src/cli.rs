@@ -280,7 +280,7 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
             let name = UserName::parse(&name).map_err(err)?;
             let customer = customer
                 .as_deref()
-                .map(crate::facilities::cli::customer_id)
+                .map(crate::facilities::customer_id)
                 .transpose()
                 .map_err(CliError)?;
             let said = match &customer {

@@ -8,7 +8,7 @@ use chrono::Utc;
 use clap::Subcommand;
 use meldewerk_storage::{Bsnr, CustomerScope, Facility, Ik, Store};
 
-use super::{FacilityInput, FieldNames, Given};
+use super::{customer_id, FacilityInput, FieldNames, Given};
 use crate::cli::{err, open_store, CliError};
 use crate::configuration::Settings;
 
@@ -330,15 +330,5 @@ fn scope_line(customer: &str, scope: Option<&CustomerScope>) -> String {
             format!("customer {customer} may report for IK {}", iks.join(", "))
         }
         _ => format!("customer {customer} may report for no facility"),
-    }
-}
-
-/// A customer id as scopes are kept under: not blank. Users' `customer` values are free text
-/// (billing, support), so nothing stricter is asked of them here.
-pub(crate) fn customer_id(text: &str) -> Result<String, String> {
-    if text.trim().is_empty() {
-        Err("the customer must not be empty".into())
-    } else {
-        Ok(text.to_owned())
     }
 }

@@ -208,6 +208,16 @@ fn postal_code(value: &str, country: Option<&str>) -> Result<String, String> {
     }
 }
 
+/// A customer id as scopes are kept under: not blank. Users' `customer` values are free text
+/// (billing, support), so nothing stricter is asked of them here.
+pub(crate) fn customer_id(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        Err("the customer must not be empty".into())
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
 /// Why [`resolve`] gave no facility.
 #[derive(Debug)]
 #[allow(dead_code)] // the module layer's check of a reporting facility; labreport calls it

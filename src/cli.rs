@@ -1,5 +1,5 @@
 //! The command line: `meldewerk serve`, `meldewerk simulate …`, `meldewerk user …`,
-//! `meldewerk seal …`.
+//! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 use crate::accounts::{Accounts, Email, Password, UserName};
 use crate::configuration::Settings;
 use crate::crypto::{MasterKey, PasswordHasher};
+use crate::facilities::cli::{run_customer, run_facility, CustomerCommand, FacilityCommand};
 use crate::startup;
 
 /// meldewerk: reports to German authorities, from pre-filled forms to receipts.
@@ -55,6 +56,12 @@ pub enum Command {
     /// Manage seals (server stopped, same data directory).
     #[command(subcommand)]
     Seal(SealCommand),
+    /// Manage the facility registry (server stopped, same data directory).
+    #[command(subcommand)]
+    Facility(FacilityCommand),
+    /// Manage customers' scopes (server stopped, same data directory).
+    #[command(subcommand)]
+    Customer(CustomerCommand),
 }
 
 /// The transports whose simulated authority `meldewerk simulate` can run: every one of the
@@ -99,6 +106,21 @@ pub enum UserCommand {
         #[arg(long)]
         none: bool,
     },
+    /// Set the customer a user belongs to, or remove it with --none (a user without one may
+    /// name no facility).
+    #[command(
+        group(clap::ArgGroup::new("target").required(true).args(["customer", "none"])),
+        override_usage = "meldewerk user customer [OPTIONS] <NAME> <CUSTOMER|--none>"
+    )]
+    Customer {
+        /// User name.
+        name: String,
+        /// The customer id, e.g. K-1.
+        customer: Option<String>,
+        /// Remove the customer.
+        #[arg(long)]
+        none: bool,
+    },
     /// Set a new password (revokes every memento, magic link and session of the user).
     Passwd {
         /// User name.
@@ -138,7 +160,7 @@ pub enum SealCommand {
 #[error("{0}")]
 pub struct CliError(pub String);
 
-fn err(e: impl std::fmt::Display) -> CliError {
+pub(crate) fn err(e: impl std::fmt::Display) -> CliError {
     CliError(e.to_string())
 }
 
@@ -157,14 +179,23 @@ fn parse_email(address: Option<&str>) -> Result<Option<Email>, CliError> {
     address.map(Email::parse).transpose().map_err(err)
 }
 
-fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {
+/// The store of the data directory of `settings`; unless `create_data_dir`, a directory without
+/// a database is an error (a mistyped `--data-dir` must not start an empty one).
+pub(crate) fn open_store(
+    settings: &Settings,
+    create_data_dir: bool,
+) -> Result<Arc<dyn meldewerk_storage::Store>, CliError> {
     if !create_data_dir && !settings.db_dir().is_dir() {
         return Err(CliError(format!(
             "data directory {} has no meldewerk database (add a user or start the server first, or pass --data-dir)",
             settings.data_dir.display()
         )));
     }
-    let store = startup::open_store(settings).map_err(err)?;
+    startup::open_store(settings).map_err(err)
+}
+
+fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {
+    let store = open_store(settings, create_data_dir)?;
     let master = MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref())
         .map_err(err)?;
     let hasher = PasswordHasher::new(
@@ -175,7 +206,7 @@ fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliE
     Ok(Accounts::new(store, Arc::new(master), hasher))
 }
 
-/// Runs a user or seal command and returns what to print.
+/// Runs a user, seal, facility or customer command and returns what to print.
 pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, CliError> {
     match command {
         Command::Serve { .. } | Command::Simulate { .. } => Err(CliError(
@@ -228,6 +259,27 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
                 .map_err(err)?;
             Ok(said)
         }
+        Command::User(UserCommand::Customer {
+            name,
+            customer,
+            none: _,
+        }) => {
+            let name = UserName::parse(&name).map_err(err)?;
+            let customer = customer
+                .as_deref()
+                .map(crate::facilities::customer_id)
+                .transpose()
+                .map_err(CliError)?;
+            let said = match &customer {
+                Some(customer) => format!("{} belongs to customer {customer}", name.as_str()),
+                None => format!("{} belongs to no customer", name.as_str()),
+            };
+            accounts(settings, false)?
+                .set_customer(&name, customer)
+                .await
+                .map_err(err)?;
+            Ok(said)
+        }
         Command::User(UserCommand::List { json }) => {
             let users = accounts(settings, false)?.list().await.map_err(err)?;
             if json {
@@ -275,5 +327,7 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
                 STANDARD.encode(public_key)
             ))
         }
+        Command::Facility(command) => run_facility(settings, command).await,
+        Command::Customer(command) => run_customer(settings, command).await,
     }
 }

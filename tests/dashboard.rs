@@ -72,23 +72,6 @@ fn text_of<'a>(html: &'a str, id: &str) -> &'a str {
     &html[start..start + html[start..].find('<').unwrap()]
 }
 
-/// The actions of the audit log (`GET /admin/api/v1/audit`), oldest first.
-fn audited(server: &Server) -> Vec<(String, String)> {
-    let audit: Value = server.admin_get("/admin/api/v1/audit").json().unwrap();
-    audit["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            assert_eq!(e["who"], OPERATOR.0);
-            (
-                e["action"].as_str().unwrap().to_owned(),
-                e["target"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
 fn add_rule(server: &Server, rule: Value) {
     let answer = server
         .client()

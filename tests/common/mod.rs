@@ -781,6 +781,24 @@ pub fn received_in(server: &Server, module: &str, id: &str) -> Vec<Value> {
     .0
 }
 
+/// The actions of the audit log (`GET /admin/api/v1/audit`) as (action, target), oldest first;
+/// each by the test servers' operator.
+pub fn audited(server: &Server) -> Vec<(String, String)> {
+    let audit: Value = server.admin_get("/admin/api/v1/audit").json().unwrap();
+    audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            assert_eq!(e["who"], OPERATOR.0);
+            (
+                e["action"].as_str().unwrap().to_owned(),
+                e["target"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
 /// One page of the received log at `path` (with its query): the messages and `next`.
 pub fn received_page(server: &Server, path: &str) -> (Vec<Value>, Option<u64>) {
     let response = server.admin_get(path);

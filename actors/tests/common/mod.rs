@@ -454,6 +454,39 @@ impl Store for MemStore {
     ) -> StoreResult<FinishedReport> {
         self.state.lock().unwrap().finish(job.id, outcome, at)
     }
+
+    // The facility registry is not the engine's business.
+    async fn put_facility(
+        &self,
+        _: meldewerk_storage::Facility,
+    ) -> StoreResult<meldewerk_storage::FacilityPut> {
+        unimplemented!("not used by the engine")
+    }
+    async fn facility(
+        &self,
+        _: &meldewerk_storage::Bsnr,
+    ) -> StoreResult<Option<meldewerk_storage::Facility>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn facilities(
+        &self,
+        _: Option<&meldewerk_storage::Bsnr>,
+        _: usize,
+    ) -> StoreResult<Vec<meldewerk_storage::Facility>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn remove_facility(&self, _: &meldewerk_storage::Bsnr) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
+    async fn set_customer_scope(&self, _: meldewerk_storage::CustomerScope) -> StoreResult<()> {
+        unimplemented!("not used by the engine")
+    }
+    async fn customer_scope(
+        &self,
+        _: &str,
+    ) -> StoreResult<Option<meldewerk_storage::CustomerScope>> {
+        unimplemented!("not used by the engine")
+    }
 }
 
 // ---------------------------------------------------------------- transport

@@ -4,6 +4,7 @@
 pub mod actors;
 mod cross_site;
 mod dashboard;
+pub mod facilities;
 pub mod jobs;
 pub mod messages;
 pub mod modules;
@@ -46,7 +47,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(users::change_password)
             .service(users::set_email)
             .service(users::remove_user)
-            .service(users::deposit_seal),
+            .service(users::deposit_seal)
+            .service(users::set_customer)
+            .service(facilities::list)
+            .service(facilities::show)
+            .service(facilities::put_facility)
+            .service(facilities::remove)
+            .service(facilities::get_scope)
+            .service(facilities::put_scope),
     );
     // After the API's scope, which owns `/admin/api/v1/`.
     dashboard::configure(cfg);

@@ -20,6 +20,8 @@
 //! | `submissions`   | `owner\0module\0id`          | the submission (JSON), packed |
 //! | `messages`      | `owner\0module\0id`          | the message body, packed |
 //! | `receipts`      | `owner\0module\0id`          | the receipt PDF, packed |
+//! | `facilities`    | BSNR                         | [`crate::Facility`]   |
+//! | `customer_scopes` | customer id                | [`crate::CustomerScope`] |
 //!
 //! `finished` lists the final reports that still have their payload, in the order they finished,
 //! for the retention sweep (see `finished.rs`); its entry `\0complete` marks it as covering every
@@ -38,6 +40,7 @@
 //! two log buffers per transaction, so that is what keeps the disk writes per report down.
 
 mod delivery;
+mod facilities;
 mod finished;
 mod keys;
 mod payload;
@@ -94,6 +97,9 @@ pub(crate) struct Engine {
     submissions: Tree,
     messages: Tree,
     receipts: Tree,
+    /// The facility registry and the customers' scopes (see `facilities.rs`).
+    facilities: Tree,
+    customer_scopes: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
@@ -148,6 +154,8 @@ impl Engine {
             submissions: tree("submissions")?,
             messages: tree("messages")?,
             receipts: tree("receipts")?,
+            facilities: tree("facilities")?,
+            customer_scopes: tree("customer_scopes")?,
             outbox_jobs,
             user_cache: Default::default(),
             receipt_cache: std::sync::Arc::new(crate::receipt_cache::ReceiptCache::new(

@@ -14,8 +14,9 @@ use super::{
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AfterDelivery, AuditEntry, Consumed, FinishedReport, Job, JobKind, Outcome, PreparedMessage,
-    Report, ReportKey, ReportResult, ReportStatus, Store, StoreError, StoreResult, UserRecord,
+    AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Facility, FacilityPut,
+    FinishedReport, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
+    ReportStatus, Store, StoreError, StoreResult, UserRecord,
 };
 
 fn user_what(name: &str) -> String {
@@ -536,5 +537,29 @@ impl Store for Engine {
         at: DateTime<Utc>,
     ) -> StoreResult<FinishedReport> {
         self.outcome(job, outcome, at).await
+    }
+
+    async fn put_facility(&self, facility: Facility) -> StoreResult<FacilityPut> {
+        self.facility_put(facility).await
+    }
+
+    async fn facility(&self, bsnr: &Bsnr) -> StoreResult<Option<Facility>> {
+        self.facility_get(bsnr)
+    }
+
+    async fn facilities(&self, after: Option<&Bsnr>, limit: usize) -> StoreResult<Vec<Facility>> {
+        self.facility_page(after, limit)
+    }
+
+    async fn remove_facility(&self, bsnr: &Bsnr) -> StoreResult<bool> {
+        self.facility_remove(bsnr).await
+    }
+
+    async fn set_customer_scope(&self, scope: CustomerScope) -> StoreResult<()> {
+        self.scope_set(scope).await
+    }
+
+    async fn customer_scope(&self, customer: &str) -> StoreResult<Option<CustomerScope>> {
+        self.scope_get(customer)
     }
 }

@@ -1,6 +1,12 @@
 //! The command line: `meldewerk serve`, `meldewerk simulate …`, `meldewerk user …`,
 //! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`.
 
+mod facilities;
+mod store;
+
+pub use store::CliError;
+pub(crate) use store::{err, open_store};
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,8 +18,7 @@ use clap::{Parser, Subcommand};
 use crate::accounts::{Accounts, Email, Password, UserName};
 use crate::configuration::Settings;
 use crate::crypto::{MasterKey, PasswordHasher};
-use crate::facilities::cli::{run_customer, run_facility, CustomerCommand, FacilityCommand};
-use crate::startup;
+use facilities::{run_customer, run_facility, CustomerCommand, FacilityCommand};
 
 /// meldewerk: reports to German authorities, from pre-filled forms to receipts.
 #[derive(Debug, Parser)]
@@ -155,15 +160,6 @@ pub enum SealCommand {
     },
 }
 
-/// A command-line failure: the message is printed, the exit code is 1.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct CliError(pub String);
-
-pub(crate) fn err(e: impl std::fmt::Display) -> CliError {
-    CliError(e.to_string())
-}
-
 fn read_password(flag: bool) -> Result<Password, CliError> {
     if !flag {
         return Err(CliError(
@@ -177,21 +173,6 @@ fn read_password(flag: bool) -> Result<Password, CliError> {
 
 fn parse_email(address: Option<&str>) -> Result<Option<Email>, CliError> {
     address.map(Email::parse).transpose().map_err(err)
-}
-
-/// The store of the data directory of `settings`; unless `create_data_dir`, a directory without
-/// a database is an error (a mistyped `--data-dir` must not start an empty one).
-pub(crate) fn open_store(
-    settings: &Settings,
-    create_data_dir: bool,
-) -> Result<Arc<dyn meldewerk_storage::Store>, CliError> {
-    if !create_data_dir && !settings.db_dir().is_dir() {
-        return Err(CliError(format!(
-            "data directory {} has no meldewerk database (add a user or start the server first, or pass --data-dir)",
-            settings.data_dir.display()
-        )));
-    }
-    startup::open_store(settings).map_err(err)
 }
 
 fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {

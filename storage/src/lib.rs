@@ -253,4 +253,20 @@ pub trait Store: Send + Sync + 'static {
         outcome: Outcome,
         at: DateTime<Utc>,
     ) -> StoreResult<()>;
+
+    // ---- certificates ----
+
+    /// Stores a facility's certificate for its site and environment, in place of the one there
+    /// was; returns whether there was one.
+    async fn put_certificate(&self, certificate: FacilityCertificate) -> StoreResult<bool>;
+    /// The certificate of site `bsnr` for `environment`, if one is deposited.
+    async fn certificate(
+        &self,
+        bsnr: &str,
+        environment: Environment,
+    ) -> StoreResult<Option<FacilityCertificate>>;
+    /// Every deposited certificate, by site, test before production.
+    async fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>>;
+    /// Removes the certificate of site `bsnr` for `environment`; `false` if there was none.
+    async fn remove_certificate(&self, bsnr: &str, environment: Environment) -> StoreResult<bool>;
 }

@@ -448,6 +448,27 @@ impl Store for MemStore {
             .finish(job.id, outcome, at)
             .map(|_| ())
     }
+
+    async fn put_certificate(&self, _: meldewerk_storage::FacilityCertificate) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
+    async fn certificate(
+        &self,
+        _: &str,
+        _: meldewerk_storage::Environment,
+    ) -> StoreResult<Option<meldewerk_storage::FacilityCertificate>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn certificates(&self) -> StoreResult<Vec<meldewerk_storage::FacilityCertificate>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn remove_certificate(
+        &self,
+        _: &str,
+        _: meldewerk_storage::Environment,
+    ) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
 }
 
 // ---------------------------------------------------------------- transport

@@ -20,6 +20,7 @@
 //! | `submissions`   | `owner\0module\0id`          | the submission (JSON), packed |
 //! | `messages`      | `owner\0module\0id`          | the message body, packed |
 //! | `receipts`      | `owner\0module\0id`          | the receipt PDF, packed |
+//! | `certificates`  | `bsnr\0environment`          | [`crate::FacilityCertificate`] |
 //!
 //! `finished` lists the final reports that still have their payload, in the order they finished,
 //! for the retention sweep (see `finished.rs`); its entry `\0complete` marks it as covering every
@@ -37,6 +38,7 @@
 //! instead of run by the caller, which runs concurrent ones as one transaction: sled writes
 //! two log buffers per transaction, so that is what keeps the disk writes per report down.
 
+mod certificates;
 mod delivery;
 mod finished;
 mod keys;
@@ -94,6 +96,8 @@ pub(crate) struct Engine {
     submissions: Tree,
     messages: Tree,
     receipts: Tree,
+    /// Facilities' certificates by site and environment (see `certificates.rs`).
+    certificates: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
@@ -148,6 +152,7 @@ impl Engine {
             submissions: tree("submissions")?,
             messages: tree("messages")?,
             receipts: tree("receipts")?,
+            certificates: tree("certificates")?,
             outbox_jobs,
             user_cache: Default::default(),
             receipt_cache: std::sync::Arc::new(crate::receipt_cache::ReceiptCache::new(

@@ -10,8 +10,9 @@ use chrono::{DateTime, Utc};
 use super::{Engine, DEFAULT_CACHE_CAPACITY};
 use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
-    AuditEntry, Consumed, FinishedReport, Job, Outcome, PreparedMessage, Report, ReportKey,
-    ReportResult, Store, StoreCondition, StoreError, StoreResult, UserRecord,
+    AuditEntry, Consumed, Environment, FacilityCertificate, FinishedReport, Job, Outcome,
+    PreparedMessage, Report, ReportKey, ReportResult, Store, StoreCondition, StoreError,
+    StoreResult, UserRecord,
 };
 
 /// The sled engine of [`Store`]: one embedded database in the data directory, for a single node.
@@ -218,4 +219,12 @@ on_the_engine! {
     fn append_audit(&self, entry: AuditEntry) -> StoreResult<u64>;
     fn audit(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<(u64, AuditEntry)>>;
     fn record_outcome(&self, job: &Job, outcome: Outcome, at: DateTime<Utc>) -> StoreResult<()>;
+    fn put_certificate(&self, certificate: FacilityCertificate) -> StoreResult<bool>;
+    fn certificate(
+        &self,
+        bsnr: &str,
+        environment: Environment
+    ) -> StoreResult<Option<FacilityCertificate>>;
+    fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>>;
+    fn remove_certificate(&self, bsnr: &str, environment: Environment) -> StoreResult<bool>;
 }

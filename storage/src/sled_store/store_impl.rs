@@ -14,8 +14,9 @@ use super::{
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AuditEntry, Consumed, FinishedReport, Job, JobKind, Outcome, PreparedMessage, Report,
-    ReportKey, ReportResult, ReportStatus, Store, StoreError, StoreResult, UserRecord,
+    AuditEntry, Consumed, Environment, FacilityCertificate, FinishedReport, Job, JobKind, Outcome,
+    PreparedMessage, Report, ReportKey, ReportResult, ReportStatus, Store, StoreError, StoreResult,
+    UserRecord,
 };
 
 fn user_what(name: &str) -> String {
@@ -527,5 +528,27 @@ impl Store for Engine {
         at: DateTime<Utc>,
     ) -> StoreResult<()> {
         self.outcome(job, outcome, at).await
+    }
+
+    // ---- certificates (certificates.rs) ----
+
+    async fn put_certificate(&self, certificate: FacilityCertificate) -> StoreResult<bool> {
+        Engine::put_certificate(self, certificate).await
+    }
+
+    async fn certificate(
+        &self,
+        bsnr: &str,
+        environment: Environment,
+    ) -> StoreResult<Option<FacilityCertificate>> {
+        Engine::certificate(self, bsnr, environment).await
+    }
+
+    async fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>> {
+        Engine::certificates(self).await
+    }
+
+    async fn remove_certificate(&self, bsnr: &str, environment: Environment) -> StoreResult<bool> {
+        Engine::remove_certificate(self, bsnr, environment).await
     }
 }

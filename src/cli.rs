@@ -1,5 +1,5 @@
 //! The command line: `meldewerk serve`, `meldewerk simulate …`, `meldewerk user …`,
-//! `meldewerk seal …`.
+//! `meldewerk seal …`, `meldewerk certificate …`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -8,6 +8,8 @@ use std::sync::Arc;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use clap::{Parser, Subcommand};
+
+use meldewerk_storage::Store;
 
 use crate::accounts::{Accounts, Email, Password, UserName};
 use crate::configuration::Settings;
@@ -55,6 +57,9 @@ pub enum Command {
     /// Manage seals (server stopped, same data directory).
     #[command(subcommand)]
     Seal(SealCommand),
+    /// Manage facilities' client certificates (server stopped, same data directory).
+    #[command(subcommand)]
+    Certificate(crate::certificates::CertificateCommand),
 }
 
 /// The simulators `meldewerk simulate` can run.
@@ -151,7 +156,7 @@ pub enum SealCommand {
 #[error("{0}")]
 pub struct CliError(pub String);
 
-fn err(e: impl std::fmt::Display) -> CliError {
+pub(crate) fn err(e: impl std::fmt::Display) -> CliError {
     CliError(e.to_string())
 }
 
@@ -170,7 +175,12 @@ fn parse_email(address: Option<&str>) -> Result<Option<Email>, CliError> {
     address.map(Email::parse).transpose().map_err(err)
 }
 
-fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {
+/// The store and master key of the data directory, for commands run with the server stopped;
+/// without `create_data_dir`, a directory that has no database yet is refused.
+pub(crate) fn store_and_master(
+    settings: &Settings,
+    create_data_dir: bool,
+) -> Result<(Arc<dyn Store>, MasterKey), CliError> {
     if !create_data_dir && !settings.db_dir().is_dir() {
         return Err(CliError(format!(
             "data directory {} has no meldewerk database (add a user or start the server first, or pass --data-dir)",
@@ -180,6 +190,11 @@ fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliE
     let store = startup::open_store(settings).map_err(err)?;
     let master = MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref())
         .map_err(err)?;
+    Ok((store, master))
+}
+
+fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {
+    let (store, master) = store_and_master(settings, create_data_dir)?;
     let hasher = PasswordHasher::new(
         settings.security.argon2_memory_kib,
         settings.security.argon2_iterations,
@@ -188,7 +203,7 @@ fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliE
     Ok(Accounts::new(store, Arc::new(master), hasher))
 }
 
-/// Runs a user or seal command and returns what to print.
+/// Runs a user, seal or certificate command and returns what to print.
 pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, CliError> {
     match command {
         Command::Serve { .. } | Command::Simulate { .. } => Err(CliError(
@@ -288,5 +303,6 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
                 STANDARD.encode(public_key)
             ))
         }
+        Command::Certificate(command) => command.run(settings).await,
     }
 }

@@ -449,7 +449,10 @@ impl Store for MemStore {
             .map(|_| ())
     }
 
-    async fn put_certificate(&self, _: meldewerk_storage::FacilityCertificate) -> StoreResult<bool> {
+    async fn put_certificate(
+        &self,
+        _: meldewerk_storage::FacilityCertificate,
+    ) -> StoreResult<bool> {
         unimplemented!("not used by the engine")
     }
     async fn certificate(

@@ -2,6 +2,7 @@
 //! from configuration).
 
 pub mod actors;
+pub mod certificates;
 mod cross_site;
 mod dashboard;
 pub mod jobs;
@@ -47,7 +48,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(users::change_password)
             .service(users::set_email)
             .service(users::remove_user)
-            .service(users::deposit_seal),
+            .service(users::deposit_seal)
+            .service(certificates::list)
+            .service(certificates::deposit)
+            .service(certificates::remove),
     );
     // After the API's scope, which owns `/admin/api/v1/`.
     dashboard::configure(cfg);

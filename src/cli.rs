@@ -160,15 +160,20 @@ pub(crate) fn err(e: impl std::fmt::Display) -> CliError {
     CliError(e.to_string())
 }
 
-fn read_password(flag: bool) -> Result<Password, CliError> {
+/// Standard input whole, which holds the `what` when `flag` (`--{what}-stdin`) says so.
+pub(crate) fn read_stdin(flag: bool, what: &str) -> Result<String, CliError> {
     if !flag {
-        return Err(CliError(
-            "give the password on standard input with --password-stdin".into(),
-        ));
+        return Err(CliError(format!(
+            "give the {what} on standard input with --{what}-stdin"
+        )));
     }
     let mut raw = String::new();
     std::io::stdin().read_to_string(&mut raw).map_err(err)?;
-    Password::parse(&raw).map_err(err)
+    Ok(raw)
+}
+
+fn read_password(flag: bool) -> Result<Password, CliError> {
+    Password::parse(&read_stdin(flag, "password")?).map_err(err)
 }
 
 fn parse_email(address: Option<&str>) -> Result<Option<Email>, CliError> {

@@ -152,27 +152,35 @@ async fn a_server_requiring_client_certificates_accepts_the_deposited_one_and_re
     );
 }
 
+/// Why [`client_tls`] gives no configuration for `bsnr` in `environment`.
+async fn refusal(
+    store: &SledStore,
+    master: &MasterKey,
+    bsnr: &str,
+    environment: Environment,
+    ca: &TestCa,
+) -> ClientTlsError {
+    let bsnr = Bsnr::parse(bsnr).unwrap();
+    client_tls(store, master, &bsnr, environment, roots(ca))
+        .await
+        .unwrap_err()
+}
+
 #[tokio::test]
 async fn without_a_certificate_for_the_site_and_environment_there_is_nothing_to_present() {
     let dir = DataDir::new();
     let ca = TestCa::new("Reporting System Test CA");
     deposit(&dir, &ca);
     let (store, master) = open(&dir);
-    let bsnr = Bsnr::parse("123456789").unwrap();
 
     // The test certificate is never presented to production, nor for another site.
-    let missing = client_tls(&store, &master, &bsnr, Environment::Production, roots(&ca))
-        .await
-        .unwrap_err();
+    let missing = refusal(&store, &master, "123456789", Environment::Production, &ca).await;
     assert!(matches!(missing, ClientTlsError::Missing(_)), "{missing:?}");
     assert_eq!(
         missing.to_string(),
         "no certificate is deposited for BSNR 123456789 in the production environment"
     );
-    let other = Bsnr::parse("987654321").unwrap();
-    let missing = client_tls(&store, &master, &other, Environment::Test, roots(&ca))
-        .await
-        .unwrap_err();
+    let missing = refusal(&store, &master, "987654321", Environment::Test, &ca).await;
     assert_eq!(
         missing.to_string(),
         "no certificate is deposited for BSNR 987654321 in the test environment"
@@ -186,9 +194,7 @@ async fn without_a_certificate_for_the_site_and_environment_there_is_nothing_to_
         .unwrap();
     copied.environment = Environment::Production;
     store.put_certificate(copied.clone()).await.unwrap();
-    let moved = client_tls(&store, &master, &bsnr, Environment::Production, roots(&ca))
-        .await
-        .unwrap_err();
+    let moved = refusal(&store, &master, "123456789", Environment::Production, &ca).await;
     assert_eq!(
         moved.to_string(),
         "the certificate deposited for BSNR 123456789 in the production environment cannot be \
@@ -200,9 +206,7 @@ async fn without_a_certificate_for_the_site_and_environment_there_is_nothing_to_
     copied.environment = Environment::Test;
     copied.not_after = chrono::DateTime::from_timestamp(1_600_000_000, 0).unwrap();
     store.put_certificate(copied).await.unwrap();
-    let expired = client_tls(&store, &master, &bsnr, Environment::Test, roots(&ca))
-        .await
-        .unwrap_err();
+    let expired = refusal(&store, &master, "123456789", Environment::Test, &ca).await;
     assert_eq!(
         expired.to_string(),
         "the certificate deposited for BSNR 123456789 in the test environment expired at \

@@ -60,23 +60,6 @@ fn assert_refused(response: Response, status: u16, errors: &[&str]) {
     );
 }
 
-/// The actions and targets of the audit log, oldest first.
-fn audit(server: &Server) -> Vec<(String, String)> {
-    let page: Value = server.admin_get("/admin/api/v1/audit").json().unwrap();
-    page["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            assert_eq!(e["who"], OPERATOR.0);
-            (
-                e["action"].as_str().unwrap().to_owned(),
-                e["target"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn certificates_are_deposited_per_site_and_environment_listed_without_keys_and_removed() {
     let dir = DataDir::new();
@@ -174,7 +157,7 @@ fn certificates_are_deposited_per_site_and_environment_listed_without_keys_and_r
     assert_eq!(list(&server).as_array().unwrap().len(), 1);
 
     assert_eq!(
-        audit(&server),
+        server.audited(),
         [
             ("deposit-certificate", "certificate 123456789/test"),
             ("deposit-certificate", "certificate 123456789/production"),
@@ -337,7 +320,7 @@ fn unusable_deposits_are_refused_with_their_reason_and_leave_nothing() {
     );
 
     assert_eq!(list(&server), json!([]));
-    assert_eq!(audit(&server), []);
+    assert_eq!(server.audited(), []);
     let log = server.settled_log();
     assert!(!log.contains(PASSPHRASE), "{log}");
 }
@@ -416,6 +399,41 @@ fn the_command_line_deposits_lists_and_removes_what_the_server_then_shows() {
     let (ok, _, err) = deposit("staging", PASSPHRASE);
     assert!(!ok);
     assert_eq!(err, "error: the environment must be test or production\n");
+    let refused = |args: &[&str]| {
+        let (ok, out, err) = dir.cli(args, Some(PASSPHRASE));
+        assert!(!ok && out.is_empty(), "{args:?}");
+        err
+    };
+    let base = [
+        "certificate",
+        "deposit",
+        "123456789",
+        "--environment",
+        "test",
+    ];
+    assert_eq!(
+        refused(&[&base[..], &["--file", file]].concat()),
+        "error: give the passphrase on standard input with --passphrase-stdin\n"
+    );
+    let large = dir.path().join("large.p12");
+    std::fs::write(&large, vec![0x30; 64 * 1024 + 1]).unwrap();
+    let large = large.to_str().unwrap();
+    assert_eq!(
+        refused(&[&base[..], &["--file", large, "--passphrase-stdin"]].concat()),
+        "error: the PKCS#12 file must be at most 65536 bytes\n"
+    );
+    assert_eq!(
+        refused(&[
+            "certificate",
+            "deposit",
+            "12345",
+            "--environment",
+            "test",
+            "--file",
+            file
+        ]),
+        "error: the BSNR must be 9 digits\n"
+    );
 
     // A trailing line break is not part of the passphrase.
     let (ok, out, err) = deposit("production", &format!("{PASSPHRASE}\n"));

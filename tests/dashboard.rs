@@ -72,23 +72,6 @@ fn text_of<'a>(html: &'a str, id: &str) -> &'a str {
     &html[start..start + html[start..].find('<').unwrap()]
 }
 
-/// The actions of the audit log (`GET /admin/api/v1/audit`), oldest first.
-fn audited(server: &Server) -> Vec<(String, String)> {
-    let audit: Value = server.admin_get("/admin/api/v1/audit").json().unwrap();
-    audit["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            assert_eq!(e["who"], OPERATOR.0);
-            (
-                e["action"].as_str().unwrap().to_owned(),
-                e["target"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
 fn add_rule(server: &Server, rule: Value) {
     let answer = server
         .client()
@@ -183,7 +166,7 @@ fn retry_and_discard_through_the_queue_page_are_redirected_shown_and_audited() {
     assert_eq!(failed["failureReason"], "discarded by the operator");
 
     // The same audit log as the API's actions.
-    let audit = audited(&server);
+    let audit = server.audited();
     assert_eq!(
         audit[2..],
         [
@@ -218,7 +201,7 @@ fn retry_and_discard_through_the_queue_page_are_redirected_shown_and_audited() {
             format!("no job {shown} in the outbox")
         );
     }
-    assert_eq!(audited(&server).len(), 4, "refusals are no actions");
+    assert_eq!(server.audited().len(), 4, "refusals are no actions");
 }
 
 #[test]
@@ -280,7 +263,7 @@ fn forms_without_the_operators_token_or_from_another_site_are_refused() {
     assert!(anonymous.headers().contains_key("www-authenticate"));
 
     assert_eq!(server.actor("module:birthnotice")["paused"], false);
-    assert!(audited(&server).is_empty());
+    assert!(server.audited().is_empty());
     // A form of the dashboard may also come from a client that sends no provenance headers.
     let plain = server
         .client()
@@ -335,7 +318,7 @@ fn a_paused_module_shows_as_paused_until_resumed_from_the_overview() {
     assert!(text_of(&html, "done").starts_with("Module birthnotice resumed"));
     assert_eq!(text_of(&html, "paused"), "0");
     assert_eq!(
-        audited(&server),
+        server.audited(),
         [
             ("pause".to_owned(), "module birthnotice".to_owned()),
             ("resume".to_owned(), "module birthnotice".to_owned())

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use super::{Bsnr, CertificateError, MAX_PKCS12_BYTES};
-use crate::cli::{err, store_and_master, CliError};
+use crate::cli::{err, read_stdin, store_and_master, CliError};
 use crate::configuration::Settings;
 
 /// `meldewerk certificate …`
@@ -136,13 +136,7 @@ fn read_file(path: &PathBuf) -> Result<Vec<u8>, CliError> {
 
 /// The passphrase from standard input; a trailing line break is not part of it.
 fn read_passphrase(flag: bool) -> Result<String, CliError> {
-    if !flag {
-        return Err(CliError(
-            "give the passphrase on standard input with --passphrase-stdin".into(),
-        ));
-    }
-    let mut raw = String::new();
-    std::io::stdin().read_to_string(&mut raw).map_err(err)?;
+    let raw = read_stdin(flag, "passphrase")?;
     let passphrase = raw.strip_suffix('\n').unwrap_or(&raw);
     Ok(passphrase
         .strip_suffix('\r')

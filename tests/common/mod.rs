@@ -359,6 +359,24 @@ impl Server {
             .unwrap()
     }
 
+    /// The actions and targets of the audit log (`GET /admin/api/v1/audit`), oldest first;
+    /// asserts that the operator did each.
+    pub fn audited(&self) -> Vec<(String, String)> {
+        let audit: Value = self.admin_get("/admin/api/v1/audit").json().unwrap();
+        audit["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                assert_eq!(e["who"], OPERATOR.0);
+                (
+                    e["action"].as_str().unwrap().to_owned(),
+                    e["target"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
     /// Appends `rule` to the simulated office's script (`POST …/script/rules`); panics unless
     /// it is taken.
     pub fn script_rule(&self, rule: &Value) {

@@ -108,14 +108,10 @@ fn not_after(der: &[u8]) -> Result<DateTime<Utc>, CertificateError> {
         .ok_or(CertificateError::NotPkcs12)
 }
 
-/// SHA-256 of the DER encoding, lowercase hex: what `openssl x509 -fingerprint -sha256` shows
-/// (without its colons).
+/// SHA-256 of the DER encoding, lowercase hex, as the operator API shows every digest: what
+/// `openssl x509 -fingerprint -sha256` shows (without its colons).
 fn fingerprint(der: &[u8]) -> String {
-    ring::digest::digest(&ring::digest::SHA256, der)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::routes::admin::messages::sha256_hex(der)
 }
 
 #[cfg(test)]

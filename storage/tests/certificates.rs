@@ -22,52 +22,33 @@ fn certificate(bsnr: &str, environment: Environment, subject: &str) -> FacilityC
     }
 }
 
+/// The certificate of 123456789 in `environment`, as stored.
+async fn stored(store: &SledStore, environment: Environment) -> Option<FacilityCertificate> {
+    store.certificate("123456789", environment).await.unwrap()
+}
+
 #[tokio::test]
 async fn test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_before() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(&dir.path().join("db")).unwrap();
     let test = certificate("123456789", Environment::Test, "CN=test");
-    assert_eq!(
-        store
-            .certificate("123456789", Environment::Test)
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(stored(&store, Environment::Test).await, None);
 
     assert!(!store.put_certificate(test.clone()).await.unwrap());
-    assert_eq!(
-        store
-            .certificate("123456789", Environment::Test)
-            .await
-            .unwrap(),
-        Some(test.clone())
-    );
+    assert_eq!(stored(&store, Environment::Test).await, Some(test.clone()));
     // The other environment of the same site has none.
-    assert_eq!(
-        store
-            .certificate("123456789", Environment::Production)
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(stored(&store, Environment::Production).await, None);
 
     let production = certificate("123456789", Environment::Production, "CN=production");
     assert!(!store.put_certificate(production.clone()).await.unwrap());
     let renewed = certificate("123456789", Environment::Test, "CN=renewed");
     assert!(store.put_certificate(renewed.clone()).await.unwrap());
     assert_eq!(
-        store
-            .certificate("123456789", Environment::Test)
-            .await
-            .unwrap(),
+        stored(&store, Environment::Test).await,
         Some(renewed.clone())
     );
     assert_eq!(
-        store
-            .certificate("123456789", Environment::Production)
-            .await
-            .unwrap(),
+        stored(&store, Environment::Production).await,
         Some(production.clone())
     );
 

@@ -114,7 +114,7 @@ fn payload(db: &Path, reports: usize) -> Payload {
             if let Some(message) = &report.message {
                 sum.message += message.body.len() as u64;
             }
-            sum.receipt += report.receipt_pdf.as_ref().map_or(0, |r| r.len() as u64);
+            sum.receipt += report.receipt.as_ref().map_or(0, |r| r.len() as u64);
         }
     });
     sum

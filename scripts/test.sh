@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs meldewerk's whole test suite, after installing the outside tools the tests check our
 # output with: xmllint (schemas), qpdf and pdftotext (receipt PDFs), chromium and chromedriver
-# (tests/browser.rs drives the form in a real headless browser), and Python's aiosmtpd, the real
-# SMTP server tests/mail_alerts.rs receives alert mails with.
+# (tests/browser.rs drives the form in a real headless browser), Python's aiosmtpd, the real
+# SMTP server tests/mail_alerts.rs receives alert mails with, and Python's fhir.resources, whose
+# R4B models parse every FHIR bundle fhir/tests/validate.rs generates.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,15 @@ if ! python3 -c 'import aiosmtpd' >/dev/null 2>&1; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-aiosmtpd >/dev/null
   fi
+fi
+
+# Pinned like aiosmtpd; 7.1.0 has the R4B models the validator parses with. It comes from PyPI
+# only; a Debian python3 that guards its system packages (PEP 668) is asked to allow it.
+if ! python3 -c 'import fhir.resources.R4B' >/dev/null 2>&1; then
+  echo "installing fhir.resources==7.1.0"
+  python3 -m pip install --quiet --disable-pip-version-check fhir.resources==7.1.0 \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
+      fhir.resources==7.1.0
 fi
 
 if [ ! -d ../shared/reference ]; then

@@ -43,9 +43,9 @@ pub enum Command {
     /// Run a simulated authority as its own process, reached over HTTP
     /// (`transports.<name>.url` of the service); its journal is kept in the data directory.
     Simulate {
-        /// Which simulator.
-        #[arg(value_enum)]
-        name: SimulatorName,
+        /// Which simulator: the name of its transport.
+        #[arg(value_parser = simulator_names())]
+        name: String,
         /// Listen address host:port. The simulator asks for no credentials: keep it on loopback
         /// or a test network.
         #[arg(long, default_value = "127.0.0.1:9001")]
@@ -62,27 +62,14 @@ pub enum Command {
     Certificate(crate::certificates::CertificateCommand),
 }
 
-/// The simulators `meldewerk simulate` can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SimulatorName {
-    /// The civil registry office (Standesamt) receiving XPersonenstand messages.
-    Xpersonenstand,
-}
-
-impl SimulatorName {
-    /// The name, as the transport and its configuration section are called.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SimulatorName::Xpersonenstand => "xpersonenstand",
-        }
-    }
-
-    /// Where the simulator keeps its journal in the data directory of `settings`.
-    pub fn journal_dir(self, settings: &Settings) -> PathBuf {
-        match self {
-            SimulatorName::Xpersonenstand => settings.xpersonenstand_journal_dir(),
-        }
-    }
+/// The transports whose simulated authority `meldewerk simulate` can run: every one of the
+/// registry, by name.
+fn simulator_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        meldewerk_transports::TRANSPORTS
+            .iter()
+            .map(|kind| clap::builder::PossibleValue::new(kind.name).help(kind.authority)),
+    )
 }
 
 /// `meldewerk user …`

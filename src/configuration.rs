@@ -9,7 +9,7 @@ use figment::providers::{Env, Format, Toml};
 use figment::Figment;
 use meldewerk_actors::EngineSettings;
 use meldewerk_transports::wire::{check_url, HttpTransportSettings};
-use meldewerk_transports::xpersonenstand;
+use meldewerk_transports::TransportKind;
 use serde::{Deserialize, Deserializer};
 
 use crate::auth::client_address::{parse_networks, ForwardedHeader};
@@ -240,12 +240,37 @@ impl StoreSettings {
     }
 }
 
-/// Transport settings, one section per transport.
+/// Transport settings, one section per transport of the registry
+/// ([`meldewerk_transports::TRANSPORTS`]), `[transports.<name>]`; a transport without a section
+/// runs its simulator in-process with its defaults.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TransportSettings {
-    /// The civil registry office (xPersonenstand): simulated in-process, or reached over HTTP.
-    pub xpersonenstand: SimulatedTransportSettings,
+#[serde(transparent)]
+pub struct TransportSettings(BTreeMap<String, TransportSection>);
+
+impl TransportSettings {
+    /// The section of the transport `name` (the defaults when the configuration has none).
+    pub fn section(&self, name: &str) -> TransportSection {
+        self.0.get(name).cloned().unwrap_or_default()
+    }
+
+    /// Problems of the sections, each a sentence: a section of a transport the service does not
+    /// know, or a section its transport refuses.
+    fn check(&self) -> Result<(), ConfigError> {
+        for (name, section) in &self.0 {
+            let Some(kind) = meldewerk_transports::kind(name) else {
+                let known: Vec<&str> = meldewerk_transports::TRANSPORTS
+                    .iter()
+                    .map(|kind| kind.name)
+                    .collect();
+                return Err(ConfigError(format!(
+                    "transports.{name}: no such transport (known: {})",
+                    known.join(", ")
+                )));
+            };
+            section.check(kind)?;
+        }
+        Ok(())
+    }
 }
 
 /// A transport's section. Without `url` the service runs the simulated authority in-process,
@@ -254,7 +279,7 @@ pub struct TransportSettings {
 /// tester's mock), and opens no simulator of its own.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
-pub struct SimulatedTransportSettings {
+pub struct TransportSection {
     /// Base url of the authority's process, e.g. `http://127.0.0.1:9001`.
     pub url: Option<String>,
     /// Longest wait for a connection to `url`, in milliseconds.
@@ -267,44 +292,48 @@ pub struct SimulatedTransportSettings {
     /// cannot reach the simulator by DNS rebinding.
     #[serde(deserialize_with = "one_or_many")]
     pub allowed_hosts: Vec<String>,
-    /// How the simulated authority behaves (in-process, or in `meldewerk simulate`).
+    /// How the simulated authority behaves (in-process, or in `meldewerk simulate`): every other
+    /// key of the section, read by the transport's simulator, which refuses keys it does not
+    /// know.
     #[serde(flatten)]
-    pub simulator: xpersonenstand::SimulatorConfig,
-    /// Keys neither of the above knows. Collected rather than refused by serde, which cannot
-    /// refuse unknown keys beside a flattened struct; `check` refuses them, so that a misspelt
-    /// `url` does not quietly leave the simulator in-process.
-    #[serde(flatten)]
-    unknown: BTreeMap<String, serde::de::IgnoredAny>,
+    pub simulator: serde_json::Map<String, serde_json::Value>,
 }
 
-impl Default for SimulatedTransportSettings {
+impl Default for TransportSection {
     fn default() -> Self {
-        SimulatedTransportSettings {
+        TransportSection {
             url: None,
             connect_timeout_ms: 5_000,
             request_timeout_ms: 30_000,
             allowed_hosts: Vec::new(),
-            simulator: xpersonenstand::SimulatorConfig::default(),
-            unknown: BTreeMap::new(),
+            simulator: serde_json::Map::new(),
         }
     }
 }
 
-impl SimulatedTransportSettings {
-    /// Problems of the section called `name`, each a sentence.
-    fn check(&self, name: &str) -> Result<(), ConfigError> {
-        if let Some(key) = self.unknown.keys().next() {
+impl TransportSection {
+    /// Problems of the section of `kind`, each a sentence.
+    fn check(&self, kind: &TransportKind) -> Result<(), ConfigError> {
+        let name = kind.name;
+        let simulator_keys = (kind.simulator_defaults)();
+        let simulator_keys = simulator_keys.as_object();
+        if let Some(key) = self
+            .simulator
+            .keys()
+            .find(|key| !simulator_keys.is_some_and(|known| known.contains_key(*key)))
+        {
             // The simulator's keys as its own type names them, so that the list cannot drift.
-            let simulator = serde_json::to_value(&self.simulator).unwrap_or_default();
             let mut known = vec![
                 "url",
                 "connect_timeout_ms",
                 "request_timeout_ms",
                 "allowed_hosts",
             ];
-            if let Some(keys) = simulator.as_object() {
-                known.extend(keys.keys().map(String::as_str));
-            }
+            known.extend(
+                simulator_keys
+                    .into_iter()
+                    .flat_map(|keys| keys.keys().map(String::as_str)),
+            );
             return Err(ConfigError(format!(
                 "transports.{name}: unknown key {key:?} (known: {})",
                 known.join(", ")
@@ -324,6 +353,11 @@ impl SimulatedTransportSettings {
             }
         }
         Ok(())
+    }
+
+    /// The simulator keys as the simulator reads them.
+    pub fn simulator_config(&self) -> serde_json::Value {
+        serde_json::Value::Object(self.simulator.clone())
     }
 
     /// How to reach the authority over HTTP, when a `url` is set.
@@ -427,7 +461,7 @@ impl Settings {
             }
         }
         self.mail.check().map_err(ConfigError)?;
-        self.transports.xpersonenstand.check("xpersonenstand")?;
+        self.transports.check()?;
         Ok(())
     }
 
@@ -441,8 +475,8 @@ impl Settings {
         self.data_dir.join("db")
     }
 
-    /// Path of the simulated civil registry office's journal.
-    pub fn xpersonenstand_journal_dir(&self) -> PathBuf {
-        self.data_dir.join("simulators").join("xpersonenstand")
+    /// Path of the journal of the simulated authority behind the transport `name`.
+    pub fn simulator_journal_dir(&self, name: &str) -> PathBuf {
+        self.data_dir.join("simulators").join(name)
     }
 }

@@ -20,4 +20,6 @@ pub mod startup;
 pub mod telemetry;
 mod tls;
 pub mod tokens;
+pub mod transports;
+pub mod web;
 pub mod xpersonenstand;

@@ -26,7 +26,7 @@ fn main() -> std::process::ExitCode {
     // The databases a server keeps open, to checkpoint once it has stopped and let go of them.
     let databases = match &cli.command {
         Command::Serve { .. } => startup::databases(&settings),
-        Command::Simulate { name, .. } => vec![name.journal_dir(&settings)],
+        Command::Simulate { name, .. } => vec![settings.simulator_journal_dir(name)],
         _ => Vec::new(),
     };
     // The runtime and every actor on it are dropped when `block_on` returns, and with them the
@@ -45,7 +45,7 @@ fn main() -> std::process::ExitCode {
             }
             Command::Simulate { name, listen } => {
                 telemetry::init(&settings.log);
-                simulate::run(settings, name, &listen)
+                simulate::run(settings, &name, &listen)
                     .await
                     .map(|_| None)
                     .map_err(|e| e.to_string())

@@ -2,9 +2,8 @@
 //! the modules (from [`crate::modules::MODULES`]), the engine and the HTTP server; runs it until
 //! SIGTERM/SIGINT and shuts down in order.
 
-use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, Ordering};
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,10 +12,7 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{middleware, web, App, HttpMessage, HttpResponse};
 use meldewerk_actors::{Engine, Fanout, MessageSigner, ModuleSpec};
 use meldewerk_storage::{SledStore, Store, StoreError};
-use meldewerk_transports::wire::HttpTransport;
-use meldewerk_transports::xpersonenstand::{self, SimulatorError};
-use meldewerk_transports::Transport;
-use meldewerk_xml::local_time::LocalZone;
+use meldewerk_transports::SimulatorError;
 use tracing_actix_web::{RequestId, TracingLogger};
 
 use crate::accounts::Accounts;
@@ -29,39 +25,13 @@ use crate::crypto::{CryptoError, MasterKey, PasswordHasher};
 use crate::mail::{AccountAddresses, AlertService};
 use crate::module_layer::{self, Module, ModuleSetup};
 use crate::routes;
-use crate::routes::admin::SimulatorSite;
 use crate::signing::Signer;
 use crate::telemetry::RedactingRootSpan;
+use crate::transports::Transports;
+use crate::web::{Readiness, WebSettings};
 
 /// Threads each HTTP worker may use for blocking work.
 const HTTP_BLOCKING_THREADS: usize = 4;
-
-/// Settings the HTTP handlers need.
-pub struct WebSettings {
-    /// Public base address, without a trailing slash.
-    pub base_url: String,
-    /// How long a magic link stays valid.
-    pub token_lifetime: chrono::Duration,
-    /// Largest accepted request body.
-    pub max_body_bytes: usize,
-    /// The people's time zone (`time_zone`).
-    pub time_zone: LocalZone,
-}
-
-/// Whether the service takes traffic (`/readyz`).
-#[derive(Default)]
-pub struct Readiness(AtomicBool);
-
-impl Readiness {
-    /// Whether the service is ready.
-    pub fn is_ready(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-
-    fn set(&self, ready: bool) {
-        self.0.store(ready, Ordering::SeqCst)
-    }
-}
 
 /// Why the service could not start.
 #[derive(Debug, thiserror::Error)]
@@ -83,9 +53,9 @@ pub enum StartupError {
     /// The configuration does not fit the modules or transports.
     #[error("invalid configuration: {0}")]
     Config(String),
-    /// A simulated transport could not be opened.
-    #[error("simulated transport: {0}")]
-    Simulator(#[from] SimulatorError),
+    /// A transport could not be opened.
+    #[error("transport: {0}")]
+    Transport(#[from] SimulatorError),
     /// The listen address could not be bound.
     #[error("cannot listen on {address}: {reason}")]
     Listen {
@@ -146,63 +116,15 @@ pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
     )?))
 }
 
-/// The transports the service delivers through, by name, and where the simulators behind them
-/// run (the operator API scripts them and reads what they received).
-struct Transports {
-    by_name: HashMap<&'static str, Arc<dyn Transport>>,
-    xpersonenstand: SimulatorSite,
-}
-
-impl Transports {
-    /// Opens every transport. Adding a transport is one entry here and its settings section.
-    fn open(settings: &Settings) -> Result<Self, StartupError> {
-        let section = &settings.transports.xpersonenstand;
-        let (transport, site): (Arc<dyn Transport>, _) = match section.http() {
-            Some(http) => {
-                // Named like the channel, so that metrics, breaker and inbox cursor stay the
-                // same whichever way the office is reached.
-                let transport =
-                    HttpTransport::new("xpersonenstand", &http).map_err(StartupError::Config)?;
-                tracing::info!(
-                    url = %http.url,
-                    "xpersonenstand: delivering over HTTP; no simulator in this process"
-                );
-                (Arc::new(transport), SimulatorSite::Remote(http.url))
-            }
-            None => {
-                let simulator = xpersonenstand::Simulator::open(
-                    &settings.xpersonenstand_journal_dir(),
-                    section.simulator.clone(),
-                )?;
-                (
-                    Arc::new(simulator.clone()),
-                    SimulatorSite::InProcess(simulator),
-                )
-            }
-        };
-        Ok(Transports {
-            by_name: HashMap::from([("xpersonenstand", transport)]),
-            xpersonenstand: site,
-        })
-    }
-
-    fn get(&self, name: &str) -> Result<Arc<dyn Transport>, StartupError> {
-        self.by_name
-            .get(name)
-            .cloned()
-            .ok_or_else(|| StartupError::Config(format!("no transport named {name}")))
-    }
-}
-
 /// Builds every module of [`crate::modules::MODULES`] from its configuration section; refuses
-/// sections of modules that do not exist.
+/// sections no module reads. Each module delivers through a transport of the registry.
 fn build_modules(
     settings: &Settings,
     base_url: &str,
 ) -> Result<Vec<Arc<dyn Module>>, StartupError> {
     let setup = ModuleSetup {
         sections: &settings.modules,
-        xpersonenstand: &settings.xpersonenstand,
+        read: Default::default(),
         base_url,
     };
     let modules = crate::modules::MODULES
@@ -210,9 +132,10 @@ fn build_modules(
         .map(|build| build(&setup))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| StartupError::Config(e.to_string()))?;
+    let read = setup.read.borrow();
     for section in settings.modules.keys() {
-        if !modules.iter().any(|m| m.info().segment == section) {
-            let known: Vec<&str> = modules.iter().map(|m| m.info().segment).collect();
+        if !read.contains(section) && !modules.iter().any(|m| m.info().module == section) {
+            let known: Vec<&str> = modules.iter().map(|m| m.info().module).collect();
             return Err(StartupError::Config(format!(
                 "modules.{section}: no such module (known: {})",
                 known.join(", ")
@@ -297,10 +220,16 @@ impl Application {
             .iter()
             .map(|(module, signer)| {
                 Ok(ModuleSpec {
-                    module: module.info().segment.into(),
+                    module: module.info().module.into(),
                     builder: module.messages(),
                     signer: Arc::clone(signer),
-                    transport: transports.get(module.info().transport)?,
+                    transport: transports.get(module.info().transport).ok_or_else(|| {
+                        StartupError::Config(format!(
+                            "module {} delivers through {}, a transport the service does not know",
+                            module.info().module,
+                            module.info().transport
+                        ))
+                    })?,
                     retention: module_layer::retention(&settings.modules, module.info())
                         .map_err(|e| StartupError::Config(e.to_string()))?,
                 })
@@ -365,7 +294,7 @@ impl Application {
         let store_data = web::Data::new(store.clone());
         let master_data = web::Data::from(master.clone());
         let engine_data = web::Data::new(engine.clone());
-        let xpersonenstand_data = web::Data::new(transports.xpersonenstand.clone());
+        let transports_data = web::Data::new(transports.clone());
         let max_body = settings.max_body_bytes;
         let body_deadline = web::Data::new(settings.body_deadline());
         let grace = Duration::from_secs(settings.shutdown_grace_secs);
@@ -397,7 +326,7 @@ impl Application {
                         .app_data(readiness.clone())
                         .app_data(engine_data.clone())
                         .app_data(metrics.clone())
-                        .app_data(xpersonenstand_data.clone())
+                        .app_data(transports_data.clone())
                         .app_data(body_deadline.clone())
                         .app_data(
                             web::FormConfig::default()
@@ -513,13 +442,11 @@ impl Application {
     }
 }
 
-/// The databases a server with `settings` keeps open: the store, and the journal of an office
-/// simulated in the process.
+/// The databases a server with `settings` keeps open: the store, and the journals of the
+/// authorities simulated in the process.
 pub fn databases(settings: &Settings) -> Vec<std::path::PathBuf> {
     let mut dirs = vec![settings.db_dir()];
-    if settings.transports.xpersonenstand.http().is_none() {
-        dirs.push(settings.xpersonenstand_journal_dir());
-    }
+    dirs.extend(crate::transports::journal_dirs(settings));
     dirs
 }
 

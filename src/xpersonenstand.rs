@@ -17,7 +17,9 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::module_layer::{sample, DispatchProblem, Field};
+use crate::module_layer::{
+    sample, DispatchProblem, Field, Form, ModuleInfo, ModuleSetup, SetupError, TextPattern,
+};
 
 /// Addresses written into the header of every XPersonenstand message (`[xpersonenstand]`).
 #[derive(Debug, Clone, Deserialize)]
@@ -53,7 +55,34 @@ impl Default for XPersonenstandSettings {
     }
 }
 
+/// A time of day as XPersonenstand writes it: `^[0-2][0-9AB]:[0-5][0-9]$`.
+pub static UHRZEIT: TextPattern = TextPattern {
+    fits: meldewerk_xml::formate::ist_uhrzeit_xpersonenstand,
+    rule: "must match the pattern ^[0-2][0-9AB]:[0-5][0-9]$",
+    hint: "Uhrzeit im Format HH:MM",
+    sample: "10:15",
+};
+
+/// The transport of every civil-registry module: the civil-registry office.
+pub const TRANSPORT: &str = "xpersonenstand";
+
+/// A civil-registry module's identity: delivered to the civil-registry office, 410
+/// `report-expired` after 30 days, no mock ids and no `clientReference` unless added.
+pub const fn module_info(
+    module: &'static str,
+    fields: &'static [Field],
+    forms: &'static [Form],
+) -> ModuleInfo {
+    ModuleInfo::new(module, fields, forms, TRANSPORT)
+}
+
 impl XPersonenstandSettings {
+    /// The header addresses, `[modules.xpersonenstand]`: one section the civil-registry modules
+    /// share.
+    pub fn read(setup: &ModuleSetup<'_>) -> Result<Self, SetupError> {
+        setup.settings(TRANSPORT)
+    }
+
     /// A fresh header (new message UUID, current time). `standesamt_kennung` names another office
     /// than the configured one when a request chose it; its configured name would then be wrong,
     /// so that office is named by its identifier.

@@ -275,6 +275,50 @@ fn a_python_mock_speaking_the_protocol_decides_the_reports() {
 }
 
 #[test]
+fn a_python_mock_deciding_at_once_ends_the_reports_with_its_answer() {
+    let mock_dir = DataDir::new();
+    let mock = Peer::python_mock_with(mock_dir.path(), "127.0.0.1:0", &["--decide-at-once"]);
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = service(&dir, &mock.base, &[]);
+
+    let ids = [
+        "geb-now-ok",
+        "geb-now-final",
+        "geb-now-refuse",
+        "geb-now-flaky",
+    ];
+    for id in ids {
+        dispatch(&server, "klinik", &complete_notice(id));
+    }
+
+    // The receipt came in the answer to the delivery, with its media type.
+    let ok = server.wait_for_status("klinik", "geb-now-ok", "SUCCESS");
+    assert_eq!(ok["portal"], "python-mock-standesamt");
+    let text = checked_receipt_text(&receipt(&ok));
+    assert!(
+        text.contains("Empfangsbestaetigung(Mock)geb-now-ok"),
+        "{text}"
+    );
+
+    // A refusal in the answer, and a 422: both end the report at once, no retry.
+    let refused = server.wait_for_status("klinik", "geb-now-refuse", "FAILURE");
+    assert_eq!(
+        refused["failureReason"],
+        "Mock-Standesamt: Angaben unvollständig"
+    );
+    let final_ = server.wait_for_status("klinik", "geb-now-final", "FAILURE");
+    assert_eq!(final_["failureReason"], "Mock-Standesamt: nicht zuständig");
+
+    // A transient fault first, then the decision.
+    server.wait_for_status("klinik", "geb-now-flaky", "SUCCESS");
+    assert_eq!(attempts(&mock, "geb-now-flaky"), 2);
+    for id in ["geb-now-ok", "geb-now-refuse", "geb-now-final"] {
+        assert_eq!(attempts(&mock, id), 1, "{id} delivered once");
+    }
+}
+
+#[test]
 fn an_authority_that_refuses_connections_is_retried_until_it_answers() {
     // A port nobody listens on (yet).
     let port = std::net::TcpListener::bind("127.0.0.1:0")

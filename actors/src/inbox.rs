@@ -20,7 +20,6 @@
 //! [`FAILURES_BEFORE_DEGRADED`] failures in a row, or at once for a failure that will not pass by
 //! itself (the inbox refuses the fetch), the actor reads as degraded and operators are alerted.
 
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -28,12 +27,11 @@ use std::sync::Arc;
 use actix::prelude::*;
 use chrono::Utc;
 use futures::FutureExt;
-use meldewerk_storage::{FinishedReport, Outcome, Store, StoreError};
-use meldewerk_transports::{AckBatch, AckOutcome, Transport, TransportError};
+use meldewerk_storage::{Store, StoreError};
+use meldewerk_transports::{AckBatch, Transport, TransportError};
 
 use crate::breaker::timed;
-use crate::events::SharedEvents;
-use crate::health::HealthHandle;
+use crate::finished::Endings;
 use crate::settings::EngineSettings;
 use crate::supervise::{panic_message, Supervision};
 
@@ -49,9 +47,8 @@ pub(crate) struct Collector {
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) store: Arc<dyn Store>,
     pub(crate) settings: EngineSettings,
-    pub(crate) events: SharedEvents,
-    /// The health entries of the module actors, to count the reports each module finished.
-    pub(crate) modules: HashMap<String, HealthHandle>,
+    /// Told about every report an acknowledgement ended.
+    pub(crate) endings: Arc<Endings>,
     /// The inbox did not know the stored cursor: fetch from its start until a batch brings a
     /// cursor to record (an empty inbox may answer without one).
     pub(crate) from_start: AtomicBool,
@@ -71,19 +68,18 @@ struct FetchFailed {
 }
 
 impl Collector {
-    /// A collector for `transport`'s inbox; the engine adds the modules delivering through it.
+    /// A collector for `transport`'s inbox (a transport that has one, [`Transport::inbox`]).
     pub(crate) fn new(
         transport: Arc<dyn Transport>,
         store: Arc<dyn Store>,
         settings: EngineSettings,
-        events: SharedEvents,
+        endings: Arc<Endings>,
     ) -> Self {
         Collector {
             transport,
             store,
             settings,
-            events,
-            modules: HashMap::new(),
+            endings,
             from_start: AtomicBool::new(false),
         }
     }
@@ -116,12 +112,14 @@ impl Collector {
             },
             // Not a verdict on any report: the inbox refused the fetch itself (even from its
             // start). Operators must look; reports wait.
-            refused @ (TransportError::Rejected(_) | TransportError::UnknownCursor(_)) => {
-                FetchFailed {
-                    error: format!("inbox refused the fetch: {refused}"),
-                    lasting: true,
-                }
-            }
+            refused @ TransportError::Refused(_) => FetchFailed {
+                error: refused.to_string(),
+                lasting: true,
+            },
+            unknown @ TransportError::UnknownCursor(_) => FetchFailed {
+                error: format!("the inbox refused the fetch: {unknown}"),
+                lasting: true,
+            },
         })?;
         if batch.acknowledgements.is_empty() && batch.cursor == stored {
             return Ok(Fetched {
@@ -132,19 +130,7 @@ impl Collector {
         let acknowledgements = batch
             .acknowledgements
             .into_iter()
-            .map(|ack| {
-                let outcome = match ack.outcome {
-                    AckOutcome::Acknowledged {
-                        receipt_pdf,
-                        portal,
-                    } => Outcome::Acknowledged {
-                        receipt_pdf,
-                        portal,
-                    },
-                    AckOutcome::Rejected { reason } => Outcome::Failed { reason },
-                };
-                (ack.message_uuid, outcome)
-            })
+            .map(|ack| (ack.message_uuid, ack.outcome))
             .collect();
         let finished = self
             .store
@@ -156,7 +142,7 @@ impl Collector {
             self.from_start.store(false, Ordering::SeqCst);
         }
         for report in &finished {
-            self.tell(report);
+            self.endings.report_finished(report);
         }
         Ok(Fetched {
             finished: finished.len(),
@@ -166,36 +152,17 @@ impl Collector {
 
     /// One call to the inbox, bounded by the transport timeout.
     async fn ask(&self, cursor: Option<&str>) -> Result<AckBatch, TransportError> {
+        let Some(inbox) = self.transport.inbox() else {
+            return Err(TransportError::Refused(format!(
+                "{} has no inbox",
+                self.transport.name()
+            )));
+        };
         timed(
             self.settings.transport_timeout(),
-            self.transport.acknowledgements(cursor, BATCH),
+            inbox.acknowledgements(cursor, BATCH),
         )
         .await
-    }
-
-    /// Tells events, logs and the module's health about a report the batch finished.
-    fn tell(&self, report: &FinishedReport) {
-        let module = &report.key.module;
-        match &report.failure {
-            None => {
-                tracing::info!(report = %report.key, job = report.job, "report acknowledged");
-                let took = (Utc::now() - report.submitted_at).to_std().ok();
-                self.events.report_finished(module, false, took);
-            }
-            Some(reason) => {
-                tracing::warn!(report = %report.key, job = report.job, %reason, "report failed");
-                self.events.delivery_failed(&report.key, reason);
-                self.events.report_finished(module, true, None);
-            }
-        }
-        if let Some(health) = self.modules.get(module) {
-            health.update(|h| {
-                h.processed += 1;
-                if report.failure.is_some() {
-                    h.failed += 1;
-                }
-            });
-        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! meldewerk's engine: supervised actors that take reports from the durable outbox, build and
-//! sign their messages, deliver them to a transport, collect acknowledgements from the
-//! transport's inbox, record outcomes and expire old payloads — and report their health to
-//! operators.
+//! sign their messages, deliver them to a transport, record what the authority answered (its
+//! decision at once, or its acknowledgement collected later from the transport's inbox), and
+//! expire old payloads — and report their health to operators.
 //!
 //! The engine knows nothing about HTTP or about any one module: a module plugs in as a
 //! [`ModuleSpec`] (how to build a message, how to sign it, where to deliver it). All state lives in
@@ -10,7 +10,8 @@
 //! Actors:
 //! - `outbox`: scans the outbox and routes due jobs to module actors, bounded per module;
 //! - `module:<module>`: one per module, works jobs concurrently as futures (no thread per job);
-//! - `inbox:<transport>`: one per transport, fetches acknowledgements in batches since a cursor;
+//! - `inbox:<transport>`: one per transport that has an inbox, fetches acknowledgements in
+//!   batches since a cursor;
 //! - `retention`: removes the payload of final reports after the retention time.
 //!
 //! Every actor runs under an actix `Supervisor`, isolates its work with `catch_unwind` (a panic
@@ -19,6 +20,7 @@
 
 mod breaker;
 mod events;
+mod finished;
 mod health;
 mod inbox;
 mod inflight;
@@ -38,7 +40,9 @@ use std::time::{Duration, Instant};
 use actix::{Addr, Arbiter, Supervisor};
 use actix_rt::ArbiterHandle;
 use chrono::{DateTime, Utc};
-use meldewerk_storage::{Job, MessageSignature, Report, ReportKey, Store};
+use meldewerk_storage::{
+    FinishedReport, Job, MessageSignature, Outcome, Report, Store, StoreResult,
+};
 use meldewerk_transports::Transport;
 
 pub use breaker::{BreakerState, TransportHealth};
@@ -47,6 +51,7 @@ pub use health::{ActorHealth, ActorState};
 pub use settings::EngineSettings;
 
 use breaker::Breaker;
+use finished::Endings;
 use health::{HealthHandle, HealthRegistry};
 use inbox::{Collector, InboxActor};
 use inflight::InFlight;
@@ -102,7 +107,8 @@ pub struct ModuleSpec {
     pub builder: Arc<dyn MessageBuilder>,
     /// Signs (or seals) the module's messages.
     pub signer: Arc<dyn MessageSigner>,
-    /// Delivers the module's messages; its inbox hands out their acknowledgements.
+    /// Delivers the module's messages (and, if it has an inbox, hands out their
+    /// acknowledgements).
     pub transport: Arc<dyn Transport>,
     /// How long the module's final reports keep their payload; `None` keeps them forever.
     pub retention: Option<Duration>,
@@ -140,7 +146,8 @@ struct EngineInner {
     registry: Arc<HealthRegistry>,
     in_flight: Arc<InFlight>,
     shutting_down: Arc<AtomicBool>,
-    events: events::SharedEvents,
+    store: Arc<dyn Store>,
+    endings: Arc<Endings>,
 }
 
 impl Engine {
@@ -196,10 +203,28 @@ impl Engine {
         );
         let mut routes = HashMap::new();
         let mut retention = Vec::new();
-        // One breaker and one inbox per transport, shared by every module delivering through it.
+        // Every module actor's health entry first: a report may end in any of them, and the
+        // one path that tells of it counts it in its module's entry.
+        let modules: Vec<(ModuleSpec, Arc<str>, HealthHandle)> = modules
+            .into_iter()
+            .map(|spec| {
+                let module: Arc<str> = Arc::from(spec.module.as_str());
+                let health = registry.register(format!("module:{module}"));
+                (spec, module, health)
+            })
+            .collect();
+        let endings = Arc::new(Endings::new(
+            Arc::clone(&events),
+            modules
+                .iter()
+                .map(|(_, module, health)| (Arc::clone(module), health.clone()))
+                .collect(),
+        ));
+        // One breaker per transport, shared by every module delivering through it, and one
+        // acknowledgement collector per transport that has an inbox.
         let mut breakers: Vec<Arc<Breaker>> = Vec::new();
         let mut inboxes: Vec<Collector> = Vec::new();
-        for spec in modules {
+        for (spec, module, health) in modules {
             let name = spec.transport.name().to_owned();
             let breaker = match breakers.iter().find(|b| b.health().name == name) {
                 Some(breaker) => Arc::clone(breaker),
@@ -210,46 +235,37 @@ impl Engine {
                         settings.breaker_open(),
                     ));
                     breakers.push(Arc::clone(&breaker));
-                    inboxes.push(Collector::new(
-                        Arc::clone(&spec.transport),
-                        Arc::clone(&store),
-                        settings.clone(),
-                        Arc::clone(&events),
-                    ));
+                    if spec.transport.inbox().is_some() {
+                        inboxes.push(Collector::new(
+                            Arc::clone(&spec.transport),
+                            Arc::clone(&store),
+                            settings.clone(),
+                            Arc::clone(&endings),
+                        ));
+                    }
                     breaker
                 }
             };
-            let module: Arc<str> = Arc::from(spec.module);
             if routes.contains_key(&module) {
                 tracing::warn!(%module, "module configured twice; the last one wins");
             }
-            let worker = Arc::new(
-                Worker::new(
-                    Arc::clone(&module),
-                    spec.builder,
-                    spec.signer,
-                    spec.transport,
-                    Arc::clone(&store),
-                    settings.clone(),
-                    breaker,
-                )
-                .with_events(Arc::clone(&events)),
-            );
+            let keep = spec.retention;
+            let worker = Arc::new(Worker::new(
+                Arc::clone(&module),
+                spec,
+                Arc::clone(&store),
+                settings.clone(),
+                breaker,
+                (Arc::clone(&events), Arc::clone(&endings)),
+            ));
             let actor_name = format!("module:{module}");
-            let health = registry.register(actor_name.clone());
-            if let Some(inbox) = inboxes
-                .iter_mut()
-                .find(|inbox| inbox.transport.name() == name)
-            {
-                inbox.modules.insert(module.to_string(), health.clone());
-            }
             let actor = ModuleActor::new(
                 worker,
                 Arc::clone(&in_flight),
                 supervised(health, actor_name),
             );
             let addr = Supervisor::start_in_arbiter(&arbiter, move |_| actor);
-            if let Some(keep) = spec.retention {
+            if let Some(keep) = keep {
                 retention.push((Arc::clone(&module), keep));
             }
             routes.insert(module, addr);
@@ -297,7 +313,8 @@ impl Engine {
                 registry,
                 in_flight,
                 shutting_down,
-                events,
+                store,
+                endings,
             }),
         }
     }
@@ -337,14 +354,20 @@ impl Engine {
         self.inner.in_flight.contains(job_id)
     }
 
-    /// An operator ended a report in FAILURE outside the engine (a discarded job; its outcome is
-    /// stored already): the engine's observers hear of it like of any other FAILURE, so it is
-    /// counted in the metrics and alerted.
-    pub fn report_discarded(&self, report: &ReportKey, reason: &str) {
-        self.inner.events.delivery_failed(report, reason);
-        self.inner
-            .events
-            .report_finished(&report.module, true, None);
+    /// Ends the report of `job` in FAILURE with `reason` (an operator's discard) and removes the
+    /// job, the way the engine ends reports: its observers hear of it like of any other FAILURE,
+    /// so it is counted in the metrics and alerted. `NotFound` if the job has left the outbox.
+    pub async fn discard(&self, job: &Job, reason: &str) -> StoreResult<FinishedReport> {
+        let outcome = Outcome::Failure {
+            reason: reason.to_owned(),
+        };
+        let report = self
+            .inner
+            .store
+            .record_outcome(job, outcome, Utc::now())
+            .await?;
+        self.inner.endings.report_finished(&report);
+        Ok(report)
     }
 
     /// Every transport's breaker and call statistics, for operators.

@@ -1,6 +1,8 @@
 //! The actor that works one module's jobs: deliver the message stored at dispatch (or build and
-//! sign it once, for a report stored without), and leave it waiting for its acknowledgement (collected from the transport's inbox, see
-//! [`crate::inbox`]); deliver it again if none came in time.
+//! sign it once, for a report stored without), and record what the authority answered: its
+//! decision, which ends the report at once, or its acceptance, after which the report waits for
+//! its acknowledgement (collected from the transport's inbox, see [`crate::inbox`]) and is
+//! delivered again if none came in time.
 //!
 //! Each job runs as a future spawned in the actor's context, so many deliveries can wait on the
 //! network at once without a thread each. Each future runs
@@ -16,16 +18,17 @@ use actix::prelude::*;
 use chrono::Utc;
 use futures::FutureExt;
 use meldewerk_storage::{
-    Job, JobKind, Outcome, PreparedMessage, Report, Store, StoreError, StoreResult,
+    AfterDelivery, Job, JobKind, Outcome, PreparedMessage, Report, Store, StoreError, StoreResult,
 };
-use meldewerk_transports::{Delivery, Transport, TransportError};
+use meldewerk_transports::{Answer, Delivery, Transport, TransportError};
 
 use crate::breaker::{Breaker, Ticket};
-use crate::events::{no_events, SharedEvents};
+use crate::events::SharedEvents;
+use crate::finished::Endings;
 use crate::inflight::{InFlight, InFlightGuard};
 use crate::settings::EngineSettings;
 use crate::supervise::{panic_message, Supervision};
-use crate::{after, BuildError, MessageBuilder, MessageSigner};
+use crate::{after, BuildError, MessageBuilder, MessageSigner, ModuleSpec};
 
 /// How long the outbox leaves a job alone after the store failed while working on it, so that a
 /// failing store is not hammered in a loop.
@@ -65,38 +68,35 @@ pub(crate) struct Worker {
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) store: Arc<dyn Store>,
     pub(crate) settings: EngineSettings,
-    /// Told about every report that ends in FAILURE and every breaker that opens.
+    /// Told about retries and every breaker that opens.
     events: SharedEvents,
+    /// Told about every report that ends.
+    endings: Arc<Endings>,
     /// The transport's breaker, shared with every module delivering through it.
     breaker: Arc<Breaker>,
 }
 
 impl Worker {
+    /// The worker of the module `spec` describes (named `module`).
     pub(crate) fn new(
         module: Arc<str>,
-        builder: Arc<dyn MessageBuilder>,
-        signer: Arc<dyn MessageSigner>,
-        transport: Arc<dyn Transport>,
+        spec: ModuleSpec,
         store: Arc<dyn Store>,
         settings: EngineSettings,
         breaker: Arc<Breaker>,
+        (events, endings): (SharedEvents, Arc<Endings>),
     ) -> Self {
         Worker {
             module,
-            builder,
-            signer,
-            transport,
+            builder: spec.builder,
+            signer: spec.signer,
+            transport: spec.transport,
             store,
             settings,
-            events: no_events(),
+            events,
+            endings,
             breaker,
         }
-    }
-
-    /// Tells `events` about every report that ends in FAILURE.
-    pub(crate) fn with_events(mut self, events: SharedEvents) -> Self {
-        self.events = events;
-        self
     }
 
     /// Works one job. `counted` turns true once the store has counted this run's attempt (or at
@@ -200,29 +200,49 @@ impl Worker {
                 &*self.events,
             )
             .await;
-        match submitted {
-            Ok(accepted) => {
+        let now = Utc::now();
+        let (transport_ref, next) = match submitted {
+            // An acceptance from an authority without an inbox would wait for an acknowledgement
+            // nobody collects: the transport is confused, and delivering again harms nothing.
+            Ok(Answer::AwaitingAck(_)) if self.transport.inbox().is_none() => {
+                let confused = TransportError::Transient(format!(
+                    "{} accepted the delivery for a later acknowledgement, but has no inbox",
+                    self.transport.name()
+                ));
+                return self.retry_later(job, job.attempts, confused).await;
+            }
+            Ok(Answer::AwaitingAck(accepted)) => {
                 tracing::debug!(duplicate = accepted.duplicate, again, "delivery accepted");
-                let now = Utc::now();
                 let resend_at = after(now, self.settings.ack_timeout());
-                self.store
-                    .record_delivered(
-                        job,
-                        self.transport.name(),
-                        accepted.transport_ref,
-                        now,
-                        resend_at,
-                    )
-                    .await?;
-                Ok(JobDone::Progressed)
+                (
+                    Some(accepted.transport_ref),
+                    AfterDelivery::AwaitAck { resend_at },
+                )
             }
-            // An unknown cursor is no answer to a delivery; a transport that says so anyway is
-            // confused, and retrying fails no report wrongly.
-            Err(e @ (TransportError::Transient(_) | TransportError::UnknownCursor(_))) => {
-                self.retry_later(job, job.attempts, e).await
+            Ok(Answer::Finished(finished)) => {
+                tracing::debug!(duplicate = finished.duplicate, again, "delivery decided");
+                (
+                    finished.transport_ref,
+                    AfterDelivery::Finished(finished.outcome),
+                )
             }
-            Err(TransportError::Rejected(reason)) => self.fail(job, reason).await,
-        }
+            // Errors of an inbox fetch are no answer to a delivery; a transport that gives one
+            // anyway is confused, and retrying fails no report wrongly.
+            Err(e) => return self.retry_later(job, job.attempts, e).await,
+        };
+        let ended = self
+            .store
+            .record_delivered(job, self.transport.name(), transport_ref, now, next)
+            .await?;
+        Ok(match ended {
+            Some(report) => {
+                self.endings.report_finished(&report);
+                JobDone::Finished {
+                    failed: report.failure.is_some(),
+                }
+            }
+            None => JobDone::Progressed,
+        })
     }
 
     /// Counts an attempt (or, for a probe, only checks that the job is still there) and returns
@@ -259,14 +279,10 @@ impl Worker {
     }
 
     async fn fail(&self, job: &Job, reason: String) -> StoreResult<JobDone> {
-        tracing::warn!(report = %job.report, job = job.id, %reason, "report failed");
-        let outcome = Outcome::Failed {
-            reason: reason.clone(),
-        };
-        self.store.record_outcome(job, outcome, Utc::now()).await?;
+        let outcome = Outcome::Failure { reason };
+        let report = self.store.record_outcome(job, outcome, Utc::now()).await?;
         // Only once the FAILURE is stored: a job finished elsewhere returned above.
-        self.events.delivery_failed(&job.report, &reason);
-        self.events.report_finished(&self.module, true, None);
+        self.endings.report_finished(&report);
         Ok(JobDone::Finished { failed: true })
     }
 
@@ -372,16 +388,9 @@ impl Handler<RunJob> for ModuleActor {
         Box::pin(
             work.into_actor(self)
                 .map(move |result, act, ctx| match result {
+                    // An ended report was counted in the health entry where it ended.
                     Ok(done) => {
                         drop(claim);
-                        if let JobDone::Finished { failed } = done {
-                            act.sup.health.update(|h| {
-                                h.processed += 1;
-                                if failed {
-                                    h.failed += 1;
-                                }
-                            });
-                        }
                         done
                     }
                     Err(payload) => {

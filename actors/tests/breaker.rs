@@ -29,7 +29,7 @@ async fn start_one_report(
             ..fast_settings()
         },
     );
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     engine.wake();
     engine
 }

@@ -8,7 +8,89 @@ use std::time::Duration;
 
 use common::*;
 use meldewerk_actors::{ActorState, Engine, EngineSettings};
-use meldewerk_storage::{ReportStatus, Store};
+use meldewerk_storage::{AfterDelivery, ReportStatus, Store};
+
+#[actix_rt::test]
+async fn an_authority_deciding_at_once_ends_the_report_with_its_answer() {
+    let store = Arc::new(MemStore::default());
+    let transport = ScriptedTransport::deciding_at_once(vec![
+        SubmitStep::Transient("busy"),
+        SubmitStep::Succeed,
+        SubmitStep::Reject("unbekannte Einrichtung"),
+        // Accepting for later without an inbox: nobody would collect it, so it is retried.
+        SubmitStep::Accept,
+        SubmitStep::Succeed,
+    ]);
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(TestSigner),
+            transport.clone(),
+        )],
+        fast_settings(),
+    );
+    store
+        .dispatch_report(pending_report("now-1"))
+        .await
+        .unwrap();
+    engine.wake();
+    let report = wait_final(&*store, &key("now-1")).await;
+    assert_eq!(report.status, ReportStatus::Success);
+    assert_eq!(
+        report.receipt.as_deref(),
+        Some(&b"%PDF receipt at once"[..])
+    );
+    assert_eq!(
+        report.receipt_media_type.as_deref(),
+        Some("application/pdf")
+    );
+    assert_eq!(report.transport_ref.as_deref(), Some("now-idem-now-1"));
+    assert!(report.delivered_at.is_some());
+    assert!(store.jobs().is_empty(), "the job left the outbox");
+    assert_eq!(
+        transport.deliveries().len(),
+        2,
+        "one transient fault, then the answer"
+    );
+
+    store
+        .dispatch_report(pending_report("now-2"))
+        .await
+        .unwrap();
+    engine.wake();
+    let refused = wait_final(&*store, &key("now-2")).await;
+    assert_eq!(refused.status, ReportStatus::Failure);
+    assert_eq!(
+        refused.failure_reason.as_deref(),
+        Some("unbekannte Einrichtung")
+    );
+
+    store
+        .dispatch_report(pending_report("now-3"))
+        .await
+        .unwrap();
+    engine.wake();
+    let late = wait_final(&*store, &key("now-3")).await;
+    assert_eq!(late.status, ReportStatus::Success);
+
+    // Ended on the one path: counted in the module's health; no collector for an inbox it lacks.
+    let health = wait_for("module health to count the reports", || {
+        let h = engine.health();
+        async move {
+            h.into_iter()
+                .find(|h| h.name == format!("module:{MODULE}") && h.processed == 3)
+        }
+    })
+    .await;
+    assert_eq!(health.failed, 1);
+    assert!(engine
+        .health()
+        .iter()
+        .all(|h| !h.name.starts_with("inbox:")));
+    assert_eq!(transport.fetches.load(Ordering::SeqCst), 0);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
 
 #[actix_rt::test]
 async fn submitted_report_is_delivered_acknowledged_and_succeeds() {
@@ -24,12 +106,12 @@ async fn submitted_report_is_delivered_acknowledged_and_succeeds() {
         )],
         fast_settings(),
     );
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     engine.wake();
 
     let report = wait_final(&*store, &key("r1")).await;
     assert_eq!(report.status, ReportStatus::Success);
-    let receipt = report.receipt_pdf.expect("receipt stored");
+    let receipt = report.receipt.expect("receipt stored");
     assert!(receipt.starts_with(b"%PDF"));
     assert_eq!(report.portal.as_deref(), Some("sim-portal"));
     assert!(report.transport_ref.is_some() && report.delivered_at.is_some());
@@ -81,7 +163,7 @@ async fn transport_rejection_ends_in_failure_with_reason() {
         )],
         fast_settings(),
     );
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     engine.wake();
     let report = wait_final(&*store, &key("r1")).await;
     assert_eq!(report.status, ReportStatus::Failure);
@@ -112,7 +194,7 @@ async fn rejected_acknowledgement_ends_in_failure_with_reason() {
         )],
         fast_settings(),
     );
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     let report = wait_final(&*store, &key("r1")).await;
     assert_eq!(report.status, ReportStatus::Failure);
     assert_eq!(
@@ -136,7 +218,7 @@ async fn build_error_ends_in_failure_with_its_reason() {
         fast_settings(),
     );
     store
-        .submit_report(pending_report("invalid-1"))
+        .dispatch_report(pending_report("invalid-1"))
         .await
         .unwrap();
     let report = wait_final(&*store, &key("invalid-1")).await;
@@ -169,7 +251,7 @@ async fn transient_errors_are_retried_with_identical_bytes_then_succeed() {
         )],
         fast_settings(),
     );
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     engine.wake();
 
     let report = wait_final(&*store, &key("r1")).await;
@@ -203,7 +285,7 @@ async fn persistent_transient_errors_fail_after_max_attempts() {
         )],
         fast_settings(),
     );
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     let report = wait_final(&*store, &key("r1")).await;
     assert_eq!(report.status, ReportStatus::Failure);
     assert_eq!(
@@ -232,7 +314,7 @@ async fn slow_acknowledgement_does_not_exhaust_attempts() {
         )],
         fast_settings(),
     );
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     let report = wait_final(&*store, &key("r1")).await;
     assert_eq!(report.status, ReportStatus::Success, "{report:?}");
     assert!(transport.ack_calls.load(Ordering::SeqCst) >= 15);
@@ -244,7 +326,7 @@ async fn slow_acknowledgement_does_not_exhaust_attempts() {
 async fn jobs_in_the_store_before_start_are_resumed() {
     let store = Arc::new(MemStore::default());
     for id in ["a", "b", "c"] {
-        store.submit_report(pending_report(id)).await.unwrap();
+        store.dispatch_report(pending_report(id)).await.unwrap();
     }
     // One of them had been delivered by an earlier run and awaits its acknowledgement.
     let job = store
@@ -265,9 +347,11 @@ async fn jobs_in_the_store_before_start_are_resumed() {
         .record_delivered(
             &job,
             "scripted",
-            "ref-idem-c".into(),
+            Some("ref-idem-c".into()),
             now,
-            now + chrono::Duration::hours(1),
+            AfterDelivery::AwaitAck {
+                resend_at: now + chrono::Duration::hours(1),
+            },
         )
         .await
         .unwrap();
@@ -311,8 +395,8 @@ async fn unknown_module_jobs_are_left_in_the_outbox() {
     let store = Arc::new(MemStore::default());
     let mut other = pending_report("x");
     other.key.module = "unserved".to_string();
-    store.submit_report(other.clone()).await.unwrap();
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(other.clone()).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     let engine = Engine::start(
         store.clone(),
         vec![spec(
@@ -355,7 +439,7 @@ async fn shutdown_leaves_unfinished_jobs_in_the_outbox() {
         )],
         fast_settings(),
     );
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     wait_for("the inbox to be fetched while the report waits", || async {
         (transport.ack_calls.load(Ordering::SeqCst) > 0).then_some(())
     })

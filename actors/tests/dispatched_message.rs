@@ -42,7 +42,7 @@ async fn the_dispatchs_message_is_delivered_as_it_is() {
     let builder = Arc::new(TestBuilder::default());
     let transport = ScriptedTransport::new(vec![], vec![]);
     let engine = engine(&store, &builder, &transport);
-    let job = store.submit_report(dispatched("r1")).await.unwrap();
+    let job = store.dispatch_report(dispatched("r1")).await.unwrap();
     engine.queued(job);
 
     let report = wait_final(&*store, &key("r1")).await;
@@ -74,7 +74,7 @@ async fn its_attempts_are_counted_as_ever() {
     let builder = Arc::new(TestBuilder::default());
     let transport = ScriptedTransport::new(vec![SubmitStep::Transient("down"); 10], vec![]);
     let engine = engine(&store, &builder, &transport);
-    store.submit_report(dispatched("r1")).await.unwrap();
+    store.dispatch_report(dispatched("r1")).await.unwrap();
     engine.wake();
 
     let report = wait_final(&*store, &key("r1")).await;

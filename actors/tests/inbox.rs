@@ -72,7 +72,7 @@ async fn a_cursor_the_office_never_handed_out_starts_the_collection_again_from_i
     let transport = ScriptedTransport::new(vec![SubmitStep::Accept], vec![]);
     let events = Arc::new(Degradations::default());
     let engine = start(&store, &transport, &events);
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     engine.wake();
 
     let report = wait_final(&*store, &key("r1")).await;
@@ -94,7 +94,7 @@ async fn an_inbox_outage_degrades_the_collector_and_alerts_once_until_it_answers
         Some(TransportError::Transient("connection refused".into()));
     let events = Arc::new(Degradations::default());
     let engine = start(&store, &transport, &events);
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     engine.wake();
 
     let degraded =
@@ -127,13 +127,13 @@ async fn an_inbox_outage_degrades_the_collector_and_alerts_once_until_it_answers
 async fn an_inbox_that_refuses_even_its_start_degrades_the_collector() {
     let store = Arc::new(MemStore::default());
     let transport = ScriptedTransport::new(vec![], vec![]);
-    *transport.inbox_down.lock().unwrap() = Some(TransportError::Rejected("closed".into()));
+    *transport.inbox_down.lock().unwrap() = Some(TransportError::Refused("closed".into()));
     let events = Arc::new(Degradations::default());
     let engine = start(&store, &transport, &events);
 
     let degraded =
         wait_for_collector(&engine, "the collector to degrade", ActorState::Degraded).await;
-    let error = "inbox refused the fetch: rejected by the transport: closed";
+    let error = "the inbox refused the fetch: closed";
     assert_eq!(degraded.last_error.as_deref(), Some(error));
     wait_for("the alert", || {
         let told = events.told();

@@ -29,7 +29,7 @@ async fn without_ticks(max_in_flight: usize) -> (Arc<MemStore>, Arc<ScriptedTran
 
 /// Stores a new report and hands its job to the engine, as the form does.
 async fn queue(store: &MemStore, engine: &Engine, id: &str) {
-    let job = store.submit_report(pending_report(id)).await.unwrap();
+    let job = store.dispatch_report(pending_report(id)).await.unwrap();
     engine.queued(job);
 }
 

@@ -92,7 +92,7 @@ async fn reports_reach_success_through_sled_and_the_simulated_office() {
     let engine = start(&s, Ed25519Seal::generate(), fast_settings());
     for i in 0..25 {
         s.store
-            .submit_report(pending_report(&format!("r{i}")))
+            .dispatch_report(pending_report(&format!("r{i}")))
             .await
             .unwrap();
         engine.wake();
@@ -101,7 +101,7 @@ async fn reports_reach_success_through_sled_and_the_simulated_office() {
         let id = format!("r{i}");
         let report = wait_final(&*s.store, &key(&id)).await;
         assert_eq!(report.status, ReportStatus::Success, "{id}: {report:?}");
-        assert!(report.receipt_pdf.unwrap().starts_with(b"%PDF"));
+        assert!(report.receipt.unwrap().starts_with(b"%PDF"));
         assert_eq!(
             report.portal.as_deref(),
             Some("meldewerk-sim-xpersonenstand")
@@ -122,7 +122,7 @@ async fn unsigned_or_rejected_messages_fail_with_the_office_reason() {
     );
     let s = setup(10, 1.0);
     let engine = start(&s, Ed25519Seal::generate(), fast_settings());
-    s.store.submit_report(pending_report("r1")).await.unwrap();
+    s.store.dispatch_report(pending_report("r1")).await.unwrap();
     engine.wake();
     let report = wait_final(&*s.store, &key("r1")).await;
     assert_eq!(report.status, ReportStatus::Failure);
@@ -148,7 +148,7 @@ async fn a_new_engine_resumes_what_the_previous_one_left() {
     let seal = Ed25519Seal::generate();
     for i in 0..5 {
         s.store
-            .submit_report(pending_report(&format!("r{i}")))
+            .dispatch_report(pending_report(&format!("r{i}")))
             .await
             .unwrap();
     }
@@ -182,7 +182,7 @@ async fn many_reports_through_sled_with_a_zero_latency_transport() {
     let engine = start_engine(store.clone(), transport.clone(), fast_settings());
     for i in 0..200 {
         store
-            .submit_report(pending_report(&format!("r{i}")))
+            .dispatch_report(pending_report(&format!("r{i}")))
             .await
             .unwrap();
         engine.wake();
@@ -217,7 +217,7 @@ async fn retention_expires_final_reports_in_sled() {
             ..fast_settings()
         },
     );
-    s.store.submit_report(pending_report("r1")).await.unwrap();
+    s.store.dispatch_report(pending_report("r1")).await.unwrap();
     engine.wake();
     assert_eq!(
         wait_final(&*s.store, &key("r1")).await.status,

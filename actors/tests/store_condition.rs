@@ -64,7 +64,7 @@ async fn the_engine_waits_for_an_unavailable_store_and_says_so_once() {
         Some("No space left on device")
     );
     // A job due meanwhile waits: the ticks do not scan an unavailable store.
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     let beat = degraded.last_heartbeat.unwrap();
     wait_for("two more ticks", || async {
         let later = store_health(&engine).last_heartbeat.unwrap();

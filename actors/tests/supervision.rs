@@ -30,7 +30,7 @@ async fn transport_panic_restarts_the_actor_and_the_job_completes() {
         )],
         fast_settings(),
     );
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     engine.wake();
 
     let report = wait_final(&*store, &key("r1")).await;
@@ -51,7 +51,7 @@ async fn transport_panic_restarts_the_actor_and_the_job_completes() {
         .contains("panics on acknowledgements"));
 
     // Still alive: another report goes through the same actor.
-    store.submit_report(pending_report("r2")).await.unwrap();
+    store.dispatch_report(pending_report("r2")).await.unwrap();
     engine.wake();
     assert_eq!(
         wait_final(&*store, &key("r2")).await.status,
@@ -78,7 +78,10 @@ async fn builder_that_always_panics_fails_after_max_attempts_and_actor_survives(
         )],
         fast_settings(),
     );
-    store.submit_report(pending_report("boom-1")).await.unwrap();
+    store
+        .dispatch_report(pending_report("boom-1"))
+        .await
+        .unwrap();
     let report = wait_final(&*store, &key("boom-1")).await;
     assert_eq!(report.status, ReportStatus::Failure);
     let reason = report.failure_reason.unwrap();
@@ -90,7 +93,7 @@ async fn builder_that_always_panics_fails_after_max_attempts_and_actor_survives(
     let health = module_health(&engine);
     assert_eq!(health.restarts, 3, "{health:?}");
 
-    store.submit_report(pending_report("fine")).await.unwrap();
+    store.dispatch_report(pending_report("fine")).await.unwrap();
     engine.wake();
     assert_eq!(
         wait_final(&*store, &key("fine")).await.status,
@@ -116,7 +119,10 @@ async fn too_many_restarts_mark_the_module_degraded_without_losing_work() {
             ..fast_settings()
         },
     );
-    store.submit_report(pending_report("boom-1")).await.unwrap();
+    store
+        .dispatch_report(pending_report("boom-1"))
+        .await
+        .unwrap();
     wait_for("the module to be marked degraded", || {
         let h = module_health(&engine);
         async move { (h.state == ActorState::Degraded).then_some(()) }
@@ -125,7 +131,7 @@ async fn too_many_restarts_mark_the_module_degraded_without_losing_work() {
     // After the pause it works again and finishes the job for good.
     let report = wait_final(&*store, &key("boom-1")).await;
     assert_eq!(report.status, ReportStatus::Failure);
-    store.submit_report(pending_report("fine")).await.unwrap();
+    store.dispatch_report(pending_report("fine")).await.unwrap();
     engine.wake();
     assert_eq!(
         wait_final(&*store, &key("fine")).await.status,

@@ -23,7 +23,7 @@ async fn a_thousand_reports_all_reach_success() {
     );
     for i in 0..1_000 {
         store
-            .submit_report(pending_report(&format!("r{i}")))
+            .dispatch_report(pending_report(&format!("r{i}")))
             .await
             .unwrap();
         engine.wake();
@@ -70,7 +70,7 @@ async fn retention_expires_final_reports() {
             ..fast_settings()
         },
     );
-    store.submit_report(pending_report("r1")).await.unwrap();
+    store.dispatch_report(pending_report("r1")).await.unwrap();
     let report = wait_final(&*store, &key("r1")).await;
     assert_eq!(report.status, ReportStatus::Success);
     let expired = wait_for("retention to expire the report", || async {
@@ -81,7 +81,7 @@ async fn retention_expires_final_reports() {
             .filter(|r| r.expired_at.is_some())
     })
     .await;
-    assert!(expired.submission.is_none() && expired.receipt_pdf.is_none());
+    assert!(expired.submission.is_none() && expired.receipt.is_none());
     wait_for("retention health to count it", || {
         let h = engine.health();
         async move {

@@ -12,9 +12,9 @@ use super::{mock, ModuleInfo};
 use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::routes::json::{self, JsonError};
-use crate::startup::WebSettings;
 use crate::telemetry::log_str;
 use crate::tokens::{seal_memento, strip_empty, MagicToken};
+use crate::web::WebSettings;
 
 /// Longest accepted report id.
 pub const MAX_ID: usize = 128;
@@ -66,7 +66,7 @@ fn form_members(info: &ModuleInfo, request: &Map<String, Value>) -> Vec<&'static
 }
 
 /// Validates the request against the module's schema and answers the memento and magic link.
-#[tracing::instrument(name = "memento", skip_all, fields(module = context.info.segment))]
+#[tracing::instrument(name = "memento", skip_all, fields(module = context.info.module))]
 pub(crate) async fn create(
     req: HttpRequest,
     user: ApiUser,
@@ -116,11 +116,11 @@ async fn create_memento(
         }
     }
     let form = context.module.form_for(&data).ok_or_else(|| {
-        ApiError::Internal(format!("a valid {} request opens no form", info.segment))
+        ApiError::Internal(format!("a valid {} request opens no form", info.module))
     })?;
     let key = UserKey::cached(master, &user.0.memento_key)
         .map_err(|e| ApiError::Internal(format!("memento key: {e}")))?;
-    let memento = seal_memento(&key, info.segment, &data);
+    let memento = seal_memento(&key, info.module, &data);
     let token = MagicToken {
         username: user.0.name.clone(),
         target_url: form.path.to_string(),

@@ -53,7 +53,7 @@ pub fn result(info: &ModuleInfo, id: &str, outcome: MockOutcome) -> Value {
     let mut body = json!({
         "id": id,
         "status": status,
-        "module": info.segment,
+        "module": info.module,
         "submittedAt": rfc3339(now),
         "portal": "meldewerk-mock",
         "receiptPdf": receipt,
@@ -78,7 +78,7 @@ pub fn receipt(info: &ModuleInfo, id: &str, at: DateTime<Utc>) -> Vec<u8> {
         authority: "meldewerk Testempfang (keine echte Übermittlung)".into(),
         report_type,
         sender: "meldewerk (Test-ID: keine Nachricht gesendet)".into(),
-        module: info.segment.into(),
+        module: info.module.into(),
         report_id: id.into(),
         message_uuid: "00000000-0000-0000-0000-000000000000".into(),
         message_sha256_hex: "0".repeat(64),

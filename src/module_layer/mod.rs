@@ -30,21 +30,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
-use meldewerk_storage::Report;
+use meldewerk_storage::{Report, ReportResult};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::xpersonenstand::XPersonenstandSettings;
-
 pub(crate) use errors::{unavailable_response, UNAVAILABLE_MESSAGE};
 pub use errors::{ApiError, ErrorStyle, Violation};
-pub use fields::{Field, FieldKind};
+pub use fields::{Field, FieldKind, TextPattern};
 
 /// A module's identity: everything about it that never depends on configuration.
 #[derive(Debug)]
 pub struct ModuleInfo {
-    /// Path segment, `module` constant of results, and name in configuration, e.g. `birthnotice`.
-    pub segment: &'static str,
+    /// The module's name: its path segment, the `module` constant of results, its configuration
+    /// section and the `module` of its reports, e.g. `birthnotice`.
+    pub module: &'static str,
     /// Prefix of the reserved mock ids (`BIRTHNOTICE` for `BIRTHNOTICE-TEST-SUCCESS`); `None`
     /// when the module reserves none.
     pub mock_prefix: Option<&'static str>,
@@ -58,28 +57,40 @@ pub struct ModuleInfo {
     pub transport: &'static str,
     /// What a read answers once retention removed a report's payload.
     pub expired: ExpiredAnswer,
-    /// How long final reports keep their payload unless `[modules.<segment>] retention_secs`
+    /// How long final reports keep their payload unless `[modules.<module>] retention_secs`
     /// says otherwise; `None` keeps them forever.
     pub retention: Option<Duration>,
 }
 
 impl ModuleInfo {
-    /// A civil-registry module: delivered through the `xpersonenstand` transport, 410
-    /// `report-expired` after retention, no mock ids and no `clientReference` unless added.
-    pub const fn civil_registry(
-        segment: &'static str,
+    /// A module delivering through the transport called `transport` (a name of
+    /// [`meldewerk_transports::TRANSPORTS`]): 410 `report-expired` after a retention of 30 days,
+    /// no mock ids and no `clientReference` unless added.
+    pub const fn new(
+        module: &'static str,
         fields: &'static [Field],
         forms: &'static [Form],
+        transport: &'static str,
     ) -> Self {
         ModuleInfo {
-            segment,
+            module,
             mock_prefix: None,
             echoes_client_reference: false,
             fields,
             forms,
-            transport: "xpersonenstand",
+            transport,
             expired: ExpiredAnswer::Gone,
             retention: Some(Duration::from_secs(30 * 24 * 3600)),
+        }
+    }
+
+    /// The same module keeping final reports' payload for `retention` by default (`None`:
+    /// forever), answering `expired` afterwards.
+    pub const fn retained(self, retention: Option<Duration>, expired: ExpiredAnswer) -> Self {
+        ModuleInfo {
+            retention,
+            expired,
+            ..self
         }
     }
 
@@ -225,6 +236,35 @@ pub trait Module: Send + Sync + 'static {
     /// The engine's builder for the module's messages, for reports stored without one (before
     /// messages were built at dispatch, or when signing failed there).
     fn messages(&self) -> Arc<dyn MessageBuilder>;
+
+    /// Members the module adds to its results, fixed when `form` dispatches `content` (which
+    /// form the end user chose, say): stored with the report, handed back in every
+    /// [`ReportResult::result_members`]. None by default.
+    fn result_members(&self, _form: &Form, _content: &Value) -> Map<String, Value> {
+        Map::new()
+    }
+
+    /// The result body of the report `id`, when the module's contract shapes its results
+    /// differently from the layer's (`id`, `module`, `status`, `submittedAt`, `receiptPdf`,
+    /// …); `None` (the default) for the layer's body. The layer's rules of reading stay
+    /// (404, 410, consumption, `peek`).
+    fn result_body(&self, _id: &str, _result: &ReportResult) -> Option<Value> {
+        None
+    }
+
+    /// Routes of the module's own inside its API scope `/api/<module>/v1/`, beside the layer's
+    /// memento and result routes (a report sent without a form, say); their handlers find the
+    /// module's [`routes::ModuleContext`] as app data. None by default.
+    fn api_routes(&self, _cfg: &mut actix_web::web::ServiceConfig) {}
+
+    /// Routes of the module's own outside its API (a page before its forms, say), registered
+    /// with `context` as app data. None by default.
+    fn routes(
+        &self,
+        _cfg: &mut actix_web::web::ServiceConfig,
+        _context: &actix_web::web::Data<routes::ModuleContext>,
+    ) {
+    }
 }
 
 /// Builds a module from its configuration. The list of every module the service runs is
@@ -233,10 +273,11 @@ pub type BuildModule = fn(&ModuleSetup) -> Result<Arc<dyn Module>, SetupError>;
 
 /// What a module is built from.
 pub struct ModuleSetup<'a> {
-    /// The `[modules.*]` sections of the configuration, by module segment.
+    /// The `[modules.*]` sections of the configuration, by name: a module's own, or one that
+    /// several modules share (the civil registry's message header, `[modules.xpersonenstand]`).
     pub sections: &'a BTreeMap<String, figment::value::Value>,
-    /// Header addresses of XPersonenstand messages (`[xpersonenstand]`).
-    pub xpersonenstand: &'a XPersonenstandSettings,
+    /// The sections read so far; a section no module reads is refused.
+    pub(crate) read: std::cell::RefCell<std::collections::BTreeSet<String>>,
     /// Public base address of the service, without a trailing slash.
     pub base_url: &'a str,
 }
@@ -255,15 +296,16 @@ pub struct SetupError {
 const RETENTION_KEY: &str = "retention_secs";
 
 impl ModuleSetup<'_> {
-    /// The module's own settings out of `[modules.<segment>]` (without `retention_secs`, which
-    /// the layer reads); the defaults when the section is absent. Unknown keys are refused by the
-    /// module's settings type.
-    pub fn settings<T: DeserializeOwned + Default>(&self, segment: &str) -> Result<T, SetupError> {
+    /// The settings out of `[modules.<section>]`, a module's own (without `retention_secs`,
+    /// which the layer reads) or a shared one; the defaults when the section is absent. Unknown
+    /// keys are refused by the settings type.
+    pub fn settings<T: DeserializeOwned + Default>(&self, section: &str) -> Result<T, SetupError> {
+        self.read.borrow_mut().insert(section.to_owned());
         let error = |reason: String| SetupError {
-            module: segment.to_owned(),
+            module: section.to_owned(),
             reason,
         };
-        match self.sections.get(segment) {
+        match self.sections.get(section) {
             None => Ok(T::default()),
             Some(figment::value::Value::Dict(tag, section)) => {
                 let mut own = section.clone();
@@ -282,14 +324,14 @@ impl ModuleSetup<'_> {
 #[serde(deny_unknown_fields)]
 pub struct NoSettings {}
 
-/// How long `info`'s final reports keep their payload: `[modules.<segment>] retention_secs`, or
+/// How long `info`'s final reports keep their payload: `[modules.<module>] retention_secs`, or
 /// the module's default.
 pub fn retention(
     sections: &BTreeMap<String, figment::value::Value>,
     info: &ModuleInfo,
 ) -> Result<Option<Duration>, SetupError> {
     let Some(value) = sections
-        .get(info.segment)
+        .get(info.module)
         .and_then(|section| section.find_ref(RETENTION_KEY))
     else {
         return Ok(info.retention);
@@ -298,7 +340,7 @@ pub fn retention(
     match secs {
         Some(secs) => Ok(Some(Duration::from_secs(secs))),
         None => Err(SetupError {
-            module: info.segment.to_owned(),
+            module: info.module.to_owned(),
             reason: format!("{RETENTION_KEY} must be a whole number of seconds"),
         }),
     }

@@ -53,7 +53,7 @@ fn result_body(context: &ModuleContext, id: &str, report: &ReportResult) -> Vec<
             .then_some(report.failure_reason.as_deref())
             .flatten(),
         id,
-        module: context.info.segment,
+        module: context.info.module,
         portal: report.portal.as_deref(),
     };
     let tail = ResultTail {
@@ -61,7 +61,7 @@ fn result_body(context: &ModuleContext, id: &str, report: &ReportResult) -> Vec<
         submitted_at: rfc3339(report.submitted_at),
     };
     let receipt = (report.status == ReportStatus::Success)
-        .then_some(report.receipt_pdf_base64.as_deref())
+        .then_some(report.receipt_base64.as_deref())
         .flatten();
     joined(&head, receipt, &tail)
 }
@@ -88,7 +88,7 @@ fn joined(head: &impl Serialize, receipt: Option<&str>, tail: &impl Serialize) -
 }
 
 /// `GET /api/{seg}/v1/reports`: ids of the caller's dispatched reports not yet consumed.
-#[tracing::instrument(name = "pending_list", skip_all, fields(module = context.info.segment))]
+#[tracing::instrument(name = "pending_list", skip_all, fields(module = context.info.module))]
 pub(crate) async fn list_pending(
     req: HttpRequest,
     user: ApiUser,
@@ -96,7 +96,7 @@ pub(crate) async fn list_pending(
     store: web::Data<Arc<dyn Store>>,
 ) -> Result<HttpResponse, ModuleError> {
     let ids = store
-        .pending_ids(&user.0.name, context.info.segment)
+        .pending_ids(&user.0.name, context.info.module)
         .await
         .map_err(|e| context.error(&req, e.into()))?;
     Ok(HttpResponse::Ok().json(ids))
@@ -139,7 +139,7 @@ fn url_pairs(query: &str) -> Vec<(String, String)> {
 
 /// `GET /api/{seg}/v1/reports/{id}[?peek=true]`: the result. Without `peek` a final result is
 /// consumed (atomically: of two concurrent reads one gets 200, the other 410).
-#[tracing::instrument(name = "report_read", skip_all, fields(module = context.info.segment))]
+#[tracing::instrument(name = "report_read", skip_all, fields(module = context.info.module))]
 pub(crate) async fn get_report(
     req: HttpRequest,
     user: ApiUser,
@@ -171,7 +171,7 @@ async fn read(
     };
     let key = ReportKey {
         owner: user.0.name.clone(),
-        module: info.segment.into(),
+        module: info.module.into(),
         id: id.into(),
     };
     let result = if peek {
@@ -189,6 +189,9 @@ async fn read(
             Consumed::NotFound => return Err(ApiError::NotFound(id.into())),
         }
     };
+    if let Some(body) = context.module.result_body(id, &result) {
+        return Ok(HttpResponse::Ok().json(body));
+    }
     Ok(HttpResponse::Ok()
         .content_type("application/json")
         .body(result_body(context, id, &result)))

@@ -1,4 +1,5 @@
-//! Registration of a module's routes: the API under `/api/{seg}/v1/` and its forms.
+//! Registration of a module's routes: the API under `/api/{module}/v1/`, its forms, and the
+//! routes of the module's own ([`Module::api_routes`], [`Module::routes`]).
 
 use std::sync::Arc;
 
@@ -37,7 +38,7 @@ impl ModuleContext {
         ModuleError {
             error,
             style: self.style.clone(),
-            module: self.info.segment,
+            module: self.info.module,
             instance: req.path().to_owned(),
         }
     }
@@ -83,9 +84,12 @@ pub fn configure(
     move |cfg| {
         let info = module.info();
         let context = web::Data::new(ModuleContext::new(Arc::clone(&module)));
+        module.routes(cfg, &context);
+        let own = Arc::clone(&module);
         cfg.service(
-            web::scope(&format!("/api/{}/v1", info.segment))
+            web::scope(&format!("/api/{}/v1", info.module))
                 .app_data(context)
+                .configure(|cfg| own.api_routes(cfg))
                 .service(
                     web::resource("/memento")
                         .route(web::post().to(memento::create))

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use actix_web::{get, web, HttpResponse};
 use meldewerk_storage::{Store, StoreCondition};
 
-use crate::startup::Readiness;
+use crate::web::Readiness;
 
 /// `GET /healthz`: the process answers. The cheapest endpoint there is.
 #[get("/healthz")]

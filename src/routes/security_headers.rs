@@ -10,7 +10,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{web, Error};
 
-use crate::startup::WebSettings;
+use crate::web::WebSettings;
 
 /// The pages need their own scripts (none today), their own forms, and the one inline `<style>`
 /// of the page frame; nothing may frame them, and no `<base>` may redirect relative links.

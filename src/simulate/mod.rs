@@ -16,39 +16,36 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use actix_web::{middleware, web, App};
-use meldewerk_transports::xpersonenstand::Simulator;
+use std::sync::Arc;
+
+use meldewerk_transports::{Simulated, TransportKind};
 use tracing_actix_web::TracingLogger;
 
-use crate::cli::SimulatorName;
 use crate::configuration::Settings;
 use crate::startup::StartupError;
 use crate::telemetry::RedactingRootSpan;
 
 /// What the request handlers share.
-struct Simulated {
-    /// The transport's name, for logs.
-    name: &'static str,
-    simulator: Simulator,
+struct Shared {
+    /// The transport's registry entry.
+    kind: &'static TransportKind,
+    simulator: Arc<dyn Simulated>,
     /// Largest script body, as the operator API takes it.
     max_body_bytes: usize,
 }
 
 /// Opens the simulator `name` on its journal in the data directory, serves it on `listen` until
 /// SIGTERM/SIGINT, then lets requests in flight finish (up to `shutdown_grace_secs`).
-pub async fn run(
-    settings: Settings,
-    name: SimulatorName,
-    listen: &str,
-) -> Result<(), StartupError> {
-    let journal = name.journal_dir(&settings);
+pub async fn run(settings: Settings, name: &str, listen: &str) -> Result<(), StartupError> {
+    let kind = meldewerk_transports::kind(name)
+        .ok_or_else(|| StartupError::Config(format!("no transport named {name}")))?;
+    let section = settings.transports.section(name);
+    let journal = settings.simulator_journal_dir(name);
     std::fs::create_dir_all(&journal).map_err(|e| StartupError::DataDir {
         path: journal.display().to_string(),
         reason: e.to_string(),
     })?;
-    let simulator = Simulator::open(
-        &journal,
-        settings.transports.xpersonenstand.simulator.clone(),
-    )?;
+    let simulator = (kind.simulate)(&journal, section.simulator_config())?;
     let listener = TcpListener::bind(listen).map_err(|e| StartupError::Listen {
         address: listen.to_owned(),
         reason: e.to_string(),
@@ -63,14 +60,14 @@ pub async fn run(
              script it and read what it received"
         );
     }
-    let shared = web::Data::new(Simulated {
-        name: name.as_str(),
+    let shared = web::Data::new(Shared {
+        kind,
         simulator,
         max_body_bytes: settings.max_body_bytes,
     });
     let allowed = web::Data::new(hosts::AllowedHosts::new(
         address.ip(),
-        &settings.transports.xpersonenstand.allowed_hosts,
+        &section.allowed_hosts,
     ));
     let body_deadline = web::Data::new(settings.body_deadline());
     let grace = Duration::from_secs(settings.shutdown_grace_secs);
@@ -101,7 +98,7 @@ pub async fn run(
     .map_err(|e| StartupError::Server(e.to_string()))?;
 
     tracing::info!(
-        simulator = name.as_str(),
+        simulator = name,
         %address,
         journal = %journal.display(),
         "simulator started"
@@ -114,11 +111,11 @@ pub async fn run(
         let _ = writeln!(
             stdout,
             "meldewerk simulator {} listening on http://{address}",
-            name.as_str()
+            name
         );
         let _ = stdout.flush();
     }
     let result = server.await;
-    tracing::info!(simulator = name.as_str(), "simulator stopped");
+    tracing::info!(simulator = name, "simulator stopped");
     result.map_err(|e| StartupError::Server(e.to_string()))
 }

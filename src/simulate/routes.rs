@@ -4,11 +4,12 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
-use meldewerk_transports::wire::{WireAccepted, WireAckBatch, WireError, MAX_BODY_BYTES};
-use meldewerk_transports::xpersonenstand::MAX_BATCH;
-use meldewerk_transports::{Delivery, Transport, TransportError};
+use meldewerk_transports::wire::{
+    WireAckBatch, WireAnswer, WireError, MAX_BODY_BYTES, MAX_WIRE_BATCH,
+};
+use meldewerk_transports::{Delivery, TransportError};
 
-use super::Simulated;
+use super::Shared;
 use crate::routes::admin::transport_script::{append, change_script, current, replace, reset};
 use crate::routes::admin::transports::page;
 use crate::routes::json::read_json;
@@ -37,24 +38,25 @@ fn wire_error(status: StatusCode, error: String) -> HttpResponse {
     HttpResponse::build(status).json(WireError { error })
 }
 
-/// The simulator's answer to a transport call, in the protocol's terms: a final refusal is
-/// `refusal`, an unknown inbox cursor 410, a transient fault 503.
-fn failed(error: TransportError, refusal: StatusCode) -> HttpResponse {
+/// The simulator's failed transport call, in the protocol's terms: a refused inbox fetch is 403,
+/// an unknown inbox cursor 410, a transient fault 503.
+fn failed(error: TransportError) -> HttpResponse {
     match error {
-        TransportError::Rejected(reason) => wire_error(refusal, reason),
+        TransportError::Refused(reason) => wire_error(StatusCode::FORBIDDEN, reason),
         TransportError::UnknownCursor(reason) => wire_error(StatusCode::GONE, reason),
         TransportError::Transient(message) => wire_error(StatusCode::SERVICE_UNAVAILABLE, message),
     }
 }
 
-/// `POST /deliveries`: 200 `{"transport_ref", "accepted_at", "duplicate"}`; 422 a final
-/// rejection; 503 a (scripted) transient fault; 400/413/415 a body that is no delivery, 408 one
-/// that did not arrive within `body_timeout_secs`.
+/// `POST /deliveries`: 200 the answer (`{"transport_ref", "accepted_at", "duplicate"}` while it
+/// awaits its acknowledgement, with `outcome` when the authority decided at once); 503 a
+/// (scripted) transient fault; 400/413/415 a body that is no delivery, 408 one that did not
+/// arrive within `body_timeout_secs`.
 #[post("/deliveries")]
 async fn deliveries(
     req: HttpRequest,
     payload: web::Payload,
-    shared: web::Data<Simulated>,
+    shared: web::Data<Shared>,
 ) -> HttpResponse {
     let value = match read_json(&req, payload, MAX_BODY_BYTES).await {
         Ok(value) => value,
@@ -66,36 +68,42 @@ async fn deliveries(
     };
     // Logged before the script's latency: a tester sees which deliveries are in flight.
     tracing::info!(
-        simulator = shared.name,
+        simulator = shared.kind.name,
         module = %log_str(&delivery.module),
         report_id = %log_str(&delivery.report_id),
         "delivery arrived"
     );
     match shared.simulator.submit(delivery).await {
-        Ok(accepted) => HttpResponse::Ok().json(WireAccepted::from(accepted)),
-        Err(e) => failed(e, StatusCode::UNPROCESSABLE_ENTITY),
+        Ok(answer) => HttpResponse::Ok().json(WireAnswer::from(answer)),
+        Err(e) => failed(e),
     }
 }
 
 /// `GET /acknowledgements?cursor=…&limit=…`: 200 the batch; 410 an unknown cursor; 400 a query
-/// that does not fit.
+/// that does not fit; 404 for an authority that decides every delivery at once (it has no
+/// inbox).
 #[get("/acknowledgements")]
-async fn acknowledgements(req: HttpRequest, shared: web::Data<Simulated>) -> HttpResponse {
+async fn acknowledgements(req: HttpRequest, shared: web::Data<Shared>) -> HttpResponse {
+    let Some(inbox) = shared.simulator.inbox() else {
+        return wire_error(
+            StatusCode::NOT_FOUND,
+            format!(
+                "{} decides every delivery at once: it has no inbox",
+                shared.kind.name
+            ),
+        );
+    };
     let (cursor, limit) = match inbox_query(req.query_string()) {
         Ok(query) => query,
         Err(problem) => return wire_error(StatusCode::BAD_REQUEST, problem),
     };
-    match shared
-        .simulator
-        .acknowledgements(cursor.as_deref(), limit)
-        .await
-    {
+    match inbox.acknowledgements(cursor.as_deref(), limit).await {
         Ok(batch) => HttpResponse::Ok().json(WireAckBatch::from(batch)),
-        Err(e) => failed(e, StatusCode::GONE),
+        Err(e) => failed(e),
     }
 }
 
-/// `cursor` (optional) and `limit` (1 to [`MAX_BATCH`], default [`DEFAULT_LIMIT`]); anything
+/// `cursor` (optional) and `limit` (1 to [`MAX_WIRE_BATCH`], default [`DEFAULT_LIMIT`]); anything
 /// else, or either twice, is refused.
 fn inbox_query(query: &str) -> Result<(Option<String>, usize), String> {
     let pairs = web::Query::<Vec<(String, String)>>::from_query(query)
@@ -109,8 +117,10 @@ fn inbox_query(query: &str) -> Result<(Option<String>, usize), String> {
                 let parsed = value
                     .parse()
                     .ok()
-                    .filter(|n| (1..=MAX_BATCH).contains(n))
-                    .ok_or_else(|| format!("limit must be an integer from 1 to {MAX_BATCH}"))?;
+                    .filter(|n| (1..=MAX_WIRE_BATCH).contains(n))
+                    .ok_or_else(|| {
+                        format!("limit must be an integer from 1 to {MAX_WIRE_BATCH}")
+                    })?;
                 limit.replace(parsed).is_some()
             }
             other => return Err(format!("unknown query parameter {other:?}")),
@@ -124,8 +134,8 @@ fn inbox_query(query: &str) -> Result<(Option<String>, usize), String> {
 
 /// `GET /script`, as the operator API's.
 #[get("/script")]
-async fn get_script(shared: web::Data<Simulated>) -> HttpResponse {
-    current(&shared.simulator)
+async fn get_script(shared: web::Data<Shared>) -> HttpResponse {
+    current(shared.simulator.scriptable())
 }
 
 /// `PUT /script`, as the operator API's.
@@ -133,15 +143,15 @@ async fn get_script(shared: web::Data<Simulated>) -> HttpResponse {
 async fn put_script(
     req: HttpRequest,
     payload: web::Payload,
-    shared: web::Data<Simulated>,
+    shared: web::Data<Shared>,
 ) -> HttpResponse {
-    let (name, limit) = (shared.name, shared.max_body_bytes);
+    let (name, limit) = (shared.kind.name, shared.max_body_bytes);
     change_script(
         &req,
         payload,
         limit,
         name,
-        &shared.simulator,
+        shared.simulator.scriptable(),
         replace,
         "script replaced",
     )
@@ -153,15 +163,15 @@ async fn put_script(
 async fn add_rule(
     req: HttpRequest,
     payload: web::Payload,
-    shared: web::Data<Simulated>,
+    shared: web::Data<Shared>,
 ) -> HttpResponse {
-    let (name, limit) = (shared.name, shared.max_body_bytes);
+    let (name, limit) = (shared.kind.name, shared.max_body_bytes);
     change_script(
         &req,
         payload,
         limit,
         name,
-        &shared.simulator,
+        shared.simulator.scriptable(),
         append,
         "script rule added",
     )
@@ -170,20 +180,20 @@ async fn add_rule(
 
 /// `DELETE /script`, as the operator API's.
 #[delete("/script")]
-async fn reset_script(shared: web::Data<Simulated>) -> HttpResponse {
-    reset(shared.name, &shared.simulator)
+async fn reset_script(shared: web::Data<Shared>) -> HttpResponse {
+    reset(shared.kind.name, shared.simulator.scriptable())
 }
 
 /// `GET /received?…`, as the operator API's.
 #[get("/received")]
-async fn received(req: HttpRequest, shared: web::Data<Simulated>) -> HttpResponse {
-    page(&shared.simulator, req.query_string()).await
+async fn received(req: HttpRequest, shared: web::Data<Shared>) -> HttpResponse {
+    page(std::sync::Arc::clone(&shared.simulator), req.query_string()).await
 }
 
 /// `GET /healthz`: 200 `{"status": "ok", "simulator": name}` while the process serves.
 #[get("/healthz")]
-async fn healthz(shared: web::Data<Simulated>) -> HttpResponse {
-    HttpResponse::Ok().json(serde_json::json!({ "status": "ok", "simulator": shared.name }))
+async fn healthz(shared: web::Data<Shared>) -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({ "status": "ok", "simulator": shared.kind.name }))
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ pub trait Store: Send + Sync + 'static {
     /// A report dispatched with its message (`report.message`, built and signed at dispatch) has
     /// it stored in the same transaction, as [`Store::record_prepared`] would store it; its
     /// attempts are counted as every delivery's are, before each call to the transport.
-    async fn submit_report(&self, report: Report) -> StoreResult<Job>;
+    async fn dispatch_report(&self, report: Report) -> StoreResult<Job>;
     /// Reads a report without changing it (`peek`).
     async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>>;
     /// [`Store::report`] as a delivery needs it: once a message is stored, an engine may leave
@@ -205,17 +205,19 @@ pub trait Store: Send + Sync + 'static {
         let message = self.record_prepared(&job, message).await?;
         Ok((job, message))
     }
-    /// The transport accepted the delivery: remember which transport took it under which
-    /// reference, and turn the job into an `AwaitAck` job due at `resend_at` (when it is delivered
-    /// again unless its acknowledgement came), in one transaction.
+    /// The transport answered the delivery: remember which transport took it (under its
+    /// reference, when it gave one) and then, in the same transaction, either turn the job into an
+    /// `AwaitAck` job due at `resend_at` (when it is delivered again unless its acknowledgement
+    /// came), or, when the authority decided at once, end the report with the outcome as
+    /// [`Store::record_outcome`] does. Returns the report that ended, if it did.
     async fn record_delivered(
         &self,
         job: &Job,
         transport: &str,
-        transport_ref: String,
+        transport_ref: Option<String>,
         delivered_at: DateTime<Utc>,
-        resend_at: DateTime<Utc>,
-    ) -> StoreResult<()>;
+        after: AfterDelivery,
+    ) -> StoreResult<Option<FinishedReport>>;
     /// Where the engine stands in `transport`'s acknowledgement inbox: the cursor the last
     /// recorded batch ended at; `None` before the first.
     async fn inbox_cursor(&self, transport: &str) -> StoreResult<Option<String>>;
@@ -246,13 +248,15 @@ pub trait Store: Send + Sync + 'static {
     /// Audit entries after `after` (exclusive), oldest first, at most `limit`.
     async fn audit(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<(u64, AuditEntry)>>;
 
-    /// Records the final state of the report and removes its job, in one transaction.
+    /// Records the final state of the report and removes its job, in one transaction; returns
+    /// the report that ended. `NotFound` if the job has left the outbox (its outcome is recorded
+    /// already) or its report is gone.
     async fn record_outcome(
         &self,
         job: &Job,
         outcome: Outcome,
         at: DateTime<Utc>,
-    ) -> StoreResult<()>;
+    ) -> StoreResult<FinishedReport>;
 
     // ---- certificates ----
 

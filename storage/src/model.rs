@@ -203,15 +203,23 @@ pub struct Report {
     pub delivered_at: Option<DateTime<Utc>>,
     /// When the final state was reached.
     pub finished_at: Option<DateTime<Utc>>,
-    /// Receipt PDF, only for `Success`.
-    #[serde(with = "base64_bytes::option")]
-    pub receipt_pdf: Option<Vec<u8>>,
+    /// The authority's receipt, only for `Success` (its media type in `receipt_media_type`).
+    /// Records written before receipts had a media type name the field `receipt_pdf`.
+    #[serde(with = "base64_bytes::option", alias = "receipt_pdf")]
+    pub receipt: Option<Vec<u8>>,
+    /// Media type of `receipt`; `None` on records written before receipts had one, which were
+    /// all PDFs ([`Receipt::media_type_or_pdf`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt_media_type: Option<String>,
     /// Failure reason, only for `Failure`.
     pub failure_reason: Option<String>,
     /// Whether a read without `peek` consumed the final result.
     pub polled: bool,
     /// When retention removed the payload; reads then answer 410 report-expired.
     pub expired_at: Option<DateTime<Utc>>,
+    /// Members the module adds to its results, fixed at dispatch (see [`ReportResult`]).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub result_members: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Report {
@@ -237,10 +245,12 @@ impl Report {
             transport_ref: None,
             delivered_at: None,
             finished_at: None,
-            receipt_pdf: None,
+            receipt: None,
+            receipt_media_type: None,
             failure_reason: None,
             polled: false,
             expired_at: None,
+            result_members: serde_json::Map::new(),
         }
     }
 }
@@ -267,14 +277,19 @@ pub struct ReportResult {
     pub client_reference: Option<String>,
     /// Identifier of the delivery portal used.
     pub portal: Option<String>,
-    /// Receipt PDF in standard base64 (results carry it so), only for `Success`.
-    pub receipt_pdf_base64: Option<String>,
+    /// The receipt in standard base64 (results carry it so), only for `Success`.
+    pub receipt_base64: Option<String>,
+    /// Media type of the receipt (`application/pdf` for every authority so far).
+    pub receipt_media_type: Option<String>,
     /// Failure reason, only for `Failure`.
     pub failure_reason: Option<String>,
     /// Whether a read without `peek` consumed the final result.
     pub polled: bool,
     /// When retention removed the payload.
     pub expired_at: Option<DateTime<Utc>>,
+    /// Members the module added to its results at dispatch (labreport's `diseaseCode`); empty
+    /// for most modules.
+    pub result_members: serde_json::Map<String, serde_json::Value>,
 }
 
 impl From<&Report> for ReportResult {
@@ -285,13 +300,17 @@ impl From<&Report> for ReportResult {
             submitted_at: report.submitted_at,
             client_reference: report.client_reference.clone(),
             portal: report.portal.clone(),
-            receipt_pdf_base64: report
-                .receipt_pdf
+            receipt_base64: report
+                .receipt
                 .as_ref()
-                .map(|pdf| base64::engine::general_purpose::STANDARD.encode(pdf)),
+                .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes)),
+            // Known from the state alone: the receipt's bytes may be kept apart from it.
+            receipt_media_type: (report.status == ReportStatus::Success)
+                .then(|| Receipt::media_type_or_pdf(report.receipt_media_type.as_deref()).into()),
             failure_reason: report.failure_reason.clone(),
             polled: report.polled,
             expired_at: report.expired_at,
+            result_members: report.result_members.clone(),
         }
     }
 }
@@ -353,21 +372,73 @@ pub enum Consumed {
     NotFound,
 }
 
-/// How a delivery or acknowledgement attempt ended, recorded in one transaction with its job.
-#[derive(Debug, Clone, PartialEq)]
+/// How a report ended, as the authority decided it (at once, in its answer to the delivery, or
+/// later, in an acknowledgement), or as the engine or an operator ended it. The one outcome type
+/// from transport to store: [`ReportStatus::Success`] or [`ReportStatus::Failure`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// The transport confirmed: `Success` with the receipt.
-    Acknowledged {
-        /// Receipt PDF bytes.
-        receipt_pdf: Vec<u8>,
-        /// Portal identifier reported to integrators.
+    /// The authority confirmed the report: `SUCCESS` with its receipt.
+    Success {
+        /// The receipt the authority handed back.
+        receipt: Receipt,
+        /// Identifier of the delivery portal, reported to integrators.
         portal: Option<String>,
     },
-    /// The transport failed for good: `Failure` with the reason.
-    Failed {
+    /// The report failed for good: `FAILURE` with the reason.
+    Failure {
         /// Reason shown to integrators.
         reason: String,
     },
+}
+
+impl Outcome {
+    /// The report status this outcome ends in.
+    pub fn status(&self) -> ReportStatus {
+        match self {
+            Outcome::Success { .. } => ReportStatus::Success,
+            Outcome::Failure { .. } => ReportStatus::Failure,
+        }
+    }
+}
+
+/// A receipt as an authority hands it back: bytes of a stated media type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// Media type of `bytes`, e.g. `application/pdf`.
+    pub media_type: String,
+    /// The receipt itself.
+    pub bytes: Vec<u8>,
+}
+
+impl Receipt {
+    /// The media type of every receipt so far.
+    pub const PDF: &'static str = "application/pdf";
+
+    /// A PDF receipt.
+    pub fn pdf(bytes: Vec<u8>) -> Self {
+        Receipt {
+            media_type: Self::PDF.to_owned(),
+            bytes,
+        }
+    }
+
+    /// The stored media type, or PDF for a record written before receipts had one.
+    pub fn media_type_or_pdf(stored: Option<&str>) -> &str {
+        stored.unwrap_or(Self::PDF)
+    }
+}
+
+/// What follows a delivery the transport answered (see [`crate::Store::record_delivered`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterDelivery {
+    /// The authority took the message and acknowledges it later, through its inbox: the job
+    /// waits, and delivers the same message again at `resend_at` unless the acknowledgement came.
+    AwaitAck {
+        /// When to deliver again without an acknowledgement.
+        resend_at: DateTime<Utc>,
+    },
+    /// The authority decided at once: the report ends with this outcome.
+    Finished(Outcome),
 }
 
 /// One entry of the operators' audit log: who did what to which job or report, and when.
@@ -383,12 +454,13 @@ pub struct AuditEntry {
     pub target: String,
 }
 
-/// A report that reached its final state from an acknowledgement in a transport's inbox.
+/// A report that reached its final state (from the authority's answer, an acknowledgement in a
+/// transport's inbox, the engine giving up, or an operator's discard).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FinishedReport {
     /// The report.
     pub key: ReportKey,
-    /// The job that waited for the acknowledgement (it left the outbox).
+    /// The report's job (it left the outbox).
     pub job: u64,
     /// When the end user dispatched the form (for the report's duration).
     pub submitted_at: DateTime<Utc>,

@@ -3,7 +3,7 @@
 //! answer it would get alone, and one caller's refusal must undo nobody else's change.
 
 use meldewerk_storage::{
-    Job, JobKind, PreparedMessage, Report, ReportKey, SledStore, Store, StoreError,
+    AfterDelivery, Job, JobKind, PreparedMessage, Report, ReportKey, SledStore, Store, StoreError,
 };
 
 mod common;
@@ -61,7 +61,7 @@ async fn a_duplicate_among_concurrent_submissions_is_refused_alone() {
     };
     let answers = at_once(64, |i| {
         let (store, id) = (store.clone(), id(i));
-        async move { store.submit_report(report(&id)).await }
+        async move { store.dispatch_report(report(&id)).await }
     })
     .await;
 
@@ -98,7 +98,12 @@ async fn concurrent_first_attempts_and_deliveries_each_land_once() {
     let store = SledStore::open(&dir.path().join("db")).unwrap();
     let mut jobs = Vec::new();
     for i in 0..32 {
-        jobs.push(store.submit_report(report(&format!("r{i}"))).await.unwrap());
+        jobs.push(
+            store
+                .dispatch_report(report(&format!("r{i}")))
+                .await
+                .unwrap(),
+        );
     }
     // Each job is attempted twice at once from the same read: the second copy is stale.
     let attempts = at_once(64, |i| {
@@ -124,7 +129,13 @@ async fn concurrent_first_attempts_and_deliveries_each_land_once() {
         let (store, job) = (store.clone(), jobs[i].clone());
         async move {
             store
-                .record_delivered(&job, "xpersonenstand", format!("ref-{i}"), t(2), t(600))
+                .record_delivered(
+                    &job,
+                    "xpersonenstand",
+                    Some(format!("ref-{i}")),
+                    t(2),
+                    AfterDelivery::AwaitAck { resend_at: t(600) },
+                )
                 .await
         }
     })

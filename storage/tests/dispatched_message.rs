@@ -5,7 +5,9 @@ mod common;
 
 use chrono::Utc;
 use common::{message, reopen, t};
-use meldewerk_storage::{JobKind, Outcome, Report, ReportKey, SledStore, Store, StoreError};
+use meldewerk_storage::{
+    JobKind, Outcome, Receipt, Report, ReportKey, SledStore, Store, StoreError,
+};
 
 fn key(id: &str) -> ReportKey {
     ReportKey {
@@ -31,7 +33,7 @@ fn dispatched(id: &str) -> Report {
 async fn the_message_is_stored_with_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
-    let job = store.submit_report(dispatched("r1")).await.unwrap();
+    let job = store.dispatch_report(dispatched("r1")).await.unwrap();
     assert_eq!(job.kind, JobKind::Deliver);
     assert_eq!(job.attempts, 0, "nothing attempted yet");
     assert_eq!(store.job(job.id).await.unwrap(), Some(job.clone()));
@@ -58,7 +60,7 @@ async fn a_report_without_a_message_reads_whole_for_its_delivery() {
     let store = SledStore::open(dir.path()).unwrap();
     let mut report = dispatched("r1");
     report.message = None;
-    let job = store.submit_report(report).await.unwrap();
+    let job = store.dispatch_report(report).await.unwrap();
     assert_eq!(job.attempts, 0);
     let to_deliver = store.report_to_deliver(&key("r1")).await.unwrap().unwrap();
     assert_eq!(to_deliver.message, None);
@@ -69,9 +71,9 @@ async fn a_report_without_a_message_reads_whole_for_its_delivery() {
 async fn an_acknowledgement_finds_a_report_dispatched_with_its_message() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
-    store.submit_report(dispatched("r1")).await.unwrap();
-    let acknowledged = Outcome::Acknowledged {
-        receipt_pdf: b"%PDF-1.7 receipt".to_vec(),
+    store.dispatch_report(dispatched("r1")).await.unwrap();
+    let acknowledged = Outcome::Success {
+        receipt: Receipt::pdf(b"%PDF-1.7 receipt".to_vec()),
         portal: None,
     };
     let finished = store
@@ -91,7 +93,7 @@ async fn an_acknowledgement_finds_a_report_dispatched_with_its_message() {
 async fn the_message_survives_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
-    let job = store.submit_report(dispatched("r1")).await.unwrap();
+    let job = store.dispatch_report(dispatched("r1")).await.unwrap();
     drop(store);
     let store = reopen(dir.path());
     let report = store.report_to_deliver(&key("r1")).await.unwrap().unwrap();
@@ -104,11 +106,11 @@ async fn the_message_survives_reopening() {
 async fn a_second_dispatch_of_the_same_report_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
-    store.submit_report(dispatched("r1")).await.unwrap();
+    store.dispatch_report(dispatched("r1")).await.unwrap();
     let mut again = dispatched("r1");
     again.message = Some(message("uuid-again"));
     assert!(matches!(
-        store.submit_report(again).await,
+        store.dispatch_report(again).await,
         Err(StoreError::Conflict(_))
     ));
     let report = store.report(&key("r1")).await.unwrap().unwrap();

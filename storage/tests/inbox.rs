@@ -5,7 +5,8 @@
 
 use chrono::{TimeZone, Utc};
 use meldewerk_storage::{
-    Job, Outcome, PreparedMessage, Report, ReportKey, ReportStatus, SledStore, Store, StoreError,
+    AfterDelivery, Job, Outcome, PreparedMessage, Receipt, Report, ReportKey, ReportStatus,
+    SledStore, Store, StoreError,
 };
 
 fn key(id: &str) -> ReportKey {
@@ -25,7 +26,7 @@ async fn prepared(store: &SledStore, id: &str) -> Job {
         format!("idem-{id}"),
         Utc.timestamp_opt(1_700_000_000, 0).unwrap(),
     );
-    let job = store.submit_report(report).await.unwrap();
+    let job = store.dispatch_report(report).await.unwrap();
     let message = PreparedMessage {
         message_uuid: format!("uuid-{id}"),
         content_type: "application/xml".into(),
@@ -42,7 +43,13 @@ async fn delivered(store: &SledStore, id: &str, transport: &str, transport_ref: 
     let job = prepared(store, id).await;
     let now = Utc::now();
     store
-        .record_delivered(&job, transport, transport_ref.into(), now, now)
+        .record_delivered(
+            &job,
+            transport,
+            Some(transport_ref.into()),
+            now,
+            AfterDelivery::AwaitAck { resend_at: now },
+        )
         .await
         .unwrap();
     job
@@ -50,8 +57,8 @@ async fn delivered(store: &SledStore, id: &str, transport: &str, transport_ref: 
 
 /// An acknowledgement of report `id`'s message.
 fn ack(id: &str) -> (String, Outcome) {
-    let outcome = Outcome::Acknowledged {
-        receipt_pdf: format!("%PDF {id}").into_bytes(),
+    let outcome = Outcome::Success {
+        receipt: Receipt::pdf(format!("%PDF {id}").into_bytes()),
         portal: Some("portal-a".into()),
     };
     (format!("uuid-{id}"), outcome)
@@ -59,7 +66,7 @@ fn ack(id: &str) -> (String, Outcome) {
 
 /// A refusal of report `id`'s message.
 fn refused(id: &str, reason: &str) -> (String, Outcome) {
-    let outcome = Outcome::Failed {
+    let outcome = Outcome::Failure {
         reason: reason.into(),
     };
     (format!("uuid-{id}"), outcome)
@@ -101,7 +108,7 @@ async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor
 
         let one = store.report(&key("one")).await.unwrap().unwrap();
         assert_eq!(one.status, ReportStatus::Success);
-        assert_eq!(one.receipt_pdf.as_deref(), Some(&b"%PDF one"[..]));
+        assert_eq!(one.receipt.as_deref(), Some(&b"%PDF one"[..]));
         assert_eq!(one.portal.as_deref(), Some("portal-a"));
         assert_eq!(one.transport.as_deref(), Some("a"));
         let two = store.report(&key("two")).await.unwrap().unwrap();
@@ -155,7 +162,13 @@ async fn an_acknowledgement_before_the_recorded_acceptance_finishes_the_report()
     assert_eq!(report.status, ReportStatus::Success);
     // The acceptance arriving afterwards finds the job gone.
     let late = store
-        .record_delivered(&job, "a", "r1".into(), now, now)
+        .record_delivered(
+            &job,
+            "a",
+            Some("r1".into()),
+            now,
+            AfterDelivery::AwaitAck { resend_at: now },
+        )
         .await
         .unwrap_err();
     assert!(matches!(late, StoreError::NotFound(_)), "{late:?}");
@@ -171,7 +184,13 @@ async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_
     // acknowledgement names the message, whatever the reference.
     let now = Utc::now();
     store
-        .record_delivered(&job, "a", "new".into(), now, now)
+        .record_delivered(
+            &job,
+            "a",
+            Some("new".into()),
+            now,
+            AfterDelivery::AwaitAck { resend_at: now },
+        )
         .await
         .unwrap();
     let finished = store
@@ -184,7 +203,7 @@ async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_
 
     // An operator discards a waiting job: its acknowledgement arriving later changes nothing.
     let job = delivered(&store, "discarded", "a", "r9").await;
-    let discarded = Outcome::Failed {
+    let discarded = Outcome::Failure {
         reason: "discarded by the operator".into(),
     };
     store.record_outcome(&job, discarded, now).await.unwrap();
@@ -195,5 +214,5 @@ async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_
     assert!(finished.is_empty());
     let report = store.report(&key("discarded")).await.unwrap().unwrap();
     assert_eq!(report.status, ReportStatus::Failure);
-    assert_eq!(report.receipt_pdf, None);
+    assert_eq!(report.receipt, None);
 }

@@ -6,7 +6,9 @@ mod common;
 
 use chrono::{Duration, TimeZone, Utc};
 use common::{reopen, with_raw_db};
-use meldewerk_storage::{Job, JobKind, PreparedMessage, Report, ReportKey, SledStore, Store};
+use meldewerk_storage::{
+    AfterDelivery, Job, JobKind, PreparedMessage, Report, ReportKey, SledStore, Store,
+};
 
 fn key_in(module: &str, id: &str) -> ReportKey {
     ReportKey {
@@ -32,7 +34,7 @@ fn report_in(module: &str, id: &str) -> Report {
 
 /// Submits and delivers report `id`; its acknowledgement was due at `resend_at`.
 async fn waiting(store: &SledStore, id: &str, resend_at: chrono::DateTime<Utc>) -> Job {
-    let job = store.submit_report(report(id)).await.unwrap();
+    let job = store.dispatch_report(report(id)).await.unwrap();
     let message = PreparedMessage {
         message_uuid: format!("uuid-{id}"),
         content_type: "application/xml".into(),
@@ -46,9 +48,9 @@ async fn waiting(store: &SledStore, id: &str, resend_at: chrono::DateTime<Utc>) 
         .record_delivered(
             &job,
             "xpersonenstand",
-            format!("ref-{id}"),
+            Some(format!("ref-{id}")),
             delivered_at,
-            resend_at,
+            AfterDelivery::AwaitAck { resend_at },
         )
         .await
         .unwrap();
@@ -73,8 +75,8 @@ async fn new_deliveries_come_before_overdue_acknowledgements() {
         .await;
         assert_eq!(job.kind, JobKind::AwaitAck);
     }
-    store.submit_report(report("neu-1")).await.unwrap();
-    store.submit_report(report("neu-2")).await.unwrap();
+    store.dispatch_report(report("neu-1")).await.unwrap();
+    store.dispatch_report(report("neu-2")).await.unwrap();
 
     // Due far later than the overdue acknowledgements, and still first; each lane has the
     // whole limit, so new reports never hide the overdue ones either.
@@ -113,16 +115,16 @@ async fn one_modules_backlog_hides_no_other_modules_jobs() {
     for i in 0..10 {
         waiting(&store, &format!("alt-{i}"), long_ago + Duration::seconds(i)).await;
         store
-            .submit_report(report(&format!("neu-{i}")))
+            .dispatch_report(report(&format!("neu-{i}")))
             .await
             .unwrap();
     }
     store
-        .submit_report(report_in("deathnotice", "tod-1"))
+        .dispatch_report(report_in("deathnotice", "tod-1"))
         .await
         .unwrap();
     store
-        .submit_report(report_in("a-first", "a-1"))
+        .dispatch_report(report_in("a-first", "a-1"))
         .await
         .unwrap();
 
@@ -170,9 +172,9 @@ async fn an_outbox_of_an_earlier_layout_is_rewritten_at_open() {
         let dir = tempfile::tempdir().unwrap();
         let store = reopen(dir.path());
         let overdue = waiting(&store, "alt", Utc::now() - Duration::hours(1)).await;
-        let new = store.submit_report(report("neu")).await.unwrap();
+        let new = store.dispatch_report(report("neu")).await.unwrap();
         let other = store
-            .submit_report(report_in("deathnotice", "tod"))
+            .dispatch_report(report_in("deathnotice", "tod"))
             .await
             .unwrap();
         drop(store);
@@ -214,10 +216,10 @@ async fn an_outbox_of_an_earlier_layout_is_rewritten_at_open() {
 async fn a_job_that_cannot_be_read_is_passed_over_and_the_others_are_found() {
     let dir = tempfile::tempdir().unwrap();
     let store = reopen(dir.path());
-    let broken = store.submit_report(report("kaputt")).await.unwrap();
-    store.submit_report(report("heil")).await.unwrap();
+    let broken = store.dispatch_report(report("kaputt")).await.unwrap();
+    store.dispatch_report(report("heil")).await.unwrap();
     store
-        .submit_report(report_in("deathnotice", "tod"))
+        .dispatch_report(report_in("deathnotice", "tod"))
         .await
         .unwrap();
     drop(store);

@@ -7,7 +7,8 @@ mod common;
 use chrono::{TimeZone, Utc};
 use common::{reopen, with_raw_db};
 use meldewerk_storage::{
-    Consumed, Outcome, PreparedMessage, Report, ReportKey, ReportStatus, SledStore, Store,
+    AfterDelivery, Consumed, Outcome, PreparedMessage, Receipt, Report, ReportKey, ReportStatus,
+    SledStore, Store,
 };
 
 fn key(id: &str) -> ReportKey {
@@ -54,17 +55,23 @@ fn receipt_base64() -> String {
 
 /// Submits, stores the message, delivers and acknowledges report `id`; leaves it final.
 async fn journey(store: &SledStore, id: &str) {
-    let job = store.submit_report(report(id)).await.unwrap();
+    let job = store.dispatch_report(report(id)).await.unwrap();
     let job = store.begin_attempt(&job).await.unwrap();
     let stored = store.record_prepared(&job, message(id)).await.unwrap();
     assert_eq!(stored, message(id));
     let now = Utc::now();
     store
-        .record_delivered(&job, "xpersonenstand", format!("ref-{id}"), now, now)
+        .record_delivered(
+            &job,
+            "xpersonenstand",
+            Some(format!("ref-{id}")),
+            now,
+            AfterDelivery::AwaitAck { resend_at: now },
+        )
         .await
         .unwrap();
-    let acknowledged = Outcome::Acknowledged {
-        receipt_pdf: receipt(),
+    let acknowledged = Outcome::Success {
+        receipt: Receipt::pdf(receipt()),
         portal: Some("portal".into()),
     };
     let finished = store
@@ -83,7 +90,7 @@ fn assert_whole(report: &Report, id: &str) {
     assert_eq!(report.status, ReportStatus::Success);
     assert_eq!(report.submission, self::report(id).submission);
     assert_eq!(report.message.as_ref().unwrap().body, message(id).body);
-    assert_eq!(report.receipt_pdf.as_deref(), Some(&receipt()[..]));
+    assert_eq!(report.receipt.as_deref(), Some(&receipt()[..]));
 }
 
 #[tokio::test]
@@ -98,10 +105,7 @@ async fn the_state_is_written_without_the_payload_and_read_back_whole() {
     let result = store.report_result(&key("geb-1")).await.unwrap().unwrap();
     use base64::Engine as _;
     let expected = base64::engine::general_purpose::STANDARD.encode(receipt());
-    assert_eq!(
-        result.receipt_pdf_base64.as_deref(),
-        Some(expected.as_str())
-    );
+    assert_eq!(result.receipt_base64.as_deref(), Some(expected.as_str()));
     drop(store);
 
     with_raw_db(dir.path(), |db| {
@@ -140,7 +144,7 @@ async fn the_state_is_written_without_the_payload_and_read_back_whole() {
     let Consumed::Result(consumed) = store.consume_report(&key("geb-1")).await.unwrap() else {
         panic!("a final report is consumed");
     };
-    assert_eq!(consumed.receipt_pdf_base64, Some(receipt_base64()));
+    assert_eq!(consumed.receipt_base64, Some(receipt_base64()));
     let expired = store
         .expire_finished_before("birthnotice", Utc::now() + chrono::Duration::days(1))
         .await
@@ -176,14 +180,14 @@ async fn receipts_read_again_answer_the_same_until_consumed_or_expired() {
         .chain(ids.iter().cycle().take(12));
     for id in reads {
         let result = store.report_result(&key(id)).await.unwrap().unwrap();
-        assert_eq!(result.receipt_pdf_base64, Some(receipt_base64()), "{id}");
+        assert_eq!(result.receipt_base64, Some(receipt_base64()), "{id}");
     }
     // Read again, then consumed: the answer carries the receipt, later reads are refused.
     let peeked = store.report_result(&key("poll-0")).await.unwrap().unwrap();
     let Consumed::Result(consumed) = store.consume_report(&key("poll-0")).await.unwrap() else {
         panic!("a final report is consumed");
     };
-    assert_eq!(consumed.receipt_pdf_base64, peeked.receipt_pdf_base64);
+    assert_eq!(consumed.receipt_base64, peeked.receipt_base64);
     assert!(
         store
             .report_result(&key("poll-0"))
@@ -200,14 +204,14 @@ async fn receipts_read_again_answer_the_same_until_consumed_or_expired() {
         .unwrap();
     let expired = store.report_result(&key("poll-1")).await.unwrap().unwrap();
     assert!(expired.expired_at.is_some());
-    assert_eq!(expired.receipt_pdf_base64, None);
+    assert_eq!(expired.receipt_base64, None);
 }
 
 #[tokio::test]
 async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
     let dir = tempfile::tempdir().unwrap();
     let store = reopen(dir.path());
-    let job = store.submit_report(report("alt-1")).await.unwrap();
+    let job = store.dispatch_report(report("alt-1")).await.unwrap();
     drop(store);
     // What an earlier version stored: the whole report in one record, message included.
     with_raw_db(dir.path(), |db| {
@@ -241,11 +245,17 @@ async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
     );
     let now = Utc::now();
     store
-        .record_delivered(&job, "xpersonenstand", "ref".into(), now, now)
+        .record_delivered(
+            &job,
+            "xpersonenstand",
+            Some("ref".into()),
+            now,
+            AfterDelivery::AwaitAck { resend_at: now },
+        )
         .await
         .unwrap();
-    let acknowledged = Outcome::Acknowledged {
-        receipt_pdf: receipt(),
+    let acknowledged = Outcome::Success {
+        receipt: Receipt::pdf(receipt()),
         portal: None,
     };
     store
@@ -264,7 +274,7 @@ async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
     let Consumed::Result(consumed) = store.consume_report(&key("alt-1")).await.unwrap() else {
         panic!("a final report is consumed");
     };
-    assert_eq!(consumed.receipt_pdf_base64, Some(receipt_base64()));
+    assert_eq!(consumed.receipt_base64, Some(receipt_base64()));
     store
         .expire_finished_before("birthnotice", now + chrono::Duration::days(1))
         .await
@@ -272,7 +282,7 @@ async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
     let expired = store.report(&key("alt-1")).await.unwrap().unwrap();
     assert!(expired.expired_at.is_some());
     assert_eq!(
-        (expired.submission, expired.message, expired.receipt_pdf),
+        (expired.submission, expired.message, expired.receipt),
         (None, None, None)
     );
 }
@@ -281,7 +291,7 @@ async fn a_report_stored_with_its_payload_inline_reads_and_moves_on_whole() {
 async fn a_stored_message_without_its_body_is_corrupt_never_empty() {
     let dir = tempfile::tempdir().unwrap();
     let store = reopen(dir.path());
-    let job = store.submit_report(report("ohne")).await.unwrap();
+    let job = store.dispatch_report(report("ohne")).await.unwrap();
     store.record_prepared(&job, message("ohne")).await.unwrap();
     drop(store);
     with_raw_db(dir.path(), |db| {
@@ -330,5 +340,5 @@ async fn parts_written_before_they_were_packed_read_as_they_are() {
         "geb-raw",
     );
     let result = store.report_result(&key("geb-raw")).await.unwrap().unwrap();
-    assert_eq!(result.receipt_pdf_base64, Some(receipt_base64()));
+    assert_eq!(result.receipt_base64, Some(receipt_base64()));
 }

@@ -28,7 +28,7 @@ async fn jobs_are_listed_by_id_in_pages_and_the_audit_log_survives_a_reopen() {
         for i in 0..5 {
             ids.push(
                 store
-                    .submit_report(report(&format!("r{i}")))
+                    .dispatch_report(report(&format!("r{i}")))
                     .await
                     .unwrap()
                     .id,

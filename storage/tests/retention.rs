@@ -6,7 +6,7 @@ mod common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use common::with_raw_db;
-use meldewerk_storage::{Outcome, Report, ReportKey, SledStore, Store};
+use meldewerk_storage::{Outcome, Receipt, Report, ReportKey, SledStore, Store};
 
 const BIRTH: &str = "birthnotice";
 const DEATH: &str = "deathnotice";
@@ -35,9 +35,9 @@ fn report(module: &str, id: &str) -> Report {
 
 /// Submits a report and records its acknowledgement at `finished_at`.
 async fn finish(store: &SledStore, module: &str, id: &str, finished_at: DateTime<Utc>) {
-    let job = store.submit_report(report(module, id)).await.unwrap();
-    let acknowledged = Outcome::Acknowledged {
-        receipt_pdf: b"%PDF-1.7".to_vec(),
+    let job = store.dispatch_report(report(module, id)).await.unwrap();
+    let acknowledged = Outcome::Success {
+        receipt: Receipt::pdf(b"%PDF-1.7".to_vec()),
         portal: None,
     };
     store
@@ -65,7 +65,7 @@ async fn the_sweep_expires_exactly_the_modules_reports_finished_before_the_cutof
     finish(&store, BIRTH, "at-cutoff", t(30)).await;
     finish(&store, BIRTH, "after", t(40)).await;
     finish(&store, DEATH, "early", t(10)).await;
-    store.submit_report(report(BIRTH, "open")).await.unwrap();
+    store.dispatch_report(report(BIRTH, "open")).await.unwrap();
     // Two reports that finish in the same millisecond, one before a cutoff within it, one after.
     let millisecond = t(50);
     let micros = |us| millisecond + Duration::microseconds(us);
@@ -175,7 +175,7 @@ async fn a_database_written_without_the_index_gets_it_at_open() {
         finish(&store, BIRTH, "gone-already", t(5)).await;
         finish(&store, BIRTH, "recent", t(100)).await;
         finish(&store, DEATH, "old", t(10)).await;
-        store.submit_report(report(BIRTH, "open")).await.unwrap();
+        store.dispatch_report(report(BIRTH, "open")).await.unwrap();
         assert_eq!(store.expire_finished_before(BIRTH, t(8)).await.unwrap(), 1);
     }
     // As an older version left the database: no index at all, and one damaged record, which

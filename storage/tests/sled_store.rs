@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use meldewerk_storage::{
-    Consumed, Job, JobKind, Outcome, Report, ReportKey, ReportResult, ReportStatus, SledStore,
-    Store, StoreError, UserRecord, WrappedKey,
+    AfterDelivery, Consumed, Job, JobKind, Outcome, Receipt, Report, ReportKey, ReportResult,
+    ReportStatus, SledStore, Store, StoreError, UserRecord, WrappedKey,
 };
 use tempfile::TempDir;
 
@@ -67,8 +67,8 @@ fn job_for(report: ReportKey) -> Job {
 }
 
 fn acknowledged() -> Outcome {
-    Outcome::Acknowledged {
-        receipt_pdf: b"%PDF-1.7".to_vec(),
+    Outcome::Success {
+        receipt: Receipt::pdf(b"%PDF-1.7".to_vec()),
         portal: Some("portal-a".into()),
     }
 }
@@ -76,7 +76,7 @@ fn acknowledged() -> Outcome {
 /// Submits a report and records a successful outcome for it, leaving it final and unpolled.
 async fn final_report(store: &SledStore, owner: &str, id: &str, finished_at: DateTime<Utc>) {
     let job = store
-        .submit_report(report(owner, MODULE, id))
+        .dispatch_report(report(owner, MODULE, id))
         .await
         .unwrap();
     store
@@ -174,7 +174,7 @@ async fn user_key_id_clash_is_a_conflict() {
 async fn submit_queues_a_deliver_job_and_rejects_duplicates() {
     let (_dir, store) = open();
     let submitted = report("alice", MODULE, "r1");
-    let job = store.submit_report(submitted.clone()).await.unwrap();
+    let job = store.dispatch_report(submitted.clone()).await.unwrap();
     assert_eq!(job.kind, JobKind::Deliver);
     assert_eq!(job.attempts, 0);
     assert_eq!(job.report, submitted.key);
@@ -191,7 +191,7 @@ async fn submit_queues_a_deliver_job_and_rejects_duplicates() {
     );
 
     let err = store
-        .submit_report(report("alice", MODULE, "r1"))
+        .dispatch_report(report("alice", MODULE, "r1"))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
@@ -209,22 +209,22 @@ async fn submit_queues_a_deliver_job_and_rejects_duplicates() {
         Consumed::Result(_)
     ));
     let err = store
-        .submit_report(report("alice", MODULE, "r1"))
+        .dispatch_report(report("alice", MODULE, "r1"))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
 
     // The same id under another owner or module is another report.
     store
-        .submit_report(report("bob", MODULE, "r1"))
+        .dispatch_report(report("bob", MODULE, "r1"))
         .await
         .unwrap();
     store
-        .submit_report(report("alice", "other", "r1"))
+        .dispatch_report(report("alice", "other", "r1"))
         .await
         .unwrap();
     let second = store
-        .submit_report(report("alice", MODULE, "r2"))
+        .dispatch_report(report("alice", MODULE, "r2"))
         .await
         .unwrap();
     assert!(second.id > job.id, "job ids increase");
@@ -235,20 +235,20 @@ async fn pending_ids_are_per_owner_and_module() {
     let (_dir, store) = open();
     for id in ["c", "a", "b"] {
         store
-            .submit_report(report("alice", MODULE, id))
+            .dispatch_report(report("alice", MODULE, id))
             .await
             .unwrap();
     }
     store
-        .submit_report(report("alice", "deathnotice", "x"))
+        .dispatch_report(report("alice", "deathnotice", "x"))
         .await
         .unwrap();
     store
-        .submit_report(report("bob", MODULE, "z"))
+        .dispatch_report(report("bob", MODULE, "z"))
         .await
         .unwrap();
     store
-        .submit_report(report("alice2", MODULE, "y"))
+        .dispatch_report(report("alice2", MODULE, "y"))
         .await
         .unwrap();
 
@@ -269,23 +269,23 @@ async fn pending_ids_are_per_owner_and_module() {
 async fn reports_with_id_finds_every_owner() {
     let (_dir, store) = open();
     store
-        .submit_report(report("bob", MODULE, "r1"))
+        .dispatch_report(report("bob", MODULE, "r1"))
         .await
         .unwrap();
     store
-        .submit_report(report("alice", MODULE, "r1"))
+        .dispatch_report(report("alice", MODULE, "r1"))
         .await
         .unwrap();
     store
-        .submit_report(report("alice", MODULE, "r1\0x"))
+        .dispatch_report(report("alice", MODULE, "r1\0x"))
         .await
         .unwrap();
     store
-        .submit_report(report("alice", MODULE, "r10"))
+        .dispatch_report(report("alice", MODULE, "r10"))
         .await
         .unwrap();
     store
-        .submit_report(report("alice", "other", "r1"))
+        .dispatch_report(report("alice", "other", "r1"))
         .await
         .unwrap();
 
@@ -323,7 +323,7 @@ async fn peek_changes_nothing() {
 async fn report_result_is_the_report_reduced() {
     let (_dir, store) = open();
     let pending = store
-        .submit_report(report("alice", MODULE, "pending"))
+        .dispatch_report(report("alice", MODULE, "pending"))
         .await
         .unwrap();
     store.record_prepared(&pending, message("m")).await.unwrap();
@@ -336,10 +336,10 @@ async fn report_result_is_the_report_reduced() {
     final_report(&store, "alice", "expired", t(1)).await;
     assert_eq!(store.expire_finished_before(MODULE, t(5)).await.unwrap(), 1);
     let failed = store
-        .submit_report(report("alice", MODULE, "failed"))
+        .dispatch_report(report("alice", MODULE, "failed"))
         .await
         .unwrap();
-    let reason = Outcome::Failed {
+    let reason = Outcome::Failure {
         reason: "rejected".into(),
     };
     store.record_outcome(&failed, reason, t(5)).await.unwrap();
@@ -355,7 +355,7 @@ async fn report_result_is_the_report_reduced() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(success.receipt_pdf_base64.as_deref(), Some("JVBERi0xLjc="));
+    assert_eq!(success.receipt_base64.as_deref(), Some("JVBERi0xLjc="));
     assert_eq!(
         store
             .report_result(&key("alice", MODULE, "nope"))
@@ -378,7 +378,7 @@ async fn consume_follows_the_poll_rules() {
 
     // A pending report is returned but stays pending and unpolled.
     let pending = report("alice", MODULE, "p");
-    store.submit_report(pending.clone()).await.unwrap();
+    store.dispatch_report(pending.clone()).await.unwrap();
     for _ in 0..2 {
         assert_eq!(
             store.consume_report(&pending.key).await.unwrap(),
@@ -402,7 +402,7 @@ async fn consume_follows_the_poll_rules() {
     };
     assert_eq!(got.status, ReportStatus::Success);
     // "%PDF-1.7" in base64, as results carry it.
-    assert_eq!(got.receipt_pdf_base64.as_deref(), Some("JVBERi0xLjc="));
+    assert_eq!(got.receipt_base64.as_deref(), Some("JVBERi0xLjc="));
     assert!(got.polled);
     assert_eq!(store.pending_ids("alice", MODULE).await.unwrap(), ["p"]);
     assert_eq!(
@@ -499,7 +499,7 @@ async fn outbox_lifecycle() {
     let (_dir, store) = open();
     let k = key("alice", MODULE, "r1");
     let job = store
-        .submit_report(report("alice", MODULE, "r1"))
+        .dispatch_report(report("alice", MODULE, "r1"))
         .await
         .unwrap();
 
@@ -536,7 +536,13 @@ async fn outbox_lifecycle() {
     let delivered_at = t(100);
     let ack_due = t(200);
     store
-        .record_delivered(&second, "sim", "transport-7".into(), delivered_at, ack_due)
+        .record_delivered(
+            &second,
+            "sim",
+            Some("transport-7".into()),
+            delivered_at,
+            AfterDelivery::AwaitAck { resend_at: ack_due },
+        )
         .await
         .unwrap();
     let stored = store.report(&k).await.unwrap().unwrap();
@@ -597,7 +603,7 @@ async fn outbox_lifecycle() {
         .is_empty());
     let done = store.report(&k).await.unwrap().unwrap();
     assert_eq!(done.status, ReportStatus::Success);
-    assert_eq!(done.receipt_pdf.as_deref(), Some(&b"%PDF-1.7"[..]));
+    assert_eq!(done.receipt.as_deref(), Some(&b"%PDF-1.7"[..]));
     assert_eq!(done.portal.as_deref(), Some("portal-a"));
     assert_eq!(done.finished_at, Some(t(400)));
     assert_eq!(done.message, Some(message("m-1")));
@@ -609,13 +615,19 @@ async fn outbox_lifecycle() {
         store.begin_attempt(&job).await.unwrap_err(),
         store.reschedule(&job, t(500), None).await.unwrap_err(),
         store
-            .record_delivered(&job, "sim", "x".into(), t(500), t(600))
+            .record_delivered(
+                &job,
+                "sim",
+                Some("x".into()),
+                t(500),
+                AfterDelivery::AwaitAck { resend_at: t(600) },
+            )
             .await
             .unwrap_err(),
         store
             .record_outcome(
                 &job,
-                Outcome::Failed {
+                Outcome::Failure {
                     reason: "late".into(),
                 },
                 t(500),
@@ -633,13 +645,13 @@ async fn failure_outcome_records_the_reason() {
     let (_dir, store) = open();
     let k = key("alice", MODULE, "r1");
     let job = store
-        .submit_report(report("alice", MODULE, "r1"))
+        .dispatch_report(report("alice", MODULE, "r1"))
         .await
         .unwrap();
     store
         .record_outcome(
             &job,
-            Outcome::Failed {
+            Outcome::Failure {
                 reason: "rejected".into(),
             },
             t(5),
@@ -650,7 +662,7 @@ async fn failure_outcome_records_the_reason() {
     assert_eq!(done.status, ReportStatus::Failure);
     assert_eq!(done.failure_reason.as_deref(), Some("rejected"));
     assert_eq!(done.finished_at, Some(t(5)));
-    assert_eq!(done.receipt_pdf, None);
+    assert_eq!(done.receipt, None);
     assert_eq!(store.outbox_len().await.unwrap(), 0);
 
     let err = store
@@ -667,7 +679,7 @@ async fn due_jobs_come_oldest_first_up_to_the_limit() {
     for id in ["a", "b", "c", "d"] {
         jobs.push(
             store
-                .submit_report(report("alice", MODULE, id))
+                .dispatch_report(report("alice", MODULE, id))
                 .await
                 .unwrap(),
         );
@@ -715,7 +727,7 @@ async fn expiry_removes_payload_of_old_final_reports() {
     final_report(&store, "alice", "old", t(10)).await;
     final_report(&store, "alice", "recent", t(100)).await;
     store
-        .submit_report(report("alice", MODULE, "pending"))
+        .dispatch_report(report("alice", MODULE, "pending"))
         .await
         .unwrap();
     let old = key("alice", MODULE, "old");
@@ -740,7 +752,7 @@ async fn expiry_removes_payload_of_old_final_reports() {
     assert!(expired.expired_at.is_some());
     assert_eq!(expired.submission, None);
     assert_eq!(expired.message, None);
-    assert_eq!(expired.receipt_pdf, None);
+    assert_eq!(expired.receipt, None);
     assert_eq!(expired.status, ReportStatus::Success);
     assert_eq!(expired.finished_at, Some(t(10)));
     assert_eq!(
@@ -783,7 +795,7 @@ async fn state_survives_reopening() {
         store.create_user(user("alice", "k-1")).await.unwrap();
         final_report(&store, "alice", "done", t(10)).await;
         let awaiting = store
-            .submit_report(report("alice", MODULE, "sent"))
+            .dispatch_report(report("alice", MODULE, "sent"))
             .await
             .unwrap();
         store
@@ -791,11 +803,17 @@ async fn state_survives_reopening() {
             .await
             .unwrap();
         store
-            .record_delivered(&awaiting, "sim", "tr-1".into(), t(20), t(30))
+            .record_delivered(
+                &awaiting,
+                "sim",
+                Some("tr-1".into()),
+                t(20),
+                AfterDelivery::AwaitAck { resend_at: t(30) },
+            )
             .await
             .unwrap();
         let job = store
-            .submit_report(report("alice", MODULE, "new"))
+            .dispatch_report(report("alice", MODULE, "new"))
             .await
             .unwrap();
         let job = store.begin_attempt(&job).await.unwrap();
@@ -834,7 +852,7 @@ async fn state_survives_reopening() {
 
     // Ids keep increasing across restarts, so a new job never takes an old one's place.
     let newer = store
-        .submit_report(report("alice", MODULE, "later"))
+        .dispatch_report(report("alice", MODULE, "later"))
         .await
         .unwrap();
     assert!(newer.id > job.id);
@@ -873,7 +891,7 @@ async fn a_removed_users_name_is_never_given_out_again() {
     let (_dir, store) = open();
     store.create_user(user("alice", "k1")).await.unwrap();
     store
-        .submit_report(report("alice", "birthnotice", "r1"))
+        .dispatch_report(report("alice", "birthnotice", "r1"))
         .await
         .unwrap();
     assert!(store.remove_user("alice").await.unwrap());

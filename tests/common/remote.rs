@@ -52,10 +52,19 @@ impl Peer {
     /// The Python mock authority of `tests/python/mock_authority.py` on `listen`; its log goes
     /// to `log_dir/mock.log`.
     pub fn python_mock(log_dir: &Path, listen: &str) -> Peer {
+        Peer::python_mock_with(log_dir, listen, &[])
+    }
+
+    /// [`Peer::python_mock`] with more of its options (`--decide-at-once`, say).
+    pub fn python_mock_with(log_dir: &Path, listen: &str, options: &[&str]) -> Peer {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/mock_authority.py");
+        let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
         Peer::start(log_dir.join("mock.log"), listen, move |listen| {
             let mut command = Command::new("python3");
-            command.arg(&script).args(["--listen", listen]);
+            command
+                .arg(&script)
+                .args(["--listen", listen])
+                .args(&options);
             command
         })
     }

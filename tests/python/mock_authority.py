@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""A mock civil registry office speaking meldewerk's authority protocol over HTTP
+"""A mock authority speaking meldewerk's authority protocol over HTTP
 (docs/testing-integrations.md, "Your own mock authority"), with nothing but Python's standard
-library. Start it, point the service at it, dispatch reports:
+library. It plays either kind of authority: one that acknowledges later through its inbox (a
+civil registry office, the default) or, with --decide-at-once, one that answers every delivery
+with its decision (a reporting system). Start it, point the service at it, dispatch reports:
 
     python3 mock_authority.py --listen 127.0.0.1:9002
     MELDEWERK_TRANSPORTS__XPERSONENSTAND__URL=http://127.0.0.1:9002 meldewerk serve
@@ -15,7 +17,9 @@ It decides by the report id:
 
 An acknowledgement reaches the inbox --ack-delay-ms after the acceptance (default 0: at once;
 the service finds the report by the message_uuid the acknowledgement names, even before it has
-recorded the acceptance).
+recorded the acceptance). With --decide-at-once the same decision comes in the answer to the
+delivery instead (200 with an "outcome"), and the inbox stays empty; a repeat of a decided key
+gets the same decision again, marked as a duplicate.
 
 Beyond the protocol it answers GET /deliveries with what it was sent (attempts per report), so
 that a test can tell a retry from a first attempt.
@@ -73,9 +77,10 @@ class Office:
     """What the mock remembers: deliveries by idempotency key, acknowledgements not yet due, and
     the inbox, a list that only grows, whose index is the cursor."""
 
-    def __init__(self, ack_delay):
+    def __init__(self, ack_delay, at_once):
         self.lock = threading.Lock()
         self.ack_delay = ack_delay
+        self.at_once = at_once
         self.deliveries = {}
         self.waiting = []
         self.inbox = []
@@ -89,7 +94,9 @@ class Office:
             )
             known["attempts"] += 1
             if known["transport_ref"] is not None:
-                # A resend of an accepted key: the original acceptance, nothing new.
+                # A resend of an accepted key: the original answer, nothing new.
+                if self.at_once:
+                    return 200, dict(known["answer"], duplicate=True)
                 return 200, {"transport_ref": known["transport_ref"], "duplicate": True}
             if "final" in report_id:
                 return 422, {"error": FINAL_REASON}
@@ -103,8 +110,12 @@ class Office:
             else:
                 pdf = receipt_pdf(report_id, transport_ref)
                 ack = {"message_uuid": delivery["message_uuid"], "transport_ref": transport_ref,
-                       "status": "acknowledged",
-                       "receipt_pdf": base64.b64encode(pdf).decode("ascii"), "portal": PORTAL}
+                       "status": "acknowledged", "receipt": base64.b64encode(pdf).decode("ascii"),
+                       "receipt_media_type": "application/pdf", "portal": PORTAL}
+            if self.at_once:
+                outcome = {k: v for k, v in ack.items() if k not in ("message_uuid", "transport_ref")}
+                known["answer"] = {"transport_ref": transport_ref, "outcome": outcome}
+                return 200, dict(known["answer"], duplicate=False)
             self.waiting.append((time.monotonic() + self.ack_delay, ack))
             accepted_at = datetime.now(timezone.utc).isoformat()
             return 200, {"transport_ref": transport_ref, "accepted_at": accepted_at,
@@ -180,9 +191,11 @@ def main():
     parser.add_argument("--listen", default="127.0.0.1:9002", help="host:port (port 0: any free)")
     parser.add_argument("--ack-delay-ms", type=int, default=0,
                         help="time from acceptance to the acknowledgement in the inbox")
+    parser.add_argument("--decide-at-once", action="store_true",
+                        help="answer every delivery with the decision instead of acknowledging later")
     args = parser.parse_args()
     global OFFICE
-    OFFICE = Office(args.ack_delay_ms / 1000)
+    OFFICE = Office(args.ack_delay_ms / 1000, args.decide_at_once)
     host, _, port = args.listen.rpartition(":")
     server = ThreadingHTTPServer((host, int(port)), Handler)
     server.daemon_threads = True

@@ -9,11 +9,29 @@
 
 mod claims;
 pub mod receipt;
+pub mod received;
 pub mod script;
+pub mod simulated;
 pub mod wire;
-pub mod xpersonenstand;
 
-pub use meldewerk_storage::MessageSignature;
+pub use simulated::{kind, Simulated, SimulatorError, TransportKind};
+
+/// Declares each transport's folder and lists its [`TransportKind`] in [`TRANSPORTS`].
+macro_rules! transports {
+    ($($transport:ident),* $(,)?) => {
+        $(pub mod $transport;)*
+
+        /// Every transport the service knows. Adding a transport is its folder plus one line in
+        /// the list below.
+        pub static TRANSPORTS: &[TransportKind] = &[$($transport::KIND),*];
+    };
+}
+
+transports! {
+    xpersonenstand,
+}
+
+pub use meldewerk_storage::{MessageSignature, Outcome, Receipt};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -42,7 +60,7 @@ pub struct Delivery {
     pub signature: Option<MessageSignature>,
 }
 
-/// The transport took the delivery.
+/// The authority took the delivery and will acknowledge it later, through its inbox.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Accepted {
     /// The transport's reference; the acknowledgement names it.
@@ -53,21 +71,56 @@ pub struct Accepted {
     pub duplicate: bool,
 }
 
-/// The authority's verdict on an accepted delivery, as its acknowledgement carries it.
+/// The authority decided on the delivery at once, in its answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AckOutcome {
-    /// The authority confirmed receipt.
-    Acknowledged {
-        /// Receipt PDF handed back by the authority.
-        receipt_pdf: Vec<u8>,
-        /// Identifier of the delivery portal, reported to integrators.
-        portal: Option<String>,
-    },
-    /// The authority refused the message for good.
-    Rejected {
-        /// Reason reported to integrators.
-        reason: String,
-    },
+pub struct Finished {
+    /// The authority's reference for the report, when it gave one (a refusal may have none).
+    pub transport_ref: Option<String>,
+    /// What it decided.
+    pub outcome: Outcome,
+    /// `true` when this call was a repeat of a delivery the authority had decided on already
+    /// (answered with the original decision, nothing registered again).
+    pub duplicate: bool,
+}
+
+impl Finished {
+    /// A refusal at once, without a reference: the report fails with `reason`.
+    pub fn refused(reason: impl Into<String>) -> Self {
+        Finished {
+            transport_ref: None,
+            outcome: Outcome::Failure {
+                reason: reason.into(),
+            },
+            duplicate: false,
+        }
+    }
+}
+
+/// What the authority answered to one delivery ([`Transport::submit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// It took the message; its verdict comes later through the inbox ([`Inbox`]).
+    AwaitingAck(Accepted),
+    /// It decided at once: the report ends with this outcome.
+    Finished(Finished),
+}
+
+impl Answer {
+    /// The acceptance, when the authority took the message for a later acknowledgement.
+    pub fn awaiting_ack(&self) -> Option<&Accepted> {
+        match self {
+            Answer::AwaitingAck(accepted) => Some(accepted),
+            Answer::Finished(_) => None,
+        }
+    }
+
+    /// The decision, when the authority decided at once.
+    pub fn finished(&self) -> Option<&Finished> {
+        match self {
+            Answer::AwaitingAck(_) => None,
+            Answer::Finished(finished) => Some(finished),
+        }
+    }
 }
 
 /// One acknowledgement in the portal's inbox.
@@ -81,7 +134,7 @@ pub struct Acknowledgement {
     /// The reference the transport handed out when it accepted the delivery.
     pub transport_ref: String,
     /// What the authority decided.
-    pub outcome: AckOutcome,
+    pub outcome: Outcome,
 }
 
 /// One fetch from the inbox: the acknowledgements that arrived after the cursor the fetch was
@@ -97,16 +150,18 @@ pub struct AckBatch {
     pub more: bool,
 }
 
-/// Why a transport call failed.
+/// Why a transport call failed. A verdict on a report is no error: an authority's refusal is an
+/// [`Answer::Finished`] with [`Outcome::Failure`].
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum TransportError {
     /// Worth retrying later (timeout, unavailable, overloaded).
     #[error("transient transport error: {0}")]
     Transient(String),
-    /// Final: the message will never be accepted (invalid, unsigned, unknown reference).
-    #[error("rejected by the transport: {0}")]
-    Rejected(String),
-    /// Only from [`Transport::acknowledgements`]: the inbox does not know the cursor it was given
+    /// Only from [`Inbox::acknowledgements`]: the inbox refused the fetch itself, which waiting
+    /// will not mend (it refuses the portal's credentials, say). Not a verdict on any report.
+    #[error("the inbox refused the fetch: {0}")]
+    Refused(String),
+    /// Only from [`Inbox::acknowledgements`]: the inbox does not know the cursor it was given
     /// (the office restarted with a fresh journal, or the cursor came from another office). Not
     /// a verdict on any report: the caller starts again from the inbox's oldest entry.
     #[error("unknown inbox cursor: {0}")]
@@ -114,12 +169,30 @@ pub enum TransportError {
 }
 
 /// A way to deliver messages to an authority and learn their fate.
+///
+/// Authorities are of two kinds: one answers every delivery at once with its decision (a
+/// reporting system that registers a notification and hands back the receipt in the same call),
+/// the other takes the message and drops its decision into the portal's inbox later (a
+/// civil-registry office). [`Transport::submit`] says which happened; a transport of the second
+/// kind also provides an [`Inbox`] through [`Transport::inbox`], and the engine collects from it.
 #[async_trait]
 pub trait Transport: Send + Sync + 'static {
-    /// Short name for logs and metrics, e.g. `xpersonenstand`.
+    /// Short name for logs, metrics and configuration, e.g. `xpersonenstand`.
     fn name(&self) -> &str;
-    /// Hands a message over. Must be idempotent per [`Delivery::idempotency_key`].
-    async fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError>;
+    /// Hands a message to the authority and answers what it said. Must be idempotent per
+    /// [`Delivery::idempotency_key`]: a repeat is answered with the original acceptance or
+    /// decision, and registers nothing again.
+    async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError>;
+    /// The portal's inbox, for an authority that acknowledges later; `None` (the default) for
+    /// one that always decides at once.
+    fn inbox(&self) -> Option<&dyn Inbox> {
+        None
+    }
+}
+
+/// The inbox of an authority that acknowledges deliveries later.
+#[async_trait]
+pub trait Inbox: Send + Sync {
     /// Fetches the acknowledgements that arrived in the portal's inbox after `cursor` (`None`:
     /// from the start), at most `limit`. Acknowledgements are not handed out per report: the
     /// authority drops them into the inbox as it decides, and one call collects every one since

@@ -5,9 +5,10 @@ mod common;
 
 use chrono::Utc;
 use common::{outcome_of, unsigned_delivery};
+use meldewerk_transports::received::ReceivedQuery;
 use meldewerk_transports::script::{Effect, Rule, Script};
-use meldewerk_transports::xpersonenstand::{ReceivedQuery, Simulator, SimulatorConfig};
-use meldewerk_transports::{AckOutcome, Delivery, Transport, TransportError};
+use meldewerk_transports::xpersonenstand::{Simulator, SimulatorConfig};
+use meldewerk_transports::{Delivery, Outcome, Transport, TransportError};
 
 fn open(dir: &tempfile::TempDir) -> Simulator {
     let config = SimulatorConfig {
@@ -50,7 +51,7 @@ async fn transient_faults_for_the_next_deliveries_then_acceptance() {
         office.received().unwrap().is_empty(),
         "nothing recorded yet"
     );
-    let accepted = office.submit(d.clone()).await.unwrap();
+    let accepted = common::accepted(office.submit(d.clone()).await);
     assert!(!accepted.duplicate);
     assert_eq!(office.script(), Script::default(), "the rule is used up");
     assert_eq!(office.received().unwrap().len(), 1);
@@ -61,10 +62,10 @@ async fn repeats_of_an_accepted_key_use_up_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir);
     let d = delivery("k1", "r1");
-    office.submit(d.clone()).await.unwrap();
+    common::accepted(office.submit(d.clone()).await);
     office.push_rule(Rule::next(1, Effect::Reset)).unwrap();
 
-    let repeat = office.submit(d.clone()).await.unwrap();
+    let repeat = common::accepted(office.submit(d.clone()).await);
     assert!(repeat.duplicate, "a repeat gets the original acceptance");
     assert_eq!(office.script().rules[0].count, Some(1));
     assert_eq!(
@@ -90,10 +91,10 @@ async fn a_rejection_for_one_report_leaves_the_others_alone() {
         .unwrap();
 
     assert_eq!(
-        office.submit(delivery("k1", "r-bad")).await.unwrap_err(),
-        TransportError::Rejected(reason.to_owned())
+        common::refused(office.submit(delivery("k1", "r-bad")).await),
+        reason
     );
-    office.submit(delivery("k2", "r-good")).await.unwrap();
+    common::accepted(office.submit(delivery("k2", "r-good")).await);
     let received = office.received().unwrap();
     assert_eq!(received.len(), 1);
     assert_eq!(received[0].report_id, "r-good");
@@ -123,7 +124,7 @@ async fn a_scripted_panic_unwinds_the_caller_and_records_nothing() {
     assert!(office.script().rules.is_empty(), "the rule is used up");
 
     // The retry is a first delivery, not a repeat.
-    let accepted = submit(delivery("k1", "r1")).await.unwrap().unwrap();
+    let accepted = common::accepted(submit(delivery("k1", "r1")).await.unwrap());
     assert!(!accepted.duplicate);
     let received = office.received().unwrap();
     assert_eq!(received.len(), 1);
@@ -135,20 +136,20 @@ async fn a_lost_acknowledgement_comes_once_the_script_is_reset() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir);
     office.push_rule(Rule::next(1, Effect::AckLost)).unwrap();
-    let lost = office.submit(delivery("k1", "r1")).await.unwrap();
-    let fine = office.submit(delivery("k2", "r2")).await.unwrap();
+    let lost = common::accepted(office.submit(delivery("k1", "r1")).await);
+    let fine = common::accepted(office.submit(delivery("k2", "r2")).await);
 
     for _ in 0..3 {
         assert_eq!(outcome_of(&office, &lost.transport_ref).await, None);
     }
     assert!(matches!(
         outcome_of(&office, &fine.transport_ref).await,
-        Some(AckOutcome::Acknowledged { .. })
+        Some(Outcome::Success { .. })
     ));
     office.reset_script();
     assert!(matches!(
         outcome_of(&office, &lost.transport_ref).await,
-        Some(AckOutcome::Acknowledged { .. })
+        Some(Outcome::Success { .. })
     ));
 }
 
@@ -156,7 +157,7 @@ async fn a_lost_acknowledgement_comes_once_the_script_is_reset() {
 async fn a_standing_ack_delay_holds_messages_already_received() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir);
-    let accepted = office.submit(delivery("k1", "r1")).await.unwrap();
+    let accepted = common::accepted(office.submit(delivery("k1", "r1")).await);
     // Far beyond any test run: nothing may reach the inbox whatever the machine's speed.
     office
         .push_rule(Rule::always(Effect::AckDelay { delay_ms: 600_000 }))
@@ -170,7 +171,7 @@ async fn a_standing_ack_delay_holds_messages_already_received() {
         .unwrap();
     assert!(matches!(
         outcome_of(&office, &accepted.transport_ref).await,
-        Some(AckOutcome::Acknowledged { .. })
+        Some(Outcome::Success { .. })
     ));
 }
 
@@ -179,11 +180,11 @@ async fn the_received_log_pages_and_filters() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir);
     for (key, report) in [("k0", "a"), ("k1", "b"), ("k2", "a"), ("k3", "c")] {
-        office.submit(delivery(key, report)).await.unwrap();
+        common::accepted(office.submit(delivery(key, report)).await);
     }
     let mut other_module = delivery("k4", "a");
     other_module.module = "deathnotice".to_owned();
-    office.submit(other_module).await.unwrap();
+    common::accepted(office.submit(other_module).await);
 
     let seqs = |query: ReceivedQuery| {
         let page = office.received_page(&query).unwrap();

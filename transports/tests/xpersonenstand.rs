@@ -3,10 +3,8 @@
 mod common;
 
 use common::{outcome_of, signed_delivery, unsigned_delivery};
-use meldewerk_transports::xpersonenstand::{
-    RecordedOutcome, Simulator, SimulatorConfig, SimulatorError,
-};
-use meldewerk_transports::{AckOutcome, Transport, TransportError};
+use meldewerk_transports::xpersonenstand::{RecordedOutcome, Simulator, SimulatorConfig};
+use meldewerk_transports::{Inbox, Outcome, SimulatorError, Transport, TransportError};
 
 /// Acknowledges at the first fetch, accepts unsigned messages unless a test says otherwise.
 fn quick_config() -> SimulatorConfig {
@@ -47,8 +45,8 @@ async fn same_key_twice_is_stored_once() {
     assert_eq!(office.name(), "xpersonenstand");
 
     let delivery = signed_delivery("k1");
-    let first = office.submit(delivery.clone()).await.unwrap();
-    let second = office.submit(delivery.clone()).await.unwrap();
+    let first = common::accepted(office.submit(delivery.clone()).await);
+    let second = common::accepted(office.submit(delivery.clone()).await);
 
     assert!(!first.duplicate);
     assert!(second.duplicate);
@@ -72,7 +70,7 @@ async fn concurrent_repeats_store_one_message() {
         .map(|_| {
             let office = office.clone();
             let delivery = delivery.clone();
-            tokio::spawn(async move { office.submit(delivery).await.unwrap() })
+            tokio::spawn(async move { common::accepted(office.submit(delivery).await) })
         })
         .collect();
     let mut accepted = Vec::new();
@@ -94,15 +92,12 @@ async fn unsigned_message_is_rejected_when_signature_required() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir, SimulatorConfig::default());
 
-    let error = office.submit(unsigned_delivery("u1")).await.unwrap_err();
-    match error {
-        TransportError::Rejected(reason) => {
-            assert!(
-                reason.starts_with("Nachricht ist nicht signiert"),
-                "{reason}"
-            )
-        }
-        other => panic!("expected rejection, got {other:?}"),
+    let reason = common::refused(office.submit(unsigned_delivery("u1")).await);
+    {
+        assert!(
+            reason.starts_with("Nachricht ist nicht signiert"),
+            "{reason}"
+        )
     }
     assert!(office.received().unwrap().is_empty());
 }
@@ -114,11 +109,8 @@ async fn tampered_body_is_rejected() {
 
     let mut delivery = signed_delivery("bad");
     delivery.body.push(b' ');
-    let error = office.submit(delivery).await.unwrap_err();
-    assert!(
-        matches!(&error, TransportError::Rejected(reason) if reason.contains("ungültig")),
-        "{error:?}"
-    );
+    let reason = common::refused(office.submit(delivery).await);
+    assert!(reason.contains("ungültig"), "{reason}");
     assert!(office.received().unwrap().is_empty());
 }
 
@@ -129,11 +121,8 @@ async fn foreign_algorithm_is_rejected_even_when_signatures_are_optional() {
 
     let mut delivery = signed_delivery("rsa");
     delivery.signature.as_mut().unwrap().algorithm = "RSA-PSS".to_owned();
-    let error = office.submit(delivery).await.unwrap_err();
-    assert!(
-        matches!(&error, TransportError::Rejected(reason) if reason.contains("RSA-PSS")),
-        "{error:?}"
-    );
+    let reason = common::refused(office.submit(delivery).await);
+    assert!(reason.contains("RSA-PSS"), "{reason}");
 }
 
 #[tokio::test]
@@ -142,7 +131,7 @@ async fn valid_ed25519_signature_is_accepted_and_recorded() {
     let office = open(&dir, SimulatorConfig::default());
 
     let delivery = signed_delivery("good");
-    let accepted = office.submit(delivery.clone()).await.unwrap();
+    let accepted = common::accepted(office.submit(delivery.clone()).await);
     assert!(!accepted.duplicate);
 
     let stored = office.received().unwrap().remove(0);
@@ -194,7 +183,7 @@ fn a_delivery_whose_runtime_stops_while_it_is_stored_is_still_scheduled() {
 async fn nothing_reaches_the_inbox_before_the_delay() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir, holding_config());
-    let accepted = office.submit(unsigned_delivery("p")).await.unwrap();
+    let accepted = common::accepted(office.submit(unsigned_delivery("p")).await);
     for _ in 0..3 {
         assert_eq!(outcome_of(&office, &accepted.transport_ref).await, None);
     }
@@ -207,11 +196,13 @@ async fn acknowledgement_after_the_delay_carries_a_valid_receipt() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir, quick_config());
     let delivery = unsigned_delivery("ack");
-    let accepted = office.submit(delivery.clone()).await.unwrap();
+    let accepted = common::accepted(office.submit(delivery.clone()).await);
 
     let status = outcome_of(&office, &accepted.transport_ref).await;
-    let Some(AckOutcome::Acknowledged {
-        receipt_pdf,
+    let Some(Outcome::Success {
+        receipt: meldewerk_transports::Receipt {
+            bytes: receipt_pdf, ..
+        },
         portal,
     }) = status
     else {
@@ -249,12 +240,12 @@ async fn the_journal_keeps_no_receipt_and_every_reader_gets_the_one_acknowledged
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir, quick_config());
     let delivery = unsigned_delivery("k-receipt");
-    let accepted = office.submit(delivery).await.unwrap();
-    let Some(AckOutcome::Acknowledged { receipt_pdf, .. }) =
-        outcome_of(&office, &accepted.transport_ref).await
+    let accepted = common::accepted(office.submit(delivery).await);
+    let Some(Outcome::Success { receipt, .. }) = outcome_of(&office, &accepted.transport_ref).await
     else {
         panic!("expected an acknowledgement");
     };
+    let receipt_pdf = receipt.bytes;
     // Rendered again from the record, byte for byte, under the name the office had when it
     // decided, not the one it has now.
     office.set_config(SimulatorConfig {
@@ -292,10 +283,10 @@ async fn the_body_is_journaled_once_apart_from_the_record_its_decision_rewrites(
     let office = open(&dir, quick_config());
     let delivery = unsigned_delivery("k-body");
     let body = delivery.body.clone();
-    let accepted = office.submit(delivery.clone()).await.unwrap();
+    let accepted = common::accepted(office.submit(delivery.clone()).await);
     assert!(outcome_of(&office, &accepted.transport_ref).await.is_some());
     // A repeat compares against the body kept apart and changes nothing of it.
-    assert!(office.submit(delivery).await.unwrap().duplicate);
+    assert!(common::accepted(office.submit(delivery).await).duplicate);
     let received = office.received().unwrap();
     assert_eq!(received.len(), 1);
     assert_eq!(received[0].body, body);
@@ -349,9 +340,9 @@ async fn a_record_of_an_earlier_version_keeps_its_body_in_the_record() {
             .unwrap();
     }
     let office = open(&dir, quick_config());
-    assert!(office.submit(old.clone()).await.unwrap().duplicate);
+    assert!(common::accepted(office.submit(old.clone()).await).duplicate);
     let new = unsigned_delivery("k-new");
-    office.submit(new.clone()).await.unwrap();
+    common::accepted(office.submit(new.clone()).await);
     let received = office.received().unwrap();
     assert_eq!(received.len(), 2);
     assert_eq!(
@@ -371,10 +362,10 @@ async fn failure_rate_decides_rejection() {
             ..quick_config()
         },
     );
-    let failing = office.submit(unsigned_delivery("f1")).await.unwrap();
+    let failing = common::accepted(office.submit(unsigned_delivery("f1")).await);
     assert_eq!(
         outcome_of(&office, &failing.transport_ref).await,
-        Some(AckOutcome::Rejected {
+        Some(Outcome::Failure {
             reason: "Standesamt: Nachricht abgelehnt (simuliert, Fehlerquote)".to_owned()
         })
     );
@@ -383,10 +374,10 @@ async fn failure_rate_decides_rejection() {
         failure_rate: 0.0,
         ..office.config()
     });
-    let passing = office.submit(unsigned_delivery("f2")).await.unwrap();
+    let passing = common::accepted(office.submit(unsigned_delivery("f2")).await);
     assert!(matches!(
         outcome_of(&office, &passing.transport_ref).await,
-        Some(AckOutcome::Acknowledged { .. })
+        Some(Outcome::Success { .. })
     ));
 }
 
@@ -396,9 +387,9 @@ async fn outcome_is_stable_across_fetches_config_changes_and_reopen() {
     let delivery = unsigned_delivery("stable");
     let (transport_ref, first) = {
         let office = open(&dir, quick_config());
-        let accepted = office.submit(delivery.clone()).await.unwrap();
+        let accepted = common::accepted(office.submit(delivery.clone()).await);
         let first = outcome_of(&office, &accepted.transport_ref).await;
-        assert!(matches!(first, Some(AckOutcome::Acknowledged { .. })));
+        assert!(matches!(first, Some(Outcome::Success { .. })));
 
         // A changed failure rate applies to undecided messages only.
         office.set_config(SimulatorConfig {
@@ -418,7 +409,7 @@ async fn outcome_is_stable_across_fetches_config_changes_and_reopen() {
         },
     );
     assert_eq!(outcome_of(&office, &transport_ref).await, first);
-    let again = office.submit(delivery).await.unwrap();
+    let again = common::accepted(office.submit(delivery).await);
     assert!(again.duplicate);
     assert_eq!(again.transport_ref, transport_ref);
     let received = office.received().unwrap();
@@ -452,10 +443,8 @@ async fn the_inbox_hands_out_batches_since_a_cursor_in_the_order_of_decision() {
     {
         let office = open(&dir, quick_config());
         for i in 0..5 {
-            let accepted = office
-                .submit(unsigned_delivery(&format!("b{i}")))
-                .await
-                .unwrap();
+            let accepted =
+                common::accepted(office.submit(unsigned_delivery(&format!("b{i}"))).await);
             refs.push(accepted.transport_ref);
         }
         let first = office.acknowledgements(None, 2).await.unwrap();
@@ -501,7 +490,7 @@ async fn undecided_messages_survive_a_restart_and_are_decided_by_the_new_delay()
     let long = holding_config();
     let transport_ref = {
         let office = open(&dir, long.clone());
-        let accepted = office.submit(unsigned_delivery("u")).await.unwrap();
+        let accepted = common::accepted(office.submit(unsigned_delivery("u")).await);
         assert_eq!(outcome_of(&office, &accepted.transport_ref).await, None);
         accepted.transport_ref
     };
@@ -512,7 +501,7 @@ async fn undecided_messages_survive_a_restart_and_are_decided_by_the_new_delay()
     office.set_config(quick_config());
     assert!(matches!(
         outcome_of(&office, &transport_ref).await,
-        Some(AckOutcome::Acknowledged { .. })
+        Some(Outcome::Success { .. })
     ));
     assert_eq!(office.undecided(), 0);
 }
@@ -522,12 +511,12 @@ async fn received_lists_in_order_and_filters_by_report() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir, quick_config());
     for key in ["a", "b", "c"] {
-        office.submit(unsigned_delivery(key)).await.unwrap();
+        common::accepted(office.submit(unsigned_delivery(key)).await);
     }
     let mut other_module = unsigned_delivery("d");
     other_module.module = "deathnotice".to_owned();
     other_module.report_id = "report-b".to_owned();
-    office.submit(other_module).await.unwrap();
+    common::accepted(office.submit(other_module).await);
 
     let keys: Vec<_> = office
         .received()
@@ -552,7 +541,7 @@ async fn received_lists_in_order_and_filters_by_report() {
 async fn received_message_serialises_body_as_base64() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir, quick_config());
-    office.submit(unsigned_delivery("json")).await.unwrap();
+    common::accepted(office.submit(unsigned_delivery("json")).await);
     let json = serde_json::to_value(office.received().unwrap()).unwrap();
     let body = json[0]["body"].as_str().expect("body is a string");
     use base64::Engine as _;
@@ -590,13 +579,14 @@ fn delivery_with_codes(key: &str, kanal: &str, staat: &str) -> meldewerk_transpo
 async fn codes_outside_their_lists_are_refused_in_the_acknowledgement() {
     let dir = tempfile::tempdir().unwrap();
     let office = open(&dir, quick_config());
-    let wrong = office
-        .submit(delivery_with_codes("codes-wrong", "E-Mail", "DE"))
-        .await
-        .unwrap();
+    let wrong = common::accepted(
+        office
+            .submit(delivery_with_codes("codes-wrong", "E-Mail", "DE"))
+            .await,
+    );
     assert_eq!(
         outcome_of(&office, &wrong.transport_ref).await,
-        Some(AckOutcome::Rejected {
+        Some(Outcome::Failure {
             reason: "Standesamt: Nachricht abgelehnt, Codes außerhalb ihrer Codeliste: \
                      portal2StA.Geburt.081021/mutter/staatsangehoerigkeit/code: Code 'DE' der \
                      Liste urn:de:bund:destatis:bevoelkerungsstatistik:schluessel:staatsangehoerigkeit \
@@ -606,12 +596,13 @@ async fn codes_outside_their_lists_are_refused_in_the_acknowledgement() {
                 .to_owned()
         })
     );
-    let right = office
-        .submit(delivery_with_codes("codes-right", "01", "000"))
-        .await
-        .unwrap();
+    let right = common::accepted(
+        office
+            .submit(delivery_with_codes("codes-right", "01", "000"))
+            .await,
+    );
     assert!(matches!(
         outcome_of(&office, &right.transport_ref).await,
-        Some(AckOutcome::Acknowledged { .. })
+        Some(Outcome::Success { .. })
     ));
 }

@@ -15,11 +15,13 @@ use meldewerk_actors::{
     BuildError, BuiltMessage, Engine, EngineSettings, MessageBuilder, MessageSigner, ModuleSpec,
 };
 use meldewerk_storage::{
-    AuditEntry, Consumed, FinishedReport, Job, JobKind, MessageSignature, Outcome, PreparedMessage,
-    Report, ReportKey, ReportStatus, Store, StoreCondition, StoreError, StoreResult, UserRecord,
+    AfterDelivery, AuditEntry, Consumed, FinishedReport, Job, JobKind, MessageSignature, Outcome,
+    PreparedMessage, Report, ReportKey, ReportStatus, Store, StoreCondition, StoreError,
+    StoreResult, UserRecord,
 };
 use meldewerk_transports::{
-    Accepted, AckBatch, AckOutcome, Acknowledgement, Delivery, Transport, TransportError,
+    Accepted, AckBatch, Acknowledgement, Answer, Delivery, Finished, Inbox, Receipt, Transport,
+    TransportError,
 };
 
 pub const MODULE: &str = "birthnotice";
@@ -136,7 +138,12 @@ struct MemState {
 }
 
 impl MemState {
-    fn finish(&mut self, job_id: u64, outcome: Outcome, at: DateTime<Utc>) -> StoreResult<Report> {
+    fn finish(
+        &mut self,
+        job_id: u64,
+        outcome: Outcome,
+        at: DateTime<Utc>,
+    ) -> StoreResult<FinishedReport> {
         let Some(job) = self.jobs.remove(&job_id) else {
             return Err(StoreError::NotFound(format!("job {job_id}")));
         };
@@ -146,15 +153,13 @@ impl MemState {
             .ok_or_else(|| StoreError::NotFound(job.report.to_string()))?;
         report.finished_at = Some(at);
         match outcome {
-            Outcome::Acknowledged {
-                receipt_pdf,
-                portal,
-            } => {
+            Outcome::Success { receipt, portal } => {
                 report.status = ReportStatus::Success;
-                report.receipt_pdf = Some(receipt_pdf);
+                report.receipt = Some(receipt.bytes);
+                report.receipt_media_type = Some(receipt.media_type);
                 report.portal = portal;
             }
-            Outcome::Failed { reason } => {
+            Outcome::Failure { reason } => {
                 report.status = ReportStatus::Failure;
                 report.failure_reason = Some(reason);
             }
@@ -163,7 +168,12 @@ impl MemState {
         if let Some(message) = &report.message {
             self.awaiting.remove(&message.message_uuid);
         }
-        Ok(report)
+        Ok(FinishedReport {
+            key: report.key,
+            job: job_id,
+            submitted_at: report.submitted_at,
+            failure: report.failure_reason,
+        })
     }
 }
 
@@ -215,7 +225,7 @@ impl Store for MemStore {
         unimplemented!("not used by the engine")
     }
 
-    async fn submit_report(&self, report: Report) -> StoreResult<Job> {
+    async fn dispatch_report(&self, report: Report) -> StoreResult<Job> {
         let mut s = self.state.lock().unwrap();
         if s.reports.contains_key(&report.key) {
             return Err(StoreError::Conflict(report.key.to_string()));
@@ -268,7 +278,7 @@ impl Store for MemStore {
             if r.status.is_final() && finished_early && r.expired_at.is_none() {
                 r.submission = None;
                 r.message = None;
-                r.receipt_pdf = None;
+                r.receipt = None;
                 r.expired_at = Some(Utc::now());
                 n += 1;
             }
@@ -385,10 +395,10 @@ impl Store for MemStore {
         &self,
         job: &Job,
         transport: &str,
-        transport_ref: String,
+        transport_ref: Option<String>,
         delivered_at: DateTime<Utc>,
-        resend_at: DateTime<Utc>,
-    ) -> StoreResult<()> {
+        after: AfterDelivery,
+    ) -> StoreResult<Option<FinishedReport>> {
         let mut s = self.state.lock().unwrap();
         if !s.jobs.contains_key(&job.id) {
             return Err(StoreError::NotFound(format!("job {}", job.id)));
@@ -398,14 +408,20 @@ impl Store for MemStore {
             .get_mut(&job.report)
             .ok_or_else(|| StoreError::NotFound(job.report.to_string()))?;
         report.transport = Some(transport.to_string());
-        report.transport_ref = Some(transport_ref);
+        report.transport_ref = transport_ref;
         report.delivered_at = Some(delivered_at);
+        let resend_at = match after {
+            AfterDelivery::AwaitAck { resend_at } => resend_at,
+            AfterDelivery::Finished(outcome) => {
+                return s.finish(job.id, outcome, delivered_at).map(Some);
+            }
+        };
         let stored = s.jobs.get_mut(&job.id).unwrap();
         stored.kind = JobKind::AwaitAck;
         stored.attempts = 0;
         stored.not_before = resend_at;
         stored.last_error = None;
-        Ok(())
+        Ok(None)
     }
     async fn inbox_cursor(&self, transport: &str) -> StoreResult<Option<String>> {
         Ok(self.state.lock().unwrap().cursors.get(transport).cloned())
@@ -423,13 +439,7 @@ impl Store for MemStore {
             let Some(&job) = s.awaiting.get(&message_uuid) else {
                 continue;
             };
-            let report = s.finish(job, outcome, at)?;
-            finished.push(FinishedReport {
-                key: report.key,
-                job,
-                submitted_at: report.submitted_at,
-                failure: report.failure_reason,
-            });
+            finished.push(s.finish(job, outcome, at)?);
         }
         if let Some(cursor) = cursor {
             s.cursors.insert(transport.to_string(), cursor);
@@ -441,12 +451,8 @@ impl Store for MemStore {
         job: &Job,
         outcome: Outcome,
         at: DateTime<Utc>,
-    ) -> StoreResult<()> {
-        self.state
-            .lock()
-            .unwrap()
-            .finish(job.id, outcome, at)
-            .map(|_| ())
+    ) -> StoreResult<FinishedReport> {
+        self.state.lock().unwrap().finish(job.id, outcome, at)
     }
 
     async fn put_certificate(
@@ -479,9 +485,13 @@ impl Store for MemStore {
 /// What the next `submit` does.
 #[derive(Clone, Debug)]
 pub enum SubmitStep {
+    /// Accepted for a later acknowledgement.
     Accept,
     Transient(&'static str),
+    /// Refused at once.
     Reject(&'static str),
+    /// Registered at once, with a receipt in the answer.
+    Succeed,
     Panic,
 }
 
@@ -524,6 +534,8 @@ pub struct ScriptedTransport {
     pub fetches: AtomicUsize,
     /// While set, every inbox fetch fails with this error (an outage, however long).
     pub inbox_down: Mutex<Option<TransportError>>,
+    /// An authority that decides every delivery at once: it has no inbox.
+    pub without_inbox: bool,
 }
 
 impl ScriptedTransport {
@@ -531,6 +543,16 @@ impl ScriptedTransport {
         Arc::new(ScriptedTransport {
             submit_script: Mutex::new(submit.into()),
             ack_script: Mutex::new(ack.into()),
+            ..Default::default()
+        })
+    }
+
+    /// A transport whose authority decides every delivery at once (no inbox), following
+    /// `submit`.
+    pub fn deciding_at_once(submit: Vec<SubmitStep>) -> Arc<Self> {
+        Arc::new(ScriptedTransport {
+            submit_script: Mutex::new(submit.into()),
+            without_inbox: true,
             ..Default::default()
         })
     }
@@ -558,22 +580,32 @@ impl Transport for ScriptedTransport {
         "scripted"
     }
 
-    async fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
+    async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
         let step = self.submit_script.lock().unwrap().pop_front();
         self.deliveries.lock().unwrap().push(delivery.clone());
         match step.unwrap_or(SubmitStep::Accept) {
             SubmitStep::Accept => {}
             SubmitStep::Transient(e) => return Err(TransportError::Transient(e.to_string())),
-            SubmitStep::Reject(e) => return Err(TransportError::Rejected(e.to_string())),
+            SubmitStep::Reject(e) => return Ok(Answer::Finished(Finished::refused(e))),
+            SubmitStep::Succeed => {
+                return Ok(Answer::Finished(Finished {
+                    transport_ref: Some(format!("now-{}", delivery.idempotency_key)),
+                    outcome: Outcome::Success {
+                        receipt: Receipt::pdf(b"%PDF receipt at once".to_vec()),
+                        portal: None,
+                    },
+                    duplicate: false,
+                }))
+            }
             SubmitStep::Panic => panic!("scripted transport panics on submit"),
         }
         let mut office = self.office.lock().unwrap();
         if let Some(transport_ref) = office.accepted.get(&delivery.idempotency_key) {
-            return Ok(Accepted {
+            return Ok(Answer::AwaitingAck(Accepted {
                 transport_ref: transport_ref.clone(),
                 accepted_at: Utc::now(),
                 duplicate: true,
-            });
+            }));
         }
         let transport_ref = format!("ref-{}", delivery.idempotency_key);
         office
@@ -582,13 +614,20 @@ impl Transport for ScriptedTransport {
         office
             .waiting
             .push((delivery.message_uuid.clone(), transport_ref.clone()));
-        Ok(Accepted {
+        Ok(Answer::AwaitingAck(Accepted {
             transport_ref,
             accepted_at: Utc::now(),
             duplicate: false,
-        })
+        }))
     }
 
+    fn inbox(&self) -> Option<&dyn Inbox> {
+        (!self.without_inbox).then_some(self as &dyn Inbox)
+    }
+}
+
+#[async_trait]
+impl Inbox for ScriptedTransport {
     async fn acknowledgements(
         &self,
         cursor: Option<&str>,
@@ -612,11 +651,11 @@ impl Transport for ScriptedTransport {
             self.ack_calls.fetch_add(1, Ordering::SeqCst);
             let step = self.ack_script.lock().unwrap().pop_front();
             let outcome = |transport_ref: &str| match &step {
-                Some(AckStep::Reject(r)) => AckOutcome::Rejected {
+                Some(AckStep::Reject(r)) => Outcome::Failure {
                     reason: r.to_string(),
                 },
-                _ => AckOutcome::Acknowledged {
-                    receipt_pdf: format!("%PDF receipt for {transport_ref}").into_bytes(),
+                _ => Outcome::Success {
+                    receipt: Receipt::pdf(format!("%PDF receipt for {transport_ref}").into_bytes()),
                     portal: Some("sim-portal".to_string()),
                 },
             };

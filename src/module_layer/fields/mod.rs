@@ -27,8 +27,9 @@ pub enum FieldKind {
     Date,
     /// Time of day `HH:mm`.
     Time,
-    /// Time of day in the XPersonenstand pattern `^[0-2][0-9AB]:[0-5][0-9]$`.
-    TimeXPersonenstand,
+    /// Text of a format the other kinds do not cover, defined where it belongs (a pattern of a
+    /// message schema, say).
+    Pattern(&'static TextPattern),
     /// Date-time with an explicit offset, `YYYY-MM-DDThh:mm:ss±hh:mm` or `…Z`, seconds fractions
     /// allowed (RFC 3339 and `xs:dateTime` with time zone); a date and a time input in the form,
     /// the offset from the service's time zone.
@@ -48,6 +49,19 @@ pub enum FieldKind {
     Choice(&'static [(&'static str, &'static str)]),
     /// A code of a code list of the messages ([`meldewerk_xml::codelisten`]).
     Code(&'static Codeliste),
+}
+
+/// A format of text that a module's schema defines.
+#[derive(Debug)]
+pub struct TextPattern {
+    /// Whether a value fits.
+    pub fits: fn(&str) -> bool,
+    /// What a value must be, as the API's error says it after the field's path ("must …").
+    pub rule: &'static str,
+    /// What the form says to enter.
+    pub hint: &'static str,
+    /// A value that fits, for the checks that complete a form with samples.
+    pub sample: &'static str,
 }
 
 /// One field of a module.
@@ -258,8 +272,9 @@ impl Field {
             (FieldKind::Time, _) => {
                 (!fits(formate::ist_uhrzeit)).then(|| format!("{path} must be a time HH:mm"))
             }
-            (FieldKind::TimeXPersonenstand, _) => (!fits(formate::ist_uhrzeit_xpersonenstand))
-                .then(|| format!("{path} must match the pattern ^[0-2][0-9AB]:[0-5][0-9]$")),
+            (FieldKind::Pattern(pattern), _) => {
+                (!fits(pattern.fits)).then(|| format!("{path} {}", pattern.rule))
+            }
             (FieldKind::DateTime, _) => (!fits(formate::ist_zeitpunkt_mit_offset)).then(|| {
                 format!("{path} must be a date-time with offset YYYY-MM-DDThh:mm:ss+hh:mm")
             }),

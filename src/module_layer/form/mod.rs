@@ -22,9 +22,9 @@ use super::routes::FormContext;
 use super::{mock, SignatureRule};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
-use crate::startup::WebSettings;
 use crate::telemetry::log_str;
 use crate::tokens::open_memento;
+use crate::web::WebSettings;
 use render::{html_response, message_page, render, FormView, Problems};
 pub(crate) use sent::sent;
 use values::{inputs, posted};
@@ -54,7 +54,7 @@ fn open(
 ) -> Option<Value> {
     let key = UserKey::unwrap(master, &session.user.memento_key).ok()?;
     let module = context.module.info();
-    let data = open_memento(&key, module.segment, memento).filter(|data| {
+    let data = open_memento(&key, module.module, memento).filter(|data| {
         // Reserved mock ids are refused at memento creation; checked again so that no report
         // under one can ever exist (its reads would always answer the mock).
         data["id"]
@@ -208,10 +208,11 @@ pub(crate) async fn submit(
     }
 
     let now = Utc::now();
+    let result_members = context.module.result_members(form, &content);
     let mut report = Report::new_pending(
         ReportKey {
             owner: session.user.name.clone(),
-            module: info.segment.into(),
+            module: info.module.into(),
             id: id.clone(),
         },
         content,
@@ -219,6 +220,7 @@ pub(crate) async fn submit(
         uuid::Uuid::new_v4().to_string(),
         now,
     );
+    report.result_members = result_members;
     report.end_user_signature = needs_signature.then_some(EndUserSignature {
         name: signatory,
         signed_at: now,
@@ -226,7 +228,7 @@ pub(crate) async fn submit(
     if let Some(built) = built {
         report.message = signed_message(&context, &report, built).await;
     }
-    match store.submit_report(report).await {
+    match store.dispatch_report(report).await {
         Ok(job) => {
             engine.queued(job);
             tracing::info!(

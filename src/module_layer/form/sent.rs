@@ -23,7 +23,7 @@ use crate::module_layer::routes::FormContext;
 use crate::module_layer::Form;
 use crate::routes::login::logout_button;
 use crate::routes::magic_link::append_query;
-use crate::startup::WebSettings;
+use crate::web::WebSettings;
 
 /// The session user's report `id` of the form's module; `Err` with the page to answer when the
 /// store cannot be read.
@@ -35,7 +35,7 @@ async fn own_report(
 ) -> Result<Option<Report>, HttpResponse> {
     let key = ReportKey {
         owner: session.user.name.clone(),
-        module: context.module.info().segment.into(),
+        module: context.module.info().module.into(),
         id: id.to_owned(),
     };
     store.report(&key).await.map_err(|e| {

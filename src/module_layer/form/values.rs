@@ -304,7 +304,8 @@ fn message(field: &Field) -> String {
                                   höchstens vier Buchstaben, Ziffern, '.' oder '/')"
             .into(),
         FieldKind::Date => "Datum im Format JJJJ-MM-TT".into(),
-        FieldKind::Time | FieldKind::TimeXPersonenstand => "Uhrzeit im Format HH:MM".into(),
+        FieldKind::Time => "Uhrzeit im Format HH:MM".into(),
+        FieldKind::Pattern(pattern) => pattern.hint.into(),
         FieldKind::DateTime => "Zeitpunkt im Format JJJJ-MM-TTThh:mm:ss+hh:mm".into(),
         FieldKind::Bool | FieldKind::OnlyTrue => "ja oder nein".into(),
         FieldKind::Integer { min, max } => format!("ganze Zahl von {min} bis {max}"),

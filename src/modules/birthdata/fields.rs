@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use meldewerk_xml::codelisten::{ERREICHBARKEIT, NAMENSART, STAATSANGEHOERIGKEIT};
 
 use crate::module_layer::fields::{Field, FieldKind, TableBuilder};
+use crate::xpersonenstand as xps;
 use FieldKind::*;
 
 const GESCHLECHT: &[(&str, &str)] = &[
@@ -27,7 +28,7 @@ pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
 
     t.section("Geburt");
     t.field("geburtsangaben.tag", "Tag der Geburt", Date)
-        .field("geburtsangaben.uhrzeit", "Uhrzeit der Geburt", TimeXPersonenstand);
+        .field("geburtsangaben.uhrzeit", "Uhrzeit der Geburt", Pattern(&xps::UHRZEIT));
     ereignisort(&mut t, "geburtsangaben.ort", "Geburtsort");
 
     t.section("Kind");

@@ -29,7 +29,7 @@ static FORMS: [Form; 1] = [Form::new(
 
 /// The module's identity; lazy only because its field table is.
 static INFO: LazyLock<ModuleInfo> =
-    LazyLock::new(|| ModuleInfo::civil_registry("birthdata", &fields::FIELDS, &FORMS));
+    LazyLock::new(|| xps::module_info("birthdata", &fields::FIELDS, &FORMS));
 
 /// `[modules.birthdata]` (besides the layer's `retention_secs`).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -48,18 +48,18 @@ struct Birthdata {
 
 /// Builds the module from its configuration section `[modules.birthdata]`.
 pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
-    let settings: Settings = setup.settings(INFO.segment)?;
+    let settings: Settings = setup.settings(INFO.module)?;
     let base = settings
         .problems_base
         .unwrap_or_else(|| setup.base_url.to_owned());
     if !(base.starts_with("https://") || base.starts_with("http://")) {
         return Err(SetupError {
-            module: INFO.segment.into(),
+            module: INFO.module.into(),
             reason: format!("problems_base must be an http(s) URL, got {base}"),
         });
     }
     Ok(Arc::new(Birthdata {
-        xpersonenstand: setup.xpersonenstand.clone(),
+        xpersonenstand: XPersonenstandSettings::read(setup)?,
         style: ErrorStyle::Problem {
             base: base.trim_end_matches('/').to_owned(),
         },

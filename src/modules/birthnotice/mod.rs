@@ -22,7 +22,7 @@ static FORMS: [Form; 1] = [Form::new(
 )
 .message_type("081020")];
 
-static INFO: ModuleInfo = ModuleInfo::civil_registry("birthnotice", fields::FIELDS, &FORMS)
+static INFO: ModuleInfo = xps::module_info("birthnotice", fields::FIELDS, &FORMS)
     .with_mock_ids("BIRTHNOTICE")
     .echoing_client_reference();
 
@@ -31,8 +31,8 @@ struct Birthnotice(XPersonenstandSettings);
 
 /// Builds the module (`[modules.birthnotice]` has only the layer's `retention_secs`).
 pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
-    setup.settings::<NoSettings>(INFO.segment)?;
-    Ok(Arc::new(Birthnotice(setup.xpersonenstand.clone())))
+    setup.settings::<NoSettings>(INFO.module)?;
+    Ok(Arc::new(Birthnotice(XPersonenstandSettings::read(setup)?)))
 }
 
 impl Content for Geburtsanzeige {

@@ -50,7 +50,7 @@ static FORMS: [Form; 3] = [
 
 /// The module's identity; lazy only because its field table is (see [`fields::FIELDS`]).
 static INFO: LazyLock<ModuleInfo> = LazyLock::new(|| {
-    ModuleInfo::civil_registry("deathnotice", &fields::FIELDS, &FORMS).with_mock_ids("DEATHNOTICE")
+    xps::module_info("deathnotice", &fields::FIELDS, &FORMS).with_mock_ids("DEATHNOTICE")
 });
 
 /// The death-notice module.
@@ -58,8 +58,8 @@ struct Deathnotice(XPersonenstandSettings);
 
 /// Builds the module (`[modules.deathnotice]` has only the layer's `retention_secs`).
 pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
-    setup.settings::<NoSettings>(INFO.segment)?;
-    Ok(Arc::new(Deathnotice(setup.xpersonenstand.clone())))
+    setup.settings::<NoSettings>(INFO.module)?;
+    Ok(Arc::new(Deathnotice(XPersonenstandSettings::read(setup)?)))
 }
 
 /// The slot a form fills (`Einrichtung` for the prefix `Einrichtung.`).

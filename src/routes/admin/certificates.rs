@@ -22,8 +22,8 @@ use crate::auth::Operator;
 use crate::certificates::{self, Bsnr, CertificateError};
 use crate::crypto::MasterKey;
 use crate::routes::json::{self, JsonError};
-use crate::startup::WebSettings;
 use crate::telemetry::log_str;
+use crate::web::WebSettings;
 
 /// Why a request failed. Its `Display` is what the log shows: the same messages as the answer,
 /// none of which quotes the passphrase or the file.

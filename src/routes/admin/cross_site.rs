@@ -31,8 +31,8 @@ use actix_web::middleware::Next;
 use actix_web::{web, Error, HttpResponse};
 
 use super::error;
-use crate::startup::WebSettings;
 use crate::telemetry::log_str;
+use crate::web::WebSettings;
 
 /// The fetch-metadata header of browsers (Chrome 76, Firefox 90, Safari 16.4 and later).
 const SEC_FETCH_SITE: &str = "sec-fetch-site";

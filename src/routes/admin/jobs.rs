@@ -12,7 +12,7 @@ use actix_web::http::StatusCode;
 use actix_web::{get, post, web, HttpResponse};
 use chrono::Utc;
 use meldewerk_actors::Engine;
-use meldewerk_storage::{Job, JobKind, Outcome, Store, StoreError};
+use meldewerk_storage::{Job, JobKind, Store, StoreError};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -177,14 +177,10 @@ pub(crate) async fn discard_job(
             ),
         ));
     }
-    let outcome = Outcome::Failed {
-        reason: DISCARDED.into(),
-    };
-    store
-        .record_outcome(&job, outcome, Utc::now())
+    engine
+        .discard(&job, DISCARDED)
         .await
         .map_err(|e| gone_meanwhile(&job, e))?;
-    engine.report_discarded(&job.report, DISCARDED);
     audit(store, who, "discard", &job).await?;
     Ok(job)
 }

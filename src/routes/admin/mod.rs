@@ -19,7 +19,6 @@ use actix_web::http::StatusCode;
 use actix_web::{middleware, web, HttpResponse};
 use chrono::Utc;
 use meldewerk_storage::{AuditEntry, Store, StoreError};
-use meldewerk_transports::xpersonenstand::Simulator;
 
 use crate::telemetry::log_str;
 
@@ -123,59 +122,9 @@ impl From<StoreError> for ActionFailure {
     }
 }
 
-/// Where a transport's simulated authority runs, as the operator API reaches it.
-#[derive(Clone)]
-pub(crate) enum SimulatorSite {
-    /// In this process: the operator API scripts it and reads its log.
-    InProcess(Simulator),
-    /// As its own process (or a tester's mock) at this url (`transports.<name>.url`): scripted
-    /// and read there, not here.
-    Remote(String),
-}
-
-/// Why the operator API has no simulator to offer for a request; [`NoSimulator::answer`] is what
-/// it says.
-pub(crate) struct NoSimulator {
-    status: StatusCode,
-    message: String,
-}
-
-impl NoSimulator {
-    /// 404: no simulated transport of that name.
-    pub(crate) fn unknown(name: &str) -> Self {
-        NoSimulator {
-            status: StatusCode::NOT_FOUND,
-            message: format!("no simulated transport named {name}"),
-        }
-    }
-
+impl crate::transports::NoSimulator {
     /// The answer: `{"errors": [message]}` with the status.
     pub(crate) fn answer(self) -> HttpResponse {
         error(self.status, self.message)
-    }
-}
-
-impl SimulatorSite {
-    /// The in-process simulator of the transport `name`, or a 409 telling the operator to use
-    /// `path` of the remote one instead (`what`: "script it there").
-    pub(crate) fn in_process(
-        &self,
-        name: &str,
-        path: &str,
-        what: &str,
-    ) -> Result<&Simulator, NoSimulator> {
-        match self {
-            SimulatorSite::InProcess(simulator) => Ok(simulator),
-            SimulatorSite::Remote(url) => {
-                let base = url.trim_end_matches('/');
-                Err(NoSimulator {
-                    status: StatusCode::CONFLICT,
-                    message: format!(
-                        "the {name} authority runs as its own process at {url} \
-                         (transports.{name}.url); {what}: {base}{path}"
-                    ),
-                })
-            }
-        }
     }
 }

@@ -17,23 +17,18 @@ use meldewerk_transports::script::json::{rule_from_json, script_from_json, scrip
 use meldewerk_transports::script::{ScriptError, Scriptable};
 use serde_json::{json, Value};
 
-use super::{audit, error, store_failed, NoSimulator, SimulatorSite};
+use super::{audit, error, store_failed};
 use crate::auth::Operator;
 use crate::routes::json;
-use crate::startup::WebSettings;
+use crate::transports::{NoSimulator, Transports};
+use crate::web::WebSettings;
 
-/// The simulator called `name`, or why it cannot be scripted here. One arm per simulated
-/// authority.
-fn scriptable<'a>(
+/// The simulator called `name`, or why it cannot be scripted here.
+fn scriptable(
     name: &str,
-    xpersonenstand: &'a SimulatorSite,
-) -> Result<&'a dyn Scriptable, NoSimulator> {
-    match name {
-        "xpersonenstand" => xpersonenstand
-            .in_process(name, "/script", "script it there")
-            .map(|simulator| simulator as &dyn Scriptable),
-        _ => Err(NoSimulator::unknown(name)),
-    }
+    transports: &Transports,
+) -> Result<Arc<dyn meldewerk_transports::Simulated>, NoSimulator> {
+    transports.simulator(name, "/script", "script it there")
 }
 
 /// 200 with the current script: `{"rules": [...], "transient_rate": r}`.
@@ -121,10 +116,10 @@ async fn audited(
 pub async fn get_script(
     _operator: Operator,
     name: web::Path<String>,
-    xpersonenstand: web::Data<SimulatorSite>,
+    transports: web::Data<Transports>,
 ) -> HttpResponse {
-    match scriptable(&name, &xpersonenstand) {
-        Ok(simulator) => current(simulator),
+    match scriptable(&name, &transports) {
+        Ok(simulator) => current(simulator.scriptable()),
         Err(none) => none.answer(),
     }
 }
@@ -138,9 +133,9 @@ pub async fn put_script(
     name: web::Path<String>,
     payload: web::Payload,
     settings: web::Data<WebSettings>,
-    xpersonenstand: web::Data<SimulatorSite>,
+    transports: web::Data<Transports>,
 ) -> HttpResponse {
-    let simulator = match scriptable(&name, &xpersonenstand) {
+    let simulator = match scriptable(&name, &transports) {
         Ok(simulator) => simulator,
         Err(none) => return none.answer(),
     };
@@ -150,7 +145,7 @@ pub async fn put_script(
         payload,
         limit,
         &name,
-        simulator,
+        simulator.scriptable(),
         replace,
         "script replaced",
     )
@@ -167,9 +162,9 @@ pub async fn add_rule(
     name: web::Path<String>,
     payload: web::Payload,
     settings: web::Data<WebSettings>,
-    xpersonenstand: web::Data<SimulatorSite>,
+    transports: web::Data<Transports>,
 ) -> HttpResponse {
-    let simulator = match scriptable(&name, &xpersonenstand) {
+    let simulator = match scriptable(&name, &transports) {
         Ok(simulator) => simulator,
         Err(none) => return none.answer(),
     };
@@ -179,7 +174,7 @@ pub async fn add_rule(
         payload,
         limit,
         &name,
-        simulator,
+        simulator.scriptable(),
         append,
         "script rule added",
     )
@@ -193,10 +188,10 @@ pub async fn reset_script(
     operator: Operator,
     store: web::Data<Arc<dyn Store>>,
     name: web::Path<String>,
-    xpersonenstand: web::Data<SimulatorSite>,
+    transports: web::Data<Transports>,
 ) -> HttpResponse {
-    let answer = match scriptable(&name, &xpersonenstand) {
-        Ok(simulator) => reset(&name, simulator),
+    let answer = match scriptable(&name, &transports) {
+        Ok(simulator) => reset(&name, simulator.scriptable()),
         Err(none) => none.answer(),
     };
     audited(answer, &store, &operator, "reset-script", &name).await

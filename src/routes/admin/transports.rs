@@ -1,5 +1,5 @@
-//! `GET /admin/api/v1/transports/xpersonenstand/received`: what the simulated civil registry
-//! office received, so that testers can assert on exact payloads and on exactly-once delivery.
+//! `GET /admin/api/v1/transports/{name}/received`: what a simulated authority received, so that
+//! testers can assert on exact payloads and on exactly-once delivery.
 //!
 //! Paged and filtered without reading every record: `module`, `report`, `since` (RFC 3339),
 //! `after` (a sequence number, the `next` of the previous page) and `limit` (default 100, at most
@@ -7,25 +7,18 @@
 //! `seq`, and its body and receipt as base64. A simulator running as its own process answers the
 //! same at its own `/received` ([`page`]); this endpoint then answers 409 saying where.
 
+use std::sync::Arc;
+
 use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
-use meldewerk_transports::xpersonenstand::{
-    ReceivedMessage, ReceivedQuery, Simulator, SimulatorError, MAX_PAGE,
-};
-use serde::Serialize;
-use serde_json::json;
+use meldewerk_transports::received::{ReceivedQuery, MAX_PAGE};
+use meldewerk_transports::{Simulated, SimulatorError};
+use serde_json::{json, Value};
 
-use super::{error, SimulatorSite};
+use super::error;
 use crate::auth::Operator;
-
-/// One listed message: its place in the log and the record as the office keeps it.
-#[derive(Serialize)]
-struct Listed<'a> {
-    seq: u64,
-    #[serde(flatten)]
-    message: &'a ReceivedMessage,
-}
+use crate::transports::Transports;
 
 /// The query string read strictly (unknown and repeated parameters refused), every problem at
 /// once.
@@ -71,13 +64,14 @@ fn read_query(pairs: &[(String, String)]) -> Result<ReceivedQuery, Vec<String>> 
 
 /// One page of received messages (body base64-encoded), oldest first, at most `limit`
 /// (100 when absent).
-#[get("/transports/xpersonenstand/received")]
+#[get("/transports/{name}/received")]
 pub async fn received(
     _operator: Operator,
     request: HttpRequest,
-    standesamt: web::Data<SimulatorSite>,
+    name: web::Path<String>,
+    transports: web::Data<Transports>,
 ) -> HttpResponse {
-    match standesamt.in_process("xpersonenstand", "/received", "read what it received there") {
+    match transports.simulator(&name, "/received", "read what it received there") {
         Ok(simulator) => page(simulator, request.query_string()).await,
         Err(none) => none.answer(),
     }
@@ -86,7 +80,7 @@ pub async fn received(
 /// The answer to a received-log query (`query` is the raw query string): 200
 /// `{"messages": [...], "next": …}`, or 400 listing every problem with the query. The operator
 /// API and a simulator running as its own process answer with this.
-pub(crate) async fn page(simulator: &Simulator, query: &str) -> HttpResponse {
+pub(crate) async fn page(simulator: Arc<dyn Simulated>, query: &str) -> HttpResponse {
     let pairs = match web::Query::<Vec<(String, String)>>::from_query(query) {
         Ok(pairs) => pairs.into_inner(),
         Err(e) => return error(StatusCode::BAD_REQUEST, format!("unreadable query: {e}")),
@@ -95,23 +89,28 @@ pub(crate) async fn page(simulator: &Simulator, query: &str) -> HttpResponse {
         Ok(query) => query,
         Err(errors) => return HttpResponse::BadRequest().json(json!({ "errors": errors })),
     };
-    let simulator = simulator.clone();
     // The journal reads from disk: off the async executor.
     let page = web::block(move || simulator.received_page(&query)).await;
     match page {
         // The record type serialises its byte fields (body, receipt) as base64 itself.
         Ok(Ok(page)) => {
-            let messages: Vec<Listed<'_>> = page
+            // Each message: its place in the log beside the record as the simulator keeps it.
+            let messages: Vec<Value> = page
                 .messages
-                .iter()
-                .map(|(seq, message)| Listed { seq: *seq, message })
+                .into_iter()
+                .map(|(seq, mut message)| {
+                    if let Value::Object(members) = &mut message {
+                        members.insert("seq".into(), seq.into());
+                    }
+                    message
+                })
                 .collect();
             HttpResponse::Ok().json(json!({ "messages": messages, "next": page.next }))
         }
         Ok(Err(SimulatorError::Unavailable(reason))) => {
-            tracing::warn!(error = %reason, "received log refused: the office's journal is unavailable");
+            tracing::warn!(error = %reason, "received log refused: the simulator's journal is unavailable");
             crate::module_layer::unavailable_response(
-                "the simulated office cannot use its journal at the moment (its disk takes no \
+                "the simulated authority cannot use its journal at the moment (its disk takes no \
                  writes); try again later",
             )
         }

@@ -21,8 +21,8 @@ use super::error;
 use crate::accounts::{AccountError, Accounts, Email, Password, UserName};
 use crate::auth::Operator;
 use crate::routes::json::{self, JsonError};
-use crate::startup::WebSettings;
 use crate::telemetry::log_str;
+use crate::web::WebSettings;
 
 /// Why a request failed, before or inside an account operation.
 enum Failure {

@@ -21,7 +21,7 @@ use super::{
 use super::{Engine, TxResult};
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    FinishedReport, Job, JobKind, Outcome, PreparedMessage, Report, ReportStatus, StoreError,
+    AfterDelivery, FinishedReport, Job, JobKind, Outcome, PreparedMessage, Report, StoreError,
     StoreResult,
 };
 
@@ -64,10 +64,8 @@ struct Decided<'a> {
 impl<'a> Decided<'a> {
     fn new(outcome: &'a Outcome) -> Self {
         let packed_receipt = match outcome {
-            Outcome::Acknowledged { receipt_pdf, .. } => {
-                crate::packed::pack_for_reading(receipt_pdf)
-            }
-            Outcome::Failed { .. } => Vec::new(),
+            Outcome::Success { receipt, .. } => crate::packed::pack_for_reading(&receipt.bytes),
+            Outcome::Failure { .. } => Vec::new(),
         };
         Decided {
             outcome,
@@ -86,25 +84,40 @@ impl Trees<'_> {
         decided: &Decided<'_>,
         at: DateTime<Utc>,
         from: Option<&str>,
-    ) -> TxResult<Option<Report>> {
-        let (key, stored, report_key, mut report) =
+    ) -> TxResult<Option<FinishedReport>> {
+        let (key, stored, report_key, report) =
             job_with_report(self.reports, self.outbox, self.by_id, job_id)?;
         if let (Some(from), Some(took)) = (from, report.transport.as_deref()) {
             if from != took {
                 return Ok(None);
             }
         }
+        self.end(key, stored, report_key, report, decided, at)
+            .map(Some)
+    }
+
+    /// [`Trees::finish`] once the job and its report are read (and changed, for a delivery
+    /// recorded in the same transaction).
+    fn end(
+        &self,
+        key: sled::IVec,
+        stored: Job,
+        report_key: Vec<u8>,
+        mut report: Report,
+        decided: &Decided<'_>,
+        at: DateTime<Utc>,
+    ) -> TxResult<FinishedReport> {
+        report.status = decided.outcome.status();
         match decided.outcome {
-            Outcome::Acknowledged { portal, .. } => {
-                report.status = ReportStatus::Success;
+            Outcome::Success { receipt, portal } => {
                 self.receipts
                     .insert(report_key.as_slice(), decided.packed_receipt.as_slice())?;
+                report.receipt_media_type = Some(receipt.media_type.clone());
                 if portal.is_some() {
                     report.portal.clone_from(portal);
                 }
             }
-            Outcome::Failed { reason } => {
-                report.status = ReportStatus::Failure;
+            Outcome::Failure { reason } => {
                 report.failure_reason = Some(reason.clone());
             }
         }
@@ -120,7 +133,12 @@ impl Trees<'_> {
             self.awaiting
                 .remove(keys::awaiting(&message.message_uuid))?;
         }
-        Ok(Some(report))
+        Ok(FinishedReport {
+            key: report.key,
+            job: stored.id,
+            submitted_at: report.submitted_at,
+            failure: report.failure_reason,
+        })
     }
 }
 
@@ -202,19 +220,30 @@ impl Engine {
         &self,
         job: &Job,
         transport: &str,
-        transport_ref: String,
+        transport_ref: Option<String>,
         delivered_at: DateTime<Utc>,
-        resend_at: DateTime<Utc>,
-    ) -> StoreResult<()> {
+        after: AfterDelivery,
+    ) -> StoreResult<Option<FinishedReport>> {
+        let resend_at = match after {
+            AfterDelivery::AwaitAck { resend_at } => resend_at,
+            AfterDelivery::Finished(outcome) => {
+                let delivery = (transport, transport_ref, delivered_at);
+                return self
+                    .finish_job(job, &outcome, delivered_at, Some(delivery))
+                    .await
+                    .map(Some);
+            }
+        };
         let (id, transport) = (job.id, transport.to_owned());
         self.commit(move |t| {
             let (key, stored, report_key, mut report) =
                 job_with_report(t.reports, t.outbox, t.outbox_by_id, id)?;
             // A message delivered again that the transport had lost may come back under a new
             // reference; the acknowledgement finds it by its UUID either way.
-            report.transport = Some(transport.clone());
-            report.transport_ref = Some(transport_ref.clone());
-            report.delivered_at.get_or_insert(delivered_at);
+            note_delivery(
+                &mut report,
+                (&transport, transport_ref.clone(), delivered_at),
+            );
             t.reports
                 .insert(report_key.as_slice(), in_tx(encode(&report))?)?;
             // Same id, new kind: the job keeps its identity across the two phases.
@@ -228,6 +257,7 @@ impl Engine {
             put_job(t.outbox, t.outbox_by_id, &key, &waiting)
         })
         .await
+        .map(|()| None)
     }
 
     pub(super) async fn outcome(
@@ -235,9 +265,21 @@ impl Engine {
         job: &Job,
         outcome: Outcome,
         at: DateTime<Utc>,
-    ) -> StoreResult<()> {
-        let decided = Decided::new(&outcome);
-        (
+    ) -> StoreResult<FinishedReport> {
+        self.finish_job(job, &outcome, at, None).await
+    }
+
+    /// Ends the job's report with `outcome` and removes the job, in one transaction; with
+    /// `delivery`, records first which transport took the message under which reference.
+    async fn finish_job(
+        &self,
+        job: &Job,
+        outcome: &Outcome,
+        at: DateTime<Utc>,
+        delivery: Option<(&str, Option<String>, DateTime<Utc>)>,
+    ) -> StoreResult<FinishedReport> {
+        let decided = Decided::new(outcome);
+        let finished = (
             &self.reports,
             &self.outbox,
             &self.outbox_by_id,
@@ -254,11 +296,20 @@ impl Engine {
                     finished,
                     receipts,
                 };
-                trees.finish(job.id, &decided, at, None).map(|_| ())
+                let (key, stored, report_key, mut report) =
+                    job_with_report(reports, outbox, by_id, job.id)?;
+                if let Some((transport, transport_ref, delivered_at)) = &delivery {
+                    note_delivery(
+                        &mut report,
+                        (transport, transport_ref.clone(), *delivered_at),
+                    );
+                }
+                trees.end(key, stored, report_key, report, &decided, at)
             })
             .map_err(tx_error)?;
         self.outbox_jobs.fetch_sub(1, Ordering::SeqCst);
-        self.flush().await
+        self.flush().await?;
+        Ok(finished)
     }
 
     pub(super) fn cursor(&self, transport: &str) -> StoreResult<Option<String>> {
@@ -331,12 +382,7 @@ impl Engine {
                             }
                             Err(e) => return Err(e),
                         };
-                        finished.push(FinishedReport {
-                            key: report.key,
-                            job: id,
-                            submitted_at: report.submitted_at,
-                            failure: report.failure_reason,
-                        });
+                        finished.push(report);
                     }
                     if let Some(cursor) = &cursor {
                         cursors.insert(transport.as_bytes(), cursor.as_bytes())?;
@@ -349,4 +395,17 @@ impl Engine {
         self.flush().await?;
         Ok(finished)
     }
+}
+
+/// Which transport took the report's message, under which reference (when it gave one), and
+/// when it was first delivered.
+fn note_delivery(
+    report: &mut Report,
+    (transport, transport_ref, at): (&str, Option<String>, DateTime<Utc>),
+) {
+    report.transport = Some(transport.to_owned());
+    if transport_ref.is_some() {
+        report.transport_ref = transport_ref;
+    }
+    report.delivered_at.get_or_insert(at);
 }

@@ -205,7 +205,7 @@ fn expire_one(
     }
     report.submission = None;
     report.message = None;
-    report.receipt_pdf = None;
+    report.receipt = None;
     report.expired_at = Some(now);
     reports.insert(key, in_tx(super::encode(&report))?)?;
     pending.remove(key)?;

@@ -83,12 +83,11 @@ pub(super) fn result(
     report: &Report,
 ) -> TxResult<ReportResult> {
     let mut result = ReportResult::from(report);
-    if report.status == ReportStatus::Success && result.receipt_pdf_base64.is_none() {
+    if report.status == ReportStatus::Success && result.receipt_base64.is_none() {
         if let Some(receipt) = cache.get(key) {
-            result.receipt_pdf_base64 = Some(receipt.to_string());
+            result.receipt_base64 = Some(receipt.to_string());
         } else if let Some(pdf) = receipts.get(key)? {
-            result.receipt_pdf_base64 =
-                Some(STANDARD.encode(in_tx(unpacked("receipt", key, &pdf))?));
+            result.receipt_base64 = Some(STANDARD.encode(in_tx(unpacked("receipt", key, &pdf))?));
         }
     }
     Ok(result)
@@ -132,9 +131,9 @@ impl Engine {
                 }
             }
         }
-        if report.status == ReportStatus::Success && report.receipt_pdf.is_none() {
+        if report.status == ReportStatus::Success && report.receipt.is_none() {
             if let Some(pdf) = self.receipts.get(key).map_err(backend)? {
-                report.receipt_pdf = Some(unpacked("receipt", key, &pdf)?.into_owned());
+                report.receipt = Some(unpacked("receipt", key, &pdf)?.into_owned());
             }
         }
         Ok(())

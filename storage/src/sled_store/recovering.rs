@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use super::{Engine, DEFAULT_CACHE_CAPACITY};
 use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
-    AuditEntry, Consumed, Environment, FacilityCertificate, FinishedReport, Job, Outcome,
-    PreparedMessage, Report, ReportKey, ReportResult, Store, StoreCondition, StoreError,
+    AfterDelivery, AuditEntry, Consumed, Environment, FacilityCertificate, FinishedReport, Job,
+    Outcome, PreparedMessage, Report, ReportKey, ReportResult, Store, StoreCondition, StoreError,
     StoreResult, UserRecord,
 };
 
@@ -139,10 +139,10 @@ macro_rules! on_the_engine {
                 }
             )*
 
-            async fn submit_report(&self, report: Report) -> StoreResult<Job> {
+            async fn dispatch_report(&self, report: Report) -> StoreResult<Job> {
                 let engine = self.engine()?;
                 let attempt = (report.key.clone(), report.idempotency_key.clone());
-                let result = engine.submit_report(report).await;
+                let result = engine.dispatch_report(report).await;
                 let result = self.checked(&engine, result).await;
                 if let Err(StoreError::Unavailable(_)) = &result {
                     // Its transaction ran in the round that failed: the disk may have kept it.
@@ -202,10 +202,10 @@ on_the_engine! {
         &self,
         job: &Job,
         transport: &str,
-        transport_ref: String,
+        transport_ref: Option<String>,
         delivered_at: DateTime<Utc>,
-        resend_at: DateTime<Utc>
-    ) -> StoreResult<()>;
+        after: AfterDelivery
+    ) -> StoreResult<Option<FinishedReport>>;
     fn inbox_cursor(&self, transport: &str) -> StoreResult<Option<String>>;
     fn record_acknowledgements(
         &self,
@@ -218,7 +218,7 @@ on_the_engine! {
     fn jobs(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<Job>>;
     fn append_audit(&self, entry: AuditEntry) -> StoreResult<u64>;
     fn audit(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<(u64, AuditEntry)>>;
-    fn record_outcome(&self, job: &Job, outcome: Outcome, at: DateTime<Utc>) -> StoreResult<()>;
+    fn record_outcome(&self, job: &Job, outcome: Outcome, at: DateTime<Utc>) -> StoreResult<FinishedReport>;
     fn put_certificate(&self, certificate: FacilityCertificate) -> StoreResult<bool>;
     fn certificate(
         &self,

@@ -14,9 +14,9 @@ use super::{
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AuditEntry, Consumed, Environment, FacilityCertificate, FinishedReport, Job, JobKind, Outcome,
-    PreparedMessage, Report, ReportKey, ReportResult, ReportStatus, Store, StoreError, StoreResult,
-    UserRecord,
+    AfterDelivery, AuditEntry, Consumed, Environment, FacilityCertificate, FinishedReport, Job,
+    JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportResult, ReportStatus, Store,
+    StoreError, StoreResult, UserRecord,
 };
 
 fn user_what(name: &str) -> String {
@@ -37,10 +37,15 @@ struct StoredResult {
     submitted_at: DateTime<Utc>,
     client_reference: Option<String>,
     portal: Option<String>,
-    receipt_pdf: Option<String>,
+    #[serde(alias = "receipt_pdf")]
+    receipt: Option<String>,
+    #[serde(default)]
+    receipt_media_type: Option<String>,
     failure_reason: Option<String>,
     polled: bool,
     expired_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    result_members: serde_json::Map<String, serde_json::Value>,
 }
 
 impl From<StoredResult> for ReportResult {
@@ -50,10 +55,14 @@ impl From<StoredResult> for ReportResult {
             submitted_at: stored.submitted_at,
             client_reference: stored.client_reference,
             portal: stored.portal,
-            receipt_pdf_base64: stored.receipt_pdf,
+            receipt_media_type: (stored.status == ReportStatus::Success).then(|| {
+                crate::Receipt::media_type_or_pdf(stored.receipt_media_type.as_deref()).into()
+            }),
+            receipt_base64: stored.receipt,
             failure_reason: stored.failure_reason,
             polled: stored.polled,
             expired_at: stored.expired_at,
+            result_members: stored.result_members,
         }
     }
 }
@@ -204,7 +213,7 @@ impl Store for Engine {
             .collect()
     }
 
-    async fn submit_report(&self, mut report: Report) -> StoreResult<Job> {
+    async fn dispatch_report(&self, mut report: Report) -> StoreResult<Job> {
         let id = self.db.generate_id().map_err(backend)?;
         // A message built at dispatch is stored with the report.
         let prepared = report.message.take();
@@ -277,10 +286,10 @@ impl Store for Engine {
         let mut result = decode_result(&bytes)?;
         if result.status == ReportStatus::Success
             && result.expired_at.is_none()
-            && result.receipt_pdf_base64.is_none()
+            && result.receipt_base64.is_none()
         {
-            result.receipt_pdf_base64 = self.receipt_base64(&report_key)?;
-            if result.receipt_pdf_base64.is_none() {
+            result.receipt_base64 = self.receipt_base64(&report_key)?;
+            if result.receipt_base64.is_none() {
                 // Retention removed it between the two reads: the state says so now.
                 return match self.reports.get(&report_key).map_err(backend)? {
                     Some(bytes) => decode_result(&bytes).map(Some),
@@ -496,11 +505,11 @@ impl Store for Engine {
         &self,
         job: &Job,
         transport: &str,
-        transport_ref: String,
+        transport_ref: Option<String>,
         delivered_at: DateTime<Utc>,
-        resend_at: DateTime<Utc>,
-    ) -> StoreResult<()> {
-        self.delivered(job, transport, transport_ref, delivered_at, resend_at)
+        after: AfterDelivery,
+    ) -> StoreResult<Option<FinishedReport>> {
+        self.delivered(job, transport, transport_ref, delivered_at, after)
             .await
     }
 
@@ -526,7 +535,7 @@ impl Store for Engine {
         job: &Job,
         outcome: Outcome,
         at: DateTime<Utc>,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<FinishedReport> {
         self.outcome(job, outcome, at).await
     }
 

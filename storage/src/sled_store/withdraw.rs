@@ -164,9 +164,12 @@ mod tests {
     async fn only_the_refused_attempt_untouched_is_withdrawn_and_whole() {
         let dir = tempfile::tempdir().unwrap();
         let engine = Engine::open(dir.path(), 1 << 20).unwrap();
-        let kept = engine.submit_report(dispatched("kept")).await.unwrap();
-        let refused = engine.submit_report(dispatched("refused")).await.unwrap();
-        let attempted = engine.submit_report(dispatched("attempted")).await.unwrap();
+        let kept = engine.dispatch_report(dispatched("kept")).await.unwrap();
+        let refused = engine.dispatch_report(dispatched("refused")).await.unwrap();
+        let attempted = engine
+            .dispatch_report(dispatched("attempted"))
+            .await
+            .unwrap();
         engine.begin_attempt(&attempted).await.unwrap();
 
         // Another attempt's key (an earlier, accepted submission of the same id) is never
@@ -196,6 +199,6 @@ mod tests {
         assert_eq!(engine.outbox_len().await.unwrap(), 2);
         assert!(engine.job(kept.id).await.unwrap().is_some());
         // The id can be sent again.
-        engine.submit_report(dispatched("refused")).await.unwrap();
+        engine.dispatch_report(dispatched("refused")).await.unwrap();
     }
 }

@@ -318,9 +318,9 @@ pub trait Scriptable: Send + Sync {
     fn reset_script(&self);
 }
 
-/// How the simulator answers one delivery.
+/// How the simulator replies to one delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Reply {
     /// Go on and accept it (the simulator's own checks, such as the signature, still apply).
     Accept,
     /// Answer with a transient fault with this text, after `wait`.
@@ -341,8 +341,8 @@ pub enum Outcome {
 pub struct Plan {
     /// How long to hold the submit before anything else (zero for a panic, which comes at once).
     pub latency: Duration,
-    /// How to answer.
-    pub outcome: Outcome,
+    /// How to reply.
+    pub reply: Reply,
 }
 
 /// What the script says about the acknowledgement of one accepted message.
@@ -442,32 +442,32 @@ impl Scripted {
         };
         let draw = |salt: &str| unit_draw(idempotency_key, attempt, salt);
 
-        let outcome = match state.take(Phase::Outcome, module, report_id) {
+        let reply = match state.take(Phase::Outcome, module, report_id) {
             Some(Effect::Transient { message }) => transient(message, 0),
             Some(Effect::Timeout { after_ms }) => {
                 transient(format!("timeout after {after_ms} ms (scripted)"), after_ms)
             }
             Some(Effect::Reset) => transient("connection reset by peer (scripted)".to_owned(), 0),
-            Some(Effect::Panic { message }) => Outcome::Panic(message),
-            Some(Effect::Reject { reason }) => Outcome::Reject(reason),
-            Some(_) => Outcome::Accept,
+            Some(Effect::Panic { message }) => Reply::Panic(message),
+            Some(Effect::Reject { reason }) => Reply::Reject(reason),
+            Some(_) => Reply::Accept,
             None if draw("transient") < state.script.transient_rate => transient(
                 "service unavailable (scripted transient_rate)".to_owned(),
                 0,
             ),
-            None => Outcome::Accept,
+            None => Reply::Accept,
         };
         // A panic comes at once, so it neither waits nor uses up a latency rule.
-        let latency = match outcome {
-            Outcome::Panic(_) => 0,
+        let latency = match reply {
+            Reply::Panic(_) => 0,
             _ => state.latency(module, report_id, draw, default_latency_ms),
         };
-        if matches!(outcome, Outcome::Reject(_)) {
+        if matches!(reply, Reply::Reject(_)) {
             state.attempts.remove(idempotency_key);
         }
         Plan {
             latency: Duration::from_millis(latency),
-            outcome,
+            reply,
         }
     }
 
@@ -576,8 +576,8 @@ impl State {
     }
 }
 
-fn transient(message: String, wait_ms: u64) -> Outcome {
-    Outcome::Transient {
+fn transient(message: String, wait_ms: u64) -> Reply {
+    Reply::Transient {
         message,
         wait: Duration::from_millis(wait_ms),
     }

@@ -9,12 +9,12 @@ fn transient(message: &str) -> Effect {
     }
 }
 
-fn outcome(scripted: &Scripted, report: &str, key: &str) -> Outcome {
-    scripted.plan("birthnotice", report, key, 0).outcome
+fn outcome(scripted: &Scripted, report: &str, key: &str) -> Reply {
+    scripted.plan("birthnotice", report, key, 0).reply
 }
 
-fn is_transient(outcome: &Outcome) -> bool {
-    matches!(outcome, Outcome::Transient { .. })
+fn is_transient(outcome: &Reply) -> bool {
+    matches!(outcome, Reply::Transient { .. })
 }
 
 #[test]
@@ -28,7 +28,7 @@ fn counted_rules_are_used_up_by_deliveries_then_removed() {
     // A retry of the same key is a delivery too.
     assert!(is_transient(&outcome(&scripted, "a", "k-a")));
     assert!(scripted.script().rules.is_empty());
-    assert_eq!(outcome(&scripted, "a", "k-a"), Outcome::Accept);
+    assert_eq!(outcome(&scripted, "a", "k-a"), Reply::Accept);
 }
 
 #[test]
@@ -42,16 +42,16 @@ fn report_rules_apply_only_to_their_report_and_module() {
         .unwrap();
     assert_eq!(
         outcome(&scripted, "geb-1", "k1"),
-        Outcome::Reject("Zuständigkeit fehlt".to_owned())
+        Reply::Reject("Zuständigkeit fehlt".to_owned())
     );
     // Standing: the next delivery of that report is refused as well.
     assert!(matches!(
         outcome(&scripted, "geb-1", "k1b"),
-        Outcome::Reject(_)
+        Reply::Reject(_)
     ));
-    assert_eq!(outcome(&scripted, "geb-2", "k2"), Outcome::Accept);
-    let other_module = scripted.plan("deathnotice", "geb-1", "k3", 0).outcome;
-    assert_eq!(other_module, Outcome::Accept);
+    assert_eq!(outcome(&scripted, "geb-2", "k2"), Reply::Accept);
+    let other_module = scripted.plan("deathnotice", "geb-1", "k3", 0).reply;
+    assert_eq!(other_module, Reply::Accept);
 }
 
 #[test]
@@ -75,12 +75,12 @@ fn first_matching_rule_per_phase_decides_and_phases_combine() {
         .unwrap();
     // The standing accept of "vip" comes first, so the counted reset stays for the next one.
     let vip = scripted.plan("birthnotice", "vip", "k-vip", 7);
-    assert_eq!(vip.outcome, Outcome::Accept);
+    assert_eq!(vip.reply, Reply::Accept);
     assert_eq!(vip.latency, Duration::from_millis(30));
     let next = scripted.plan("birthnotice", "other", "k-o", 7);
     assert_eq!(
-        next.outcome,
-        Outcome::Transient {
+        next.reply,
+        Reply::Transient {
             message: "connection reset by peer (scripted)".to_owned(),
             wait: Duration::ZERO
         }
@@ -121,7 +121,7 @@ fn timeout_waits_then_fails_transiently() {
         .unwrap();
     assert_eq!(
         outcome(&scripted, "r", "k"),
-        Outcome::Transient {
+        Reply::Transient {
             message: "timeout after 40 ms (scripted)".to_owned(),
             wait: Duration::from_millis(40)
         }
@@ -149,16 +149,16 @@ fn a_counted_panic_hits_the_next_deliveries_and_beats_the_transient_rate() {
     scripted.push(Rule::next(1, latency)).unwrap();
     let first = scripted.plan("birthnotice", "a", "k-a", 7);
     // At once: neither the configured latency nor the latency rule holds a panic back.
-    let panic = Outcome::Panic("Fehler im Adapter".to_owned());
+    let panic = Reply::Panic("Fehler im Adapter".to_owned());
     assert_eq!(
-        (first.outcome, first.latency),
+        (first.reply, first.latency),
         (panic.clone(), Duration::ZERO)
     );
     // The retry after a panic is a delivery of its own and takes the rest of the count.
     assert_eq!(outcome(&scripted, "a", "k-a"), panic);
     assert_eq!(scripted.script().rules.len(), 1, "the latency rule is left");
     let next = scripted.plan("birthnotice", "a", "k-a", 7);
-    assert!(is_transient(&next.outcome));
+    assert!(is_transient(&next.reply));
     assert_eq!(next.latency, Duration::from_millis(40));
     assert!(scripted.script().rules.is_empty());
 }
@@ -191,7 +191,7 @@ fn transient_rate_is_deterministic_per_key_and_attempt() {
     // An explicit accept beats the rate.
     all.push(Rule::for_report("birthnotice", "r", Effect::Accept))
         .unwrap();
-    assert_eq!(outcome(&all, "r", "k"), Outcome::Accept);
+    assert_eq!(outcome(&all, "r", "k"), Reply::Accept);
 }
 
 #[test]
@@ -199,7 +199,7 @@ fn counted_ack_rules_bind_to_accepted_messages_and_standing_ones_apply_at_every_
     let scripted = Scripted::default();
     scripted.push(Rule::next(1, Effect::AckLost)).unwrap();
     // Planning a delivery does not take an acknowledgement rule; acceptance does.
-    assert_eq!(outcome(&scripted, "a", "ka"), Outcome::Accept);
+    assert_eq!(outcome(&scripted, "a", "ka"), Reply::Accept);
     assert_eq!(scripted.script().rules.len(), 1);
     scripted.accepted("birthnotice", "a", "ka", "ref-a");
     assert!(scripted.script().rules.is_empty());

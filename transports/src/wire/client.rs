@@ -9,14 +9,17 @@ use reqwest::{Client, Response, StatusCode, Url};
 use serde::de::DeserializeOwned;
 
 use super::{
-    check_url, WireAccepted, WireAckBatch, WireError, ACKNOWLEDGEMENTS_PATH, DELIVERIES_PATH,
+    check_url, WireAckBatch, WireAnswer, WireError, ACKNOWLEDGEMENTS_PATH, DELIVERIES_PATH,
     MAX_BODY_BYTES, MAX_WIRE_BATCH,
 };
-use crate::{Accepted, AckBatch, Delivery, Transport, TransportError};
+use crate::{AckBatch, Answer, Delivery, Finished, Inbox, Transport, TransportError};
 
 /// Longest error text of a peer kept in a transport error (operators read it in the transport's
 /// health, integrators in a failure reason); a peer's HTML error page is cut to this.
 const MAX_ERROR_CHARS: usize = 500;
+
+/// A status the peer refuses with, and what its reason makes of the call.
+type Refusal<T> = (StatusCode, fn(String) -> Result<T, TransportError>);
 
 /// Where and how to reach the authority.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,20 +32,22 @@ pub struct HttpTransportSettings {
     pub request_timeout: Duration,
 }
 
-/// A [`Transport`] over HTTP: deliveries and inbox fetches go to the authority at a url
-/// ([`crate::wire`] describes the protocol). Cheap to clone.
+/// A [`Transport`] over HTTP: deliveries (and, for an authority with an inbox, inbox fetches) go
+/// to the authority at a url ([`crate::wire`] describes the protocol). Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct HttpTransport {
     name: String,
     deliveries: Url,
-    acknowledgements: Url,
+    /// The inbox's url, for an authority that acknowledges later.
+    acknowledgements: Option<Url>,
     client: Client,
 }
 
 impl HttpTransport {
     /// A transport called `name` (the channel it stands in for, so that metrics, the circuit
-    /// breaker and the inbox cursor keep their names) reaching the authority at `settings.url`.
-    pub fn new(name: &str, settings: &HttpTransportSettings) -> Result<Self, String> {
+    /// breaker and the inbox cursor keep their names) reaching the authority at `settings.url`;
+    /// with `inbox`, the authority acknowledges later and its inbox is fetched there too.
+    pub fn new(name: &str, settings: &HttpTransportSettings, inbox: bool) -> Result<Self, String> {
         let base = check_url(&settings.url)?;
         let client = Client::builder()
             .connect_timeout(settings.connect_timeout)
@@ -59,18 +64,18 @@ impl HttpTransport {
         Ok(HttpTransport {
             name: name.to_owned(),
             deliveries: join(&base, DELIVERIES_PATH),
-            acknowledgements: join(&base, ACKNOWLEDGEMENTS_PATH),
+            acknowledgements: inbox.then(|| join(&base, ACKNOWLEDGEMENTS_PATH)),
             client,
         })
     }
 
-    /// Reads a `200` answer as `T`; the status `refusal` is the error `refused` makes of the
-    /// peer's reason (final, or an unknown cursor), any other status a transient one.
+    /// Reads a `200` answer as `T`; a status of `refusals` is what its function makes of the
+    /// peer's reason (a refusal at once, an unknown cursor), any other status a transient error.
     async fn answer<T: DeserializeOwned>(
         &self,
         url: &Url,
         sent: Result<Response, reqwest::Error>,
-        (refusal, refused): (StatusCode, fn(String) -> TransportError),
+        refusals: &[Refusal<T>],
     ) -> Result<T, TransportError> {
         // reqwest's text names the url; it is said once, in front.
         let response = sent.map_err(|e| {
@@ -85,10 +90,10 @@ impl HttpTransport {
                 .map_err(|e| TransportError::Transient(format!("{url}: unreadable answer ({e})")));
         }
         let said = error_text(&body);
-        if status == refusal {
-            return Err(refused(said.unwrap_or_else(|| {
+        if let Some((_, refused)) = refusals.iter().find(|(refusal, _)| *refusal == status) {
+            return refused(said.unwrap_or_else(|| {
                 format!("refused by the authority (HTTP {status}, no reason given)")
-            })));
+            }));
         }
         let said = said.map_or_else(String::new, |text| format!(": {text}"));
         Err(TransportError::Transient(format!(
@@ -103,7 +108,7 @@ impl Transport for HttpTransport {
         &self.name
     }
 
-    async fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
+    async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
         let url = &self.deliveries;
         let sent = self
             .client
@@ -114,24 +119,39 @@ impl Transport for HttpTransport {
             })?)
             .send()
             .await;
-        let accepted: WireAccepted = self
-            .answer(
-                url,
-                sent,
-                (StatusCode::UNPROCESSABLE_ENTITY, TransportError::Rejected),
-            )
+        let refused = |reason| {
+            Ok(WireAnswer::from(Answer::Finished(Finished::refused(
+                reason,
+            ))))
+        };
+        let answer: WireAnswer = self
+            .answer(url, sent, &[(StatusCode::UNPROCESSABLE_ENTITY, refused)])
             .await?;
-        accepted
-            .into_accepted(Utc::now())
+        answer
+            .into_answer(Utc::now())
             .map_err(|e| TransportError::Transient(format!("{url}: unusable answer ({e})")))
     }
 
+    fn inbox(&self) -> Option<&dyn Inbox> {
+        self.acknowledgements
+            .is_some()
+            .then_some(self as &dyn Inbox)
+    }
+}
+
+#[async_trait]
+impl Inbox for HttpTransport {
     async fn acknowledgements(
         &self,
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<AckBatch, TransportError> {
-        let mut url = self.acknowledgements.clone();
+        let Some(mut url) = self.acknowledgements.clone() else {
+            return Err(TransportError::Refused(format!(
+                "{} has no inbox: its authority decides every delivery at once",
+                self.name
+            )));
+        };
         {
             let mut query = url.query_pairs_mut();
             if let Some(cursor) = cursor {
@@ -144,7 +164,10 @@ impl Transport for HttpTransport {
             .answer(
                 &url,
                 sent,
-                (StatusCode::GONE, TransportError::UnknownCursor),
+                &[
+                    (StatusCode::GONE, |e| Err(TransportError::UnknownCursor(e))),
+                    (StatusCode::FORBIDDEN, |e| Err(TransportError::Refused(e))),
+                ],
             )
             .await?;
         batch

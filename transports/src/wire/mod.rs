@@ -2,13 +2,16 @@
 //! simulator started with `meldewerk simulate <name>`, or a tester's own mock in any language.
 //! JSON over HTTP, two calls:
 //!
-//! - `POST {url}/deliveries` with a [`crate::Delivery`]: `200` [`WireAccepted`]; `422`
-//!   [`WireError`] is a final rejection; anything else (another status, a connection error, a
-//!   timeout, an unreadable answer) is transient.
-//! - `GET {url}/acknowledgements?cursor=…&limit=…`: `200` [`WireAckBatch`]; `410` [`WireError`]
+//! - `POST {url}/deliveries` with a [`crate::Delivery`]: `200` [`WireAnswer`], which either
+//!   says the message waits for its acknowledgement, or carries the authority's decision made at
+//!   once (`outcome`); `422` [`WireError`] is a refusal at once (the report fails with its
+//!   reason); anything else (another status, a connection error, a timeout, an unreadable
+//!   answer) is transient.
+//! - `GET {url}/acknowledgements?cursor=…&limit=…`, for an authority that acknowledges later
+//!   (a transport whose authority has an inbox, such as the civil-registry office): `200` [`WireAckBatch`]; `410` [`WireError`]
 //!   for a cursor the inbox does not know ([`crate::TransportError::UnknownCursor`]: the service
-//!   starts again from the inbox's oldest entry);
-//!   anything else is transient.
+//!   starts again from the inbox's oldest entry); `403` a refusal of the fetch itself
+//!   ([`crate::TransportError::Refused`]); anything else is transient.
 //!
 //! The types here are the one definition of the format: the client ([`HttpTransport`]) and the
 //! simulator's server (in the service crate) both use them, and `docs/testing-integrations.md`
@@ -22,7 +25,7 @@ use chrono::{DateTime, Utc};
 use meldewerk_storage::base64_bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::{Accepted, AckBatch, AckOutcome, Acknowledgement};
+use crate::{Accepted, AckBatch, Acknowledgement, Answer, Finished, Outcome, Receipt};
 
 /// Path of the delivery call, below the authority's url.
 pub const DELIVERIES_PATH: &str = "/deliveries";
@@ -36,90 +39,173 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 /// `more` is true, so a full inbox is read in several bounded answers.
 pub const MAX_WIRE_BATCH: usize = 100;
 
-/// The `200` answer to `POST /deliveries`. Only `transport_ref` is required, so that a mock can
-/// answer with one member; members the service does not know are ignored.
+/// The `200` answer to `POST /deliveries`: without `outcome`, the authority took the message and
+/// acknowledges it later through its inbox (`transport_ref` required); with `outcome`, it decided
+/// at once and the report ends so. Members the service does not know are ignored, so that a mock
+/// can answer with one or two members.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WireAccepted {
-    /// The authority's reference; its acknowledgement names it.
-    pub transport_ref: String,
+pub struct WireAnswer {
+    /// The authority's reference; its acknowledgement names it. Optional with an `outcome`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport_ref: Option<String>,
     /// When the authority first accepted this idempotency key (RFC 3339); when absent, the time
     /// the answer arrived.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted_at: Option<DateTime<Utc>>,
     /// Whether this was a repeat of an accepted key (nothing delivered again). Default `false`.
     #[serde(default)]
     pub duplicate: bool,
+    /// The authority's decision, when it decided at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<WireOutcome>,
 }
 
-impl From<Accepted> for WireAccepted {
-    fn from(a: Accepted) -> Self {
-        WireAccepted {
-            transport_ref: a.transport_ref,
-            accepted_at: Some(a.accepted_at),
-            duplicate: a.duplicate,
+impl From<Answer> for WireAnswer {
+    fn from(answer: Answer) -> Self {
+        match answer {
+            Answer::AwaitingAck(a) => WireAnswer {
+                transport_ref: Some(a.transport_ref),
+                accepted_at: Some(a.accepted_at),
+                duplicate: a.duplicate,
+                outcome: None,
+            },
+            Answer::Finished(f) => WireAnswer {
+                transport_ref: f.transport_ref,
+                accepted_at: None,
+                duplicate: f.duplicate,
+                outcome: Some(WireOutcome::from(f.outcome)),
+            },
         }
     }
 }
 
-impl WireAccepted {
-    /// The acceptance, or why the answer cannot be one.
-    pub fn into_accepted(self, arrived_at: DateTime<Utc>) -> Result<Accepted, String> {
-        if self.transport_ref.is_empty() {
+impl WireAnswer {
+    /// The answer, or why it cannot be one.
+    pub fn into_answer(self, arrived_at: DateTime<Utc>) -> Result<Answer, String> {
+        if self.transport_ref.as_deref() == Some("") {
             return Err("transport_ref must not be empty".to_owned());
         }
-        Ok(Accepted {
-            transport_ref: self.transport_ref,
-            accepted_at: self.accepted_at.unwrap_or(arrived_at),
-            duplicate: self.duplicate,
-        })
+        match self.outcome {
+            None => Ok(Answer::AwaitingAck(Accepted {
+                transport_ref: self.transport_ref.ok_or(
+                    "an answer without an outcome must carry the transport_ref its \
+                     acknowledgement will name",
+                )?,
+                accepted_at: self.accepted_at.unwrap_or(arrived_at),
+                duplicate: self.duplicate,
+            })),
+            Some(outcome) => Ok(Answer::Finished(Finished {
+                outcome: outcome.into_outcome(self.transport_ref.as_deref().unwrap_or("answer"))?,
+                transport_ref: self.transport_ref,
+                duplicate: self.duplicate,
+            })),
+        }
     }
 }
 
-/// One acknowledgement in a [`WireAckBatch`], told apart by `status`.
+/// An authority's decision on the wire, told apart by `status`: in an acknowledgement, or in the
+/// answer to a delivery when the authority decided at once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
-pub enum WireAck {
+pub enum WireOutcome {
     /// The authority confirmed receipt: the report ends `SUCCESS` with this receipt.
     Acknowledged {
-        /// The `message_uuid` of the delivery it answers.
-        message_uuid: String,
-        /// The reference handed out when the delivery was accepted.
-        transport_ref: String,
-        /// The receipt, a PDF, standard base64.
-        #[serde(with = "base64_bytes")]
-        receipt_pdf: Vec<u8>,
+        /// The receipt, standard base64 (`receipt_pdf` is read as well, the name of earlier
+        /// versions).
+        #[serde(with = "base64_bytes", alias = "receipt_pdf")]
+        receipt: Vec<u8>,
+        /// Media type of the receipt; `application/pdf` when absent.
+        #[serde(default = "pdf")]
+        receipt_media_type: String,
         /// Identifier of the delivery portal, shown to integrators; may be absent.
         #[serde(default)]
         portal: Option<String>,
     },
     /// The authority refused the message for good: the report ends `FAILURE` with this reason.
     Rejected {
-        /// The `message_uuid` of the delivery it answers.
-        message_uuid: String,
-        /// The reference handed out when the delivery was accepted.
-        transport_ref: String,
         /// Reason shown to integrators.
         reason: String,
     },
 }
 
+fn pdf() -> String {
+    Receipt::PDF.to_owned()
+}
+
+impl From<Outcome> for WireOutcome {
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Success { receipt, portal } => WireOutcome::Acknowledged {
+                receipt: receipt.bytes,
+                receipt_media_type: receipt.media_type,
+                portal,
+            },
+            Outcome::Failure { reason } => WireOutcome::Rejected { reason },
+        }
+    }
+}
+
+impl WireOutcome {
+    /// The outcome, or why it cannot be one (`what` names it in the reason).
+    fn into_outcome(self, what: &str) -> Result<Outcome, String> {
+        match self {
+            WireOutcome::Acknowledged {
+                receipt,
+                receipt_media_type,
+                portal,
+            } => {
+                let receipt = Receipt {
+                    media_type: receipt_media_type,
+                    bytes: receipt,
+                };
+                check_receipt(&receipt).map_err(|e| format!("the receipt of {what:?} {e}"))?;
+                Ok(Outcome::Success { receipt, portal })
+            }
+            WireOutcome::Rejected { reason } => {
+                if reason.is_empty() {
+                    return Err(format!("the reason of {what:?} must not be empty"));
+                }
+                Ok(Outcome::Failure { reason })
+            }
+        }
+    }
+}
+
+/// A receipt is what it says it is: integrators open it in a viewer for its media type, so a
+/// mismatch is better seen at once, as the peer's mistake.
+fn check_receipt(receipt: &Receipt) -> Result<(), String> {
+    let media_type = receipt.media_type.as_str();
+    let (kind, sub) = media_type.split_once('/').unwrap_or_default();
+    if kind.is_empty() || sub.is_empty() || media_type.chars().any(char::is_whitespace) {
+        return Err(format!("has no media type (type/subtype): {media_type:?}"));
+    }
+    if media_type == Receipt::PDF && !receipt.bytes.starts_with(b"%PDF-") {
+        return Err("is not a PDF (it must start with %PDF-)".to_owned());
+    }
+    if receipt.bytes.is_empty() {
+        return Err("is empty".to_owned());
+    }
+    Ok(())
+}
+
+/// One acknowledgement in a [`WireAckBatch`]: the message it answers and the decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireAck {
+    /// The `message_uuid` of the delivery it answers.
+    pub message_uuid: String,
+    /// The reference handed out when the delivery was accepted.
+    pub transport_ref: String,
+    /// What the authority decided (`status` and its members, beside the two above).
+    #[serde(flatten)]
+    pub outcome: WireOutcome,
+}
+
 impl From<Acknowledgement> for WireAck {
     fn from(ack: Acknowledgement) -> Self {
-        match ack.outcome {
-            AckOutcome::Acknowledged {
-                receipt_pdf,
-                portal,
-            } => WireAck::Acknowledged {
-                message_uuid: ack.message_uuid,
-                transport_ref: ack.transport_ref,
-                receipt_pdf,
-                portal,
-            },
-            AckOutcome::Rejected { reason } => WireAck::Rejected {
-                message_uuid: ack.message_uuid,
-                transport_ref: ack.transport_ref,
-                reason,
-            },
+        WireAck {
+            message_uuid: ack.message_uuid,
+            transport_ref: ack.transport_ref,
+            outcome: WireOutcome::from(ack.outcome),
         }
     }
 }
@@ -127,44 +213,13 @@ impl From<Acknowledgement> for WireAck {
 impl WireAck {
     /// The acknowledgement, or why it cannot be one.
     fn into_acknowledgement(self) -> Result<Acknowledgement, String> {
-        let (message_uuid, transport_ref, outcome) = match self {
-            WireAck::Acknowledged {
-                message_uuid,
-                transport_ref,
-                receipt_pdf,
-                portal,
-            } => {
-                // The receipt goes to integrators as a PDF; anything else is the peer's mistake
-                // and is better seen at once than in an integrator's viewer.
-                if !receipt_pdf.starts_with(b"%PDF-") {
-                    return Err(format!(
-                        "the receipt_pdf of {transport_ref:?} is not a PDF (it must start with %PDF-)"
-                    ));
-                }
-                let outcome = AckOutcome::Acknowledged {
-                    receipt_pdf,
-                    portal,
-                };
-                (message_uuid, transport_ref, outcome)
-            }
-            WireAck::Rejected {
-                message_uuid,
-                transport_ref,
-                reason,
-            } => {
-                if reason.is_empty() {
-                    return Err(format!("the reason of {transport_ref:?} must not be empty"));
-                }
-                (message_uuid, transport_ref, AckOutcome::Rejected { reason })
-            }
-        };
-        if message_uuid.is_empty() || transport_ref.is_empty() {
+        if self.message_uuid.is_empty() || self.transport_ref.is_empty() {
             return Err("message_uuid and transport_ref must not be empty".to_owned());
         }
         Ok(Acknowledgement {
-            message_uuid,
-            transport_ref,
-            outcome,
+            outcome: self.outcome.into_outcome(&self.transport_ref)?,
+            message_uuid: self.message_uuid,
+            transport_ref: self.transport_ref,
         })
     }
 }
@@ -264,14 +319,55 @@ mod tests {
 
     #[test]
     fn a_minimal_acceptance_is_enough() {
-        let accepted: WireAccepted = serde_json::from_str(r#"{"transport_ref": "t-1"}"#).unwrap();
+        let accepted: WireAnswer = serde_json::from_str(r#"{"transport_ref": "t-1"}"#).unwrap();
         let now = Utc::now();
-        let accepted = accepted.into_accepted(now).unwrap();
+        let Answer::AwaitingAck(accepted) = accepted.into_answer(now).unwrap() else {
+            panic!("an answer without an outcome awaits its acknowledgement");
+        };
         assert_eq!(accepted.transport_ref, "t-1");
         assert_eq!(accepted.accepted_at, now);
         assert!(!accepted.duplicate);
-        let empty: WireAccepted = serde_json::from_str(r#"{"transport_ref": ""}"#).unwrap();
-        assert!(empty.into_accepted(now).is_err());
+        let empty: WireAnswer = serde_json::from_str(r#"{"transport_ref": ""}"#).unwrap();
+        assert!(empty.into_answer(now).is_err());
+        let none: WireAnswer = serde_json::from_str(r#"{"duplicate": true}"#).unwrap();
+        assert!(none.into_answer(now).unwrap_err().contains("transport_ref"));
+    }
+
+    #[test]
+    fn an_answer_with_an_outcome_finishes_the_report() {
+        let now = Utc::now();
+        let answer: WireAnswer = serde_json::from_str(
+            r#"{"transport_ref": "n-1", "outcome": {"status": "acknowledged",
+                "receipt": "JVBERi0xLjQ=", "portal": "p"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            answer.into_answer(now).unwrap(),
+            Answer::Finished(Finished {
+                transport_ref: Some("n-1".into()),
+                outcome: Outcome::Success {
+                    receipt: Receipt::pdf(b"%PDF-1.4".to_vec()),
+                    portal: Some("p".into())
+                },
+                duplicate: false,
+            })
+        );
+        let refused: WireAnswer =
+            serde_json::from_str(r#"{"outcome": {"status": "rejected", "reason": "unbekannt"}}"#)
+                .unwrap();
+        assert_eq!(
+            refused.into_answer(now).unwrap(),
+            Answer::Finished(Finished::refused("unbekannt"))
+        );
+        let written = serde_json::to_value(WireAnswer::from(Answer::Finished(Finished::refused(
+            "nein",
+        ))))
+        .unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({"duplicate": false,
+                               "outcome": {"status": "rejected", "reason": "nein"}})
+        );
     }
 
     #[test]
@@ -291,14 +387,14 @@ mod tests {
         assert_eq!(batch.acknowledgements[1].message_uuid, "u-b");
         assert_eq!(
             batch.acknowledgements[0].outcome,
-            AckOutcome::Acknowledged {
-                receipt_pdf: b"%PDF-1.4".to_vec(),
+            Outcome::Success {
+                receipt: Receipt::pdf(b"%PDF-1.4".to_vec()),
                 portal: None
             }
         );
         assert_eq!(
             batch.acknowledgements[1].outcome,
-            AckOutcome::Rejected {
+            Outcome::Failure {
                 reason: "nein".into()
             }
         );
@@ -312,6 +408,29 @@ mod tests {
         )
         .unwrap();
         assert!(batch.into_batch().unwrap_err().contains("not a PDF"));
+    }
+
+    #[test]
+    fn a_receipt_carries_its_media_type() {
+        let batch: WireAckBatch = serde_json::from_str(
+            r#"{"acknowledgements": [{"status": "acknowledged", "message_uuid": "u-a",
+                "transport_ref": "a", "receipt": "PHgvPg==", "receipt_media_type": "application/xml"}],
+                "cursor": "1"}"#,
+        )
+        .unwrap();
+        let batch = batch.into_batch().unwrap();
+        let Outcome::Success { receipt, .. } = &batch.acknowledgements[0].outcome else {
+            panic!("acknowledged");
+        };
+        assert_eq!(receipt.media_type, "application/xml");
+        assert_eq!(receipt.bytes, b"<x/>");
+        let untyped: WireAckBatch = serde_json::from_str(
+            r#"{"acknowledgements": [{"status": "acknowledged", "message_uuid": "u-a",
+                "transport_ref": "a", "receipt": "PHgvPg==", "receipt_media_type": "xml"}],
+                "cursor": "1"}"#,
+        )
+        .unwrap();
+        assert!(untyped.into_batch().unwrap_err().contains("no media type"));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// How the simulated Standesamt behaves. Read from configuration (every field is optional there)
 /// and changeable at runtime through [`Simulator::set_config`](super::Simulator::set_config).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct SimulatorConfig {
     /// How long after receipt the office takes to decide on a message, in milliseconds; polls
     /// before that answer `Pending`. Default 2000.

@@ -15,7 +15,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use super::records::{ReceivedMessage, RecordedOutcome, UNDECIDED};
 use super::{simulated_failure, Inner, SIMULATED_FAILURE};
 use crate::script::AckEffect;
-use crate::{AckBatch, AckOutcome, Acknowledgement, TransportError};
+use crate::{AckBatch, Acknowledgement, Outcome, Receipt, TransportError};
 
 /// Most acknowledgements one fetch returns, whatever the caller asks for.
 pub const MAX_BATCH: usize = 1000;
@@ -140,11 +140,11 @@ impl Inner {
                         receipt_pdf,
                         portal,
                         ..
-                    } => AckOutcome::Acknowledged {
-                        receipt_pdf,
+                    } => Outcome::Success {
+                        receipt: Receipt::pdf(receipt_pdf),
                         portal: Some(portal),
                     },
-                    RecordedOutcome::Rejected { reason, .. } => AckOutcome::Rejected { reason },
+                    RecordedOutcome::Rejected { reason, .. } => Outcome::Failure { reason },
                 };
                 Some(Acknowledgement {
                     message_uuid: message.message_uuid,

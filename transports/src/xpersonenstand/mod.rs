@@ -17,7 +17,7 @@ mod inbox;
 mod received;
 mod records;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -28,63 +28,38 @@ use ring::signature::{UnparsedPublicKey, ED25519};
 
 pub use config::SimulatorConfig;
 pub use inbox::MAX_BATCH;
-pub use received::{ReceivedPage, ReceivedQuery, DEFAULT_PAGE, MAX_PAGE};
 pub use records::{MessageHeader, ReceivedMessage, RecordedOutcome};
 
-use crate::script::{Outcome, Rule, Script, ScriptError, Scriptable, Scripted};
-use crate::{Accepted, AckBatch, Delivery, MessageSignature, Transport, TransportError};
+use crate::script::{Reply, Rule, Script, ScriptError, Scriptable, Scripted};
+use crate::{
+    Accepted, AckBatch, Answer, Delivery, Finished, Inbox, MessageSignature, Transport,
+    TransportError,
+};
 use inbox::Schedule;
-use meldewerk_storage::{Journal, JournalError, PendingAppend};
+use meldewerk_storage::{Journal, PendingAppend};
+
+use crate::received::{ReceivedPage, ReceivedQuery};
+use crate::simulated::{read_config, Simulated, SimulatorError, TransportKind};
 use records::{BY_IDEMPOTENCY_KEY, BY_MODULE, BY_REPORT, BY_TRANSPORT_REF, UNDECIDED};
 
 /// Reason given for messages the simulated failure rate picked.
 const SIMULATED_FAILURE: &str = "Standesamt: Nachricht abgelehnt (simuliert, Fehlerquote)";
 
-/// Why the simulated office could not open or use its journal.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SimulatorError {
-    /// Another process (or another instance in this process) already has the journal open.
-    #[error(
-        "the simulated Standesamt journal at {0} is in use by another process; \
-         only one process at a time may run the simulator on a directory"
-    )]
-    Locked(PathBuf),
-    /// The journal could not be read or written.
-    #[error("simulated Standesamt journal error: {0}")]
-    Journal(String),
-    /// The journal holds an entry the simulator cannot make sense of.
-    #[error("simulated Standesamt journal is corrupt: {0}")]
-    Corrupt(String),
-    /// The journal takes no requests until it has been opened again from disk (a write failed:
-    /// a full disk); it recovers by itself.
-    #[error("simulated Standesamt journal is unavailable: {0}")]
-    Unavailable(String),
-}
+/// The civil-registry office in the registry of transports.
+pub const KIND: TransportKind = TransportKind {
+    name: NAME,
+    authority: "the civil-registry office (Standesamt), XPersonenstand messages, acknowledged \
+                later through the portal's inbox",
+    inbox: true,
+    simulate: |dir, config| {
+        let config = read_config(NAME, config)?;
+        Ok(Arc::new(Simulator::open(dir, config)?))
+    },
+    simulator_defaults: || serde_json::to_value(SimulatorConfig::default()).unwrap_or_default(),
+};
 
-impl From<JournalError> for SimulatorError {
-    fn from(error: JournalError) -> Self {
-        match error {
-            JournalError::Locked(dir) => SimulatorError::Locked(dir),
-            JournalError::Backend(e) => SimulatorError::Journal(e),
-            JournalError::Unavailable(e) => SimulatorError::Unavailable(e),
-            JournalError::Corrupt(e) => SimulatorError::Corrupt(e),
-            taken @ JournalError::Taken(_) => SimulatorError::Journal(taken.to_string()),
-        }
-    }
-}
-
-impl From<JournalError> for TransportError {
-    fn from(error: JournalError) -> Self {
-        SimulatorError::from(error).into()
-    }
-}
-
-impl From<SimulatorError> for TransportError {
-    /// The office being unable to consult its records is an outage, not a verdict on the message.
-    fn from(error: SimulatorError) -> Self {
-        TransportError::Transient(error.to_string())
-    }
-}
+/// The transport's name.
+const NAME: &str = "xpersonenstand";
 
 /// The simulated Standesamt: a [`Transport`] named `xpersonenstand` backed by its own durable
 /// journal. Cheap to clone; clones share the journal and the configuration.
@@ -113,7 +88,7 @@ impl Simulator {
     /// Opens (or creates) the office's journal in `dir`. Fails with [`SimulatorError::Locked`]
     /// while another process has the same directory open.
     pub fn open(dir: &Path, config: SimulatorConfig) -> Result<Self, SimulatorError> {
-        let journal = Journal::open(dir, "xpersonenstand")?;
+        let journal = Journal::open(dir, NAME)?;
         let schedule = Schedule::from_undecided(journal.find_all(UNDECIDED, "")?);
         Ok(Self {
             inner: Arc::new(Inner {
@@ -209,12 +184,13 @@ impl Simulator {
     /// the journal's rounds however few blocking threads there are. The decision is scheduled
     /// on the journal's committing thread once the record is committed (see
     /// [`Inner::begin_submit`]), so it is scheduled even if this future is dropped.
-    async fn store_delivery(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
+    async fn store_delivery(&self, delivery: Delivery) -> Result<Answer, TransportError> {
         let pending = match self
             .blocking(move |inner| inner.begin_submit(delivery))
             .await?
         {
-            Begun::Repeat(accepted) => return Ok(accepted),
+            Begun::Repeat(accepted) => return Ok(Answer::AwaitingAck(accepted)),
+            Begun::Refused(reason) => return Ok(Answer::Finished(Finished::refused(reason))),
             Begun::New(pending) => pending,
         };
         let (_, message) = pending.durable().await?;
@@ -223,11 +199,11 @@ impl Simulator {
             transport_ref = %message.transport_ref,
             "simulated Standesamt: message received"
         );
-        Ok(Accepted {
+        Ok(Answer::AwaitingAck(Accepted {
             transport_ref: message.transport_ref,
             accepted_at: message.received_at,
             duplicate: false,
-        })
+        }))
     }
 }
 
@@ -235,8 +211,26 @@ impl Simulator {
 enum Begun {
     /// A repeat of a message the office holds, answered with its original acceptance.
     Repeat(Accepted),
+    /// Refused at once, unrecorded (its signature does not verify): the report fails.
+    Refused(String),
     /// A new message, numbered and on its way to disk.
     New(Box<PendingAppend<ReceivedMessage>>),
+}
+
+impl Simulated for Simulator {
+    fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError> {
+        Simulator::received_page(self, query)?
+            .into_json()
+            .map_err(|e| SimulatorError::Corrupt(e.to_string()))
+    }
+
+    fn into_transport(self: Arc<Self>) -> Arc<dyn Transport> {
+        self
+    }
+
+    fn scriptable(&self) -> &dyn Scriptable {
+        self
+    }
 }
 
 impl Scriptable for Simulator {
@@ -268,10 +262,10 @@ impl std::fmt::Debug for Simulator {
 #[async_trait]
 impl Transport for Simulator {
     fn name(&self) -> &str {
-        "xpersonenstand"
+        NAME
     }
 
-    async fn submit(&self, delivery: Delivery) -> Result<Accepted, TransportError> {
+    async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
         let latency_ms = self.config().latency_ms;
         let key = delivery.idempotency_key.clone();
         let repeat = self
@@ -293,19 +287,19 @@ impl Transport for Simulator {
             .inner
             .script
             .plan(&module, &report_id, &key, latency_ms);
-        match plan.outcome {
-            Outcome::Accept => tokio::time::sleep(plan.latency).await,
-            Outcome::Transient { message, wait } => {
+        match plan.reply {
+            Reply::Accept => tokio::time::sleep(plan.latency).await,
+            Reply::Transient { message, wait } => {
                 tokio::time::sleep(plan.latency.saturating_add(wait)).await;
                 tracing::info!(%report_id, %message, "simulated Standesamt: scripted transient fault");
                 return Err(TransportError::Transient(message));
             }
-            Outcome::Reject(reason) => {
+            Reply::Reject(reason) => {
                 tokio::time::sleep(plan.latency).await;
                 tracing::info!(%report_id, %reason, "simulated Standesamt: scripted rejection");
-                return Err(TransportError::Rejected(reason));
+                return Ok(Answer::Finished(Finished::refused(reason)));
             }
-            Outcome::Panic(message) => {
+            Reply::Panic(message) => {
                 tracing::info!(%report_id, %message, "simulated Standesamt: scripted panic");
                 // A real unwinding inside the caller's task, before anything is recorded, as a
                 // bug in a transport would cause: what the engine's supervision is there for.
@@ -318,6 +312,13 @@ impl Transport for Simulator {
         self.store_delivery(delivery).await
     }
 
+    fn inbox(&self) -> Option<&dyn Inbox> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl Inbox for Simulator {
     async fn acknowledgements(
         &self,
         cursor: Option<&str>,
@@ -367,12 +368,13 @@ impl Inner {
             return Ok(Begun::Repeat(accepted));
         }
 
-        verify_signature(
+        if let Err(reason) = verify_signature(
             &delivery.body,
             delivery.signature.as_ref(),
             config.require_signature,
-        )
-        .map_err(TransportError::Rejected)?;
+        ) {
+            return Ok(Begun::Refused(reason));
+        }
 
         let transport_ref = uuid::Uuid::new_v4().to_string();
         let sha256_hex = sha256_hex(&delivery.body);

@@ -3,55 +3,16 @@
 //! search over the journal (messages are appended in the order they arrive), and a page reads only
 //! its own records plus one to know whether more follow.
 
-use chrono::{DateTime, Utc};
-
 use super::records::{BY_MODULE, BY_REPORT};
 use super::{ReceivedMessage, Simulator, SimulatorError};
-
-/// Messages per page when the query does not say.
-pub const DEFAULT_PAGE: usize = 100;
-/// Most messages one page may hold; a larger `limit` is refused by the operator API.
-pub const MAX_PAGE: usize = 1000;
-
-/// Which received messages to list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReceivedQuery {
-    /// Only messages of this module.
-    pub module: Option<String>,
-    /// Only messages of this report id.
-    pub report_id: Option<String>,
-    /// Only messages received at or after this time.
-    pub since: Option<DateTime<Utc>>,
-    /// Only messages after this sequence number (the `next` of the previous page).
-    pub after: Option<u64>,
-    /// At most this many messages (capped at [`MAX_PAGE`]).
-    pub limit: usize,
-}
-
-impl Default for ReceivedQuery {
-    fn default() -> Self {
-        ReceivedQuery {
-            module: None,
-            report_id: None,
-            since: None,
-            after: None,
-            limit: DEFAULT_PAGE,
-        }
-    }
-}
-
-/// One page of the received log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReceivedPage {
-    /// Messages with their sequence numbers, oldest first.
-    pub messages: Vec<(u64, ReceivedMessage)>,
-    /// Sequence number to pass as `after` for the next page; `None` when this page is the last.
-    pub next: Option<u64>,
-}
+use crate::received::{ReceivedPage, ReceivedQuery, MAX_PAGE};
 
 impl Simulator {
     /// One page of what the office received, oldest first, filtered by `query`.
-    pub fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError> {
+    pub fn received_page(
+        &self,
+        query: &ReceivedQuery,
+    ) -> Result<ReceivedPage<ReceivedMessage>, SimulatorError> {
         let journal = &self.inner.journal;
         let limit = query.limit.clamp(1, MAX_PAGE);
         let mut from = query.after.map_or(0, |after| after.saturating_add(1));

@@ -5,7 +5,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use meldewerk_transports::{AckOutcome, Delivery, MessageSignature, Transport};
+use meldewerk_transports::{
+    Accepted, Answer, Delivery, Inbox, MessageSignature, Outcome, TransportError,
+};
 use ring::rand::SystemRandom;
 use ring::signature::{Ed25519KeyPair, KeyPair};
 
@@ -81,7 +83,7 @@ pub fn signed_delivery(key: &str) -> Delivery {
 
 /// What the inbox says about `transport_ref` now: reads the whole inbox from its start (one
 /// fetch after another) and returns the message's outcome, `None` while it is not decided.
-pub async fn outcome_of(office: &dyn Transport, transport_ref: &str) -> Option<AckOutcome> {
+pub async fn outcome_of(office: &dyn Inbox, transport_ref: &str) -> Option<Outcome> {
     let mut cursor = None;
     let mut found = None;
     loop {
@@ -99,5 +101,25 @@ pub async fn outcome_of(office: &dyn Transport, transport_ref: &str) -> Option<A
         if !batch.more {
             return found;
         }
+    }
+}
+
+/// The acceptance of a delivery the authority took for a later acknowledgement; panics on
+/// anything else.
+pub fn accepted(answer: Result<Answer, TransportError>) -> Accepted {
+    match answer {
+        Ok(Answer::AwaitingAck(accepted)) => accepted,
+        other => panic!("expected an acceptance, got {other:?}"),
+    }
+}
+
+/// The reason of a delivery the authority refused at once; panics on anything else.
+pub fn refused(answer: Result<Answer, TransportError>) -> String {
+    match answer {
+        Ok(Answer::Finished(finished)) => match finished.outcome {
+            Outcome::Failure { reason } => reason,
+            other => panic!("expected a refusal, got {other:?}"),
+        },
+        other => panic!("expected a refusal, got {other:?}"),
     }
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::{frame, page, pager, requested_page, when};
 use crate::auth::Operator;
-use crate::startup::WebSettings;
+use crate::web::WebSettings;
 
 /// Query of the audit page.
 #[derive(Deserialize)]

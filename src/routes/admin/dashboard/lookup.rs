@@ -15,7 +15,7 @@ use serde::Deserialize;
 use super::{encoded, failure_page, frame, page, when};
 use crate::auth::Operator;
 use crate::routes::admin::messages::{named_report, sha256_hex, Named};
-use crate::startup::WebSettings;
+use crate::web::WebSettings;
 
 /// Query of the look-up.
 #[derive(Deserialize)]
@@ -68,7 +68,7 @@ fn history(report: &Report, zone: &LocalZone) -> Markup {
                     tr { td data-label="When" { (when(zone, at)) } td data-label="What" {
                         (status)
                         @if let Some(reason) = &report.failure_reason { ": " span.error { (reason) } }
-                        @if report.receipt_pdf.is_some() { ", receipt received" }
+                        @if report.receipt.is_some() { ", receipt received" }
                     } }
                 }
                 @if let Some(at) = report.expired_at {

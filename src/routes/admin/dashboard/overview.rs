@@ -26,7 +26,7 @@ use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
 use crate::metrics::Metrics;
 use crate::routes::admin::modules::set_paused;
-use crate::startup::WebSettings;
+use crate::web::WebSettings;
 
 /// Seconds between two refreshes of the page.
 const REFRESH_SECS: u32 = 5;

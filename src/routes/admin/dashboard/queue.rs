@@ -23,7 +23,7 @@ use crate::auth::Operator;
 use crate::metrics::recent::{FailedReport, FAILURES_KEPT};
 use crate::metrics::Metrics;
 use crate::routes::admin::jobs::{discard_job, retry_job};
-use crate::startup::WebSettings;
+use crate::web::WebSettings;
 
 /// A job's state as operators name it.
 fn state(job: &Job) -> &'static str {

@@ -1,0 +1,211 @@
+//! Every kind of bundle we build, and the answer, parsed by a validator nobody here wrote:
+//! Python's `fhir.resources` (pinned in scripts/test.sh; its R4B models), and compared with the
+//! DEMIS example of its kind (tests/python/validate_fhir.py says what is compared).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+use meldewerk_fhir::answer::{self, Receipt, PDF};
+use meldewerk_fhir::codes::Disease;
+use meldewerk_fhir::*;
+use serde_json::{json, Value};
+
+const LABORATORY: &str = "LaboratoryNotificationExample.json";
+
+/// One document to validate: its file, the DEMIS example of its kind, the disease's profile
+/// suffix (laboratory), and whether it is a refusal (answers).
+struct Case {
+    path: PathBuf,
+    example: &'static str,
+    suffix: Option<&'static str>,
+    refusal: bool,
+}
+
+impl Case {
+    fn new(path: PathBuf, example: &'static str) -> Case {
+        Case {
+            path,
+            example,
+            suffix: None,
+            refusal: false,
+        }
+    }
+}
+
+/// Runs the validator over `cases`.
+fn validate(dir: &Path, cases: &[Case]) -> Output {
+    let manifest: Vec<Value> = cases
+        .iter()
+        .map(|c| {
+            json!({"path": c.path, "example": c.example, "suffix": c.suffix, "refusal": c.refusal})
+        })
+        .collect();
+    let manifest_path = dir.join("manifest.json");
+    std::fs::write(&manifest_path, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let output = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/validate_fhir.py"))
+        .arg(reference_dir())
+        .arg(&manifest_path)
+        .output()
+        .unwrap_or_else(|e| panic!("python3 is needed by this test ({e})"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("No module named 'fhir"),
+        "fhir.resources is needed by this test: run scripts/test.sh, which installs it \
+         (python3 -m pip install fhir.resources==7.1.0)"
+    );
+    output
+}
+
+fn receipt() -> Receipt {
+    Receipt {
+        bundle_id: "a5e00874-bb26-45ac-8eea-0bde76456703".into(),
+        notification_id: "LAB-2026-000123".into(),
+        content_type: PDF.into(),
+        document: b"%PDF-1.7".to_vec(),
+    }
+}
+
+fn write(dir: &Path, name: &str, json: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, json).unwrap();
+    path
+}
+
+fn report(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn every_generated_bundle_and_answer_is_valid_fhir_shaped_like_its_demis_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    for disease in Disease::ALL {
+        for (kind, patient) in [
+            ("named", NotifiedPerson::Named(named_patient())),
+            ("unnamed", NotifiedPerson::Unnamed(unnamed_patient())),
+        ] {
+            let bundle = lab::build(&laboratory(disease, patient), &mut RandomIds, now()).unwrap();
+            let name = format!("lab-{}-{kind}.json", disease.code());
+            cases.push(Case {
+                suffix: Some(disease.codes().profile_suffix),
+                ..Case::new(write(dir.path(), &name, &bundle.to_json()), LABORATORY)
+            });
+        }
+    }
+    let bundle = hospital::build(&hospitalisation(), &mut RandomIds, now()).unwrap();
+    cases.push(Case::new(
+        write(dir.path(), "hospital.json", &bundle.to_json()),
+        "DiseaseHospitalizationNotificationExample.json",
+    ));
+    let bundle = beds::build(&bed_occupancy(), &mut RandomIds, now()).unwrap();
+    cases.push(Case::new(
+        write(dir.path(), "beds.json", &bundle.to_json()),
+        "BedOccupancyExample.json",
+    ));
+    let accepted = answer::accepted(&receipt(), &mut RandomIds, now());
+    cases.push(Case::new(
+        write(dir.path(), "accepted.json", &accepted.to_json()),
+        "BedOccupancyExampleResult.json",
+    ));
+    let rejected = answer::rejected(&["Bundle.type must be document".into()]);
+    cases.push(Case {
+        refusal: true,
+        ..Case::new(
+            write(dir.path(), "rejected.json", &rejected.to_json()),
+            "BedOccupancyExampleResult.json",
+        )
+    });
+
+    let output = validate(dir.path(), &cases);
+    let text = report(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("12 documents checked, 0 failures"), "{text}");
+}
+
+#[test]
+fn the_validator_refuses_what_is_not_fhir_or_not_shaped_like_the_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = lab::build(
+        &laboratory(Disease::Sarscov2, NotifiedPerson::Named(named_patient())),
+        &mut RandomIds,
+        now(),
+    )
+    .unwrap();
+    let mut broken: Value = serde_json::from_slice(&bundle.to_json()).unwrap();
+    broken["entry"][1]["resource"]["birthDate"] = json!("11.02.1950");
+    let mut misprofiled: Value = serde_json::from_slice(&bundle.to_json()).unwrap();
+    misprofiled["entry"][6]["resource"]["meta"]["profile"] =
+        json!(["https://demis.rki.de/fhir/StructureDefinition/LaboratoryReportINVP"]);
+    let mut accepted: Value =
+        serde_json::from_slice(&answer::accepted(&receipt(), &mut RandomIds, now()).to_json())
+            .unwrap();
+    // A Binary without its required contentType.
+    accepted["parameter"][0]["resource"]["entry"][2]["resource"]
+        .as_object_mut()
+        .unwrap()
+        .remove("contentType");
+    let cases = [
+        Case::new(
+            write(
+                dir.path(),
+                "broken.json",
+                &serde_json::to_vec(&broken).unwrap(),
+            ),
+            LABORATORY,
+        ),
+        Case::new(
+            write(
+                dir.path(),
+                "misprofiled.json",
+                &serde_json::to_vec(&misprofiled).unwrap(),
+            ),
+            LABORATORY,
+        ),
+        Case::new(
+            write(
+                dir.path(),
+                "accepted.json",
+                &serde_json::to_vec(&accepted).unwrap(),
+            ),
+            "BedOccupancyExampleResult.json",
+        ),
+        // An accepted answer is not a refusal.
+        Case {
+            refusal: true,
+            ..Case::new(
+                write(
+                    dir.path(),
+                    "refusal.json",
+                    &answer::accepted(&receipt(), &mut RandomIds, now()).to_json(),
+                ),
+                "BedOccupancyExampleResult.json",
+            )
+        },
+    ];
+    let output = validate(dir.path(), &cases);
+    let text = report(&output);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("birthDate"), "{text}");
+    assert!(text.contains("invalid date format"), "{text}");
+    assert!(
+        text.contains("accepted.json: not valid FHIR R4B Parameters"),
+        "{text}"
+    );
+    assert!(
+        text.contains("refusal.json: parameters ['bundle', 'operationOutcome'], expected ['operationOutcome']"),
+        "{text}"
+    );
+    assert!(text.contains("4 documents checked, 4 failures"), "{text}");
+    assert!(
+        text.contains("misprofiled.json: DiagnosticReport #6 claims ['https://demis.rki.de/fhir/StructureDefinition/LaboratoryReportINVP']"),
+        "{text}"
+    );
+}

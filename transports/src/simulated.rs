@@ -1,0 +1,122 @@
+//! Every transport the service knows, by name ([`TRANSPORTS`]), and what a simulated authority
+//! provides beyond delivering ([`Simulated`]): its script, what it received, its journal.
+//!
+//! Start-up, configuration (`[transports.<name>]`), the operator routes
+//! (`/admin/api/v1/transports/{name}/…`), `meldewerk simulate <name>` and the dashboard find a
+//! transport here and nowhere else, so adding one is its folder plus one line of the
+//! `transports!` list in `lib.rs`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::received::{ReceivedPage, ReceivedQuery};
+use crate::script::Scriptable;
+use crate::Transport;
+use meldewerk_storage::JournalError;
+
+/// Opens a simulated authority on its journal in a directory, configured by JSON.
+pub type OpenSimulator =
+    fn(dir: &Path, config: serde_json::Value) -> Result<Arc<dyn Simulated>, SimulatorError>;
+
+/// One transport the service knows.
+pub struct TransportKind {
+    /// Its name: the configuration section `[transports.<name>]`, the operator routes
+    /// `/admin/api/v1/transports/<name>/…`, `meldewerk simulate <name>`, metrics and logs.
+    pub name: &'static str,
+    /// The authority it reaches, in a few words, for operators.
+    pub authority: &'static str,
+    /// Whether the authority acknowledges later through an inbox (the engine then collects it,
+    /// and a transport over HTTP fetches `/acknowledgements`), or decides every delivery at once.
+    pub inbox: bool,
+    /// Opens the simulated authority on its journal in `dir`, behaving as `config` says (the
+    /// simulator keys of the section, as JSON; absent keys take their defaults). A key the
+    /// simulator does not know, or a value of the wrong type, is a [`SimulatorError::Config`].
+    pub simulate: OpenSimulator,
+    /// The simulator's keys with their defaults (for the configuration's check of unknown keys).
+    pub simulator_defaults: fn() -> serde_json::Value,
+}
+
+impl std::fmt::Debug for TransportKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TransportKind")
+            .field("name", &self.name)
+            .field("inbox", &self.inbox)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The transport called `name`, if the service knows one.
+pub fn kind(name: &str) -> Option<&'static TransportKind> {
+    crate::TRANSPORTS.iter().find(|kind| kind.name == name)
+}
+
+/// A simulated authority: a [`Transport`] that behaves like the real one, keeps a journal of what
+/// it received and runs a tester's script.
+pub trait Simulated: Transport + Scriptable {
+    /// One page of what it received, oldest first, filtered by `query`; records as JSON.
+    fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError>;
+    /// The simulator as the transport the engine delivers through.
+    fn into_transport(self: Arc<Self>) -> Arc<dyn Transport>;
+    /// The simulator as testers script it.
+    fn scriptable(&self) -> &dyn Scriptable;
+}
+
+/// Why a simulated authority could not open or use its journal.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimulatorError {
+    /// Another process (or another instance in this process) already has the journal open.
+    #[error(
+        "the simulator's journal at {0} is in use by another process; \
+         only one process at a time may run the simulator on a directory"
+    )]
+    Locked(std::path::PathBuf),
+    /// The journal could not be read or written.
+    #[error("the simulator's journal failed: {0}")]
+    Journal(String),
+    /// The journal holds an entry the simulator cannot make sense of.
+    #[error("the simulator's journal is corrupt: {0}")]
+    Corrupt(String),
+    /// The journal takes no requests until it has been opened again from disk (a write failed:
+    /// a full disk); it recovers by itself.
+    #[error("the simulator's journal is unavailable: {0}")]
+    Unavailable(String),
+    /// The simulator's configuration cannot be used.
+    #[error("{0}")]
+    Config(String),
+}
+
+impl From<JournalError> for SimulatorError {
+    fn from(error: JournalError) -> Self {
+        match error {
+            JournalError::Locked(dir) => SimulatorError::Locked(dir),
+            JournalError::Backend(e) => SimulatorError::Journal(e),
+            JournalError::Unavailable(e) => SimulatorError::Unavailable(e),
+            JournalError::Corrupt(e) => SimulatorError::Corrupt(e),
+            taken @ JournalError::Taken(_) => SimulatorError::Journal(taken.to_string()),
+        }
+    }
+}
+
+impl From<JournalError> for crate::TransportError {
+    fn from(error: JournalError) -> Self {
+        SimulatorError::from(error).into()
+    }
+}
+
+impl From<SimulatorError> for crate::TransportError {
+    /// The authority being unable to consult its records is an outage, not a verdict on the
+    /// message.
+    fn from(error: SimulatorError) -> Self {
+        crate::TransportError::Transient(error.to_string())
+    }
+}
+
+/// A simulator's configuration read from the section's simulator keys: every key optional,
+/// unknown keys refused (each simulator's configuration type denies them).
+pub fn read_config<T: serde::de::DeserializeOwned>(
+    name: &str,
+    config: serde_json::Value,
+) -> Result<T, SimulatorError> {
+    serde_json::from_value(config)
+        .map_err(|e| SimulatorError::Config(format!("transports.{name}: {e}")))
+}

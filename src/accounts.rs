@@ -266,6 +266,20 @@ impl Accounts {
         Ok(self.store.update_user(record).await?)
     }
 
+    /// Sets (or with `None` removes) the customer the user belongs to: the customer's scope says
+    /// which facilities the user may report for, from the user's next request on.
+    #[tracing::instrument(skip(self, customer))]
+    pub async fn set_customer(
+        &self,
+        name: &UserName,
+        customer: Option<String>,
+    ) -> Result<(), AccountError> {
+        let _update = self.updates.lock().await;
+        let mut record = self.existing(name).await?;
+        record.customer = customer;
+        Ok(self.store.update_user(record).await?)
+    }
+
     /// Removes a user; their reports stay in the store.
     #[tracing::instrument(skip(self))]
     pub async fn remove(&self, name: &UserName) -> Result<(), AccountError> {

@@ -1,5 +1,6 @@
 //! The command line: `meldewerk serve`, `meldewerk simulate …`, `meldewerk user …`,
-//! `meldewerk seal …`, `meldewerk certificate …`.
+//! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`,
+//! `meldewerk certificate …`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -9,11 +10,10 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use clap::{Parser, Subcommand};
 
-use meldewerk_storage::Store;
-
 use crate::accounts::{Accounts, Email, Password, UserName};
 use crate::configuration::Settings;
 use crate::crypto::{MasterKey, PasswordHasher};
+use crate::facilities::cli::{run_customer, run_facility, CustomerCommand, FacilityCommand};
 use crate::startup;
 
 /// meldewerk: reports to German authorities, from pre-filled forms to receipts.
@@ -57,6 +57,12 @@ pub enum Command {
     /// Manage seals (server stopped, same data directory).
     #[command(subcommand)]
     Seal(SealCommand),
+    /// Manage the facility registry (server stopped, same data directory).
+    #[command(subcommand)]
+    Facility(FacilityCommand),
+    /// Manage customers' scopes (server stopped, same data directory).
+    #[command(subcommand)]
+    Customer(CustomerCommand),
     /// Manage facilities' client certificates (server stopped, same data directory).
     #[command(subcommand)]
     Certificate(crate::certificates::CertificateCommand),
@@ -101,6 +107,21 @@ pub enum UserCommand {
         /// The address, e.g. it@klinik.example.
         address: Option<String>,
         /// Remove the address: the user gets no notices.
+        #[arg(long)]
+        none: bool,
+    },
+    /// Set the customer a user belongs to, or remove it with --none (a user without one may
+    /// name no facility).
+    #[command(
+        group(clap::ArgGroup::new("target").required(true).args(["customer", "none"])),
+        override_usage = "meldewerk user customer [OPTIONS] <NAME> <CUSTOMER|--none>"
+    )]
+    Customer {
+        /// User name.
+        name: String,
+        /// The customer id, e.g. K-1.
+        customer: Option<String>,
+        /// Remove the customer.
         #[arg(long)]
         none: bool,
     },
@@ -167,26 +188,29 @@ fn parse_email(address: Option<&str>) -> Result<Option<Email>, CliError> {
     address.map(Email::parse).transpose().map_err(err)
 }
 
-/// The store and master key of the data directory, for commands run with the server stopped;
-/// without `create_data_dir`, a directory that has no database yet is refused.
-pub(crate) fn store_and_master(
+/// The store of the data directory of `settings`; unless `create_data_dir`, a directory without
+/// a database is an error (a mistyped `--data-dir` must not start an empty one).
+pub(crate) fn open_store(
     settings: &Settings,
     create_data_dir: bool,
-) -> Result<(Arc<dyn Store>, MasterKey), CliError> {
+) -> Result<Arc<dyn meldewerk_storage::Store>, CliError> {
     if !create_data_dir && !settings.db_dir().is_dir() {
         return Err(CliError(format!(
             "data directory {} has no meldewerk database (add a user or start the server first, or pass --data-dir)",
             settings.data_dir.display()
         )));
     }
-    let store = startup::open_store(settings).map_err(err)?;
-    let master = MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref())
-        .map_err(err)?;
-    Ok((store, master))
+    startup::open_store(settings).map_err(err)
+}
+
+/// The master key of `settings` (configured, or the data directory's file).
+pub(crate) fn master_key(settings: &Settings) -> Result<MasterKey, CliError> {
+    MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref()).map_err(err)
 }
 
 fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {
-    let (store, master) = store_and_master(settings, create_data_dir)?;
+    let store = open_store(settings, create_data_dir)?;
+    let master = master_key(settings)?;
     let hasher = PasswordHasher::new(
         settings.security.argon2_memory_kib,
         settings.security.argon2_iterations,
@@ -195,7 +219,7 @@ fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliE
     Ok(Accounts::new(store, Arc::new(master), hasher))
 }
 
-/// Runs a user, seal or certificate command and returns what to print.
+/// Runs a user, seal, facility, customer or certificate command and returns what to print.
 pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, CliError> {
     match command {
         Command::Serve { .. } | Command::Simulate { .. } => Err(CliError(
@@ -248,6 +272,27 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
                 .map_err(err)?;
             Ok(said)
         }
+        Command::User(UserCommand::Customer {
+            name,
+            customer,
+            none: _,
+        }) => {
+            let name = UserName::parse(&name).map_err(err)?;
+            let customer = customer
+                .as_deref()
+                .map(crate::facilities::customer_id)
+                .transpose()
+                .map_err(CliError)?;
+            let said = match &customer {
+                Some(customer) => format!("{} belongs to customer {customer}", name.as_str()),
+                None => format!("{} belongs to no customer", name.as_str()),
+            };
+            accounts(settings, false)?
+                .set_customer(&name, customer)
+                .await
+                .map_err(err)?;
+            Ok(said)
+        }
         Command::User(UserCommand::List { json }) => {
             let users = accounts(settings, false)?.list().await.map_err(err)?;
             if json {
@@ -295,6 +340,8 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
                 STANDARD.encode(public_key)
             ))
         }
+        Command::Facility(command) => run_facility(settings, command).await,
+        Command::Customer(command) => run_customer(settings, command).await,
         Command::Certificate(command) => command.run(settings).await,
     }
 }

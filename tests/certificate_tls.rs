@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use common::pkcs12::{pkcs12, TestCa, PASSPHRASE};
 use common::DataDir;
-use meldewerk::certificates::{client_tls, Bsnr, ClientTlsError};
+use meldewerk::certificates::{client_tls, ClientTlsError};
 use meldewerk::crypto::MasterKey;
-use meldewerk_storage::{Environment, SledStore, Store};
+use meldewerk_storage::{Bsnr, Environment, SledStore, Store};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection};
@@ -188,7 +188,7 @@ async fn without_a_certificate_for_the_site_and_environment_there_is_nothing_to_
 
     // A record copied to production does not open there: its key is wrapped for test.
     let mut copied = store
-        .certificate("123456789", Environment::Test)
+        .certificate(&Bsnr::parse("123456789").unwrap(), Environment::Test)
         .await
         .unwrap()
         .unwrap();

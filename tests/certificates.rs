@@ -157,7 +157,7 @@ fn certificates_are_deposited_per_site_and_environment_listed_without_keys_and_r
     assert_eq!(list(&server).as_array().unwrap().len(), 1);
 
     assert_eq!(
-        server.audited(),
+        audited(&server),
         [
             ("deposit-certificate", "certificate 123456789/test"),
             ("deposit-certificate", "certificate 123456789/production"),
@@ -261,8 +261,8 @@ fn unusable_deposits_are_refused_with_their_reason_and_leave_nothing() {
         ),
         400,
         &[
-            "the BSNR must be 9 digits",
-            "the environment must be test or production",
+            "bsnr must be exactly 9 digits",
+            "environment must be test or production",
         ],
     );
     assert_refused(
@@ -272,12 +272,12 @@ fn unusable_deposits_are_refused_with_their_reason_and_leave_nothing() {
             &body(&file, PASSPHRASE),
         ),
         400,
-        &["the BSNR must be 9 digits"],
+        &["bsnr must be exactly 9 digits"],
     );
     assert_refused(
         delete(&server, "/admin/api/v1/certificates/123456789/prod"),
         400,
-        &["the environment must be test or production"],
+        &["environment must be test or production"],
     );
     // The body: strict, every problem at once.
     assert_refused(
@@ -320,7 +320,7 @@ fn unusable_deposits_are_refused_with_their_reason_and_leave_nothing() {
     );
 
     assert_eq!(list(&server), json!([]));
-    assert_eq!(server.audited(), []);
+    assert_eq!(audited(&server), []);
     let log = server.settled_log();
     assert!(!log.contains(PASSPHRASE), "{log}");
 }
@@ -398,7 +398,7 @@ fn the_command_line_deposits_lists_and_removes_what_the_server_then_shows() {
     );
     let (ok, _, err) = deposit("staging", PASSPHRASE);
     assert!(!ok);
-    assert_eq!(err, "error: the environment must be test or production\n");
+    assert_eq!(err, "error: environment must be test or production\n");
     let refused = |args: &[&str]| {
         let (ok, out, err) = dir.cli(args, Some(PASSPHRASE));
         assert!(!ok && out.is_empty(), "{args:?}");
@@ -432,7 +432,7 @@ fn the_command_line_deposits_lists_and_removes_what_the_server_then_shows() {
             "--file",
             file
         ]),
-        "error: the BSNR must be 9 digits\n"
+        "error: bsnr must be exactly 9 digits\n"
     );
 
     // A trailing line break is not part of the passphrase.

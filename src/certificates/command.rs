@@ -6,8 +6,10 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use super::{Bsnr, CertificateError, MAX_PKCS12_BYTES};
-use crate::cli::{err, read_stdin, store_and_master, CliError};
+use meldewerk_storage::{Bsnr, Environment};
+
+use super::{CertificateError, MAX_PKCS12_BYTES};
+use crate::cli::{err, master_key, open_store, read_stdin, CliError};
 use crate::configuration::Settings;
 
 /// `meldewerk certificate …`
@@ -57,7 +59,8 @@ impl CertificateCommand {
                 let (bsnr, environment) = site(&bsnr, &environment)?;
                 let file = read_file(&file)?;
                 let passphrase = read_passphrase(passphrase_stdin)?;
-                let (store, master) = store_and_master(settings, true)?;
+                let store = open_store(settings, true)?;
+                let master = master_key(settings)?;
                 let deposited =
                     super::deposit(&*store, &master, &bsnr, environment, file, passphrase)
                         .await
@@ -76,7 +79,7 @@ impl CertificateCommand {
                 ))
             }
             CertificateCommand::List { json } => {
-                let (store, _) = store_and_master(settings, false)?;
+                let store = open_store(settings, false)?;
                 let all = super::list(&*store).await.map_err(err)?;
                 if json {
                     return serde_json::to_string_pretty(&all).map_err(err);
@@ -99,7 +102,7 @@ impl CertificateCommand {
             }
             CertificateCommand::Remove { bsnr, environment } => {
                 let (bsnr, environment) = site(&bsnr, &environment)?;
-                let (store, _) = store_and_master(settings, false)?;
+                let store = open_store(settings, false)?;
                 super::remove(&*store, &bsnr, environment)
                     .await
                     .map_err(err)?;
@@ -112,11 +115,16 @@ impl CertificateCommand {
 }
 
 /// The site and environment of a command, both checked before anything is read.
-fn site(bsnr: &str, environment: &str) -> Result<(Bsnr, meldewerk_storage::Environment), CliError> {
-    Ok((
-        Bsnr::parse(bsnr).map_err(err)?,
-        super::parse_environment(environment).map_err(err)?,
-    ))
+fn site(bsnr: &str, environment: &str) -> Result<(Bsnr, Environment), CliError> {
+    super::parse_site(bsnr, environment).map_err(|errors| {
+        CliError(
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    })
 }
 
 /// The file, refused unread when it is larger than a PKCS#12 file may be.

@@ -13,7 +13,7 @@ mod pkcs12;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use meldewerk_storage::{Environment, FacilityCertificate, Store, StoreError};
+use meldewerk_storage::{Bsnr, Environment, FacilityCertificate, NotNineDigits, Store, StoreError};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 pub use command::CertificateCommand;
@@ -25,32 +25,6 @@ pub const MAX_PKCS12_BYTES: usize = 64 * 1024;
 /// Longest passphrase taken, in characters.
 pub const MAX_PASSPHRASE_CHARS: usize = 1024;
 
-/// A facility's site number (Betriebsstättennummer): 9 digits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bsnr(String);
-
-impl Bsnr {
-    /// Parses 9 ASCII digits.
-    pub fn parse(text: &str) -> Result<Self, CertificateError> {
-        if text.len() == 9 && text.bytes().all(|b| b.is_ascii_digit()) {
-            Ok(Bsnr(text.to_owned()))
-        } else {
-            Err(CertificateError::InvalidBsnr)
-        }
-    }
-
-    /// The digits.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for Bsnr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 /// Parses `test` or `production`, as URLs and the command line name the environments.
 pub fn parse_environment(text: &str) -> Result<Environment, CertificateError> {
     match text {
@@ -60,13 +34,27 @@ pub fn parse_environment(text: &str) -> Result<Environment, CertificateError> {
     }
 }
 
+/// The site and environment as a URL or the command line names them; every problem of the two.
+pub(crate) fn parse_site(
+    bsnr: &str,
+    environment: &str,
+) -> Result<(Bsnr, Environment), Vec<CertificateError>> {
+    match (Bsnr::parse(bsnr), parse_environment(environment)) {
+        (Ok(bsnr), Ok(environment)) => Ok((bsnr, environment)),
+        (bsnr, environment) => Err([bsnr.err().map(CertificateError::from), environment.err()]
+            .into_iter()
+            .flatten()
+            .collect()),
+    }
+}
+
 /// No certificate is deposited for a site and environment: a transport sends nothing without
 /// one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("no certificate is deposited for BSNR {bsnr} in the {environment} environment")]
 pub struct CertificateMissing {
     /// The site.
-    pub bsnr: String,
+    pub bsnr: Bsnr,
     /// The environment asked for.
     pub environment: Environment,
 }
@@ -76,10 +64,10 @@ pub struct CertificateMissing {
 #[derive(Debug, thiserror::Error)]
 pub enum CertificateError {
     /// The site is not 9 digits.
-    #[error("the BSNR must be 9 digits")]
-    InvalidBsnr,
+    #[error("bsnr {0}")]
+    InvalidBsnr(#[from] NotNineDigits),
     /// The environment is neither `test` nor `production`.
-    #[error("the environment must be test or production")]
+    #[error("environment must be test or production")]
     InvalidEnvironment,
     /// The file is over [`MAX_PKCS12_BYTES`].
     #[error("the PKCS#12 file must be at most {MAX_PKCS12_BYTES} bytes")]
@@ -124,7 +112,7 @@ pub enum CertificateError {
 #[serde(rename_all = "camelCase")]
 pub struct CertificateSummary {
     /// The site.
-    pub bsnr: String,
+    pub bsnr: Bsnr,
     /// `test` or `production`.
     pub environment: Environment,
     /// The certificate's subject.
@@ -159,7 +147,7 @@ pub(crate) struct Deposited {
 
 /// The purpose the key of `bsnr` in `environment` is wrapped for: bound to both, so that a
 /// stored key opens only where it was deposited.
-fn key_purpose(bsnr: &str, environment: Environment) -> String {
+fn key_purpose(bsnr: &Bsnr, environment: Environment) -> String {
     format!("{CERTIFICATE_KEY}/{bsnr}/{environment}")
 }
 
@@ -187,12 +175,12 @@ pub(crate) async fn deposit(
         .await
         .expect("reading a PKCS#12 file does not panic")?;
     let certificate = FacilityCertificate {
-        bsnr: bsnr.as_str().to_owned(),
+        bsnr: bsnr.clone(),
         environment,
         subject: contents.subject,
         not_after: contents.not_after,
         fingerprint_sha256: contents.fingerprint_sha256,
-        key: master.wrap(&key_purpose(bsnr.as_str(), environment), &contents.key_der),
+        key: master.wrap(&key_purpose(bsnr, environment), &contents.key_der),
         chain_der: contents.chain_der,
         deposited_at: now,
     };
@@ -219,7 +207,7 @@ pub(crate) async fn remove(
     bsnr: &Bsnr,
     environment: Environment,
 ) -> Result<(), CertificateError> {
-    if store.remove_certificate(bsnr.as_str(), environment).await? {
+    if store.remove_certificate(bsnr, environment).await? {
         Ok(())
     } else {
         Err(missing(bsnr, environment).into())
@@ -228,7 +216,7 @@ pub(crate) async fn remove(
 
 fn missing(bsnr: &Bsnr, environment: Environment) -> CertificateMissing {
     CertificateMissing {
-        bsnr: bsnr.as_str().to_owned(),
+        bsnr: bsnr.clone(),
         environment,
     }
 }
@@ -243,7 +231,7 @@ pub enum ClientTlsError {
     #[error("the certificate deposited for BSNR {bsnr} in the {environment} environment expired at {}", .not_after.to_rfc3339())]
     Expired {
         /// The site.
-        bsnr: String,
+        bsnr: Bsnr,
         /// The environment.
         environment: Environment,
         /// When it expired.
@@ -253,7 +241,7 @@ pub enum ClientTlsError {
     #[error("the certificate deposited for BSNR {bsnr} in the {environment} environment cannot be used: {reason}")]
     Unusable {
         /// The site.
-        bsnr: String,
+        bsnr: Bsnr,
         /// The environment.
         environment: Environment,
         /// Why.
@@ -275,7 +263,7 @@ pub async fn client_tls(
     environment: Environment,
     roots: Arc<rustls::RootCertStore>,
 ) -> Result<rustls::ClientConfig, ClientTlsError> {
-    let Some(certificate) = store.certificate(bsnr.as_str(), environment).await? else {
+    let Some(certificate) = store.certificate(bsnr, environment).await? else {
         return Err(missing(bsnr, environment).into());
     };
     if certificate.not_after <= Utc::now() {
@@ -286,12 +274,12 @@ pub async fn client_tls(
         });
     }
     let unusable = |reason: String| ClientTlsError::Unusable {
-        bsnr: bsnr.as_str().to_owned(),
+        bsnr: bsnr.clone(),
         environment,
         reason,
     };
     let key = master
-        .unwrap(&key_purpose(bsnr.as_str(), environment), &certificate.key)
+        .unwrap(&key_purpose(bsnr, environment), &certificate.key)
         .map_err(|e| {
             unusable(format!(
                 "its key does not open ({e}): it was wrapped under another master key, or \

@@ -12,6 +12,7 @@
 //!   its result.
 
 mod checkpoint;
+mod facilities;
 mod group_commit;
 pub mod journal;
 mod model;
@@ -22,6 +23,7 @@ mod sled_gate;
 mod sled_store;
 
 pub use checkpoint::checkpoint;
+pub use facilities::*;
 pub use journal::{Journal, JournalError, PendingAppend};
 pub use model::*;
 pub use sled_store::{SledStore, DEFAULT_CACHE_CAPACITY};
@@ -258,6 +260,40 @@ pub trait Store: Send + Sync + 'static {
         at: DateTime<Utc>,
     ) -> StoreResult<FinishedReport>;
 
+    // ---- facilities ----
+
+    /// Stores a facility under its BSNR, creating or replacing it, in one transaction. A
+    /// replaced record's `created_at` stays; the answer says which happened and holds the record
+    /// as stored.
+    async fn put_facility(&self, facility: Facility) -> StoreResult<FacilityPut>;
+    /// The facility with this BSNR.
+    async fn facility(&self, bsnr: &Bsnr) -> StoreResult<Option<Facility>>;
+    /// Facilities in BSNR order after `after` (exclusive), at most `limit` (paged listings).
+    async fn facilities(&self, after: Option<&Bsnr>, limit: usize) -> StoreResult<Vec<Facility>>;
+    /// Removes the facility; `false` if there was none. Customer scopes are left alone: they
+    /// list institution codes, not facilities.
+    async fn remove_facility(&self, bsnr: &Bsnr) -> StoreResult<bool>;
+    /// Sets the institution codes a customer may use, replacing what was set; an empty set
+    /// removes the customer's scope.
+    async fn set_customer_scope(&self, scope: CustomerScope) -> StoreResult<()>;
+    /// The customer's scope; `None` if none was set (the customer may report for nothing).
+    async fn customer_scope(&self, customer: &str) -> StoreResult<Option<CustomerScope>>;
+    /// Whether a user of `customer` (`None`: a user without one) may name `bsnr` as the
+    /// reporting facility of a submission: the facility, or why not ([`check_facility`]).
+    /// Two reads, no transaction: an operator's change made meanwhile counts from the next call.
+    async fn resolve_facility(
+        &self,
+        customer: Option<&str>,
+        bsnr: &Bsnr,
+    ) -> StoreResult<Result<Facility, FacilityRefusal>> {
+        let facility = self.facility(bsnr).await?;
+        let scope = match customer {
+            Some(customer) if facility.is_some() => self.customer_scope(customer).await?,
+            _ => None,
+        };
+        Ok(check_facility(bsnr, facility, customer, scope.as_ref()))
+    }
+
     // ---- certificates ----
 
     /// Stores a facility's certificate for its site and environment, in place of the one there
@@ -266,11 +302,11 @@ pub trait Store: Send + Sync + 'static {
     /// The certificate of site `bsnr` for `environment`, if one is deposited.
     async fn certificate(
         &self,
-        bsnr: &str,
+        bsnr: &Bsnr,
         environment: Environment,
     ) -> StoreResult<Option<FacilityCertificate>>;
     /// Every deposited certificate, by site, test before production.
     async fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>>;
     /// Removes the certificate of site `bsnr` for `environment`; `false` if there was none.
-    async fn remove_certificate(&self, bsnr: &str, environment: Environment) -> StoreResult<bool>;
+    async fn remove_certificate(&self, bsnr: &Bsnr, environment: Environment) -> StoreResult<bool>;
 }

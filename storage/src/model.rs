@@ -525,8 +525,8 @@ impl std::fmt::Display for Environment {
 /// and what operators are shown of it. The file's passphrase is never kept.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct FacilityCertificate {
-    /// The site: the facility's BSNR (9 digits).
-    pub bsnr: String,
+    /// The site: the facility's BSNR.
+    pub bsnr: crate::Bsnr,
     /// Test or production.
     pub environment: Environment,
     /// Subject of the facility's (first) certificate, e.g. `CN=Klinikum Süd, O=…`.

@@ -1,14 +1,14 @@
 //! Facilities' certificates in the sled engine: one per site and environment, replaced whole,
 //! kept across a restart.
 
-use meldewerk_storage::{Environment, FacilityCertificate, SledStore, Store, WrappedKey};
+use meldewerk_storage::{Bsnr, Environment, FacilityCertificate, SledStore, Store, WrappedKey};
 
 mod common;
 use common::{reopen, t};
 
 fn certificate(bsnr: &str, environment: Environment, subject: &str) -> FacilityCertificate {
     FacilityCertificate {
-        bsnr: bsnr.into(),
+        bsnr: site(bsnr),
         environment,
         subject: subject.into(),
         not_after: t(86_400_000),
@@ -22,9 +22,16 @@ fn certificate(bsnr: &str, environment: Environment, subject: &str) -> FacilityC
     }
 }
 
+fn site(bsnr: &str) -> Bsnr {
+    Bsnr::parse(bsnr).unwrap()
+}
+
 /// The certificate of 123456789 in `environment`, as stored.
 async fn stored(store: &SledStore, environment: Environment) -> Option<FacilityCertificate> {
-    store.certificate("123456789", environment).await.unwrap()
+    store
+        .certificate(&site("123456789"), environment)
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -53,11 +60,11 @@ async fn test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_befor
     );
 
     assert!(store
-        .remove_certificate("123456789", Environment::Test)
+        .remove_certificate(&site("123456789"), Environment::Test)
         .await
         .unwrap());
     assert!(!store
-        .remove_certificate("123456789", Environment::Test)
+        .remove_certificate(&site("123456789"), Environment::Test)
         .await
         .unwrap());
     assert_eq!(store.certificates().await.unwrap(), vec![production]);

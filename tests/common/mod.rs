@@ -359,24 +359,6 @@ impl Server {
             .unwrap()
     }
 
-    /// The actions and targets of the audit log (`GET /admin/api/v1/audit`), oldest first;
-    /// asserts that the operator did each.
-    pub fn audited(&self) -> Vec<(String, String)> {
-        let audit: Value = self.admin_get("/admin/api/v1/audit").json().unwrap();
-        audit["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| {
-                assert_eq!(e["who"], OPERATOR.0);
-                (
-                    e["action"].as_str().unwrap().to_owned(),
-                    e["target"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect()
-    }
-
     /// Appends `rule` to the simulated office's script (`POST …/script/rules`); panics unless
     /// it is taken.
     pub fn script_rule(&self, rule: &Value) {
@@ -798,6 +780,24 @@ pub fn received_in(server: &Server, module: &str, id: &str) -> Vec<Value> {
         &format!("/admin/api/v1/transports/xpersonenstand/received?module={module}&report={id}"),
     )
     .0
+}
+
+/// The actions of the audit log (`GET /admin/api/v1/audit`) as (action, target), oldest first;
+/// each by the test servers' operator.
+pub fn audited(server: &Server) -> Vec<(String, String)> {
+    let audit: Value = server.admin_get("/admin/api/v1/audit").json().unwrap();
+    audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            assert_eq!(e["who"], OPERATOR.0);
+            (
+                e["action"].as_str().unwrap().to_owned(),
+                e["target"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
 }
 
 /// One page of the received log at `path` (with its query): the messages and `next`.

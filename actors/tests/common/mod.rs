@@ -463,7 +463,7 @@ impl Store for MemStore {
     }
     async fn certificate(
         &self,
-        _: &str,
+        _: &meldewerk_storage::Bsnr,
         _: meldewerk_storage::Environment,
     ) -> StoreResult<Option<meldewerk_storage::FacilityCertificate>> {
         unimplemented!("not used by the engine")
@@ -473,9 +473,41 @@ impl Store for MemStore {
     }
     async fn remove_certificate(
         &self,
-        _: &str,
+        _: &meldewerk_storage::Bsnr,
         _: meldewerk_storage::Environment,
     ) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
+    // The facility registry is not the engine's business.
+    async fn put_facility(
+        &self,
+        _: meldewerk_storage::Facility,
+    ) -> StoreResult<meldewerk_storage::FacilityPut> {
+        unimplemented!("not used by the engine")
+    }
+    async fn facility(
+        &self,
+        _: &meldewerk_storage::Bsnr,
+    ) -> StoreResult<Option<meldewerk_storage::Facility>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn facilities(
+        &self,
+        _: Option<&meldewerk_storage::Bsnr>,
+        _: usize,
+    ) -> StoreResult<Vec<meldewerk_storage::Facility>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn remove_facility(&self, _: &meldewerk_storage::Bsnr) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
+    async fn set_customer_scope(&self, _: meldewerk_storage::CustomerScope) -> StoreResult<()> {
+        unimplemented!("not used by the engine")
+    }
+    async fn customer_scope(
+        &self,
+        _: &str,
+    ) -> StoreResult<Option<meldewerk_storage::CustomerScope>> {
         unimplemented!("not used by the engine")
     }
 }

@@ -13,13 +13,13 @@ use actix_web::http::StatusCode;
 use actix_web::{delete, get, put, web, HttpRequest, HttpResponse};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use meldewerk_storage::{Environment, Store, StoreError};
+use meldewerk_storage::{Bsnr, Environment, Store, StoreError};
 use serde_json::json;
 
 use super::users::{required_string, unknown_members};
 use super::{error, store_failed};
 use crate::auth::Operator;
-use crate::certificates::{self, Bsnr, CertificateError};
+use crate::certificates::{self, CertificateError};
 use crate::crypto::MasterKey;
 use crate::routes::json::{self, JsonError};
 use crate::telemetry::log_str;
@@ -86,19 +86,8 @@ impl actix_web::ResponseError for Failure {
 
 /// The site and environment of the path; both problems at once.
 fn site(path: &(String, String)) -> Result<(Bsnr, Environment), Failure> {
-    match (
-        Bsnr::parse(&path.0),
-        certificates::parse_environment(&path.1),
-    ) {
-        (Ok(bsnr), Ok(environment)) => Ok((bsnr, environment)),
-        (bsnr, environment) => Err(Failure::Invalid(
-            [bsnr.err(), environment.err()]
-                .into_iter()
-                .flatten()
-                .map(|e| e.to_string())
-                .collect(),
-        )),
-    }
+    certificates::parse_site(&path.0, &path.1)
+        .map_err(|errors| Failure::Invalid(errors.iter().map(ToString::to_string).collect()))
 }
 
 /// Records `operator`'s `action` on the certificate of `bsnr` in `environment`.

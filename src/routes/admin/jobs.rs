@@ -30,13 +30,15 @@ const MAX_PAGE: usize = 1000;
 /// Paging of a listing.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Page {
-    after: Option<u64>,
+pub struct Page<K = u64> {
+    /// The key the page starts after (exclusive): a job id, or what the listing is ordered by.
+    pub(super) after: Option<K>,
     limit: Option<usize>,
 }
 
-impl Page {
-    fn limit(&self) -> Result<usize, Box<HttpResponse>> {
+impl<K> Page<K> {
+    /// The page size asked for, or a 400 answer.
+    pub(super) fn limit(&self) -> Result<usize, Box<HttpResponse>> {
         match self.limit {
             None => Ok(DEFAULT_PAGE),
             Some(n) if (1..=MAX_PAGE).contains(&n) => Ok(n),
@@ -82,10 +84,10 @@ pub async fn list(
 }
 
 /// `{"<name>": [...], "next": ...}`: `next` is the key to ask for after, when the page is full.
-fn page_answer(
+pub(super) fn page_answer<K: serde::Serialize>(
     name: &str,
     items: Vec<serde_json::Value>,
-    last_key: Option<u64>,
+    last_key: Option<K>,
     limit: usize,
 ) -> HttpResponse {
     let next = (items.len() == limit).then_some(last_key).flatten();

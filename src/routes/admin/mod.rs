@@ -5,6 +5,7 @@ pub mod actors;
 pub mod certificates;
 mod cross_site;
 mod dashboard;
+pub mod facilities;
 pub mod jobs;
 pub mod messages;
 pub mod modules;
@@ -48,6 +49,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(users::set_email)
             .service(users::remove_user)
             .service(users::deposit_seal)
+            .service(users::set_customer)
+            .service(facilities::list)
+            .service(facilities::show)
+            .service(facilities::put_facility)
+            .service(facilities::remove)
+            .service(facilities::get_scope)
+            .service(facilities::put_scope)
             .service(certificates::list)
             .service(certificates::deposit)
             .service(certificates::remove),

@@ -354,12 +354,7 @@ pub async fn set_email(
     accounts: web::Data<Accounts>,
 ) -> Result<HttpResponse, Failure> {
     let name = path_name(&name)?;
-    let object = read_object(&req, payload, settings.max_body_bytes, &["email"]).await?;
-    if !object.contains_key("email") {
-        return Err(Failure::Invalid(vec![
-            "email is required: an address, or null to remove it".into(),
-        ]));
-    }
+    let object = read_setting(&req, payload, &settings, "email", "an address").await?;
     let mut errors = Vec::new();
     let email = match optional_email(&object, &mut errors) {
         Ok(email) if errors.is_empty() => email,
@@ -367,9 +362,61 @@ pub async fn set_email(
     };
     let removed = email.is_none();
     accounts.set_email(&name, email).await?;
+    tracing::info!(removed, "notice address set by operator");
     let action = if removed { "remove-email" } else { "set-email" };
     audit(&store, &operator, action, &name).await?;
-    tracing::info!(removed, "notice address set by operator");
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// The body of a change that sets `member` or removes it with null (`{"email": null}`): an
+/// object with that member and no other; `what` says what a value is, for the message when it is
+/// missing.
+async fn read_setting(
+    req: &HttpRequest,
+    payload: web::Payload,
+    settings: &WebSettings,
+    member: &str,
+    what: &str,
+) -> Result<Map<String, Value>, Failure> {
+    let object = read_object(req, payload, settings.max_body_bytes, &[member]).await?;
+    if !object.contains_key(member) {
+        return Err(Failure::Invalid(vec![format!(
+            "{member} is required: {what}, or null to remove it"
+        )]));
+    }
+    Ok(object)
+}
+
+/// Sets the customer a user belongs to from `{"customer": "K-1"}`, or removes it with
+/// `{"customer": null}`: 204. The customer's scope decides which facilities the user's reports
+/// may name; a user without a customer may name none. 404 for an unknown user.
+#[put("/users/{name}/customer")]
+#[tracing::instrument(name = "admin_set_customer", skip_all, fields(user = %log_str(name.as_str())))]
+pub async fn set_customer(
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
+    req: HttpRequest,
+    name: web::Path<String>,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    accounts: web::Data<Accounts>,
+) -> Result<HttpResponse, Failure> {
+    let name = path_name(&name)?;
+    let object = read_setting(&req, payload, &settings, "customer", "an id").await?;
+    let mut errors = Vec::new();
+    let customer = optional_string(&object, "customer", &mut errors).map(str::to_owned);
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let removed = customer.is_none();
+    accounts.set_customer(&name, customer).await?;
+    let action = if removed {
+        "remove-customer"
+    } else {
+        "set-customer"
+    };
+    audit(&store, &operator, action, &name).await?;
+    tracing::info!(removed, "customer set by operator");
     Ok(HttpResponse::NoContent().finish())
 }
 

@@ -4,23 +4,21 @@
 //! together.
 
 use super::{backend, decode, encode, Engine};
-use crate::{sled_gate, Environment, FacilityCertificate, StoreResult};
+use crate::{sled_gate, Bsnr, Environment, FacilityCertificate, StoreResult};
 
 /// `bsnr\0environment`: key of the `certificates` tree.
-fn key(bsnr: &str, environment: Environment) -> Vec<u8> {
-    let mut key = Vec::with_capacity(bsnr.len() + 1 + environment.as_str().len());
-    key.extend_from_slice(bsnr.as_bytes());
-    key.push(0);
-    key.extend_from_slice(environment.as_str().as_bytes());
-    key
+fn key(bsnr: &Bsnr, environment: Environment) -> Vec<u8> {
+    [bsnr.as_str(), environment.as_str()]
+        .join("\0")
+        .into_bytes()
 }
 
-fn what(bsnr: &str, environment: Environment) -> String {
+fn what(bsnr: &Bsnr, environment: Environment) -> String {
     format!("certificate {bsnr}/{environment}")
 }
 
 impl Engine {
-    pub(super) async fn put_certificate(
+    pub(super) async fn certificate_put(
         &self,
         certificate: FacilityCertificate,
     ) -> StoreResult<bool> {
@@ -37,9 +35,9 @@ impl Engine {
         Ok(replaced)
     }
 
-    pub(super) async fn certificate(
+    pub(super) fn certificate_get(
         &self,
-        bsnr: &str,
+        bsnr: &Bsnr,
         environment: Environment,
     ) -> StoreResult<Option<FacilityCertificate>> {
         self.certificates
@@ -49,7 +47,7 @@ impl Engine {
             .transpose()
     }
 
-    pub(super) async fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>> {
+    pub(super) fn certificate_list(&self) -> StoreResult<Vec<FacilityCertificate>> {
         let mut all = self
             .certificates
             .iter()
@@ -63,9 +61,9 @@ impl Engine {
         Ok(all)
     }
 
-    pub(super) async fn remove_certificate(
+    pub(super) async fn certificate_remove(
         &self,
-        bsnr: &str,
+        bsnr: &Bsnr,
         environment: Environment,
     ) -> StoreResult<bool> {
         let removed = {

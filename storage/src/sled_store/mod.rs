@@ -20,6 +20,8 @@
 //! | `submissions`   | `owner\0module\0id`          | the submission (JSON), packed |
 //! | `messages`      | `owner\0module\0id`          | the message body, packed |
 //! | `receipts`      | `owner\0module\0id`          | the receipt PDF, packed |
+//! | `facilities`    | BSNR                         | [`crate::Facility`]   |
+//! | `customer_scopes` | customer id                | [`crate::CustomerScope`] |
 //! | `certificates`  | `bsnr\0environment`          | [`crate::FacilityCertificate`] |
 //!
 //! `finished` lists the final reports that still have their payload, in the order they finished,
@@ -40,6 +42,7 @@
 
 mod certificates;
 mod delivery;
+mod facilities;
 mod finished;
 mod keys;
 mod payload;
@@ -96,6 +99,9 @@ pub(crate) struct Engine {
     submissions: Tree,
     messages: Tree,
     receipts: Tree,
+    /// The facility registry and the customers' scopes (see `facilities.rs`).
+    facilities: Tree,
+    customer_scopes: Tree,
     /// Facilities' certificates by site and environment (see `certificates.rs`).
     certificates: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
@@ -152,6 +158,8 @@ impl Engine {
             submissions: tree("submissions")?,
             messages: tree("messages")?,
             receipts: tree("receipts")?,
+            facilities: tree("facilities")?,
+            customer_scopes: tree("customer_scopes")?,
             certificates: tree("certificates")?,
             outbox_jobs,
             user_cache: Default::default(),

@@ -10,9 +10,9 @@ use chrono::{DateTime, Utc};
 use super::{Engine, DEFAULT_CACHE_CAPACITY};
 use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
-    AfterDelivery, AuditEntry, Consumed, Environment, FacilityCertificate, FinishedReport, Job,
-    Outcome, PreparedMessage, Report, ReportKey, ReportResult, Store, StoreCondition, StoreError,
-    StoreResult, UserRecord,
+    AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
+    FacilityCertificate, FacilityPut, FinishedReport, Job, Outcome, PreparedMessage, Report,
+    ReportKey, ReportResult, Store, StoreCondition, StoreError, StoreResult, UserRecord,
 };
 
 /// The sled engine of [`Store`]: one embedded database in the data directory, for a single node.
@@ -219,12 +219,18 @@ on_the_engine! {
     fn append_audit(&self, entry: AuditEntry) -> StoreResult<u64>;
     fn audit(&self, after: Option<u64>, limit: usize) -> StoreResult<Vec<(u64, AuditEntry)>>;
     fn record_outcome(&self, job: &Job, outcome: Outcome, at: DateTime<Utc>) -> StoreResult<FinishedReport>;
+    fn put_facility(&self, facility: Facility) -> StoreResult<FacilityPut>;
+    fn facility(&self, bsnr: &Bsnr) -> StoreResult<Option<Facility>>;
+    fn facilities(&self, after: Option<&Bsnr>, limit: usize) -> StoreResult<Vec<Facility>>;
+    fn remove_facility(&self, bsnr: &Bsnr) -> StoreResult<bool>;
+    fn set_customer_scope(&self, scope: CustomerScope) -> StoreResult<()>;
+    fn customer_scope(&self, customer: &str) -> StoreResult<Option<CustomerScope>>;
     fn put_certificate(&self, certificate: FacilityCertificate) -> StoreResult<bool>;
     fn certificate(
         &self,
-        bsnr: &str,
+        bsnr: &Bsnr,
         environment: Environment
     ) -> StoreResult<Option<FacilityCertificate>>;
     fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>>;
-    fn remove_certificate(&self, bsnr: &str, environment: Environment) -> StoreResult<bool>;
+    fn remove_certificate(&self, bsnr: &Bsnr, environment: Environment) -> StoreResult<bool>;
 }

@@ -14,9 +14,9 @@ use super::{
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AfterDelivery, AuditEntry, Consumed, Environment, FacilityCertificate, FinishedReport, Job,
-    JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportResult, ReportStatus, Store,
-    StoreError, StoreResult, UserRecord,
+    AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
+    FacilityCertificate, FacilityPut, FinishedReport, Job, JobKind, Outcome, PreparedMessage,
+    Report, ReportKey, ReportResult, ReportStatus, Store, StoreError, StoreResult, UserRecord,
 };
 
 fn user_what(name: &str) -> String {
@@ -539,25 +539,49 @@ impl Store for Engine {
         self.outcome(job, outcome, at).await
     }
 
+    async fn put_facility(&self, facility: Facility) -> StoreResult<FacilityPut> {
+        self.facility_put(facility).await
+    }
+
+    async fn facility(&self, bsnr: &Bsnr) -> StoreResult<Option<Facility>> {
+        self.facility_get(bsnr)
+    }
+
+    async fn facilities(&self, after: Option<&Bsnr>, limit: usize) -> StoreResult<Vec<Facility>> {
+        self.facility_page(after, limit)
+    }
+
+    async fn remove_facility(&self, bsnr: &Bsnr) -> StoreResult<bool> {
+        self.facility_remove(bsnr).await
+    }
+
+    async fn set_customer_scope(&self, scope: CustomerScope) -> StoreResult<()> {
+        self.scope_set(scope).await
+    }
+
+    async fn customer_scope(&self, customer: &str) -> StoreResult<Option<CustomerScope>> {
+        self.scope_get(customer)
+    }
+
     // ---- certificates (certificates.rs) ----
 
     async fn put_certificate(&self, certificate: FacilityCertificate) -> StoreResult<bool> {
-        Engine::put_certificate(self, certificate).await
+        self.certificate_put(certificate).await
     }
 
     async fn certificate(
         &self,
-        bsnr: &str,
+        bsnr: &Bsnr,
         environment: Environment,
     ) -> StoreResult<Option<FacilityCertificate>> {
-        Engine::certificate(self, bsnr, environment).await
+        self.certificate_get(bsnr, environment)
     }
 
     async fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>> {
-        Engine::certificates(self).await
+        self.certificate_list()
     }
 
-    async fn remove_certificate(&self, bsnr: &str, environment: Environment) -> StoreResult<bool> {
-        Engine::remove_certificate(self, bsnr, environment).await
+    async fn remove_certificate(&self, bsnr: &Bsnr, environment: Environment) -> StoreResult<bool> {
+        self.certificate_remove(bsnr, environment).await
     }
 }

@@ -1,0 +1,369 @@
+//! The facility registry and the customers' scopes in the operator API, the same records as
+//! `meldewerk facility …` and `meldewerk customer scope …` keep:
+//! - `GET /admin/api/v1/facilities[?after=&limit=]`: `{"facilities": [...], "next"}` in BSNR order;
+//! - `GET`, `PUT`, `DELETE /admin/api/v1/facilities/{bsnr}`;
+//! - `GET`, `PUT /admin/api/v1/customers/{customer}/scope`: `{"customer", "iks": [...]}`.
+//!
+//! Bodies are read strictly ([`crate::routes::json`]) and every problem is answered at once in
+//! `{"errors": [...]}`. Every change is recorded in the audit log (`add-facility`,
+//! `change-facility`, `remove-facility`, `set-scope`).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use actix_web::{delete, get, put, web, HttpRequest, HttpResponse};
+use chrono::Utc;
+use meldewerk_storage::{Bsnr, CustomerScope, Facility, FacilityPut, Ik, Store, StoreError};
+use serde_json::{json, Map, Value};
+
+use super::jobs::{page_answer, Page};
+use super::{audit, error, store_failed};
+use crate::auth::Operator;
+use crate::facilities::{customer_id, FacilityInput, Given, BODY_FIELDS};
+use crate::routes::json::{self, JsonError};
+use crate::telemetry::log_str;
+use crate::web::WebSettings;
+
+/// Why a request was not done.
+enum Failure {
+    /// 400, one message per problem.
+    Invalid(Vec<String>),
+    /// The body could not be read (413, 415, 408; unreadable JSON is `Invalid`).
+    Body(JsonError),
+    /// 404 with this message.
+    NotFound(String),
+    /// The store failed.
+    Store(StoreError),
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure::Store(e)
+    }
+}
+
+impl From<JsonError> for Failure {
+    fn from(e: JsonError) -> Self {
+        match e {
+            JsonError::Invalid(message) => Failure::Invalid(vec![message]),
+            other => Failure::Body(other),
+        }
+    }
+}
+
+impl std::fmt::Debug for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Invalid(errors) => f.write_str(&errors.join("; ")),
+            Failure::Body(e) => e.fmt(f),
+            Failure::NotFound(message) => f.write_str(message),
+            Failure::Store(e) => e.fmt(f),
+        }
+    }
+}
+
+/// The failure in the operator API's `{"errors": [...]}`.
+impl actix_web::ResponseError for Failure {
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            Failure::Invalid(errors) => {
+                HttpResponse::BadRequest().json(json!({ "errors": errors }))
+            }
+            Failure::Body(e) => error(e.status(), e.to_string()),
+            Failure::NotFound(message) => error(StatusCode::NOT_FOUND, message.clone()),
+            Failure::Store(e) => store_failed(e),
+        }
+    }
+}
+
+/// The BSNR of a path; its problem goes to `errors` (`bsnr must be exactly 9 digits`).
+fn path_bsnr(text: &str, errors: &mut Vec<String>) -> Option<Bsnr> {
+    Bsnr::parse(text)
+        .map_err(|e| errors.push(format!("bsnr {e}")))
+        .ok()
+}
+
+/// [`path_bsnr`] for a request that has nothing else to check.
+fn only_bsnr(text: &str) -> Result<Bsnr, Failure> {
+    let mut errors = Vec::new();
+    path_bsnr(text, &mut errors).ok_or(Failure::Invalid(errors))
+}
+
+fn not_found(bsnr: &Bsnr) -> Failure {
+    Failure::NotFound(format!("facility {bsnr} not found"))
+}
+
+/// Members of `object` (at `prefix`, `""` or `address.`) that are not in `allowed`.
+fn unknown_members(
+    object: &Map<String, Value>,
+    prefix: &str,
+    allowed: &[&str],
+    errors: &mut Vec<String>,
+) {
+    for name in object.keys() {
+        if !allowed.contains(&name.as_str()) {
+            errors.push(format!("{prefix}{} is not a known field", log_str(name)));
+        }
+    }
+}
+
+/// A string member as given; any other type is a problem under `path`.
+fn string_member<'a>(
+    object: &'a Map<String, Value>,
+    name: &str,
+    path: &str,
+    errors: &mut Vec<String>,
+) -> Given<'a> {
+    match object.get(name) {
+        None | Some(Value::Null) => Given::Missing,
+        Some(Value::String(text)) => Given::Text(text),
+        Some(_) => {
+            errors.push(format!("{path} must be a string"));
+            Given::Refused
+        }
+    }
+}
+
+/// `GET /admin/api/v1/facilities[?after=&limit=]`: a page of facilities in BSNR order,
+/// `{"facilities": [...], "next": <bsnr or null>}`; `after` is the BSNR to continue after.
+#[get("/facilities")]
+#[tracing::instrument(name = "admin_list_facilities", skip_all)]
+pub async fn list(
+    _operator: Operator,
+    page: web::Query<Page<String>>,
+    store: web::Data<Arc<dyn Store>>,
+) -> HttpResponse {
+    let limit = match page.limit() {
+        Ok(limit) => limit,
+        Err(answer) => return *answer,
+    };
+    let after = match page.after.as_deref().map(Bsnr::parse).transpose() {
+        Ok(after) => after,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("after {e}")),
+    };
+    match store.facilities(after.as_ref(), limit).await {
+        Ok(facilities) => {
+            let last = facilities.last().map(|f| f.bsnr.to_string());
+            let items = facilities.iter().map(|f| json!(f)).collect();
+            page_answer("facilities", items, last, limit)
+        }
+        Err(e) => store_failed(e),
+    }
+}
+
+/// `GET /admin/api/v1/facilities/{bsnr}`: the facility; 404 unknown, 400 not a BSNR.
+#[get("/facilities/{bsnr}")]
+#[tracing::instrument(name = "admin_get_facility", skip_all)]
+pub async fn show(
+    _operator: Operator,
+    bsnr: web::Path<String>,
+    store: web::Data<Arc<dyn Store>>,
+) -> Result<HttpResponse, Failure> {
+    let bsnr = only_bsnr(&bsnr)?;
+    let facility = store
+        .facility(&bsnr)
+        .await?
+        .ok_or_else(|| not_found(&bsnr))?;
+    Ok(HttpResponse::Ok().json(facility))
+}
+
+/// `PUT /admin/api/v1/facilities/{bsnr}` from `{"name", "address": {"street", "postalCode",
+/// "city", "country"}, "ik", "active"?}`: 201 with the facility when it is new, 200 when it
+/// replaced one (which keeps its `createdAt`). `active` absent: `true` for a new facility, as it
+/// was for a replaced one.
+#[put("/facilities/{bsnr}")]
+#[tracing::instrument(name = "admin_put_facility", skip_all)]
+pub async fn put_facility(
+    operator: Operator,
+    bsnr: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    store: web::Data<Arc<dyn Store>>,
+) -> Result<HttpResponse, Failure> {
+    let object = json::read_object(&req, payload, settings.max_body_bytes).await?;
+    let mut errors = Vec::new();
+    let bsnr = path_bsnr(&bsnr, &mut errors);
+    unknown_members(
+        &object,
+        "",
+        &["name", "address", "ik", "active"],
+        &mut errors,
+    );
+    let address = match object.get("address") {
+        Some(Value::Object(address)) => {
+            unknown_members(
+                address,
+                "address.",
+                &["street", "postalCode", "city", "country"],
+                &mut errors,
+            );
+            Some(address)
+        }
+        None | Some(Value::Null) => {
+            errors.push("address must not be null".into());
+            None
+        }
+        Some(_) => {
+            errors.push("address must be an object".into());
+            None
+        }
+    };
+    // The address's members, each said once: not again when the address is missing.
+    let in_address = |name: &str, errors: &mut Vec<String>| match address {
+        Some(address) => string_member(address, name, &format!("address.{name}"), errors),
+        None => Given::Refused,
+    };
+    let active = match object.get("active") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(active)) => Some(*active),
+        Some(_) => {
+            errors.push("active must be true or false".into());
+            None
+        }
+    };
+    let mut input = FacilityInput {
+        name: string_member(&object, "name", "name", &mut errors),
+        street: in_address("street", &mut errors),
+        postal_code: in_address("postalCode", &mut errors),
+        city: in_address("city", &mut errors),
+        country: in_address("country", &mut errors),
+        ik: string_member(&object, "ik", "ik", &mut errors),
+        active: active.unwrap_or(true),
+    };
+    // Absent `active` keeps a replaced facility's state: leaving it out of a change of
+    // address must not activate a facility an operator deactivated.
+    if let (None, Some(bsnr), true) = (active, &bsnr, errors.is_empty()) {
+        if let Some(old) = store.facility(bsnr).await? {
+            input.active = old.active;
+        }
+    }
+    let Some(facility) = input.check(bsnr, &BODY_FIELDS, Utc::now(), &mut errors) else {
+        return Err(Failure::Invalid(errors));
+    };
+    let put = store.put_facility(facility).await?;
+    let (status, action) = match &put {
+        FacilityPut::Created(_) => (StatusCode::CREATED, "add-facility"),
+        FacilityPut::Replaced(_) => (StatusCode::OK, "change-facility"),
+    };
+    let stored: &Facility = put.facility();
+    audit(
+        &store,
+        &operator.0,
+        action,
+        format!("facility {}", stored.bsnr),
+    )
+    .await?;
+    Ok(HttpResponse::build(status).json(stored))
+}
+
+/// `DELETE /admin/api/v1/facilities/{bsnr}`: 204; 404 unknown. Scopes keep their codes.
+#[delete("/facilities/{bsnr}")]
+#[tracing::instrument(name = "admin_remove_facility", skip_all)]
+pub async fn remove(
+    operator: Operator,
+    bsnr: web::Path<String>,
+    store: web::Data<Arc<dyn Store>>,
+) -> Result<HttpResponse, Failure> {
+    let bsnr = only_bsnr(&bsnr)?;
+    if !store.remove_facility(&bsnr).await? {
+        return Err(not_found(&bsnr));
+    }
+    audit(
+        &store,
+        &operator.0,
+        "remove-facility",
+        format!("facility {bsnr}"),
+    )
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// The customer of a path, or 400.
+fn path_customer(text: &str) -> Result<String, Failure> {
+    customer_id(text).map_err(|problem| Failure::Invalid(vec![problem]))
+}
+
+fn scope_view(customer: &str, scope: Option<&CustomerScope>) -> Value {
+    let iks: Vec<&str> = scope
+        .map(|scope| scope.iks.iter().map(Ik::as_str).collect())
+        .unwrap_or_default();
+    json!({ "customer": customer, "iks": iks })
+}
+
+/// `GET /admin/api/v1/customers/{customer}/scope`: `{"customer", "iks": [...]}`, the institution
+/// codes in order; `[]` when none were given (the customer's users may report for none).
+#[get("/customers/{customer}/scope")]
+#[tracing::instrument(name = "admin_get_scope", skip_all)]
+pub async fn get_scope(
+    _operator: Operator,
+    customer: web::Path<String>,
+    store: web::Data<Arc<dyn Store>>,
+) -> Result<HttpResponse, Failure> {
+    let customer = path_customer(&customer)?;
+    let scope = store.customer_scope(&customer).await?;
+    Ok(HttpResponse::Ok().json(scope_view(&customer, scope.as_ref())))
+}
+
+/// `PUT /admin/api/v1/customers/{customer}/scope` from `{"iks": ["260326822", …]}`: replaces the
+/// scope (`[]` clears it) and answers it as `GET` does.
+#[put("/customers/{customer}/scope")]
+#[tracing::instrument(name = "admin_set_scope", skip_all)]
+pub async fn put_scope(
+    operator: Operator,
+    customer: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    store: web::Data<Arc<dyn Store>>,
+) -> Result<HttpResponse, Failure> {
+    let object = json::read_object(&req, payload, settings.max_body_bytes).await?;
+    let mut errors = Vec::new();
+    let customer = customer_id(&customer)
+        .map_err(|problem| errors.push(problem))
+        .ok();
+    unknown_members(&object, "", &["iks"], &mut errors);
+    let mut iks = BTreeSet::new();
+    match object.get("iks") {
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let Value::String(text) = item else {
+                    errors.push(format!("iks[{i}] must be a string"));
+                    continue;
+                };
+                match Ik::parse(text) {
+                    Ok(ik) if !iks.insert(ik.clone()) => {
+                        errors.push(format!("iks[{i}] {ik} is listed twice"));
+                    }
+                    Ok(_) => {}
+                    Err(e) => errors.push(format!("iks[{i}] {e}")),
+                }
+            }
+        }
+        None | Some(Value::Null) => errors.push("iks must not be null".into()),
+        Some(_) => errors.push("iks must be an array of strings".into()),
+    }
+    let (Some(customer), true) = (customer, errors.is_empty()) else {
+        return Err(Failure::Invalid(errors));
+    };
+    let scope = CustomerScope {
+        customer: customer.clone(),
+        iks,
+    };
+    store.set_customer_scope(scope.clone()).await?;
+    audit(
+        &store,
+        &operator.0,
+        "set-scope",
+        format!("customer {customer}"),
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(scope_view(&customer, Some(&scope))))
+}

@@ -5,9 +5,9 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use serde_json::{json, Map, Value};
 
+use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
 use super::fields::{validate, MAX_TEXT};
-use super::routes::ModuleContext;
 use super::{mock, ModuleInfo};
 use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};

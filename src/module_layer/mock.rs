@@ -9,7 +9,7 @@ use meldewerk_xml::local_time::LocalZone;
 use meldewerk_xml::xpersonenstand::nachrichtentyp_in_worten;
 use serde_json::{json, Value};
 
-use super::reports::rfc3339;
+use super::rfc3339;
 use super::ModuleInfo;
 
 /// Outcome a reserved mock id simulates.

@@ -16,6 +16,7 @@
 //! - [`fields`]: the field tables that drive validation and forms;
 //! - [`routes`]: registration of a module's routes under its path segment.
 
+pub mod context;
 pub mod errors;
 pub mod fields;
 pub mod form;
@@ -254,7 +255,7 @@ pub trait Module: Send + Sync + 'static {
 
     /// Routes of the module's own inside its API scope `/api/<module>/v1/`, beside the layer's
     /// memento and result routes (a report sent without a form, say); their handlers find the
-    /// module's [`routes::ModuleContext`] as app data. None by default.
+    /// module's [`context::ModuleContext`] as app data. None by default.
     fn api_routes(&self, _cfg: &mut actix_web::web::ServiceConfig) {}
 
     /// Routes of the module's own outside its API (a page before its forms, say), registered
@@ -262,7 +263,7 @@ pub trait Module: Send + Sync + 'static {
     fn routes(
         &self,
         _cfg: &mut actix_web::web::ServiceConfig,
-        _context: &actix_web::web::Data<routes::ModuleContext>,
+        _context: &actix_web::web::Data<context::ModuleContext>,
     ) {
     }
 }
@@ -344,6 +345,11 @@ pub fn retention(
             reason: format!("{RETENTION_KEY} must be a whole number of seconds"),
         }),
     }
+}
+
+/// `YYYY-MM-DDThh:mm:ss+00:00`, the contract's date-time with offset.
+pub fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
 }
 
 /// The report's content as the module's typed model, for its message builder.

@@ -2,20 +2,15 @@
 
 use std::sync::Arc;
 
+use super::rfc3339;
 use actix_web::{web, HttpRequest, HttpResponse};
-use chrono::{DateTime, Utc};
 use meldewerk_storage::{Consumed, ReportKey, ReportResult, ReportStatus, Store};
 use serde::Serialize;
 
+use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
-use super::routes::ModuleContext;
 use super::{mock, ExpiredAnswer};
 use crate::auth::ApiUser;
-
-/// `YYYY-MM-DDThh:mm:ss+00:00`, the contract's date-time with offset.
-pub fn rfc3339(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
-}
 
 /// The members of a result body before `receiptPdf`, serialized from borrowed fields. Members
 /// in alphabetical order; `clientReference` only for modules that echo it (then `null` when

@@ -2,7 +2,12 @@
 //! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`,
 //! `meldewerk certificate …`.
 
-use std::io::Read;
+mod facilities;
+mod store;
+
+pub use store::CliError;
+pub(crate) use store::{err, master_key, open_store, read_stdin};
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -12,9 +17,8 @@ use clap::{Parser, Subcommand};
 
 use crate::accounts::{Accounts, Email, Password, UserName};
 use crate::configuration::Settings;
-use crate::crypto::{MasterKey, PasswordHasher};
-use crate::facilities::cli::{run_customer, run_facility, CustomerCommand, FacilityCommand};
-use crate::startup;
+use crate::crypto::PasswordHasher;
+use facilities::{run_customer, run_facility, CustomerCommand, FacilityCommand};
 
 /// meldewerk: reports to German authorities, from pre-filled forms to receipts.
 #[derive(Debug, Parser)]
@@ -159,53 +163,12 @@ pub enum SealCommand {
     },
 }
 
-/// A command-line failure: the message is printed, the exit code is 1.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct CliError(pub String);
-
-pub(crate) fn err(e: impl std::fmt::Display) -> CliError {
-    CliError(e.to_string())
-}
-
-/// Standard input whole, which holds the `what` when `flag` (`--{what}-stdin`) says so.
-pub(crate) fn read_stdin(flag: bool, what: &str) -> Result<String, CliError> {
-    if !flag {
-        return Err(CliError(format!(
-            "give the {what} on standard input with --{what}-stdin"
-        )));
-    }
-    let mut raw = String::new();
-    std::io::stdin().read_to_string(&mut raw).map_err(err)?;
-    Ok(raw)
-}
-
 fn read_password(flag: bool) -> Result<Password, CliError> {
     Password::parse(&read_stdin(flag, "password")?).map_err(err)
 }
 
 fn parse_email(address: Option<&str>) -> Result<Option<Email>, CliError> {
     address.map(Email::parse).transpose().map_err(err)
-}
-
-/// The store of the data directory of `settings`; unless `create_data_dir`, a directory without
-/// a database is an error (a mistyped `--data-dir` must not start an empty one).
-pub(crate) fn open_store(
-    settings: &Settings,
-    create_data_dir: bool,
-) -> Result<Arc<dyn meldewerk_storage::Store>, CliError> {
-    if !create_data_dir && !settings.db_dir().is_dir() {
-        return Err(CliError(format!(
-            "data directory {} has no meldewerk database (add a user or start the server first, or pass --data-dir)",
-            settings.data_dir.display()
-        )));
-    }
-    startup::open_store(settings).map_err(err)
-}
-
-/// The master key of `settings` (configured, or the data directory's file).
-pub(crate) fn master_key(settings: &Settings) -> Result<MasterKey, CliError> {
-    MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref()).map_err(err)
 }
 
 fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {

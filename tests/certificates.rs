@@ -344,23 +344,7 @@ fn only_operators_may_see_deposit_or_remove_certificates() {
                 .request(method.clone(), server.url(path))
                 .json(&body(&file, PASSPHRASE))
         };
-        let anonymous = request().send().unwrap();
-        assert!(anonymous.headers().contains_key("www-authenticate"));
-        assert_refused(anonymous, 401, &["operator credentials required"]);
-        let wrong = request()
-            .basic_auth(OPERATOR.0, Some("guess"))
-            .send()
-            .unwrap();
-        assert_eq!(wrong.status(), 401, "{method} {path}");
-        let api_user = request()
-            .basic_auth("klinik", Some(PASSWORD))
-            .send()
-            .unwrap();
-        assert_eq!(
-            api_user.status(),
-            401,
-            "{method} {path}: an API user is no operator"
-        );
+        assert_operators_only(&format!("{method} {path}"), request, "klinik");
     }
     assert_eq!(list(&server), json!([]));
 }

@@ -13,73 +13,25 @@ use actix_web::http::StatusCode;
 use actix_web::{delete, get, put, web, HttpRequest, HttpResponse};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use meldewerk_storage::{Bsnr, Environment, Store, StoreError};
-use serde_json::json;
+use meldewerk_storage::{Bsnr, Environment, Store};
 
+use super::failure::Failure;
 use super::users::{required_string, unknown_members};
-use super::{error, store_failed};
 use crate::auth::Operator;
 use crate::certificates::{self, CertificateError};
 use crate::crypto::MasterKey;
-use crate::routes::json::{self, JsonError};
+use crate::routes::json;
 use crate::telemetry::log_str;
 use crate::web::WebSettings;
 
-/// Why a request failed. Its `Display` is what the log shows: the same messages as the answer,
-/// none of which quotes the passphrase or the file.
-#[derive(Debug)]
-enum Failure {
-    /// The path or body is unusable: 400 with one message per problem.
-    Invalid(Vec<String>),
-    /// The body could not be read: 413, 415 or 408 (never [`JsonError::Invalid`]).
-    Body(JsonError),
-    /// The certificate operation refused or failed.
-    Certificate(CertificateError),
-    /// Writing the audit log failed.
-    Store(StoreError),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Invalid(errors) => f.write_str(&errors.join("; ")),
-            Failure::Body(e) => e.fmt(f),
-            Failure::Certificate(e) => e.fmt(f),
-            Failure::Store(e) => e.fmt(f),
-        }
-    }
-}
-
-impl From<JsonError> for Failure {
-    fn from(e: JsonError) -> Self {
-        match e {
-            JsonError::Invalid(message) => Failure::Invalid(vec![message]),
-            other => Failure::Body(other),
-        }
-    }
-}
-
+/// A certificate operation's refusal as the operator API answers it: 404 when there is none to
+/// remove, else 400 with its reason (none quotes the passphrase or the file).
 impl From<CertificateError> for Failure {
     fn from(e: CertificateError) -> Self {
         match e {
             CertificateError::Store(e) => Failure::Store(e),
-            other => Failure::Certificate(other),
-        }
-    }
-}
-
-impl actix_web::ResponseError for Failure {
-    fn error_response(&self) -> HttpResponse {
-        match self {
-            Failure::Invalid(errors) => {
-                HttpResponse::BadRequest().json(json!({ "errors": errors }))
-            }
-            Failure::Body(e) => error(e.status(), e.to_string()),
-            Failure::Certificate(CertificateError::Missing(e)) => {
-                error(StatusCode::NOT_FOUND, e.to_string())
-            }
-            Failure::Certificate(e) => error(StatusCode::BAD_REQUEST, e.to_string()),
-            Failure::Store(e) => store_failed(e),
+            CertificateError::Missing(missing) => Failure::NotFound(missing.to_string()),
+            other => Failure::Invalid(vec![other.to_string()]),
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod certificates;
 mod cross_site;
 mod dashboard;
 pub mod facilities;
+mod failure;
 pub mod jobs;
 pub mod messages;
 pub mod modules;

@@ -192,6 +192,17 @@ fn unusable_deposits_are_refused_with_their_reason_and_leave_nothing() {
         400,
         &["the file is not a PKCS#12 file"],
     );
+    // Cut short anywhere: never more than "not PKCS#12" or a wrong passphrase.
+    for end in [1, 16, file.len() / 3, file.len() / 2, file.len() - 1] {
+        let answer = put(&server, SITE, &body(&file[..end], PASSPHRASE));
+        assert_eq!(answer.status(), 400, "cut at {end}");
+        let said: Value = answer.json().unwrap();
+        assert!(
+            said == json!({"errors": ["the file is not a PKCS#12 file"]})
+                || said == json!({"errors": ["the passphrase does not open the PKCS#12 file"]}),
+            "cut at {end}: {said}"
+        );
+    }
     let expired = ca.issue("Klinikum Abgelaufen", 2021);
     assert_refused(
         put(&server, SITE, &body(&pkcs12(&expired, &ca), PASSPHRASE)),

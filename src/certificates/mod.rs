@@ -21,12 +21,12 @@ pub use command::CertificateCommand;
 use crate::crypto::{MasterKey, CERTIFICATE_KEY};
 
 /// Largest PKCS#12 file taken: a key and a chain of a few certificates take some kilobytes.
-pub const MAX_PKCS12_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_PKCS12_BYTES: usize = 64 * 1024;
 /// Longest passphrase taken, in characters.
-pub const MAX_PASSPHRASE_CHARS: usize = 1024;
+pub(crate) const MAX_PASSPHRASE_CHARS: usize = 1024;
 
 /// Parses `test` or `production`, as URLs and the command line name the environments.
-pub fn parse_environment(text: &str) -> Result<Environment, CertificateError> {
+pub(crate) fn parse_environment(text: &str) -> Result<Environment, CertificateError> {
     match text {
         "test" => Ok(Environment::Test),
         "production" => Ok(Environment::Production),
@@ -62,7 +62,7 @@ pub struct CertificateMissing {
 /// Why a certificate was not deposited or removed. The messages are what operators read, on the
 /// command line and in the operator API's `errors`; none quotes the passphrase or key material.
 #[derive(Debug, thiserror::Error)]
-pub enum CertificateError {
+pub(crate) enum CertificateError {
     /// The site is not 9 digits.
     #[error("bsnr {0}")]
     InvalidBsnr(#[from] NotNineDigits),
@@ -110,7 +110,7 @@ pub enum CertificateError {
 /// What operators are shown of a deposited certificate: never the key, nor the chain.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CertificateSummary {
+pub(crate) struct CertificateSummary {
     /// The site.
     pub bsnr: Bsnr,
     /// `test` or `production`.
@@ -171,9 +171,10 @@ pub(crate) async fn deposit(
     }
     let now = Utc::now();
     // The file's key derivation takes its own iteration count of CPU: off the async workers.
+    // Should a parser panic on some malformed file, that file is refused like any unreadable one.
     let contents = tokio::task::spawn_blocking(move || pkcs12::read(&file, &passphrase, now))
         .await
-        .expect("reading a PKCS#12 file does not panic")?;
+        .map_err(|_| CertificateError::NotPkcs12)??;
     let certificate = FacilityCertificate {
         bsnr: bsnr.clone(),
         environment,

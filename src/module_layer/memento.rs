@@ -1,4 +1,4 @@
-//! `POST /api/{seg}/v1/memento`, for every module: validate the request against the module's
+//! `POST /api/{module}/v1/memento`, for every module: validate the request against the module's
 //! schema, encrypt it, answer `{memento, magicLink}`. Nothing is stored.
 
 use actix_web::{web, HttpRequest, HttpResponse};

@@ -6,8 +6,8 @@
 //! message), its message builder and transport, its error style and its retention.
 //!
 //! Everything else is written once here, generic over the module:
-//! - [`memento`]: `POST /api/{seg}/v1/memento` (validate, encrypt, answer the link);
-//! - [`reports`]: `GET /api/{seg}/v1/reports` and `GET /reports/{id}[?peek=true]`, with the
+//! - [`memento`]: `POST /api/{module}/v1/memento` (validate, encrypt, answer the link);
+//! - [`reports`]: `GET /api/{module}/v1/reports` and `GET /reports/{id}[?peek=true]`, with the
 //!   404/410 rules and the reserved mock ids;
 //! - [`form`]: the form mechanics (pre-fill, CSRF, validation with re-render keeping every value,
 //!   the message built and signed, dispatch with it in one transaction, double-dispatch refusal,
@@ -134,9 +134,9 @@ pub struct Form {
     pub title: &'static str,
     /// Who signs the message.
     pub signature: SignatureRule,
-    /// Code of the message type the form's reports are delivered as (`081020`), named in words
-    /// on the confirmation page and on test receipts; `None` for a form without one.
-    pub message_type: Option<&'static str>,
+    /// The type of report the form sends, in words, as the authority names it (`Geburtsanzeige
+    /// (081020)`): on the confirmation page and on test receipts; `None` for a form without one.
+    pub report_type: Option<&'static str>,
 }
 
 impl Form {
@@ -147,14 +147,14 @@ impl Form {
             prefix: "",
             title,
             signature,
-            message_type: None,
+            report_type: None,
         }
     }
 
-    /// The same form, its reports delivered as the message type `code` (`081020`).
-    pub const fn message_type(self, code: &'static str) -> Self {
+    /// The same form, its reports of the type `words` (`Geburtsanzeige (081020)`).
+    pub const fn report_type(self, words: &'static str) -> Self {
         Form {
-            message_type: Some(code),
+            report_type: Some(words),
             ..self
         }
     }

@@ -1,4 +1,4 @@
-//! `GET /api/{seg}/v1/reports` and `GET /api/{seg}/v1/reports/{id}[?peek=true]`, for every module.
+//! `GET /api/{module}/v1/reports` and `GET /api/{module}/v1/reports/{id}[?peek=true]`, for every module.
 
 use std::sync::Arc;
 
@@ -82,7 +82,7 @@ fn joined(head: &impl Serialize, receipt: Option<&str>, tail: &impl Serialize) -
     body
 }
 
-/// `GET /api/{seg}/v1/reports`: ids of the caller's dispatched reports not yet consumed.
+/// `GET /api/{module}/v1/reports`: ids of the caller's dispatched reports not yet consumed.
 #[tracing::instrument(name = "pending_list", skip_all, fields(module = context.info.module))]
 pub(crate) async fn list_pending(
     req: HttpRequest,
@@ -132,7 +132,7 @@ fn url_pairs(query: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `GET /api/{seg}/v1/reports/{id}[?peek=true]`: the result. Without `peek` a final result is
+/// `GET /api/{module}/v1/reports/{id}[?peek=true]`: the result. Without `peek` a final result is
 /// consumed (atomically: of two concurrent reads one gets 200, the other 410).
 #[tracing::instrument(name = "report_read", skip_all, fields(module = context.info.module))]
 pub(crate) async fn get_report(

@@ -28,7 +28,7 @@ async fn no_such_endpoint(req: HttpRequest, context: web::Data<ModuleContext>) -
         .error_response()
 }
 
-/// Registers `/api/{seg}/v1/{memento,reports,reports/{id}}` and every form of the module, whose
+/// Registers `/api/{module}/v1/{memento,reports,reports/{id}}` and every form of the module, whose
 /// messages `signer` signs.
 pub fn configure(
     module: Arc<dyn Module>,

@@ -12,7 +12,6 @@ use chrono::{DateTime, NaiveDate, Utc};
 use maud::{html, Markup};
 use meldewerk_storage::{Report, ReportKey, ReportStatus, Store};
 use meldewerk_xml::local_time::LocalZone;
-use meldewerk_xml::xpersonenstand::nachrichtentyp_in_worten;
 use serde_json::Value;
 
 use super::render::{html_response, message_page};
@@ -132,8 +131,8 @@ pub(crate) async fn sent(
         }
         dl.facts {
             div { dt { "Meldung" } dd { (report.key.id) } }
-            @if let Some(code) = form.message_type {
-                div { dt { "Meldungsart" } dd { (nachrichtentyp_in_worten(code)) } }
+            @if let Some(words) = form.report_type {
+                div { dt { "Meldungsart" } dd { (words) } }
             }
             div { dt { "Abgesendet" } dd { (zone.show_with_utc(report.submitted_at)) } }
             @if let Some(signature) = &report.end_user_signature {

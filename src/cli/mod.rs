@@ -1,13 +1,13 @@
 //! The command line: `meldewerk serve`, `meldewerk simulate …`, `meldewerk user …`,
-//! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`.
+//! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`,
+//! `meldewerk certificate …`.
 
 mod facilities;
 mod store;
 
 pub use store::CliError;
-pub(crate) use store::{err, open_store};
+pub(crate) use store::{err, master_key, open_store, read_stdin};
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -17,7 +17,7 @@ use clap::{Parser, Subcommand};
 
 use crate::accounts::{Accounts, Email, Password, UserName};
 use crate::configuration::Settings;
-use crate::crypto::{MasterKey, PasswordHasher};
+use crate::crypto::PasswordHasher;
 use facilities::{run_customer, run_facility, CustomerCommand, FacilityCommand};
 
 /// meldewerk: reports to German authorities, from pre-filled forms to receipts.
@@ -67,6 +67,9 @@ pub enum Command {
     /// Manage customers' scopes (server stopped, same data directory).
     #[command(subcommand)]
     Customer(CustomerCommand),
+    /// Manage facilities' client certificates (server stopped, same data directory).
+    #[command(subcommand)]
+    Certificate(crate::certificates::CertificateCommand),
 }
 
 /// The transports whose simulated authority `meldewerk simulate` can run: every one of the
@@ -161,14 +164,7 @@ pub enum SealCommand {
 }
 
 fn read_password(flag: bool) -> Result<Password, CliError> {
-    if !flag {
-        return Err(CliError(
-            "give the password on standard input with --password-stdin".into(),
-        ));
-    }
-    let mut raw = String::new();
-    std::io::stdin().read_to_string(&mut raw).map_err(err)?;
-    Password::parse(&raw).map_err(err)
+    Password::parse(&read_stdin(flag, "password")?).map_err(err)
 }
 
 fn parse_email(address: Option<&str>) -> Result<Option<Email>, CliError> {
@@ -177,8 +173,7 @@ fn parse_email(address: Option<&str>) -> Result<Option<Email>, CliError> {
 
 fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {
     let store = open_store(settings, create_data_dir)?;
-    let master = MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref())
-        .map_err(err)?;
+    let master = master_key(settings)?;
     let hasher = PasswordHasher::new(
         settings.security.argon2_memory_kib,
         settings.security.argon2_iterations,
@@ -187,7 +182,7 @@ fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliE
     Ok(Accounts::new(store, Arc::new(master), hasher))
 }
 
-/// Runs a user, seal, facility or customer command and returns what to print.
+/// Runs a user, seal, facility, customer or certificate command and returns what to print.
 pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, CliError> {
     match command {
         Command::Serve { .. } | Command::Simulate { .. } => Err(CliError(
@@ -310,5 +305,6 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
         }
         Command::Facility(command) => run_facility(settings, command).await,
         Command::Customer(command) => run_customer(settings, command).await,
+        Command::Certificate(command) => command.run(settings).await,
     }
 }

@@ -1,9 +1,11 @@
-//! What every command of the command line shares: its error, and the store of a stopped
-//! server's data directory.
+//! What every command of the command line shares: its error, the store and master key of a
+//! stopped server's data directory, and secrets read from standard input.
 
+use std::io::Read;
 use std::sync::Arc;
 
 use crate::configuration::Settings;
+use crate::crypto::MasterKey;
 use crate::startup;
 
 /// A command-line failure: the message is printed, the exit code is 1.
@@ -29,4 +31,21 @@ pub(crate) fn open_store(
         )));
     }
     startup::open_store(settings).map_err(err)
+}
+
+/// The master key of `settings` (configured, or the data directory's file).
+pub(crate) fn master_key(settings: &Settings) -> Result<MasterKey, CliError> {
+    MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref()).map_err(err)
+}
+
+/// Standard input whole, which holds the `what` when `flag` (`--{what}-stdin`) says so.
+pub(crate) fn read_stdin(flag: bool, what: &str) -> Result<String, CliError> {
+    if !flag {
+        return Err(CliError(format!(
+            "give the {what} on standard input with --{what}-stdin"
+        )));
+    }
+    let mut raw = String::new();
+    std::io::stdin().read_to_string(&mut raw).map_err(err)?;
+    Ok(raw)
 }

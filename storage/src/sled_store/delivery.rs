@@ -53,24 +53,20 @@ fn job_with_report(
     Ok((key, stored, report_key, report))
 }
 
-/// An outcome as [`Trees::finish`] records it, its receipt made ready beforehand. Receipts are
-/// deflated for reading (`packed::pack_for_reading`): polls read them far more often than they
-/// are written.
+/// An outcome as [`Trees::finish`] records it, its receipt made ready beforehand
+/// ([`packed_receipt`]).
 struct Decided<'a> {
     outcome: &'a Outcome,
-    packed_receipt: Vec<u8>,
+    packed_receipt: &'a [u8],
 }
 
-impl<'a> Decided<'a> {
-    fn new(outcome: &'a Outcome) -> Self {
-        let packed_receipt = match outcome {
-            Outcome::Success { receipt, .. } => crate::packed::pack_for_reading(&receipt.bytes),
-            Outcome::Failure { .. } => Vec::new(),
-        };
-        Decided {
-            outcome,
-            packed_receipt,
-        }
+/// The receipt of `outcome` as the `receipts` tree keeps it (empty for a failure). Receipts are
+/// deflated for reading (`packed::pack_for_reading`): polls read them far more often than they
+/// are written.
+fn packed_receipt(outcome: &Outcome) -> Vec<u8> {
+    match outcome {
+        Outcome::Success { receipt, .. } => crate::packed::pack_for_reading(&receipt.bytes),
+        Outcome::Failure { .. } => Vec::new(),
     }
 }
 
@@ -111,7 +107,7 @@ impl Trees<'_> {
         match decided.outcome {
             Outcome::Success { receipt, portal } => {
                 self.receipts
-                    .insert(report_key.as_slice(), decided.packed_receipt.as_slice())?;
+                    .insert(report_key.as_slice(), decided.packed_receipt)?;
                 report.receipt_media_type = Some(receipt.media_type.clone());
                 if portal.is_some() {
                     report.portal.clone_from(portal);
@@ -229,7 +225,7 @@ impl Engine {
             AfterDelivery::Finished(outcome) => {
                 let delivery = (transport, transport_ref, delivered_at);
                 return self
-                    .finish_job(job, &outcome, delivered_at, Some(delivery))
+                    .finish_job(job, outcome, delivered_at, Some(delivery))
                     .await
                     .map(Some);
             }
@@ -266,50 +262,53 @@ impl Engine {
         outcome: Outcome,
         at: DateTime<Utc>,
     ) -> StoreResult<FinishedReport> {
-        self.finish_job(job, &outcome, at, None).await
+        self.finish_job(job, outcome, at, None).await
     }
 
     /// Ends the job's report with `outcome` and removes the job, in one transaction; with
-    /// `delivery`, records first which transport took the message under which reference.
+    /// `delivery`, records first which transport took the message under which reference. Goes
+    /// through the group commit, like a delivery that waits for its acknowledgement: for an
+    /// authority that answers at once this is every report's last write.
     async fn finish_job(
         &self,
         job: &Job,
-        outcome: &Outcome,
+        outcome: Outcome,
         at: DateTime<Utc>,
         delivery: Option<(&str, Option<String>, DateTime<Utc>)>,
     ) -> StoreResult<FinishedReport> {
-        let decided = Decided::new(outcome);
-        let finished = (
-            &self.reports,
-            &self.outbox,
-            &self.outbox_by_id,
-            &self.awaiting,
-            &self.finished,
-            &self.receipts,
-        )
-            .gated_transaction(|(reports, outbox, by_id, awaiting, finished, receipts)| {
+        let packed = packed_receipt(&outcome);
+        let id = job.id;
+        let delivery = delivery.map(|(transport, r, at)| (transport.to_owned(), r, at));
+        let count = std::sync::Arc::clone(&self.outbox_jobs);
+        self.commit_then(
+            move |t| {
                 let trees = Trees {
-                    reports,
-                    outbox,
-                    by_id,
-                    awaiting,
-                    finished,
-                    receipts,
+                    reports: t.reports,
+                    outbox: t.outbox,
+                    by_id: t.outbox_by_id,
+                    awaiting: t.awaiting,
+                    finished: t.finished,
+                    receipts: t.receipts,
                 };
                 let (key, stored, report_key, mut report) =
-                    job_with_report(reports, outbox, by_id, job.id)?;
+                    job_with_report(t.reports, t.outbox, t.outbox_by_id, id)?;
                 if let Some((transport, transport_ref, delivered_at)) = &delivery {
                     note_delivery(
                         &mut report,
                         (transport, transport_ref.clone(), *delivered_at),
                     );
                 }
+                let decided = Decided {
+                    outcome: &outcome,
+                    packed_receipt: &packed,
+                };
                 trees.end(key, stored, report_key, report, &decided, at)
-            })
-            .map_err(tx_error)?;
-        self.outbox_jobs.fetch_sub(1, Ordering::SeqCst);
-        self.flush().await?;
-        Ok(finished)
+            },
+            move || {
+                count.fetch_sub(1, Ordering::SeqCst);
+            },
+        )
+        .await
     }
 
     pub(super) fn cursor(&self, transport: &str) -> StoreResult<Option<String>> {
@@ -343,9 +342,20 @@ impl Engine {
         if !moves && !ours {
             return Ok(Vec::new());
         }
+        let packed: Vec<Vec<u8>> = acknowledgements
+            .iter()
+            .map(|(_, outcome)| packed_receipt(outcome))
+            .collect();
         let decided: Vec<(&str, Decided<'_>)> = acknowledgements
             .iter()
-            .map(|(message_uuid, outcome)| (message_uuid.as_str(), Decided::new(outcome)))
+            .zip(&packed)
+            .map(|((message_uuid, outcome), packed_receipt)| {
+                let decided = Decided {
+                    outcome,
+                    packed_receipt,
+                };
+                (message_uuid.as_str(), decided)
+            })
             .collect();
         let finished = (
             &self.reports,

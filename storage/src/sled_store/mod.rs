@@ -255,11 +255,13 @@ struct Staged<'a> {
     submissions: &'a TransactionalTree,
     awaiting: &'a TransactionalTree,
     messages: &'a TransactionalTree,
+    finished: &'a TransactionalTree,
+    receipts: &'a TransactionalTree,
 }
 
 impl<'a> Staged<'a> {
     /// The trees' names, in the order the committing thread hands them over.
-    const NAMES: [&'static str; 8] = [
+    const NAMES: [&'static str; 10] = [
         "reports",
         "pending",
         "reports_by_id",
@@ -268,6 +270,8 @@ impl<'a> Staged<'a> {
         "submissions",
         "awaiting",
         "messages",
+        "finished",
+        "receipts",
     ];
 
     fn trees(open: impl Fn(&str) -> StoreResult<Tree>) -> StoreResult<Vec<Tree>> {
@@ -275,7 +279,7 @@ impl<'a> Staged<'a> {
     }
 
     fn of(trees: &'a [TransactionalTree]) -> TxResult<Staged<'a>> {
-        let [reports, pending, reports_by_id, outbox, outbox_by_id, submissions, awaiting, messages] =
+        let [reports, pending, reports_by_id, outbox, outbox_by_id, submissions, awaiting, messages, finished, receipts] =
             trees
         else {
             return abort(StoreError::Backend(format!(
@@ -293,6 +297,8 @@ impl<'a> Staged<'a> {
             submissions,
             awaiting,
             messages,
+            finished,
+            receipts,
         })
     }
 }

@@ -345,6 +345,44 @@ pub struct Plan {
     pub reply: Reply,
 }
 
+impl Plan {
+    /// Carries the plan out for one delivery of `report_id` to `authority` (named in the log,
+    /// e.g. `simulated Standesamt`): waits its latency, then `Ok(())` to go on with the
+    /// simulator's own checks, or the scripted answer (a transient fault, a refusal). A panic
+    /// comes at once, before anything is recorded, as a bug in a transport would: what the
+    /// engine's supervision is there for (with no wait first: the engine's restart interrupts
+    /// the deliveries in flight, and one interrupted before its panic would have used up the
+    /// rule for nothing).
+    pub(crate) async fn carry_out(
+        self,
+        authority: &str,
+        report_id: &str,
+    ) -> Result<(), Result<crate::Answer, crate::TransportError>> {
+        match self.reply {
+            Reply::Accept => {
+                tokio::time::sleep(self.latency).await;
+                Ok(())
+            }
+            Reply::Transient { message, wait } => {
+                tokio::time::sleep(self.latency.saturating_add(wait)).await;
+                tracing::info!(%report_id, %message, "{authority}: scripted transient fault");
+                Err(Err(crate::TransportError::Transient(message)))
+            }
+            Reply::Reject(reason) => {
+                tokio::time::sleep(self.latency).await;
+                tracing::info!(%report_id, %reason, "{authority}: scripted rejection");
+                Err(Ok(crate::Answer::Finished(crate::Finished::refused(
+                    reason,
+                ))))
+            }
+            Reply::Panic(message) => {
+                tracing::info!(%report_id, %message, "{authority}: scripted panic");
+                panic!("{message}");
+            }
+        }
+    }
+}
+
 /// What the script says about the acknowledgement of one accepted message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AckEffect {

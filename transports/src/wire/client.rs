@@ -176,9 +176,21 @@ impl Inbox for HttpTransport {
     }
 }
 
+/// [`crate::TransportKind::connect`] of an authority reached over the wire protocol: an
+/// [`HttpTransport`] named like the channel, fetching the inbox when the authority has one.
+pub fn connect(
+    kind: &'static crate::TransportKind,
+    settings: &HttpTransportSettings,
+    _config: serde_json::Value,
+) -> Result<std::sync::Arc<dyn Transport>, String> {
+    Ok(std::sync::Arc::new(HttpTransport::new(
+        kind.name, settings, kind.inbox,
+    )?))
+}
+
 /// `base` with `path` appended to its own path (`http://h/mock` + `/deliveries` →
 /// `http://h/mock/deliveries`).
-fn join(base: &Url, path: &str) -> Url {
+pub(crate) fn join(base: &Url, path: &str) -> Url {
     let mut url = base.clone();
     let joined = format!("{}{path}", base.path().trim_end_matches('/'));
     url.set_path(&joined);
@@ -186,7 +198,7 @@ fn join(base: &Url, path: &str) -> Url {
 }
 
 /// The body, at most [`MAX_BODY_BYTES`].
-async fn read_bounded(mut response: Response) -> Result<Vec<u8>, String> {
+pub(crate) async fn read_bounded(mut response: Response) -> Result<Vec<u8>, String> {
     let too_large = || format!("answer larger than {MAX_BODY_BYTES} bytes");
     if response
         .content_length()
@@ -209,7 +221,7 @@ async fn read_bounded(mut response: Response) -> Result<Vec<u8>, String> {
 }
 
 /// The `error` of a [`WireError`] body, else the body's text when it is short readable text.
-fn error_text(body: &[u8]) -> Option<String> {
+pub(crate) fn error_text(body: &[u8]) -> Option<String> {
     let text = match serde_json::from_slice::<WireError>(body) {
         Ok(WireError { error }) => error,
         Err(_) => String::from_utf8_lossy(body).trim().to_owned(),
@@ -226,7 +238,7 @@ fn error_text(body: &[u8]) -> Option<String> {
 
 /// An error with its causes: reqwest's own text says only "error sending request"; the cause
 /// ("Connection refused") is what an operator needs.
-fn chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -9,7 +9,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use meldewerk_fhir::answer::refusal_json;
 use meldewerk_transports::wire::MAX_BODY_BYTES;
-use meldewerk_transports::{Answer, Delivery, Finished, Outcome, Protocol};
+use meldewerk_transports::{Answer, Delivery, Finished, Outcome, Protocol, TransportError};
 
 use super::Shared;
 use crate::routes::json::read_bytes;
@@ -78,6 +78,10 @@ async fn process(
                     shared.kind.name
                 )],
             )
+        }
+        // Only `Transient` comes from a submit; the others name inbox fetches.
+        Err(TransportError::Transient(message)) => {
+            return outcome(StatusCode::SERVICE_UNAVAILABLE, &[message])
         }
         Err(e) => return outcome(StatusCode::SERVICE_UNAVAILABLE, &[e.to_string()]),
     };

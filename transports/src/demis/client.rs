@@ -184,9 +184,14 @@ impl Transport for FhirClient {
             (StatusCode::OK, Err(e)) => Err(TransportError::Transient(format!(
                 "{url}: unusable answer ({e})"
             ))),
-            _ => Err(TransportError::Transient(format!(
+            // The issues of an `OperationOutcome` the endpoint answered with, else its text.
+            (_, said) => Err(TransportError::Transient(format!(
                 "{url}: HTTP {status}{}",
-                error_text(&body).map_or_else(String::new, |text| format!(": {text}"))
+                match said {
+                    Ok(answer::Answer::Rejected(reason)) => Some(reason),
+                    _ => error_text(&body),
+                }
+                .map_or_else(String::new, |text| format!(": {text}"))
             ))),
         }
     }

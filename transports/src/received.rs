@@ -59,10 +59,38 @@ impl<T: serde::Serialize> ReceivedPage<T> {
     }
 }
 
+impl<T: serde::Serialize> ReceivedPage<T> {
+    /// The page as [`crate::Simulated::received_page`] hands it out: records as JSON, one that
+    /// does not serialise standing for a corrupt journal.
+    pub(crate) fn into_simulated(self) -> Result<ReceivedPage, crate::SimulatorError> {
+        self.into_json()
+            .map_err(|e| crate::SimulatorError::Corrupt(e.to_string()))
+    }
+}
+
 /// Journal group of a simulator's records by report id (several records may share one).
 pub(crate) const BY_REPORT: &str = "report";
 /// Journal group of a simulator's records by module.
 pub(crate) const BY_MODULE: &str = "module";
+
+/// Fills an empty `body` of record `seq` from the journal's attachment: a simulator keeps the
+/// bytes it received apart from the record, which later states rewrite (records of earlier
+/// versions hold them in place, and keep them).
+pub(crate) fn fill_body<T>(
+    body: &mut Vec<u8>,
+    journal: &meldewerk_storage::Journal<T>,
+    seq: u64,
+) -> Result<(), meldewerk_storage::JournalError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    if body.is_empty() {
+        if let Some(attached) = journal.attachment(seq)? {
+            *body = attached;
+        }
+    }
+    Ok(())
+}
 
 /// What the paging needs to know of a simulator's record.
 pub(crate) trait Logged {

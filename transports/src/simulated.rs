@@ -101,12 +101,12 @@ pub fn kind(name: &str) -> Option<&'static TransportKind> {
 
 /// A simulated authority: a [`Transport`] that behaves like the real one, keeps a journal of what
 /// it received and runs a tester's script.
-pub trait Simulated: Transport + Scriptable {
+pub trait Simulated: Transport {
     /// One page of what it received, oldest first, filtered by `query`; records as JSON.
     fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError>;
     /// The simulator as the transport the engine delivers through.
     fn into_transport(self: Arc<Self>) -> Arc<dyn Transport>;
-    /// The simulator as testers script it.
+    /// The simulator's script, as testers change it.
     fn scriptable(&self) -> &dyn Scriptable;
     /// The answer document the simulator recorded for the delivery it gave `transport_ref`, as
     /// the authority's own protocol sends it ([`Protocol::FhirOperation`]); `None` (the default)

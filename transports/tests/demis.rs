@@ -11,24 +11,15 @@ use meldewerk_fhir::beds::{self, BedCounts, BedOccupancyReport};
 use meldewerk_fhir::{Facility, RandomIds};
 use meldewerk_transports::demis::{Decision, DemisConfig, Simulator, KIND};
 use meldewerk_transports::received::ReceivedQuery;
-use meldewerk_transports::script::{Effect, Rule, Scriptable};
+use meldewerk_transports::script::{Effect, Rule};
 use meldewerk_transports::{
-    Answer, Delivery, Finished, Outcome, Simulated, SimulatorError, Transport, TransportError,
+    Answer, Delivery, Finished, Outcome, Simulated, Transport, TransportError,
 };
 use serde_json::{json, Value};
 
+/// Opens the reporting system in `dir` ([`common::open_retrying`]).
 fn open(dir: &tempfile::TempDir, config: DemisConfig) -> Simulator {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
-        // Right after a simulator on the same directory was dropped, sled may hold its lock for
-        // a moment.
-        match Simulator::open(dir.path(), config.clone()) {
-            Err(SimulatorError::Locked(_)) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            result => return result.expect("open simulator"),
-        }
-    }
+    common::open_retrying(|| Simulator::open(dir.path(), config.clone()))
 }
 
 /// A bed occupancy report of the location `location_id`, naming the IK `ik`.
@@ -364,6 +355,7 @@ async fn the_script_fails_refuses_and_panics_before_anything_is_registered() {
     let demis = open(&dir, DemisConfig::default());
 
     demis
+        .scriptable()
         .push_rule(Rule::next(
             1,
             Effect::Transient {
@@ -371,8 +363,12 @@ async fn the_script_fails_refuses_and_panics_before_anything_is_registered() {
             },
         ))
         .unwrap();
-    demis.push_rule(Rule::next(1, Effect::Reset)).unwrap();
     demis
+        .scriptable()
+        .push_rule(Rule::next(1, Effect::Reset))
+        .unwrap();
+    demis
+        .scriptable()
         .push_rule(Rule::next(1, Effect::Timeout { after_ms: 1 }))
         .unwrap();
     for expected in [
@@ -391,6 +387,7 @@ async fn the_script_fails_refuses_and_panics_before_anything_is_registered() {
 
     // An outcome for one report id: refused with exactly the scripted reason.
     demis
+        .scriptable()
         .push_rule(Rule::for_report(
             "bedreport",
             "B-REFUSED",
@@ -403,6 +400,7 @@ async fn the_script_fails_refuses_and_panics_before_anything_is_registered() {
     assert_eq!(reason(&refused), "Meldung abgelehnt (Test)");
 
     demis
+        .scriptable()
         .push_rule(Rule::next(
             1,
             Effect::Panic {
@@ -417,12 +415,15 @@ async fn the_script_fails_refuses_and_panics_before_anything_is_registered() {
     assert!(panicked.is_panic());
 
     // A repeat of a registered key does not consult the script.
-    demis.push_rule(Rule::always(Effect::Reset)).unwrap();
+    demis
+        .scriptable()
+        .push_rule(Rule::always(Effect::Reset))
+        .unwrap();
     let repeat = finished(demis.submit(bed_delivery("k", "B")).await);
     assert!(repeat.duplicate);
 
     // Reset: as configured again.
-    demis.reset_script();
+    demis.scriptable().reset_script();
     receipt_pdf(&finished(demis.submit(bed_delivery("k4", "B4")).await));
 
     // Scripted refusals, faults and panics registered nothing.
@@ -449,16 +450,8 @@ async fn the_received_log_pages_and_filters() {
         let body = bed_report(report, "987654", None);
         finished(demis.submit(delivery(key, module, report, body)).await);
     }
-    let seqs = |query: ReceivedQuery| {
-        let page = demis.received_page(&query).unwrap();
-        let seqs: Vec<u64> = page.messages.iter().map(|(seq, _)| *seq).collect();
-        (seqs, page.next)
-    };
-    let page = |limit, after| ReceivedQuery {
-        limit,
-        after,
-        ..ReceivedQuery::default()
-    };
+    let seqs = |query: ReceivedQuery| common::seqs_of(demis.received_page(&query).unwrap());
+    let page = common::page_of;
     assert_eq!(seqs(page(2, None)), (vec![0, 1], Some(1)));
     assert_eq!(seqs(page(2, Some(1))), (vec![2, 3], Some(3)));
     assert_eq!(seqs(page(2, Some(3))), (vec![4], None));

@@ -14,7 +14,7 @@ use rustls::ClientConfig;
 
 use super::{DemisConfig, FHIR_JSON};
 use crate::tls::MutualTls;
-use crate::wire::client::{chain, error_text, join, read_bounded};
+use crate::wire::client::{chain, client_builder, error_text, join, status_and_body};
 use crate::wire::{check_url, HttpTransportSettings};
 use crate::{Answer, Delivery, Finished, Protocol, Transport, TransportError};
 
@@ -113,13 +113,8 @@ impl FhirClient {
                 return Ok(client.clone());
             }
         }
-        let client = Client::builder()
+        let client = client_builder(&self.settings)
             .use_preconfigured_tls((*tls).clone())
-            .connect_timeout(self.settings.connect_timeout)
-            .timeout(self.settings.request_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .user_agent(concat!("meldewerk/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| {
                 TransportError::Transient(format!("cannot build the HTTP client: {}", chain(&e)))
@@ -136,8 +131,8 @@ impl Transport for FhirClient {
     }
 
     async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
-        let url = &self.operation;
         let client = self.client(self.identity.client_config(&delivery)?)?;
+        let url = &self.operation;
         let mut request = client
             .post(url.clone())
             .header(reqwest::header::CONTENT_TYPE, FHIR_JSON)
@@ -152,13 +147,8 @@ impl Transport for FhirClient {
                 request = request.header(header, value);
             }
         }
-        let response = request.body(delivery.body).send().await.map_err(|e| {
-            TransportError::Transient(format!("{url}: {}", chain(&e.without_url())))
-        })?;
-        let status = response.status();
-        let body = read_bounded(response)
-            .await
-            .map_err(|e| TransportError::Transient(format!("{url}: HTTP {status}, {e}")))?;
+        let sent = request.body(delivery.body).send().await;
+        let (status, body) = status_and_body(url, sent).await?;
         let refused = |reason: String| Ok(Answer::Finished(Finished::refused(reason)));
         match (status, answer::read(&body)) {
             (StatusCode::OK, Ok(answer::Answer::Accepted(receipt))) => {

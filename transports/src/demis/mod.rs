@@ -35,8 +35,8 @@ pub use records::{Decision, ReceivedNotification};
 
 use crate::claims::Claims;
 use crate::receipt::{render_receipt, sha256_hex, ReceiptFields};
-use crate::received::{page, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
-use crate::script::{Rule, Script, ScriptError, Scriptable, Scripted};
+use crate::received::{fill_body, page, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
+use crate::script::{Scriptable, Scripted};
 use crate::simulated::{read_config, Protocol, Simulated, SimulatorError, TransportKind};
 use crate::tls::MutualTls;
 use crate::{Answer, Delivery, Finished, Transport, TransportError};
@@ -147,7 +147,10 @@ impl Simulator {
         query: &ReceivedQuery,
     ) -> Result<ReceivedPage<ReceivedNotification>, SimulatorError> {
         let journal = &self.inner.journal;
-        Ok(page(journal, query, |record, seq| record.whole(journal, seq))?)
+        Ok(page(journal, query, |mut record, seq| {
+            fill_body(&mut record.body, journal, seq)?;
+            Ok(record)
+        })?)
     }
 
     /// Runs journal work off the async executor: appending waits for the disk.
@@ -165,16 +168,10 @@ impl Simulator {
 
 impl Simulated for Simulator {
     fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError> {
-        Simulator::received_page(self, query)?
-            .into_json()
-            .map_err(|e| SimulatorError::Corrupt(e.to_string()))
+        Simulator::received_page(self, query)?.into_simulated()
     }
 
     fn into_transport(self: Arc<Self>) -> Arc<dyn Transport> {
-        self
-    }
-
-    fn scriptable(&self) -> &dyn Scriptable {
         self
     }
 
@@ -187,31 +184,16 @@ impl Simulated for Simulator {
             _ => Ok(None),
         }
     }
-}
 
-impl Scriptable for Simulator {
-    fn script(&self) -> Script {
-        self.inner.script.script()
-    }
-
-    fn set_script(&self, script: Script) -> Result<(), ScriptError> {
-        self.inner.script.set(script)
-    }
-
-    fn push_rule(&self, rule: Rule) -> Result<(), ScriptError> {
-        self.inner.script.push(rule)
-    }
-
-    fn reset_script(&self) {
-        self.inner.script.reset();
+    fn scriptable(&self) -> &dyn Scriptable {
+        &self.inner.script
     }
 }
 
 impl std::fmt::Debug for Simulator {
+    /// The configuration only: the journal and the script tell nothing in a log line.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Simulator")
-            .field("config", &self.config())
-            .finish_non_exhaustive()
+        write!(f, "demis::Simulator({:?})", self.config())
     }
 }
 
@@ -222,13 +204,13 @@ impl Transport for Simulator {
     }
 
     async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
-        let latency_ms = self.config().latency_ms;
         let delivery = completed(delivery);
         let key = delivery.idempotency_key.clone();
-        let repeat = self
+        let registered = self
             .blocking(move |inner| Ok(inner.journal.find(BY_IDEMPOTENCY_KEY, &key)?.is_some()))
             .await?;
-        if !repeat {
+        let latency_ms = self.config().latency_ms;
+        if !registered {
             // A repeat of a registered key is not a delivery: the script is not asked and
             // nothing of it is used up.
             let plan = self.inner.script.plan(
@@ -326,25 +308,17 @@ impl Inner {
             }
             Err(reason) => Decision::Refused { reason },
         };
-        let Delivery {
-            idempotency_key,
-            module,
-            report_id,
-            message_uuid,
-            content_type,
-            body,
-            signature: _,
-        } = delivery;
+        // The body goes into the journal once, apart from the record (its attachment).
         let record = ReceivedNotification {
+            received_at,
             transport_ref,
-            idempotency_key,
-            module,
-            report_id,
-            message_uuid,
-            content_type,
+            report_id: delivery.report_id,
+            module: delivery.module,
+            idempotency_key: delivery.idempotency_key,
+            message_uuid: delivery.message_uuid,
+            content_type: delivery.content_type,
             body: Vec::new(),
             sha256_hex,
-            received_at,
             repeat_submissions: 0,
             bundle_profile,
             bundle_id,
@@ -353,7 +327,7 @@ impl Inner {
         };
         self.journal.append_attached(
             &record,
-            &body,
+            &delivery.body,
             &[
                 (BY_IDEMPOTENCY_KEY, &record.idempotency_key),
                 (BY_TRANSPORT_REF, &record.transport_ref),

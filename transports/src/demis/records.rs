@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 use meldewerk_fhir::answer;
-use meldewerk_storage::{base64_bytes, Journal, JournalError, Receipt};
+use meldewerk_storage::{base64_bytes, JournalError, Receipt};
 use serde::{Deserialize, Serialize};
 
 use crate::received::Logged;
@@ -20,26 +20,27 @@ pub(crate) const BY_TRANSPORT_REF: &str = "transport-ref";
 /// as standard base64.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReceivedNotification {
+    /// When the reporting system received it.
+    pub received_at: DateTime<Utc>,
     /// The reporting system's reference of the notification (a UUID v4).
     pub transport_ref: String,
-    /// The sender's idempotency key; the reporting system registers each key once.
-    pub idempotency_key: String,
-    /// Module path segment, e.g. `labreport` (empty when the sender did not say).
-    pub module: String,
-    /// The integrator's report id.
+    /// The integrator's report id the delivery named (else the notification's `NotificationId`).
     pub report_id: String,
-    /// The sender's message id.
+    /// The module the delivery came from, e.g. `labreport` (empty when the sender did not say).
+    pub module: String,
+    /// The key the reporting system registers each notification under once: the delivery's
+    /// idempotency key (else `bundle:` and the bundle's `NotificationBundleId`).
+    pub idempotency_key: String,
+    /// The delivery's message id (else the bundle's `NotificationBundleId`).
     pub message_uuid: String,
-    /// Media type of `body`.
+    /// The media type the notification was declared as.
     pub content_type: String,
-    /// The exact bytes received. The journal keeps them apart from the record (its attachment),
-    /// so the record itself holds an empty body; every reader gets them filled in.
+    /// The notification's exact bytes: kept apart from the record in the journal (its
+    /// attachment), filled in for every reader.
     #[serde(default, with = "base64_bytes")]
     pub body: Vec<u8>,
     /// Lower-case hex SHA-256 of `body`.
     pub sha256_hex: String,
-    /// When the reporting system received it.
-    pub received_at: DateTime<Utc>,
     /// How often the same idempotency key came again; each repeat was answered with the
     /// original answer and registered nothing.
     pub repeat_submissions: u32,
@@ -71,20 +72,6 @@ pub enum Decision {
 }
 
 impl ReceivedNotification {
-    /// The record with its body read back from the journal's attachment.
-    pub(crate) fn whole(
-        mut self,
-        journal: &Journal<ReceivedNotification>,
-        seq: u64,
-    ) -> Result<Self, JournalError> {
-        if self.body.is_empty() {
-            if let Some(body) = journal.attachment(seq)? {
-                self.body = body;
-            }
-        }
-        Ok(self)
-    }
-
     /// The receipt carried by an accepted notification's answer.
     pub(crate) fn receipt(&self) -> Result<Option<Receipt>, JournalError> {
         let Decision::Accepted { answer } = &self.decision else {

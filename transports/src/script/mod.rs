@@ -318,6 +318,25 @@ pub trait Scriptable: Send + Sync {
     fn reset_script(&self);
 }
 
+/// A simulator is scripted through its [`Scripted`] cell ([`crate::Simulated::scriptable`]).
+impl Scriptable for Scripted {
+    fn script(&self) -> Script {
+        Scripted::script(self)
+    }
+
+    fn set_script(&self, script: Script) -> Result<(), ScriptError> {
+        self.set(script)
+    }
+
+    fn push_rule(&self, rule: Rule) -> Result<(), ScriptError> {
+        self.push(rule)
+    }
+
+    fn reset_script(&self) {
+        self.reset();
+    }
+}
+
 /// How the simulator replies to one delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {

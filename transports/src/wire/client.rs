@@ -49,16 +49,7 @@ impl HttpTransport {
     /// with `inbox`, the authority acknowledges later and its inbox is fetched there too.
     pub fn new(name: &str, settings: &HttpTransportSettings, inbox: bool) -> Result<Self, String> {
         let base = check_url(&settings.url)?;
-        let client = Client::builder()
-            .connect_timeout(settings.connect_timeout)
-            .timeout(settings.request_timeout)
-            // The authority answers the call itself; a redirect means a wrong url, which the
-            // operator sees as the status in the transport's last error.
-            .redirect(reqwest::redirect::Policy::none())
-            // Simulators and mocks run beside the service; a proxy from the environment would
-            // only stand in between.
-            .no_proxy()
-            .user_agent(concat!("meldewerk/", env!("CARGO_PKG_VERSION")))
+        let client = client_builder(settings)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {}", chain(&e)))?;
         Ok(HttpTransport {
@@ -77,14 +68,7 @@ impl HttpTransport {
         sent: Result<Response, reqwest::Error>,
         refusals: &[Refusal<T>],
     ) -> Result<T, TransportError> {
-        // reqwest's text names the url; it is said once, in front.
-        let response = sent.map_err(|e| {
-            TransportError::Transient(format!("{url}: {}", chain(&e.without_url())))
-        })?;
-        let status = response.status();
-        let body = read_bounded(response)
-            .await
-            .map_err(|e| TransportError::Transient(format!("{url}: HTTP {status}, {e}")))?;
+        let (status, body) = status_and_body(url, sent).await?;
         if status == StatusCode::OK {
             return serde_json::from_slice(&body)
                 .map_err(|e| TransportError::Transient(format!("{url}: unreadable answer ({e})")));
@@ -176,6 +160,21 @@ impl Inbox for HttpTransport {
     }
 }
 
+/// What every HTTP client of a transport starts from: the timeouts of `settings`, no redirects,
+/// no proxy, the service's user agent.
+pub(crate) fn client_builder(settings: &HttpTransportSettings) -> reqwest::ClientBuilder {
+    Client::builder()
+        .connect_timeout(settings.connect_timeout)
+        .timeout(settings.request_timeout)
+        // The authority answers the call itself; a redirect means a wrong url, which the
+        // operator sees as the status in the transport's last error.
+        .redirect(reqwest::redirect::Policy::none())
+        // Simulators and mocks run beside the service; a proxy from the environment would
+        // only stand in between.
+        .no_proxy()
+        .user_agent(concat!("meldewerk/", env!("CARGO_PKG_VERSION")))
+}
+
 /// [`crate::TransportKind::connect`] of an authority reached over the wire protocol: an
 /// [`HttpTransport`] named like the channel, fetching the inbox when the authority has one.
 pub fn connect(
@@ -197,8 +196,25 @@ pub(crate) fn join(base: &Url, path: &str) -> Url {
     url
 }
 
+/// The status and the body (at most [`MAX_BODY_BYTES`]) of the answer to a request sent to
+/// `url`; a request that could not be sent, or an answer that could not be read, is a transient
+/// fault naming the url.
+pub(crate) async fn status_and_body(
+    url: &Url,
+    sent: Result<Response, reqwest::Error>,
+) -> Result<(StatusCode, Vec<u8>), TransportError> {
+    // reqwest's text names the url; it is said once, in front.
+    let response =
+        sent.map_err(|e| TransportError::Transient(format!("{url}: {}", chain(&e.without_url()))))?;
+    let status = response.status();
+    let body = read_bounded(response)
+        .await
+        .map_err(|e| TransportError::Transient(format!("{url}: HTTP {status}, {e}")))?;
+    Ok((status, body))
+}
+
 /// The body, at most [`MAX_BODY_BYTES`].
-pub(crate) async fn read_bounded(mut response: Response) -> Result<Vec<u8>, String> {
+async fn read_bounded(mut response: Response) -> Result<Vec<u8>, String> {
     let too_large = || format!("answer larger than {MAX_BODY_BYTES} bytes");
     if response
         .content_length()

@@ -224,9 +224,7 @@ enum Begun {
 
 impl Simulated for Simulator {
     fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError> {
-        Simulator::received_page(self, query)?
-            .into_json()
-            .map_err(|e| SimulatorError::Corrupt(e.to_string()))
+        Simulator::received_page(self, query)?.into_simulated()
     }
 
     fn into_transport(self: Arc<Self>) -> Arc<dyn Transport> {
@@ -234,25 +232,7 @@ impl Simulated for Simulator {
     }
 
     fn scriptable(&self) -> &dyn Scriptable {
-        self
-    }
-}
-
-impl Scriptable for Simulator {
-    fn script(&self) -> Script {
-        Simulator::script(self)
-    }
-
-    fn set_script(&self, script: Script) -> Result<(), ScriptError> {
-        Simulator::set_script(self, script)
-    }
-
-    fn push_rule(&self, rule: Rule) -> Result<(), ScriptError> {
-        Simulator::push_rule(self, rule)
-    }
-
-    fn reset_script(&self) {
-        Simulator::reset_script(self);
+        &self.inner.script
     }
 }
 

@@ -135,11 +135,7 @@ impl ReceivedMessage {
         journal: &Journal<ReceivedMessage>,
         seq: u64,
     ) -> Result<Self, JournalError> {
-        if self.body.is_empty() {
-            if let Some(body) = journal.attachment(seq)? {
-                self.body = body;
-            }
-        }
+        crate::received::fill_body(&mut self.body, journal, seq)?;
         Ok(self.with_receipt())
     }
 

@@ -410,3 +410,46 @@ fn killed_mid_delivery_and_started_again_nothing_is_lost_or_registered_twice() {
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["repeat_submissions"], 1);
 }
+
+#[test]
+fn the_service_scripts_and_reads_its_in_process_reporting_system_and_needs_certificates_for_a_url()
+{
+    let dir = common::DataDir::new();
+    let server = common::Server::start(&dir, &[]);
+    let base = "/admin/api/v1/transports/demis";
+    let answer = server.admin_post_json(
+        &format!("{base}/script/rules"),
+        &json!({"kind": "reject", "reason": "Test", "report_id": "BED-1"}),
+    );
+    assert_eq!(answer.status(), 200);
+    let script: Value = server.admin_get(&format!("{base}/script")).json().unwrap();
+    assert_eq!(script["rules"][0]["reason"], "Test", "{script}");
+    let received = server.admin_get(&format!("{base}/received"));
+    assert_eq!(received.status(), 200);
+    let received: Value = received.json().unwrap();
+    assert_eq!(received, json!({"messages": [], "next": null}));
+    drop(server);
+
+    // With a url, the service posts with a client certificate, and will not start without one.
+    let output = std::process::Command::new(common::binary())
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env_remove("MELDEWERK_DATA_DIR")
+        .env("MELDEWERK_OPERATOR__PASSWORD", common::OPERATOR.1)
+        .env(
+            "MELDEWERK_TRANSPORTS__DEMIS__URL",
+            "https://127.0.0.1:9/fhir",
+        )
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "transports.demis.url is set: the reporting system authenticates the facility by \
+             its client certificate, so client_certificate, client_key (PEM files) and ca"
+        ),
+        "{stderr}"
+    );
+}

@@ -14,7 +14,6 @@ use serde::{Deserialize, Deserializer};
 
 use crate::auth::client_address::{parse_networks, ForwardedHeader};
 use crate::mail::MailSettings;
-use crate::xpersonenstand::XPersonenstandSettings;
 
 /// Everything the service can be configured with. Every field has an embedded default, so that
 /// `meldewerk serve` runs with no configuration at all.
@@ -59,9 +58,9 @@ pub struct Settings {
     pub store: StoreSettings,
     /// The delivery engine.
     pub engine: EngineSettings,
-    /// Header addresses of every XPersonenstand message (the civil-registry modules).
-    pub xpersonenstand: XPersonenstandSettings,
-    /// Each module's own section, `[modules.<segment>]`, read by the module itself.
+    /// The modules' sections, `[modules.<name>]`: a module's own, or one a family of modules
+    /// shares (`[modules.xpersonenstand]`, the civil registry's message header), read by the
+    /// modules themselves.
     pub modules: BTreeMap<String, figment::value::Value>,
     /// The transports: simulated in-process, or reached over HTTP.
     pub transports: TransportSettings,
@@ -89,7 +88,6 @@ impl Default for Settings {
             log: LogSettings::default(),
             store: StoreSettings::default(),
             engine: EngineSettings::default(),
-            xpersonenstand: XPersonenstandSettings::default(),
             modules: BTreeMap::new(),
             transports: TransportSettings::default(),
             mail: MailSettings::default(),

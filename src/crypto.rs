@@ -224,6 +224,9 @@ pub const KEY_ID_LEN: usize = 12;
 pub const MEMENTO_KEY: &str = "memento-key";
 /// Purpose label of wrapped seal keys.
 pub const SEAL_KEY: &str = "seal-key";
+/// Purpose label of facilities' wrapped certificate keys; the site and environment are bound
+/// after it (`certificate-key/123456789/test`), so that a key cannot be moved to another.
+pub const CERTIFICATE_KEY: &str = "certificate-key";
 
 /// argon2id with the configured cost, for password hashes and memento-key derivation.
 #[derive(Clone)]

@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod auth;
+pub mod certificates;
 pub mod cli;
 pub mod configuration;
 pub mod crypto;

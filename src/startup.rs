@@ -135,9 +135,12 @@ fn build_modules(
     let read = setup.read.borrow();
     for section in settings.modules.keys() {
         if !read.contains(section) && !modules.iter().any(|m| m.info().module == section) {
-            let known: Vec<&str> = modules.iter().map(|m| m.info().module).collect();
+            let mut known: Vec<&str> = modules.iter().map(|m| m.info().module).collect();
+            known.extend(read.iter().map(String::as_str));
+            known.sort_unstable();
+            known.dedup();
             return Err(StartupError::Config(format!(
-                "modules.{section}: no such module (known: {})",
+                "modules.{section}: no module reads this section (known: {})",
                 known.join(", ")
             )));
         }

@@ -62,11 +62,14 @@ impl Transports {
         self.find(name).map(|o| Arc::clone(&o.transport))
     }
 
-    /// The registry entry of every opened transport, and whether its simulator runs here.
-    pub fn kinds(&self) -> impl Iterator<Item = (&'static TransportKind, bool)> + '_ {
-        self.opened
-            .iter()
-            .map(|o| (o.kind, matches!(o.site, Site::InProcess(_))))
+    /// For operators: the authority the transport `name` reaches, and where: simulated in this
+    /// process, or at its url.
+    pub fn describe(&self, name: &str) -> Option<String> {
+        let opened = self.find(name)?;
+        Some(match &opened.site {
+            Site::InProcess(_) => format!("{}; simulated in this process", opened.kind.authority),
+            Site::Remote(url) => format!("{}; at {url}", opened.kind.authority),
+        })
     }
 
     /// The in-process simulator of the transport `name`, or why there is none here: 404 for an

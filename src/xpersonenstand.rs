@@ -330,3 +330,46 @@ impl<C: Content> MessageBuilder for Builder<C> {
         Ok(xml_message(message_uuid, xml))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use meldewerk_xml::xpersonenstand::nachrichtentyp_in_worten;
+
+    use super::*;
+
+    /// Every civil-registry form names its report type as the message-type list does, so that the
+    /// confirmation page and the office's receipt say the same.
+    #[test]
+    fn the_forms_name_their_report_type_as_the_message_type_list_does() {
+        let sections = BTreeMap::new();
+        let setup = ModuleSetup {
+            sections: &sections,
+            read: Default::default(),
+            base_url: "http://localhost",
+        };
+        let mut checked = 0;
+        for build in crate::modules::MODULES {
+            let module = build(&setup).unwrap();
+            if module.info().transport != TRANSPORT {
+                continue;
+            }
+            for form in module.info().forms {
+                let words = form
+                    .report_type
+                    .expect("a civil-registry form has a report type");
+                let code = words
+                    .rsplit_once('(')
+                    .and_then(|(_, code)| code.strip_suffix(')'))
+                    .expect("the code in parentheses");
+                assert_eq!(words, nachrichtentyp_in_worten(code), "{}", form.path);
+                checked += 1;
+            }
+        }
+        assert_eq!(
+            checked, 5,
+            "birthnotice, birthdata and the three deathnotice forms"
+        );
+    }
+}

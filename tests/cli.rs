@@ -596,7 +596,31 @@ fn serve_refuses_invalid_configuration() {
             &serve,
             &[("MELDEWERK_MODULES__NOSUCHMODULE__RETENTION_SECS", "1")],
         ),
-        "modules.nosuchmodule: no such module (known: birthdata, birthnotice, deathnotice)",
+        "modules.nosuchmodule: no module reads this section (known: birthdata, birthnotice, \
+         deathnotice, xpersonenstand)",
+    );
+    // The civil registry's message header is a section its modules share; the top-level
+    // section of earlier versions is refused, as is a transport the service does not know.
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[("MELDEWERK_MODULES__XPERSONENSTAND__PORTAL_KENUNG", "sap:1")],
+        ),
+        "modules.xpersonenstand: unknown field: found `portal_kenung`",
+    );
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[("MELDEWERK_XPERSONENSTAND__PORTAL_KENNUNG", "sap:1")],
+        ),
+        "unknown field: found `xpersonenstand`",
+    );
+    assert_fails_with(
+        meldewerk(
+            &serve,
+            &[("MELDEWERK_TRANSPORTS__NOSUCH__URL", "http://127.0.0.1:1")],
+        ),
+        "transports.nosuch: no such transport (known: xpersonenstand)",
     );
     assert_fails_with(
         meldewerk(

@@ -540,6 +540,12 @@ fn the_chart_draws_the_last_hours_reports_and_a_recovered_transport_shows_its_er
     );
     assert!(transport.contains("Wartungsfenster"), "{transport}");
     assert!(transport.contains("<time datetime=\"20"), "{transport}");
+    // Which authority it reaches, and where, from the registry of transports.
+    assert!(
+        transport.contains("the civil-registry office (Standesamt)")
+            && transport.contains("; simulated in this process</td>"),
+        "{transport}"
+    );
     let health: Value = server.admin_get("/admin/api/v1/transports").json().unwrap();
     assert!(health[0]["last_error_at"].is_string(), "{health}");
 }

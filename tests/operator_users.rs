@@ -327,27 +327,7 @@ fn user_administration_needs_operator_credentials() {
                 .request(method.clone(), server.url(path))
                 .json(&json!({"name": "intruder", "password": NEW_PASSWORD}))
         };
-        let anonymous = request().send().unwrap();
-        assert_eq!(anonymous.status(), 401, "{what} anonymous");
-        assert!(
-            anonymous.headers().contains_key("www-authenticate"),
-            "{what}"
-        );
-        assert_eq!(
-            anonymous.json::<Value>().unwrap(),
-            json!({"errors": ["operator credentials required"]}),
-            "{what}"
-        );
-        let wrong = request()
-            .basic_auth(OPERATOR.0, Some("guess"))
-            .send()
-            .unwrap();
-        assert_eq!(wrong.status(), 401, "{what} with a wrong operator password");
-        let api_user = request()
-            .basic_auth("klinik", Some(PASSWORD))
-            .send()
-            .unwrap();
-        assert_eq!(api_user.status(), 401, "{what}: an API user is no operator");
+        assert_operators_only(what, request, "klinik");
     }
     // Nothing changed: klinik still has its password and no seal, nobody was added.
     let users = list(&server);

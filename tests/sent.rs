@@ -320,6 +320,27 @@ fn squeezed(text: &str) -> String {
 }
 
 #[test]
+fn the_civil_registry_header_comes_from_the_section_its_modules_share() {
+    let (_dir, server) = start(
+        &[USER],
+        &[
+            (
+                "MELDEWERK_MODULES__XPERSONENSTAND__PORTAL_NAME",
+                "Klinikportal",
+            ),
+            (
+                "MELDEWERK_MODULES__XPERSONENSTAND__PORTAL_KENNUNG",
+                "sap:000000042",
+            ),
+        ],
+    );
+    let id = dispatch(&server, USER, &complete_notice("geb-s-header"));
+    let text = receipt_text(&server.wait_for_status(USER, &id, "SUCCESS"));
+    let line = squeezed("Absender Klinikportal (sap:000000042)");
+    assert!(text.contains(&line), "{line} missing:\n{text}");
+}
+
+#[test]
 fn receipts_name_the_report_type_the_sender_and_local_times() {
     let (_dir, server) = start(&[USER], &[]);
     let id = dispatch(&server, USER, &complete_notice("geb-s-receipt"));

@@ -289,6 +289,17 @@ fn bad_scripts_and_queries_are_refused_with_every_problem() {
         ),
         json!({"errors": ["no simulated transport named courtmail"]})
     );
+    // Every operator route of the transports is generic over the name.
+    for (method, path) in [
+        ("GET", "/admin/api/v1/transports/courtmail/received"),
+        ("DELETE", "/admin/api/v1/transports/courtmail/script"),
+    ] {
+        assert_eq!(
+            expect(&server, method, path, None, 404),
+            json!({"errors": ["no simulated transport named courtmail"]}),
+            "{method} {path}"
+        );
+    }
     assert_eq!(
         expect(
             &server,

@@ -173,6 +173,15 @@ pub struct SessionUser {
     pub session: Session,
 }
 
+/// Where every failed magic link, `/bal/` login and request without a live session goes,
+/// without saying why: the login page, which says that the link did not work.
+pub(crate) fn redirect_to_login_error() -> HttpResponse {
+    HttpResponse::Found()
+        .insert_header((actix_web::http::header::LOCATION, "/login?error"))
+        .insert_header((actix_web::http::header::CACHE_CONTROL, "no-store"))
+        .finish()
+}
+
 /// No live session: the browser is sent to `/login?error`.
 #[derive(Debug)]
 pub struct NoSession;
@@ -185,7 +194,7 @@ impl std::fmt::Display for NoSession {
 
 impl ResponseError for NoSession {
     fn error_response(&self) -> HttpResponse {
-        crate::routes::login::redirect_to_login_error()
+        redirect_to_login_error()
     }
 }
 

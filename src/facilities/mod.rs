@@ -3,8 +3,6 @@
 //! (`meldewerk facility …`, [`cli`]), and [`resolve`], which a module calls for the reporting
 //! facility a submission names (`MeldendeEinrichtung.BSNR`).
 
-pub(crate) mod cli;
-
 use chrono::{DateTime, Utc};
 use meldewerk_storage::{
     Bsnr, Facility, FacilityRefusal, Ik, PostalAddress, Store, StoreError, UserRecord,

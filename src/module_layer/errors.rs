@@ -183,7 +183,7 @@ pub struct ModuleError {
     pub error: ApiError,
     /// The module's error style.
     pub style: ErrorStyle,
-    /// The module's path segment.
+    /// The module (its name, the path segment of its API).
     pub module: &'static str,
     /// The request path.
     pub instance: String,

@@ -1,13 +1,13 @@
-//! `POST /api/{seg}/v1/memento`, for every module: validate the request against the module's
+//! `POST /api/{module}/v1/memento`, for every module: validate the request against the module's
 //! schema, encrypt it, answer `{memento, magicLink}`. Nothing is stored.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use serde_json::{json, Map, Value};
 
+use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
 use super::fields::{validate, MAX_TEXT};
-use super::routes::ModuleContext;
 use super::{mock, ModuleInfo};
 use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};

@@ -6,10 +6,9 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use meldewerk_transports::receipt::{render_receipt, ReceiptFields};
 use meldewerk_xml::local_time::LocalZone;
-use meldewerk_xml::xpersonenstand::nachrichtentyp_in_worten;
 use serde_json::{json, Value};
 
-use super::reports::rfc3339;
+use super::rfc3339;
 use super::ModuleInfo;
 
 /// Outcome a reserved mock id simulates.
@@ -72,8 +71,9 @@ pub fn receipt(info: &ModuleInfo, id: &str, at: DateTime<Utc>) -> Vec<u8> {
     let report_type = info
         .forms
         .first()
-        .and_then(|form| form.message_type)
-        .map_or_else(|| "Testmeldung".to_owned(), nachrichtentyp_in_worten);
+        .and_then(|form| form.report_type)
+        .unwrap_or("Testmeldung")
+        .to_owned();
     render_receipt(&ReceiptFields {
         authority: "meldewerk Testempfang (keine echte Übermittlung)".into(),
         report_type,

@@ -6,8 +6,8 @@
 //! message), its message builder and transport, its error style and its retention.
 //!
 //! Everything else is written once here, generic over the module:
-//! - [`memento`]: `POST /api/{seg}/v1/memento` (validate, encrypt, answer the link);
-//! - [`reports`]: `GET /api/{seg}/v1/reports` and `GET /reports/{id}[?peek=true]`, with the
+//! - [`memento`]: `POST /api/{module}/v1/memento` (validate, encrypt, answer the link);
+//! - [`reports`]: `GET /api/{module}/v1/reports` and `GET /reports/{id}[?peek=true]`, with the
 //!   404/410 rules and the reserved mock ids;
 //! - [`form`]: the form mechanics (pre-fill, CSRF, validation with re-render keeping every value,
 //!   the message built and signed, dispatch with it in one transaction, double-dispatch refusal,
@@ -16,6 +16,7 @@
 //! - [`fields`]: the field tables that drive validation and forms;
 //! - [`routes`]: registration of a module's routes under its path segment.
 
+pub mod context;
 pub mod errors;
 pub mod fields;
 pub mod form;
@@ -133,9 +134,9 @@ pub struct Form {
     pub title: &'static str,
     /// Who signs the message.
     pub signature: SignatureRule,
-    /// Code of the message type the form's reports are delivered as (`081020`), named in words
-    /// on the confirmation page and on test receipts; `None` for a form without one.
-    pub message_type: Option<&'static str>,
+    /// The type of report the form sends, in words, as the authority names it (`Geburtsanzeige
+    /// (081020)`): on the confirmation page and on test receipts; `None` for a form without one.
+    pub report_type: Option<&'static str>,
 }
 
 impl Form {
@@ -146,14 +147,14 @@ impl Form {
             prefix: "",
             title,
             signature,
-            message_type: None,
+            report_type: None,
         }
     }
 
-    /// The same form, its reports delivered as the message type `code` (`081020`).
-    pub const fn message_type(self, code: &'static str) -> Self {
+    /// The same form, its reports of the type `words` (`Geburtsanzeige (081020)`).
+    pub const fn report_type(self, words: &'static str) -> Self {
         Form {
-            message_type: Some(code),
+            report_type: Some(words),
             ..self
         }
     }
@@ -254,7 +255,7 @@ pub trait Module: Send + Sync + 'static {
 
     /// Routes of the module's own inside its API scope `/api/<module>/v1/`, beside the layer's
     /// memento and result routes (a report sent without a form, say); their handlers find the
-    /// module's [`routes::ModuleContext`] as app data. None by default.
+    /// module's [`context::ModuleContext`] as app data. None by default.
     fn api_routes(&self, _cfg: &mut actix_web::web::ServiceConfig) {}
 
     /// Routes of the module's own outside its API (a page before its forms, say), registered
@@ -262,7 +263,7 @@ pub trait Module: Send + Sync + 'static {
     fn routes(
         &self,
         _cfg: &mut actix_web::web::ServiceConfig,
-        _context: &actix_web::web::Data<routes::ModuleContext>,
+        _context: &actix_web::web::Data<context::ModuleContext>,
     ) {
     }
 }
@@ -344,6 +345,11 @@ pub fn retention(
             reason: format!("{RETENTION_KEY} must be a whole number of seconds"),
         }),
     }
+}
+
+/// `YYYY-MM-DDThh:mm:ss+00:00`, the contract's date-time with offset.
+pub fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
 }
 
 /// The report's content as the module's typed model, for its message builder.

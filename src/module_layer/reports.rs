@@ -1,21 +1,16 @@
-//! `GET /api/{seg}/v1/reports` and `GET /api/{seg}/v1/reports/{id}[?peek=true]`, for every module.
+//! `GET /api/{module}/v1/reports` and `GET /api/{module}/v1/reports/{id}[?peek=true]`, for every module.
 
 use std::sync::Arc;
 
+use super::rfc3339;
 use actix_web::{web, HttpRequest, HttpResponse};
-use chrono::{DateTime, Utc};
 use meldewerk_storage::{Consumed, ReportKey, ReportResult, ReportStatus, Store};
 use serde::Serialize;
 
+use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
-use super::routes::ModuleContext;
 use super::{mock, ExpiredAnswer};
 use crate::auth::ApiUser;
-
-/// `YYYY-MM-DDThh:mm:ss+00:00`, the contract's date-time with offset.
-pub fn rfc3339(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
-}
 
 /// The members of a result body before `receiptPdf`, serialized from borrowed fields. Members
 /// in alphabetical order; `clientReference` only for modules that echo it (then `null` when
@@ -87,7 +82,7 @@ fn joined(head: &impl Serialize, receipt: Option<&str>, tail: &impl Serialize) -
     body
 }
 
-/// `GET /api/{seg}/v1/reports`: ids of the caller's dispatched reports not yet consumed.
+/// `GET /api/{module}/v1/reports`: ids of the caller's dispatched reports not yet consumed.
 #[tracing::instrument(name = "pending_list", skip_all, fields(module = context.info.module))]
 pub(crate) async fn list_pending(
     req: HttpRequest,
@@ -137,7 +132,7 @@ fn url_pairs(query: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `GET /api/{seg}/v1/reports/{id}[?peek=true]`: the result. Without `peek` a final result is
+/// `GET /api/{module}/v1/reports/{id}[?peek=true]`: the result. Without `peek` a final result is
 /// consumed (atomically: of two concurrent reads one gets 200, the other 410).
 #[tracing::instrument(name = "report_read", skip_all, fields(module = context.info.module))]
 pub(crate) async fn get_report(

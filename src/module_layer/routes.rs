@@ -6,43 +6,9 @@ use std::sync::Arc;
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use meldewerk_actors::MessageSigner;
 
-use super::errors::{ApiError, ErrorStyle, ModuleError};
-use super::fields::FieldIndex;
-use super::{form, memento, reports, Form, Module, ModuleInfo};
-
-/// What the generic handlers know of the module they serve (app data of the module's routes).
-pub struct ModuleContext {
-    /// The module.
-    pub module: Arc<dyn Module>,
-    /// Its identity.
-    pub info: &'static ModuleInfo,
-    /// Its error style.
-    pub style: ErrorStyle,
-    /// Its field table, indexed for validating memento requests.
-    pub fields: FieldIndex,
-}
-
-impl ModuleContext {
-    /// A context for `module`.
-    pub fn new(module: Arc<dyn Module>) -> Self {
-        ModuleContext {
-            info: module.info(),
-            style: module.error_style().clone(),
-            fields: FieldIndex::new(module.info().fields),
-            module,
-        }
-    }
-
-    /// `error` as this module writes it, for the request `req`.
-    pub fn error(&self, req: &HttpRequest, error: ApiError) -> ModuleError {
-        ModuleError {
-            error,
-            style: self.style.clone(),
-            module: self.info.module,
-            instance: req.path().to_owned(),
-        }
-    }
-}
+use super::context::{FormContext, ModuleContext};
+use super::errors::ApiError;
+use super::{form, memento, reports, Module};
 
 async fn only_post(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
     context
@@ -62,20 +28,7 @@ async fn no_such_endpoint(req: HttpRequest, context: web::Data<ModuleContext>) -
         .error_response()
 }
 
-/// A form route's app data: the module, which of its forms this is, and who signs its messages.
-pub struct FormContext {
-    /// The module.
-    pub module: Arc<dyn Module>,
-    /// The form.
-    pub form: &'static Form,
-    /// Signs the messages the form dispatches (the engine's signer of the module).
-    pub signer: Arc<dyn MessageSigner>,
-    /// Paths of the fields and groups mandatory however the form is filled in: a property of
-    /// the form, found once here rather than on every page.
-    pub mandatory: Vec<String>,
-}
-
-/// Registers `/api/{seg}/v1/{memento,reports,reports/{id}}` and every form of the module, whose
+/// Registers `/api/{module}/v1/{memento,reports,reports/{id}}` and every form of the module, whose
 /// messages `signer` signs.
 pub fn configure(
     module: Arc<dyn Module>,
@@ -127,5 +80,103 @@ pub fn configure(
                     .route(web::get().to(form::sent)),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::{test, App, HttpResponse};
+    use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
+    use meldewerk_storage::{MessageSignature, Report};
+    use serde_json::Value;
+
+    use super::*;
+    use crate::module_layer::{DispatchProblem, Form, ModuleInfo, SignatureRule};
+
+    static FORMS: [Form; 1] = [Form::new("/forms/own", "Eigenes", SignatureRule::Portal)];
+    static INFO: ModuleInfo = ModuleInfo::new("own", &[], &FORMS, "xpersonenstand");
+
+    /// A module with routes of its own.
+    struct Own;
+
+    struct NoMessages;
+
+    impl MessageBuilder for NoMessages {
+        fn build(&self, _: &Report) -> Result<BuiltMessage, BuildError> {
+            Err(BuildError("none".into()))
+        }
+    }
+
+    struct NoSigner;
+
+    #[async_trait::async_trait]
+    impl MessageSigner for NoSigner {
+        async fn sign(&self, _: &Report, _: &[u8]) -> Result<Option<MessageSignature>, BuildError> {
+            Ok(None)
+        }
+    }
+
+    impl Module for Own {
+        fn info(&self) -> &'static ModuleInfo {
+            &INFO
+        }
+
+        fn checked_message(
+            &self,
+            _: &Form,
+            _: &Value,
+        ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
+            Err(Vec::new())
+        }
+
+        fn messages(&self) -> Arc<dyn MessageBuilder> {
+            Arc::new(NoMessages)
+        }
+
+        fn api_routes(&self, cfg: &mut web::ServiceConfig) {
+            cfg.route(
+                "/status/{id}",
+                web::get().to(|context: web::Data<ModuleContext>| async move {
+                    HttpResponse::Ok().body(format!("status of {}", context.info.module))
+                }),
+            );
+        }
+
+        fn routes(&self, cfg: &mut web::ServiceConfig, context: &web::Data<ModuleContext>) {
+            cfg.service(
+                web::resource("/own/")
+                    .app_data(context.clone())
+                    .route(
+                        web::get().to(|context: web::Data<ModuleContext>| async move {
+                            HttpResponse::Ok().body(format!("index of {}", context.info.module))
+                        }),
+                    ),
+            );
+        }
+    }
+
+    #[actix_web::test]
+    async fn a_module_adds_routes_inside_and_outside_its_api_without_the_layer_knowing_it() {
+        let app =
+            test::init_service(App::new().configure(configure(Arc::new(Own), Arc::new(NoSigner))))
+                .await;
+        for (path, body) in [
+            ("/api/own/v1/status/x-1", "status of own"),
+            ("/own/", "index of own"),
+        ] {
+            let answer =
+                test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;
+            assert_eq!(answer.status(), 200, "{path}");
+            assert_eq!(test::read_body(answer).await, body.as_bytes(), "{path}");
+        }
+        // The layer's own answers stay: an unknown path of the API in the module's style.
+        let unknown = test::call_service(
+            &app,
+            test::TestRequest::get()
+                .uri("/api/own/v1/nothing")
+                .to_request(),
+        )
+        .await;
+        assert_eq!(unknown.status(), 404);
     }
 }

@@ -4,8 +4,8 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{get, web, HttpRequest, HttpResponse};
 
-use super::login::redirect_to_login_error;
 use crate::auth::basic::basic_credentials;
+use crate::auth::session::redirect_to_login_error;
 use crate::auth::{client_address, AuthFailure, CredentialVerifier, Sessions};
 use crate::tokens::is_safe_target;
 

@@ -35,7 +35,7 @@ pub async fn readyz(
             HttpResponse::ServiceUnavailable().json(serde_json::json!({
                 "status": "not ready",
                 "store": "unavailable",
-                "since": crate::module_layer::reports::rfc3339(since),
+                "since": crate::module_layer::rfc3339(since),
             }))
         }
     }

@@ -7,11 +7,6 @@ use maud::{html, Markup};
 use crate::auth::session::{Sessions, COOKIE_NAME};
 use crate::forms::page;
 
-/// Where every failed magic link or `/bal/` login goes, without saying why.
-pub(crate) fn redirect_to_login_error() -> HttpResponse {
-    super::found("/login?error")
-}
-
 /// `GET /login`: a plain page. With `?error` it says that the link did not work.
 #[get("/login")]
 pub async fn login(req: HttpRequest) -> HttpResponse {

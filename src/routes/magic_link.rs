@@ -6,7 +6,7 @@ use actix_web::{get, web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use meldewerk_storage::Store;
 
-use super::login::redirect_to_login_error;
+use crate::auth::session::redirect_to_login_error;
 use crate::auth::Sessions;
 use crate::crypto::{envelope_key_id, MasterKey, UserKey};
 use crate::telemetry::log_str;

@@ -293,4 +293,20 @@ pub trait Store: Send + Sync + 'static {
         };
         Ok(check_facility(bsnr, facility, customer, scope.as_ref()))
     }
+
+    // ---- certificates ----
+
+    /// Stores a facility's certificate for its site and environment, in place of the one there
+    /// was; returns whether there was one.
+    async fn put_certificate(&self, certificate: FacilityCertificate) -> StoreResult<bool>;
+    /// The certificate of site `bsnr` for `environment`, if one is deposited.
+    async fn certificate(
+        &self,
+        bsnr: &Bsnr,
+        environment: Environment,
+    ) -> StoreResult<Option<FacilityCertificate>>;
+    /// Every deposited certificate, by site, test before production.
+    async fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>>;
+    /// Removes the certificate of site `bsnr` for `environment`; `false` if there was none.
+    async fn remove_certificate(&self, bsnr: &Bsnr, environment: Environment) -> StoreResult<bool>;
 }

@@ -342,3 +342,64 @@ async fn parts_written_before_they_were_packed_read_as_they_are() {
     let result = store.report_result(&key("geb-raw")).await.unwrap().unwrap();
     assert_eq!(result.receipt_base64, Some(receipt_base64()));
 }
+
+/// A report decided at once: its delivery and its end are one transaction, its receipt keeps
+/// its media type, and the members its module adds to results come back with every read.
+#[tokio::test]
+async fn a_report_decided_at_once_keeps_its_receipt_type_and_result_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = reopen(dir.path());
+    let mut dispatched = report("lab-1");
+    dispatched
+        .result_members
+        .insert("diseaseCode".into(), "Influenza".into());
+    let job = store.dispatch_report(dispatched).await.unwrap();
+    let job = store.begin_attempt(&job).await.unwrap();
+    store.record_prepared(&job, message("lab-1")).await.unwrap();
+    let now = Utc::now();
+    let receipt = Receipt {
+        media_type: "application/xml".into(),
+        bytes: b"<quittung/>".to_vec(),
+    };
+    let ended = store
+        .record_delivered(
+            &job,
+            "reporting",
+            Some("n-1".into()),
+            now,
+            AfterDelivery::Finished(Outcome::Success {
+                receipt,
+                portal: None,
+            }),
+        )
+        .await
+        .unwrap()
+        .expect("the report ended with the answer");
+    assert_eq!((ended.key, ended.failure), (key("lab-1"), None));
+    assert!(
+        store.job(job.id).await.unwrap().is_none(),
+        "the job left the outbox"
+    );
+
+    drop(store);
+    let store = reopen(dir.path());
+    let report = store.report(&key("lab-1")).await.unwrap().unwrap();
+    assert_eq!(report.status, ReportStatus::Success);
+    assert_eq!(report.transport.as_deref(), Some("reporting"));
+    assert_eq!(report.transport_ref.as_deref(), Some("n-1"));
+    assert_eq!(report.receipt.as_deref(), Some(&b"<quittung/>"[..]));
+    let peeked = store.report_result(&key("lab-1")).await.unwrap().unwrap();
+    assert_eq!(
+        peeked.receipt_media_type.as_deref(),
+        Some("application/xml")
+    );
+    assert_eq!(peeked.result_members["diseaseCode"], "Influenza");
+    let Consumed::Result(consumed) = store.consume_report(&key("lab-1")).await.unwrap() else {
+        panic!("a final report is consumed");
+    };
+    assert_eq!(consumed.result_members, peeked.result_members);
+    assert_eq!(
+        consumed.receipt_media_type.as_deref(),
+        Some("application/xml")
+    );
+}

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod pkcs12;
 pub mod raw;
 pub mod remote;
 
@@ -797,6 +798,37 @@ pub fn audited(server: &Server) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// Asserts that the operator API refuses `request` (made afresh for each try) with 401 without
+/// credentials (with `WWW-Authenticate` and the API's message), with a wrong operator password,
+/// and with the credentials of the API user `api_user`; `what` names the request in failures.
+pub fn assert_operators_only(
+    what: &str,
+    request: impl Fn() -> reqwest::blocking::RequestBuilder,
+    api_user: &str,
+) {
+    let anonymous = request().send().unwrap();
+    assert_eq!(anonymous.status(), 401, "{what} anonymous");
+    assert!(
+        anonymous.headers().contains_key("www-authenticate"),
+        "{what}"
+    );
+    assert_eq!(
+        anonymous.json::<Value>().unwrap(),
+        json!({"errors": ["operator credentials required"]}),
+        "{what}"
+    );
+    let wrong = request()
+        .basic_auth(OPERATOR.0, Some("guess"))
+        .send()
+        .unwrap();
+    assert_eq!(wrong.status(), 401, "{what} with a wrong operator password");
+    let api_user = request()
+        .basic_auth(api_user, Some(PASSWORD))
+        .send()
+        .unwrap();
+    assert_eq!(api_user.status(), 401, "{what}: an API user is no operator");
 }
 
 /// One page of the received log at `path` (with its query): the messages and `next`.

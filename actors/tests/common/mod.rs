@@ -455,6 +455,29 @@ impl Store for MemStore {
         self.state.lock().unwrap().finish(job.id, outcome, at)
     }
 
+    async fn put_certificate(
+        &self,
+        _: meldewerk_storage::FacilityCertificate,
+    ) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
+    async fn certificate(
+        &self,
+        _: &meldewerk_storage::Bsnr,
+        _: meldewerk_storage::Environment,
+    ) -> StoreResult<Option<meldewerk_storage::FacilityCertificate>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn certificates(&self) -> StoreResult<Vec<meldewerk_storage::FacilityCertificate>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn remove_certificate(
+        &self,
+        _: &meldewerk_storage::Bsnr,
+        _: meldewerk_storage::Environment,
+    ) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
     // The facility registry is not the engine's business.
     async fn put_facility(
         &self,

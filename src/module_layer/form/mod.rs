@@ -17,8 +17,8 @@ use meldewerk_actors::{BuiltMessage, Engine};
 use meldewerk_storage::{EndUserSignature, PreparedMessage, Report, ReportKey, Store, StoreError};
 use serde_json::Value;
 
+use super::context::FormContext;
 use super::fields::Field;
-use super::routes::FormContext;
 use super::{mock, SignatureRule};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};

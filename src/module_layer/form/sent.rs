@@ -12,14 +12,13 @@ use chrono::{DateTime, NaiveDate, Utc};
 use maud::{html, Markup};
 use meldewerk_storage::{Report, ReportKey, ReportStatus, Store};
 use meldewerk_xml::local_time::LocalZone;
-use meldewerk_xml::xpersonenstand::nachrichtentyp_in_worten;
 use serde_json::Value;
 
 use super::render::{html_response, message_page};
 use super::values::{inputs, rows_in_data, Input};
 use crate::auth::SessionUser;
+use crate::module_layer::context::FormContext;
 use crate::module_layer::fields::{lookup, Field, FieldKind};
-use crate::module_layer::routes::FormContext;
 use crate::module_layer::Form;
 use crate::routes::login::logout_button;
 use crate::routes::magic_link::append_query;
@@ -132,8 +131,8 @@ pub(crate) async fn sent(
         }
         dl.facts {
             div { dt { "Meldung" } dd { (report.key.id) } }
-            @if let Some(code) = form.message_type {
-                div { dt { "Meldungsart" } dd { (nachrichtentyp_in_worten(code)) } }
+            @if let Some(words) = form.report_type {
+                div { dt { "Meldungsart" } dd { (words) } }
             }
             div { dt { "Abgesendet" } dd { (zone.show_with_utc(report.submitted_at)) } }
             @if let Some(signature) = &report.end_user_signature {

@@ -25,7 +25,7 @@ static FORMS: [Form; 1] = [Form::new(
     "Geburtsdaten der Eltern",
     SignatureRule::Portal,
 )
-.message_type("081021")];
+.report_type("Geburtsdaten der Eltern (081021)")];
 
 /// The module's identity; lazy only because its field table is.
 static INFO: LazyLock<ModuleInfo> =

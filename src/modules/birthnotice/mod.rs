@@ -20,7 +20,7 @@ static FORMS: [Form; 1] = [Form::new(
     "Geburtsanzeige",
     SignatureRule::SealOrEndUser,
 )
-.message_type("081020")];
+.report_type("Geburtsanzeige (081020)")];
 
 static INFO: ModuleInfo = xps::module_info("birthnotice", fields::FIELDS, &FORMS)
     .with_mock_ids("BIRTHNOTICE")

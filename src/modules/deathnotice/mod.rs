@@ -31,21 +31,21 @@ static FORMS: [Form; 3] = [
         SignatureRule::SealOrEndUser,
     )
     .below("Einrichtung.")
-    .message_type("084020"),
+    .report_type("Sterbefallanzeige der Einrichtung (084020)"),
     Form::new(
         "/forms/deathnotice/084021",
         "Sterbefallanzeige des Bestatters",
         SignatureRule::SealOrEndUser,
     )
     .below("Bestatter.")
-    .message_type("084021"),
+    .report_type("Sterbefallanzeige des Bestatters (084021)"),
     Form::new(
         "/forms/deathnotice/084040",
         "Todesbescheinigung",
         SignatureRule::SealOrEndUser,
     )
     .below("Todesbescheinigung.")
-    .message_type("084040"),
+    .report_type("Todesbescheinigung (084040)"),
 ];
 
 /// The module's identity; lazy only because its field table is (see [`fields::FIELDS`]).

@@ -143,26 +143,8 @@ pub(crate) async fn refuse_cross_site<B: MessageBody + 'static>(
     .await
 }
 
-/// The same for the dashboard's forms: form bodies are admitted (their CSRF token is checked by
-/// each handler), requests another site made are refused with a 403 page.
-pub(crate) async fn refuse_cross_site_forms<B: MessageBody + 'static>(
-    settings: web::Data<WebSettings>,
-    req: ServiceRequest,
-    next: Next<B>,
-) -> Result<ServiceResponse<BoxBody>, Error> {
-    guard(&settings, req, next, Provenance::FormsWithToken, |_| {
-        super::dashboard::problem_page(
-            StatusCode::FORBIDDEN,
-            "Refused",
-            "This form was sent from a page of another site; the dashboard takes its forms only \
-             from its own pages.",
-        )
-    })
-    .await
-}
-
 /// Answers a refused request with `answer`, lets the others go on to `next`.
-async fn guard<B: MessageBody + 'static>(
+pub(crate) async fn guard<B: MessageBody + 'static>(
     settings: &WebSettings,
     req: ServiceRequest,
     next: Next<B>,

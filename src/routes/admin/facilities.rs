@@ -14,74 +14,17 @@ use std::sync::Arc;
 use actix_web::http::StatusCode;
 use actix_web::{delete, get, put, web, HttpRequest, HttpResponse};
 use chrono::Utc;
-use meldewerk_storage::{Bsnr, CustomerScope, Facility, FacilityPut, Ik, Store, StoreError};
+use meldewerk_storage::{Bsnr, CustomerScope, Facility, FacilityPut, Ik, Store};
 use serde_json::{json, Map, Value};
 
+use super::failure::Failure;
 use super::jobs::{page_answer, Page};
 use super::{audit, error, store_failed};
 use crate::auth::Operator;
 use crate::facilities::{customer_id, FacilityInput, Given, BODY_FIELDS};
-use crate::routes::json::{self, JsonError};
+use crate::routes::json;
 use crate::telemetry::log_str;
 use crate::web::WebSettings;
-
-/// Why a request was not done.
-enum Failure {
-    /// 400, one message per problem.
-    Invalid(Vec<String>),
-    /// The body could not be read (413, 415, 408; unreadable JSON is `Invalid`).
-    Body(JsonError),
-    /// 404 with this message.
-    NotFound(String),
-    /// The store failed.
-    Store(StoreError),
-}
-
-impl From<StoreError> for Failure {
-    fn from(e: StoreError) -> Self {
-        Failure::Store(e)
-    }
-}
-
-impl From<JsonError> for Failure {
-    fn from(e: JsonError) -> Self {
-        match e {
-            JsonError::Invalid(message) => Failure::Invalid(vec![message]),
-            other => Failure::Body(other),
-        }
-    }
-}
-
-impl std::fmt::Debug for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Invalid(errors) => f.write_str(&errors.join("; ")),
-            Failure::Body(e) => e.fmt(f),
-            Failure::NotFound(message) => f.write_str(message),
-            Failure::Store(e) => e.fmt(f),
-        }
-    }
-}
-
-/// The failure in the operator API's `{"errors": [...]}`.
-impl actix_web::ResponseError for Failure {
-    fn error_response(&self) -> HttpResponse {
-        match self {
-            Failure::Invalid(errors) => {
-                HttpResponse::BadRequest().json(json!({ "errors": errors }))
-            }
-            Failure::Body(e) => error(e.status(), e.to_string()),
-            Failure::NotFound(message) => error(StatusCode::NOT_FOUND, message.clone()),
-            Failure::Store(e) => store_failed(e),
-        }
-    }
-}
 
 /// The BSNR of a path; its problem goes to `errors` (`bsnr must be exactly 9 digits`).
 fn path_bsnr(text: &str, errors: &mut Vec<String>) -> Option<Bsnr> {

@@ -1,4 +1,4 @@
-//! `GET /admin/api/v1/reports/{seg}/{id}/message`: the exact message a report delivers.
+//! `GET /admin/api/v1/reports/{module}/{id}/message`: the exact message a report delivers.
 
 use std::sync::Arc;
 
@@ -59,7 +59,7 @@ pub struct MessageQuery {
 /// type; headers name the message UUID, its SHA-256 and the signature kind. 404 when there is no
 /// such report or nothing was built yet; 409 when the id exists for several users and `?user=`
 /// is missing.
-#[get("/reports/{seg}/{id}/message")]
+#[get("/reports/{module}/{id}/message")]
 pub async fn delivered_message(
     _operator: Operator,
     path: web::Path<(String, String)>,

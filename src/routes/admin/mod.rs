@@ -2,9 +2,11 @@
 //! from configuration).
 
 pub mod actors;
+pub mod certificates;
 mod cross_site;
 mod dashboard;
 pub mod facilities;
+mod failure;
 pub mod jobs;
 pub mod messages;
 pub mod modules;
@@ -54,7 +56,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(facilities::put_facility)
             .service(facilities::remove)
             .service(facilities::get_scope)
-            .service(facilities::put_scope),
+            .service(facilities::put_scope)
+            .service(certificates::list)
+            .service(certificates::deposit)
+            .service(certificates::remove),
     );
     // After the API's scope, which owns `/admin/api/v1/`.
     dashboard::configure(cfg);

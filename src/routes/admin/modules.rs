@@ -1,4 +1,4 @@
-//! `POST /admin/api/v1/modules/{seg}/pause` and `…/resume`: stop and restart a module's
+//! `POST /admin/api/v1/modules/{module}/pause` and `…/resume`: stop and restart a module's
 //! deliveries. A paused module still takes submissions; its jobs wait in the durable outbox.
 //! Each accepted request is recorded in the audit log (also one that changed nothing: the
 //! operator asked for it).

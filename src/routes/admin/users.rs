@@ -147,11 +147,7 @@ fn only_members(
     object: Map<String, Value>,
     allowed: &[&str],
 ) -> Result<Map<String, Value>, Failure> {
-    let unknown: Vec<String> = object
-        .keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
-        .map(|k| format!("{k} is not a known field"))
-        .collect();
+    let unknown = unknown_members(&object, allowed);
     if unknown.is_empty() {
         Ok(object)
     } else {
@@ -159,8 +155,17 @@ fn only_members(
     }
 }
 
+/// One message for each member of `object` that is not in `allowed`.
+pub(super) fn unknown_members(object: &Map<String, Value>, allowed: &[&str]) -> Vec<String> {
+    object
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| format!("{k} is not a known field"))
+        .collect()
+}
+
 /// A required string member; `errors` collects what is wrong with it.
-fn required_string<'a>(
+pub(super) fn required_string<'a>(
     object: &'a Map<String, Value>,
     member: &str,
     errors: &mut Vec<String>,

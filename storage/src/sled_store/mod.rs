@@ -22,6 +22,7 @@
 //! | `receipts`      | `owner\0module\0id`          | the receipt PDF, packed |
 //! | `facilities`    | BSNR                         | [`crate::Facility`]   |
 //! | `customer_scopes` | customer id                | [`crate::CustomerScope`] |
+//! | `certificates`  | `bsnr\0environment`          | [`crate::FacilityCertificate`] |
 //!
 //! `finished` lists the final reports that still have their payload, in the order they finished,
 //! for the retention sweep (see `finished.rs`); its entry `\0complete` marks it as covering every
@@ -39,6 +40,7 @@
 //! instead of run by the caller, which runs concurrent ones as one transaction: sled writes
 //! two log buffers per transaction, so that is what keeps the disk writes per report down.
 
+mod certificates;
 mod delivery;
 mod facilities;
 mod finished;
@@ -100,6 +102,8 @@ pub(crate) struct Engine {
     /// The facility registry and the customers' scopes (see `facilities.rs`).
     facilities: Tree,
     customer_scopes: Tree,
+    /// Facilities' certificates by site and environment (see `certificates.rs`).
+    certificates: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
@@ -156,6 +160,7 @@ impl Engine {
             receipts: tree("receipts")?,
             facilities: tree("facilities")?,
             customer_scopes: tree("customer_scopes")?,
+            certificates: tree("certificates")?,
             outbox_jobs,
             user_cache: Default::default(),
             receipt_cache: std::sync::Arc::new(crate::receipt_cache::ReceiptCache::new(

@@ -10,9 +10,9 @@ use chrono::{DateTime, Utc};
 use super::{Engine, DEFAULT_CACHE_CAPACITY};
 use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
-    AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Facility, FacilityPut,
-    FinishedReport, Job, Outcome, PreparedMessage, Report, ReportKey, ReportResult, Store,
-    StoreCondition, StoreError, StoreResult, UserRecord,
+    AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
+    FacilityCertificate, FacilityPut, FinishedReport, Job, Outcome, PreparedMessage, Report,
+    ReportKey, ReportResult, Store, StoreCondition, StoreError, StoreResult, UserRecord,
 };
 
 /// The sled engine of [`Store`]: one embedded database in the data directory, for a single node.
@@ -225,4 +225,12 @@ on_the_engine! {
     fn remove_facility(&self, bsnr: &Bsnr) -> StoreResult<bool>;
     fn set_customer_scope(&self, scope: CustomerScope) -> StoreResult<()>;
     fn customer_scope(&self, customer: &str) -> StoreResult<Option<CustomerScope>>;
+    fn put_certificate(&self, certificate: FacilityCertificate) -> StoreResult<bool>;
+    fn certificate(
+        &self,
+        bsnr: &Bsnr,
+        environment: Environment
+    ) -> StoreResult<Option<FacilityCertificate>>;
+    fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>>;
+    fn remove_certificate(&self, bsnr: &Bsnr, environment: Environment) -> StoreResult<bool>;
 }

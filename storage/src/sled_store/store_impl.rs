@@ -14,9 +14,9 @@ use super::{
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Facility, FacilityPut,
-    FinishedReport, Job, JobKind, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
-    ReportStatus, Store, StoreError, StoreResult, UserRecord,
+    AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
+    FacilityCertificate, FacilityPut, FinishedReport, Job, JobKind, Outcome, PreparedMessage,
+    Report, ReportKey, ReportResult, ReportStatus, Store, StoreError, StoreResult, UserRecord,
 };
 
 fn user_what(name: &str) -> String {
@@ -561,5 +561,27 @@ impl Store for Engine {
 
     async fn customer_scope(&self, customer: &str) -> StoreResult<Option<CustomerScope>> {
         self.scope_get(customer)
+    }
+
+    // ---- certificates (certificates.rs) ----
+
+    async fn put_certificate(&self, certificate: FacilityCertificate) -> StoreResult<bool> {
+        self.certificate_put(certificate).await
+    }
+
+    async fn certificate(
+        &self,
+        bsnr: &Bsnr,
+        environment: Environment,
+    ) -> StoreResult<Option<FacilityCertificate>> {
+        self.certificate_get(bsnr, environment)
+    }
+
+    async fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>> {
+        self.certificate_list()
+    }
+
+    async fn remove_certificate(&self, bsnr: &Bsnr, environment: Environment) -> StoreResult<bool> {
+        self.certificate_remove(bsnr, environment).await
     }
 }

@@ -23,10 +23,16 @@ pub const OPERATION_PATH: &str = "/$process-notification";
 
 /// Where the client certificate a delivery is sent with comes from: the facility that notifies
 /// authenticates by it.
+///
+/// Asynchronous, so that an identity read from the store (a certificate deposited per site and
+/// environment, unwrapped under the master key) fits as well as one read from files.
+#[async_trait]
 pub trait ClientIdentity: Send + Sync {
     /// The TLS client configuration (certificate, key, trusted CA) to send `delivery` with.
-    /// The same `Arc` for the same identity, so that its connections are reused.
-    fn client_config(&self, delivery: &Delivery) -> Result<Arc<ClientConfig>, TransportError>;
+    /// The same `Arc` for the same identity, so that its connections are reused. A facility
+    /// without a usable certificate is a [`TransportError`] saying so.
+    async fn client_config(&self, delivery: &Delivery)
+        -> Result<Arc<ClientConfig>, TransportError>;
 }
 
 /// One certificate for every delivery, from the PEM files of `[transports.demis]`
@@ -60,8 +66,12 @@ impl PemIdentity {
     }
 }
 
+#[async_trait]
 impl ClientIdentity for PemIdentity {
-    fn client_config(&self, _delivery: &Delivery) -> Result<Arc<ClientConfig>, TransportError> {
+    async fn client_config(
+        &self,
+        _delivery: &Delivery,
+    ) -> Result<Arc<ClientConfig>, TransportError> {
         Ok(Arc::clone(&self.config))
     }
 }
@@ -131,7 +141,7 @@ impl Transport for FhirClient {
     }
 
     async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
-        let client = self.client(self.identity.client_config(&delivery)?)?;
+        let client = self.client(self.identity.client_config(&delivery).await?)?;
         let url = &self.operation;
         let mut request = client
             .post(url.clone())

@@ -6,7 +6,7 @@
 //! Every action is a form posted to the same operation the JSON API runs (`jobs::retry_job`,
 //! `jobs::discard_job`, `modules::set_paused`), so both are audited alike. A form carries the
 //! operator's CSRF token ([`OperatorCredentials::csrf_token`]) and passes the cross-site guard
-//! (`cross_site::refuse_cross_site_forms`); its answer is a redirect (303) to a page that says
+//! (`refuse_cross_site_forms`); its answer is a redirect (303) to a page that says
 //! what was done.
 
 mod audit;
@@ -17,23 +17,27 @@ mod queue;
 
 use std::future::Future;
 
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{header, StatusCode};
-use actix_web::{middleware, web, HttpResponse};
+use actix_web::middleware::Next;
+use actix_web::{middleware, web, Error, HttpResponse};
 use chrono::{DateTime, Utc};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use meldewerk_storage::StoreResult;
 use meldewerk_xml::local_time::LocalZone;
 
-use super::cross_site;
+use super::cross_site::{self, Provenance};
 use super::ActionFailure;
 use crate::auth::operator::OperatorCredentials;
+use crate::web::WebSettings;
 
 /// Registers the dashboard's pages and forms under `/admin/` (after the API's scope, which owns
 /// `/admin/api/v1/`).
 pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/admin")
-            .wrap(middleware::from_fn(cross_site::refuse_cross_site_forms))
+            .wrap(middleware::from_fn(refuse_cross_site_forms))
             .service(overview::dashboard)
             .service(overview::act)
             .service(queue::queue)
@@ -105,6 +109,24 @@ fn page(status: StatusCode, markup: Markup) -> HttpResponse {
         .content_type("text/html; charset=utf-8")
         .insert_header((header::REFERRER_POLICY, REFERRER_POLICY))
         .body(markup.into_string())
+}
+
+/// [`cross_site::refuse_cross_site`] for the dashboard's forms: form bodies are admitted (their CSRF token is checked by
+/// each handler), requests another site made are refused with a 403 page.
+pub(crate) async fn refuse_cross_site_forms<B: MessageBody + 'static>(
+    settings: web::Data<WebSettings>,
+    req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    cross_site::guard(&settings, req, next, Provenance::FormsWithToken, |_| {
+        problem_page(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            "This form was sent from a page of another site; the dashboard takes its forms only \
+             from its own pages.",
+        )
+    })
+    .await
 }
 
 /// A page that says why a request was not done, with the status it deserves.

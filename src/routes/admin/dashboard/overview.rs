@@ -26,6 +26,7 @@ use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
 use crate::metrics::Metrics;
 use crate::routes::admin::modules::set_paused;
+use crate::transports::Transports;
 use crate::web::WebSettings;
 
 /// Seconds between two refreshes of the page.
@@ -85,7 +86,12 @@ fn last_error(transport: &TransportHealth, zone: &LocalZone, now: DateTime<Utc>)
     }
 }
 
-fn transport_row(transport: &TransportHealth, zone: &LocalZone, now: DateTime<Utc>) -> Markup {
+fn transport_row(
+    transport: &TransportHealth,
+    registry: &Transports,
+    zone: &LocalZone,
+    now: DateTime<Utc>,
+) -> Markup {
     let (state, class) = match transport.breaker {
         BreakerState::Closed => ("closed", "state-running"),
         BreakerState::HalfOpen => ("half-open", "state-restarting"),
@@ -94,6 +100,7 @@ fn transport_row(transport: &TransportHealth, zone: &LocalZone, now: DateTime<Ut
     html! {
         tr {
             td data-label="Transport" { (transport.name) }
+            td data-label="Authority" { (registry.describe(&transport.name).unwrap_or_default()) }
             td data-label="Breaker" class=(class) { (state) }
             td data-label="Calls" { (transport.calls) }
             td data-label="Failures" { (transport.failures) }
@@ -146,7 +153,7 @@ fn done_note(query: &DoneQuery, modules: &[&str]) -> Option<Markup> {
 /// The overview page.
 fn render(
     health: &[ActorHealth],
-    transports: &[TransportHealth],
+    (transports, registry): (&[TransportHealth], &Transports),
     metrics: &Metrics,
     zone: &LocalZone,
     credentials: &OperatorCredentials,
@@ -198,10 +205,10 @@ fn render(
         h2 { "Transports" }
         table {
             thead { tr {
-                th { "Transport" } th { "Breaker" } th { "Calls" } th { "Failures" }
+                th { "Transport" } th { "Authority" } th { "Breaker" } th { "Calls" } th { "Failures" }
                 th { "Latency" } th { "Last error" }
             } }
-            tbody { @for transport in transports { (transport_row(transport, zone, now)) } }
+            tbody { @for transport in transports { (transport_row(transport, registry, zone, now)) } }
         }
         h2 { "Reports per minute, last hour" }
         (chart::chart(&metrics.per_minute(now), metrics.since(), zone))
@@ -229,10 +236,11 @@ pub async fn dashboard(
     settings: web::Data<WebSettings>,
     credentials: web::Data<OperatorCredentials>,
     query: web::Query<DoneQuery>,
+    registry: web::Data<Transports>,
 ) -> HttpResponse {
     let body = render(
         &engine.health(),
-        &engine.transports(),
+        (&engine.transports(), &registry),
         &metrics,
         &settings.time_zone,
         &credentials,

@@ -8,9 +8,9 @@ use chrono::Utc;
 use clap::Subcommand;
 use meldewerk_storage::{Bsnr, CustomerScope, Facility, Ik, Store};
 
-use super::{customer_id, FacilityInput, FieldNames, Given};
-use crate::cli::{err, open_store, CliError};
+use super::store::{err, open_store, CliError};
 use crate::configuration::Settings;
+use crate::facilities::{customer_id, FacilityInput, FieldNames, Given};
 
 /// How the command line names a facility's values in its messages.
 const OPTIONS: FieldNames = FieldNames {

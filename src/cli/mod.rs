@@ -1,7 +1,13 @@
 //! The command line: `meldewerk serve`, `meldewerk simulate …`, `meldewerk user …`,
-//! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`.
+//! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`,
+//! `meldewerk certificate …`.
 
-use std::io::Read;
+mod facilities;
+mod store;
+
+pub use store::CliError;
+pub(crate) use store::{err, master_key, open_store, read_stdin};
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -11,9 +17,8 @@ use clap::{Parser, Subcommand};
 
 use crate::accounts::{Accounts, Email, Password, UserName};
 use crate::configuration::Settings;
-use crate::crypto::{MasterKey, PasswordHasher};
-use crate::facilities::cli::{run_customer, run_facility, CustomerCommand, FacilityCommand};
-use crate::startup;
+use crate::crypto::PasswordHasher;
+use facilities::{run_customer, run_facility, CustomerCommand, FacilityCommand};
 
 /// meldewerk: reports to German authorities, from pre-filled forms to receipts.
 #[derive(Debug, Parser)]
@@ -62,6 +67,9 @@ pub enum Command {
     /// Manage customers' scopes (server stopped, same data directory).
     #[command(subcommand)]
     Customer(CustomerCommand),
+    /// Manage facilities' client certificates (server stopped, same data directory).
+    #[command(subcommand)]
+    Certificate(crate::certificates::CertificateCommand),
 }
 
 /// The transports whose simulated authority `meldewerk simulate` can run: every one of the
@@ -155,49 +163,17 @@ pub enum SealCommand {
     },
 }
 
-/// A command-line failure: the message is printed, the exit code is 1.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct CliError(pub String);
-
-pub(crate) fn err(e: impl std::fmt::Display) -> CliError {
-    CliError(e.to_string())
-}
-
 fn read_password(flag: bool) -> Result<Password, CliError> {
-    if !flag {
-        return Err(CliError(
-            "give the password on standard input with --password-stdin".into(),
-        ));
-    }
-    let mut raw = String::new();
-    std::io::stdin().read_to_string(&mut raw).map_err(err)?;
-    Password::parse(&raw).map_err(err)
+    Password::parse(&read_stdin(flag, "password")?).map_err(err)
 }
 
 fn parse_email(address: Option<&str>) -> Result<Option<Email>, CliError> {
     address.map(Email::parse).transpose().map_err(err)
 }
 
-/// The store of the data directory of `settings`; unless `create_data_dir`, a directory without
-/// a database is an error (a mistyped `--data-dir` must not start an empty one).
-pub(crate) fn open_store(
-    settings: &Settings,
-    create_data_dir: bool,
-) -> Result<Arc<dyn meldewerk_storage::Store>, CliError> {
-    if !create_data_dir && !settings.db_dir().is_dir() {
-        return Err(CliError(format!(
-            "data directory {} has no meldewerk database (add a user or start the server first, or pass --data-dir)",
-            settings.data_dir.display()
-        )));
-    }
-    startup::open_store(settings).map_err(err)
-}
-
 fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliError> {
     let store = open_store(settings, create_data_dir)?;
-    let master = MasterKey::load_or_create(&settings.data_dir, settings.master_key.as_deref())
-        .map_err(err)?;
+    let master = master_key(settings)?;
     let hasher = PasswordHasher::new(
         settings.security.argon2_memory_kib,
         settings.security.argon2_iterations,
@@ -206,7 +182,7 @@ fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliE
     Ok(Accounts::new(store, Arc::new(master), hasher))
 }
 
-/// Runs a user, seal, facility or customer command and returns what to print.
+/// Runs a user, seal, facility, customer or certificate command and returns what to print.
 pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, CliError> {
     match command {
         Command::Serve { .. } | Command::Simulate { .. } => Err(CliError(
@@ -329,5 +305,6 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
         }
         Command::Facility(command) => run_facility(settings, command).await,
         Command::Customer(command) => run_customer(settings, command).await,
+        Command::Certificate(command) => command.run(settings).await,
     }
 }

@@ -1,0 +1,92 @@
+//! Facilities' certificates in the sled engine: one per site and environment, replaced whole,
+//! kept across a restart.
+
+use meldewerk_storage::{Bsnr, Environment, FacilityCertificate, SledStore, Store, WrappedKey};
+
+mod common;
+use common::{reopen, t};
+
+fn certificate(bsnr: &str, environment: Environment, subject: &str) -> FacilityCertificate {
+    FacilityCertificate {
+        bsnr: site(bsnr),
+        environment,
+        subject: subject.into(),
+        not_after: t(86_400_000),
+        fingerprint_sha256: "ab".repeat(32),
+        key: WrappedKey {
+            key_id: format!("key-{subject}"),
+            wrapped: vec![7, 8, 9],
+        },
+        chain_der: vec![vec![0x30, 1, 2], vec![0x30, 3]],
+        deposited_at: t(0),
+    }
+}
+
+fn site(bsnr: &str) -> Bsnr {
+    Bsnr::parse(bsnr).unwrap()
+}
+
+/// The certificate of 123456789 in `environment`, as stored.
+async fn stored(store: &SledStore, environment: Environment) -> Option<FacilityCertificate> {
+    store
+        .certificate(&site("123456789"), environment)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(&dir.path().join("db")).unwrap();
+    let test = certificate("123456789", Environment::Test, "CN=test");
+    assert_eq!(stored(&store, Environment::Test).await, None);
+
+    assert!(!store.put_certificate(test.clone()).await.unwrap());
+    assert_eq!(stored(&store, Environment::Test).await, Some(test.clone()));
+    // The other environment of the same site has none.
+    assert_eq!(stored(&store, Environment::Production).await, None);
+
+    let production = certificate("123456789", Environment::Production, "CN=production");
+    assert!(!store.put_certificate(production.clone()).await.unwrap());
+    let renewed = certificate("123456789", Environment::Test, "CN=renewed");
+    assert!(store.put_certificate(renewed.clone()).await.unwrap());
+    assert_eq!(
+        stored(&store, Environment::Test).await,
+        Some(renewed.clone())
+    );
+    assert_eq!(
+        stored(&store, Environment::Production).await,
+        Some(production.clone())
+    );
+
+    assert!(store
+        .remove_certificate(&site("123456789"), Environment::Test)
+        .await
+        .unwrap());
+    assert!(!store
+        .remove_certificate(&site("123456789"), Environment::Test)
+        .await
+        .unwrap());
+    assert_eq!(store.certificates().await.unwrap(), vec![production]);
+}
+
+#[tokio::test]
+async fn certificates_are_listed_by_site_test_first_and_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let deposited = vec![
+        certificate("111111111", Environment::Test, "a"),
+        certificate("111111111", Environment::Production, "b"),
+        certificate("222222222", Environment::Test, "c"),
+    ];
+    {
+        let store = SledStore::open(&db).unwrap();
+        // Deposited out of order.
+        for c in deposited.iter().rev() {
+            store.put_certificate(c.clone()).await.unwrap();
+        }
+        assert_eq!(store.certificates().await.unwrap(), deposited);
+    }
+    let store = reopen(&db);
+    assert_eq!(store.certificates().await.unwrap(), deposited);
+}

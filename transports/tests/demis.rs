@@ -497,6 +497,34 @@ fn the_registry_entry_reads_its_section() {
             .starts_with("transports.demis: `meldewerk simulate demis` serves TLS only"),
         "{error}"
     );
+    // A file that is not there, or holds no certificate, is named with its key.
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pem");
+    std::fs::write(&empty, "").unwrap();
+    let error = (KIND.process_tls)(json!({
+        "server_certificate": empty, "server_key": empty, "ca": dir.path().join("missing.pem")
+    }))
+    .err()
+    .unwrap();
+    assert!(
+        error.to_string().starts_with(&format!(
+            "transports.demis.ca {}: ",
+            dir.path().join("missing.pem").display()
+        )),
+        "{error}"
+    );
+    let error = (KIND.process_tls)(json!({
+        "server_certificate": empty, "server_key": empty, "ca": empty
+    }))
+    .err()
+    .unwrap();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "transports.demis.ca {}: no CERTIFICATE in the PEM file",
+            empty.display()
+        )
+    );
     let settings = meldewerk_transports::wire::HttpTransportSettings {
         url: "https://127.0.0.1:1".into(),
         connect_timeout: std::time::Duration::from_secs(1),

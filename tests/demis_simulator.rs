@@ -218,18 +218,26 @@ fn post_bundle(client: &Client, url: &str, body: Vec<u8>) -> reqwest::blocking::
         .unwrap()
 }
 
-#[test]
-fn without_its_certificates_it_refuses_to_start() {
-    let data = tempfile::tempdir().unwrap();
+/// Runs `meldewerk --data-dir DIR COMMAND --listen 127.0.0.1:0` with `env`, which must refuse
+/// to start; its standard error.
+fn refused_start(data: &Path, command: &[&str], env: &[(&str, &str)]) -> String {
     let output = std::process::Command::new(common::binary())
         .arg("--data-dir")
-        .arg(data.path())
-        .args(["simulate", "demis", "--listen", "127.0.0.1:0"])
+        .arg(data)
+        .args(command)
+        .args(["--listen", "127.0.0.1:0"])
         .env_remove("MELDEWERK_DATA_DIR")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn without_its_certificates_it_refuses_to_start() {
+    let data = tempfile::tempdir().unwrap();
+    let stderr = refused_start(data.path(), &["simulate", "demis"], &[]);
     assert!(
         stderr.contains(
             "transports.demis: `meldewerk simulate demis` serves TLS only and requires \
@@ -431,20 +439,17 @@ fn the_service_scripts_and_reads_its_in_process_reporting_system_and_needs_certi
     drop(server);
 
     // With a url, the service posts with a client certificate, and will not start without one.
-    let output = std::process::Command::new(common::binary())
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env_remove("MELDEWERK_DATA_DIR")
-        .env("MELDEWERK_OPERATOR__PASSWORD", common::OPERATOR.1)
-        .env(
-            "MELDEWERK_TRANSPORTS__DEMIS__URL",
-            "https://127.0.0.1:9/fhir",
-        )
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_start(
+        dir.path(),
+        &["serve"],
+        &[
+            ("MELDEWERK_OPERATOR__PASSWORD", common::OPERATOR.1),
+            (
+                "MELDEWERK_TRANSPORTS__DEMIS__URL",
+                "https://127.0.0.1:9/fhir",
+            ),
+        ],
+    );
     assert!(
         stderr.contains(
             "transports.demis.url is set: the reporting system authenticates the facility by \

@@ -210,9 +210,9 @@ impl Transport for Simulator {
             .blocking(move |inner| Ok(inner.journal.find(BY_IDEMPOTENCY_KEY, &key)?.is_some()))
             .await?;
         let latency_ms = self.config().latency_ms;
+        // A repeat of a registered key is not a delivery: the script is not asked and nothing of
+        // it is used up; it only takes the configured latency.
         if !registered {
-            // A repeat of a registered key is not a delivery: the script is not asked and
-            // nothing of it is used up.
             let plan = self.inner.script.plan(
                 &delivery.module,
                 &delivery.report_id,

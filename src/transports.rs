@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
-use meldewerk_transports::wire::HttpTransport;
 use meldewerk_transports::{Simulated, SimulatorError, Transport, TransportKind, TRANSPORTS};
 
 use crate::configuration::Settings;
@@ -116,9 +115,9 @@ fn open(settings: &Settings, kind: &'static TransportKind) -> Result<Opened, Sim
     match section.http() {
         Some(http) => {
             // Named like the channel, so that metrics, breaker and inbox cursor stay the same
-            // whichever way the authority is reached.
-            let transport =
-                HttpTransport::new(name, &http, kind.inbox).map_err(SimulatorError::Config)?;
+            // whichever way the authority is reached; spoken as the registry entry says.
+            let transport = (kind.connect)(kind, &http, section.simulator_config())
+                .map_err(SimulatorError::Config)?;
             tracing::info!(
                 transport = name,
                 url = %http.url,
@@ -126,7 +125,7 @@ fn open(settings: &Settings, kind: &'static TransportKind) -> Result<Opened, Sim
             );
             Ok(Opened {
                 kind,
-                transport: Arc::new(transport),
+                transport,
                 site: Site::Remote(http.url),
             })
         }

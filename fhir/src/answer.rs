@@ -148,6 +148,17 @@ pub fn rejected(reasons: &[String]) -> Parameters {
     )
 }
 
+/// The bare `OperationOutcome` refusing a notification for `reasons`, as JSON bytes with its
+/// `resourceType`: the body the real system answers a refused notification with (HTTP 422).
+pub fn refusal_json(reasons: &[String]) -> Vec<u8> {
+    let parameters = rejected(reasons);
+    let outcome = parameters.resource("operationOutcome");
+    // Serialising these types cannot fail: no maps with non-string keys, no failing serialisers.
+    outcome
+        .and_then(|o| serde_json::to_vec(o).ok())
+        .unwrap_or_default()
+}
+
 fn answer(bundle: Option<Bundle>, issues: Vec<Issue>) -> Parameters {
     let outcome = OperationOutcome {
         id: None,

@@ -112,6 +112,25 @@ fn a_refusal_is_read_back_as_its_reasons() {
 }
 
 #[test]
+fn a_refusal_as_a_bare_operation_outcome_carries_every_reason() {
+    let reasons = vec![
+        "Bundle.type must be document".to_owned(),
+        "no BSNR".to_owned(),
+    ];
+    let body = answer::refusal_json(&reasons);
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(json["resourceType"], "OperationOutcome");
+    assert_eq!(
+        json["issue"][0]["details"]["text"],
+        "Bundle.type must be document"
+    );
+    assert_eq!(
+        answer::read(&body),
+        Ok(Answer::Rejected(reasons.join("\n")))
+    );
+}
+
+#[test]
 fn a_bare_operation_outcome_is_read_as_a_refusal() {
     let outcome = json!({
         "resourceType": "OperationOutcome",

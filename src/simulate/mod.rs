@@ -1,14 +1,18 @@
-//! `meldewerk simulate <name>`: a simulated authority as its own process, speaking the wire
-//! protocol of [`meldewerk_transports::wire`] over HTTP, so that the service reaches it the way
-//! it would reach a real portal (`transports.<name>.url`) and killing it is a real network fault.
+//! `meldewerk simulate <name>`: a simulated authority as its own process, speaking over HTTP
+//! what its registry entry says ([`TransportKind::protocol`]): the wire protocol of
+//! [`meldewerk_transports::wire`], or the authority's own FHIR operation ([`fhir`]), so that the
+//! service reaches it the way it would reach the real one (`transports.<name>.url`) and killing
+//! it is a real network fault. Over TLS, requiring client certificates, when the entry says so
+//! ([`TransportKind::process_tls`]).
 //!
-//! The process serves the two protocol calls (`POST /deliveries`, `GET /acknowledgements`) and,
-//! for testers, the simulator's script and received log at the same paths and with the same
+//! The process serves the protocol's calls (`POST /deliveries`, `GET /acknowledgements`; or
+//! `POST [base]/$<operation>`) and, for testers, the simulator's script and received log at the same paths and with the same
 //! bodies as the service's operator API for an in-process simulator (`/script`,
 //! `/script/rules`, `/received`). It asks for no credentials: it is a test tool, listening on
 //! loopback unless told otherwise (`docs/decisions.md`), and answering only requests whose `Host`
 //! it knows ([`hosts`]), so that a web page cannot reach it by DNS rebinding.
 
+mod fhir;
 mod hosts;
 mod routes;
 
@@ -45,6 +49,7 @@ pub async fn run(settings: Settings, name: &str, listen: &str) -> Result<(), Sta
         path: journal.display().to_string(),
         reason: e.to_string(),
     })?;
+    let tls = (kind.process_tls)(section.simulator_config())?;
     let simulator = (kind.simulate)(&journal, section.simulator_config())?;
     let listener = TcpListener::bind(listen).map_err(|e| StartupError::Listen {
         address: listen.to_owned(),
@@ -71,6 +76,7 @@ pub async fn run(settings: Settings, name: &str, listen: &str) -> Result<(), Sta
     ));
     let body_deadline = web::Data::new(settings.body_deadline());
     let grace = Duration::from_secs(settings.shutdown_grace_secs);
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let server = crate::http_server::serve(
         move || {
             App::new()
@@ -82,7 +88,7 @@ pub async fn run(settings: Settings, name: &str, listen: &str) -> Result<(), Sta
                 ))
                 .wrap(middleware::from_fn(hosts::check_host))
                 .wrap(TracingLogger::<RedactingRootSpan>::new())
-                .configure(routes::configure)
+                .configure(|cfg| routes::configure(cfg, kind.protocol))
         },
         listener,
         crate::http_server::ServerOptions {
@@ -92,7 +98,7 @@ pub async fn run(settings: Settings, name: &str, listen: &str) -> Result<(), Sta
                 .max(meldewerk_transports::wire::MAX_BODY_BYTES),
             blocking_threads: None,
             shutdown_timeout_secs: grace.as_secs(),
-            tls: None,
+            tls,
         },
     )
     .map_err(|e| StartupError::Server(e.to_string()))?;
@@ -110,8 +116,7 @@ pub async fn run(settings: Settings, name: &str, listen: &str) -> Result<(), Sta
         let mut stdout = std::io::stdout();
         let _ = writeln!(
             stdout,
-            "meldewerk simulator {} listening on http://{address}",
-            name
+            "meldewerk simulator {name} listening on {scheme}://{address}"
         );
         let _ = stdout.flush();
     }

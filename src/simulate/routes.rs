@@ -1,5 +1,5 @@
 //! The simulator process's endpoints: the wire protocol (answers `{"error": …}` as the protocol
-//! says) and the testers' script and received log (answers like the operator API,
+//! says), or the FHIR operation of [`super::fhir`], and the testers' script and received log (answers like the operator API,
 //! `{"errors": [...]}`, with the operator API's own functions).
 
 use actix_web::http::StatusCode;
@@ -7,7 +7,7 @@ use actix_web::{delete, get, post, put, web, HttpRequest, HttpResponse};
 use meldewerk_transports::wire::{
     WireAckBatch, WireAnswer, WireError, MAX_BODY_BYTES, MAX_WIRE_BATCH,
 };
-use meldewerk_transports::{Delivery, TransportError};
+use meldewerk_transports::{Delivery, Protocol, TransportError};
 
 use super::Shared;
 use crate::routes::admin::transport_script::{append, change_script, current, replace, reset};
@@ -18,11 +18,15 @@ use crate::telemetry::log_str;
 /// Acknowledgements in one answer when the query gives no `limit`.
 const DEFAULT_LIMIT: usize = 100;
 
-/// Registers every endpoint; anything else is 404.
-pub(super) fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(deliveries)
-        .service(acknowledgements)
-        .service(get_script)
+/// Registers the endpoints of `protocol` and the testers'; anything else is 404.
+pub(super) fn configure(cfg: &mut web::ServiceConfig, protocol: Protocol) {
+    match protocol {
+        Protocol::Wire => {
+            cfg.service(deliveries).service(acknowledgements);
+        }
+        Protocol::FhirOperation { operation } => super::fhir::configure(cfg, operation),
+    }
+    cfg.service(get_script)
         .service(put_script)
         .service(add_rule)
         .service(reset_script)

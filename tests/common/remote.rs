@@ -12,7 +12,8 @@ use super::{binary, spawn_listening};
 /// A running authority process; killed when dropped.
 pub struct Peer {
     child: Option<Child>,
-    /// `http://127.0.0.1:PORT`: what the service's `transports.<name>.url` is set to.
+    /// `http://127.0.0.1:PORT` (`https://` for a simulator serving TLS): what the service's
+    /// `transports.<name>.url` is set to.
     pub base: String,
     /// Builds the command for a listen address (`127.0.0.1:0` at first, the same port again
     /// after a kill).
@@ -24,22 +25,30 @@ impl Peer {
     /// `meldewerk --data-dir DIR simulate xpersonenstand` on a free port, with `env` on top of a
     /// quick acknowledgement; its log goes to `DIR/simulator.log`.
     pub fn simulator(dir: &Path, env: &[(&str, &str)]) -> Peer {
-        let dir = dir.to_path_buf();
-        let mut all = vec![(
-            "MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS".to_string(),
-            "200".to_string(),
-        )];
+        let mut all = vec![("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "200")];
         for (k, v) in env {
             all.retain(|(key, _)| key != k);
-            all.push((k.to_string(), v.to_string()));
+            all.push((k, v));
         }
+        Peer::simulate(dir, "xpersonenstand", &all)
+    }
+
+    /// `meldewerk --data-dir DIR simulate NAME` on a free port with `env`; its log goes to
+    /// `DIR/simulator.log`.
+    pub fn simulate(dir: &Path, name: &str, env: &[(&str, &str)]) -> Peer {
+        let dir = dir.to_path_buf();
+        let name = name.to_owned();
+        let all: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let log = dir.join("simulator.log");
         Peer::start(log, "127.0.0.1:0", move |listen| {
             let mut command = Command::new(binary());
             command
                 .arg("--data-dir")
                 .arg(&dir)
-                .args(["simulate", "xpersonenstand", "--listen", listen])
+                .args(["simulate", &name, "--listen", listen])
                 .env_remove("MELDEWERK_DATA_DIR")
                 .env("MELDEWERK_LOG__LEVEL", "info");
             for (k, v) in &all {
@@ -108,7 +117,8 @@ impl Peer {
     /// Starts the process again after a kill, on the same address (the service's url stays).
     pub fn start_again(&mut self) {
         assert!(self.child.is_none(), "still running");
-        let listen = self.base.trim_start_matches("http://").to_string();
+        let listen = self.base.split_once("://").map_or(&*self.base, |(_, a)| a);
+        let listen = listen.to_string();
         self.spawn(&listen);
     }
 

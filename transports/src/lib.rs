@@ -12,9 +12,10 @@ pub mod receipt;
 pub mod received;
 pub mod script;
 pub mod simulated;
+pub mod tls;
 pub mod wire;
 
-pub use simulated::{kind, Simulated, SimulatorError, TransportKind};
+pub use simulated::{kind, Protocol, Simulated, SimulatorError, TransportKind};
 
 /// Declares each transport's folder and lists its [`TransportKind`] in [`TRANSPORTS`].
 macro_rules! transports {
@@ -29,6 +30,7 @@ macro_rules! transports {
 
 transports! {
     xpersonenstand,
+    demis,
 }
 
 pub use meldewerk_storage::{MessageSignature, Outcome, Receipt};

@@ -59,6 +59,15 @@ const MAX_VALUE_LINES: usize = 3;
 const FONT_REGULAR: Name<'static> = Name(b"F1");
 const FONT_BOLD: Name<'static> = Name(b"F2");
 
+/// Lower-case hex SHA-256 of `bytes`, as a receipt prints the digest of a message.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    ring::digest::digest(&ring::digest::SHA256, bytes)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Renders the receipt as a one-page PDF.
 pub fn render_receipt(fields: &ReceiptFields) -> Vec<u8> {
     let catalog_id = Ref::new(1);
@@ -348,6 +357,14 @@ fn pdf_date(at: DateTime<Utc>) -> Date {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sha256_hex_matches_known_vector() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
 
     #[test]
     fn win_ansi_maps_umlauts_and_replaces_the_rest() {

@@ -58,3 +58,92 @@ impl<T: serde::Serialize> ReceivedPage<T> {
         })
     }
 }
+
+impl<T: serde::Serialize> ReceivedPage<T> {
+    /// The page as [`crate::Simulated::received_page`] hands it out: records as JSON, one that
+    /// does not serialise standing for a corrupt journal.
+    pub(crate) fn into_simulated(self) -> Result<ReceivedPage, crate::SimulatorError> {
+        self.into_json()
+            .map_err(|e| crate::SimulatorError::Corrupt(e.to_string()))
+    }
+}
+
+/// Journal group of a simulator's records by report id (several records may share one).
+pub(crate) const BY_REPORT: &str = "report";
+/// Journal group of a simulator's records by module.
+pub(crate) const BY_MODULE: &str = "module";
+
+/// Fills an empty `body` of record `seq` from the journal's attachment: a simulator keeps the
+/// bytes it received apart from the record, which later states rewrite (records of earlier
+/// versions hold them in place, and keep them).
+pub(crate) fn fill_body<T>(
+    body: &mut Vec<u8>,
+    journal: &meldewerk_storage::Journal<T>,
+    seq: u64,
+) -> Result<(), meldewerk_storage::JournalError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    if body.is_empty() {
+        if let Some(attached) = journal.attachment(seq)? {
+            *body = attached;
+        }
+    }
+    Ok(())
+}
+
+/// What the paging needs to know of a simulator's record.
+pub(crate) trait Logged {
+    /// The module the record was delivered for.
+    fn module(&self) -> &str;
+    /// When the simulator received it (grows with the sequence number).
+    fn received_at(&self) -> DateTime<Utc>;
+}
+
+/// One page of `journal`, oldest first, filtered by `query`, each record completed by `whole`
+/// (its body read back from the journal's attachment, say), without reading every record: a
+/// report filter reads that report's group ([`BY_REPORT`]), a module filter that module's group
+/// ([`BY_MODULE`]), `since` finds its starting point by binary search over the journal (records
+/// are appended in the order they arrive), and a page reads only its own records plus one to
+/// know whether more follow.
+pub(crate) fn page<T>(
+    journal: &meldewerk_storage::Journal<T>,
+    query: &ReceivedQuery,
+    whole: impl Fn(T, u64) -> Result<T, meldewerk_storage::JournalError>,
+) -> Result<ReceivedPage<T>, meldewerk_storage::JournalError>
+where
+    T: Logged + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let limit = query.limit.clamp(1, MAX_PAGE);
+    let mut from = query.after.map_or(0, |after| after.saturating_add(1));
+    if let Some(since) = query.since {
+        from = from.max(journal.partition_point(|m| m.received_at() < since)?);
+    }
+    // One more than the page, to learn whether another page follows.
+    let wanted = limit + 1;
+    let mut messages = match (&query.report_id, &query.module) {
+        (Some(report_id), module) => {
+            // A report's group is small (one record per delivery of that id), so the module is
+            // checked on its records rather than through a second index.
+            let mut found = journal.range_in(BY_REPORT, report_id, from, usize::MAX)?;
+            if let Some(module) = module {
+                found.retain(|(_, m)| m.module() == module);
+            }
+            found.truncate(wanted);
+            found
+        }
+        (None, Some(module)) => journal.range_in(BY_MODULE, module, from, wanted)?,
+        (None, None) => journal.range(from, wanted)?,
+    };
+    let next = if messages.len() > limit {
+        messages.truncate(limit);
+        messages.last().map(|(seq, _)| *seq)
+    } else {
+        None
+    };
+    let messages = messages
+        .into_iter()
+        .map(|(seq, message)| Ok((seq, whole(message, seq)?)))
+        .collect::<Result<_, meldewerk_storage::JournalError>>()?;
+    Ok(ReceivedPage { messages, next })
+}

@@ -18,6 +18,48 @@ use meldewerk_storage::JournalError;
 pub type OpenSimulator =
     fn(dir: &Path, config: serde_json::Value) -> Result<Arc<dyn Simulated>, SimulatorError>;
 
+/// Builds the transport that reaches the authority at `transports.<name>.url`, from the url's
+/// settings and the section's own keys (as JSON); `Err` says what is wrong with them.
+pub type Connect = fn(
+    kind: &'static TransportKind,
+    settings: &crate::wire::HttpTransportSettings,
+    config: serde_json::Value,
+) -> Result<Arc<dyn Transport>, String>;
+
+/// The TLS server configuration of `meldewerk simulate <name>`, from the section's own keys (as
+/// JSON); `None`: the process serves plain HTTP. A simulator that must serve TLS refuses to
+/// start without its certificates ([`SimulatorError::Config`]).
+pub type ProcessTls =
+    fn(config: serde_json::Value) -> Result<Option<rustls::ServerConfig>, SimulatorError>;
+
+/// What `meldewerk simulate <name>` speaks over HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// The wire protocol of [`crate::wire`] (`POST /deliveries`, `GET /acknowledgements`), which
+    /// a tester's mock speaks too.
+    Wire,
+    /// The authority's own FHIR operation: `POST [base]/$<operation>` with a FHIR Bundle,
+    /// answered `200` with the simulator's recorded answer
+    /// ([`Simulated::recorded_answer`]) or `422` with an `OperationOutcome` for a refusal.
+    FhirOperation {
+        /// The operation's name without the `$`, e.g. `process-notification`.
+        operation: &'static str,
+    },
+}
+
+impl Protocol {
+    /// [`Protocol::FhirOperation`]: header carrying the delivery's idempotency key. The
+    /// simulator registers a key once; the real endpoint ignores the header. Without it the
+    /// simulator keys a notification by its bundle's own identifier.
+    pub const IDEMPOTENCY_KEY_HEADER: &'static str = "idempotency-key";
+    /// [`Protocol::FhirOperation`]: header carrying the module the notification comes from, for
+    /// the simulator's received log.
+    pub const MODULE_HEADER: &'static str = "x-meldewerk-module";
+    /// [`Protocol::FhirOperation`]: header carrying the integrator's report id, for the
+    /// simulator's received log (without it: the notification's own id).
+    pub const REPORT_ID_HEADER: &'static str = "x-meldewerk-report-id";
+}
+
 /// One transport the service knows.
 pub struct TransportKind {
     /// Its name: the configuration section `[transports.<name>]`, the operator routes
@@ -34,6 +76,13 @@ pub struct TransportKind {
     pub simulate: OpenSimulator,
     /// The simulator's keys with their defaults (for the configuration's check of unknown keys).
     pub simulator_defaults: fn() -> serde_json::Value,
+    /// Builds the transport for `url` mode (the wire protocol's [`crate::wire::connect`], or the
+    /// authority's own protocol).
+    pub connect: Connect,
+    /// What its simulator speaks as its own process.
+    pub protocol: Protocol,
+    /// Whether, and with which certificates, its simulator's process serves TLS.
+    pub process_tls: ProcessTls,
 }
 
 impl std::fmt::Debug for TransportKind {
@@ -52,13 +101,27 @@ pub fn kind(name: &str) -> Option<&'static TransportKind> {
 
 /// A simulated authority: a [`Transport`] that behaves like the real one, keeps a journal of what
 /// it received and runs a tester's script.
-pub trait Simulated: Transport + Scriptable {
+pub trait Simulated: Transport {
     /// One page of what it received, oldest first, filtered by `query`; records as JSON.
     fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError>;
     /// The simulator as the transport the engine delivers through.
     fn into_transport(self: Arc<Self>) -> Arc<dyn Transport>;
-    /// The simulator as testers script it.
+    /// The simulator's script, as testers change it.
     fn scriptable(&self) -> &dyn Scriptable;
+    /// The answer document the simulator recorded for the delivery it gave `transport_ref`, as
+    /// the authority's own protocol sends it ([`Protocol::FhirOperation`]); `None` (the default)
+    /// for a simulator that records none, or an unknown reference.
+    fn recorded_answer(&self, transport_ref: &str) -> Result<Option<Vec<u8>>, SimulatorError> {
+        let _ = transport_ref;
+        Ok(None)
+    }
+}
+
+/// [`TransportKind::process_tls`] of a simulator whose process serves plain HTTP.
+pub fn plain_http(
+    _config: serde_json::Value,
+) -> Result<Option<rustls::ServerConfig>, SimulatorError> {
+    Ok(None)
 }
 
 /// Why a simulated authority could not open or use its journal.

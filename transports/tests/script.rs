@@ -186,16 +186,8 @@ async fn the_received_log_pages_and_filters() {
     other_module.module = "deathnotice".to_owned();
     common::accepted(office.submit(other_module).await);
 
-    let seqs = |query: ReceivedQuery| {
-        let page = office.received_page(&query).unwrap();
-        let seqs: Vec<u64> = page.messages.iter().map(|(seq, _)| *seq).collect();
-        (seqs, page.next)
-    };
-    let page = |limit, after| ReceivedQuery {
-        limit,
-        after,
-        ..ReceivedQuery::default()
-    };
+    let seqs = |query: ReceivedQuery| common::seqs_of(office.received_page(&query).unwrap());
+    let page = common::page_of;
     assert_eq!(seqs(page(2, None)), (vec![0, 1], Some(1)));
     assert_eq!(seqs(page(2, Some(1))), (vec![2, 3], Some(3)));
     assert_eq!(seqs(page(2, Some(3))), (vec![4], None));

@@ -15,9 +15,6 @@ fn quick_config() -> SimulatorConfig {
     }
 }
 
-/// Opens the office in `dir`. Right after an office or journal on the same directory was dropped,
-/// sled's I/O threads may still hold the directory's lock for a moment, so `Locked` is retried
-/// briefly (a restarted process never sees this: its predecessor's locks went with it).
 /// Like [`quick_config`], with every acknowledgement held back for an hour.
 fn holding_config() -> SimulatorConfig {
     SimulatorConfig {
@@ -26,16 +23,9 @@ fn holding_config() -> SimulatorConfig {
     }
 }
 
+/// Opens the office in `dir` ([`common::open_retrying`]).
 fn open(dir: &tempfile::TempDir, config: SimulatorConfig) -> Simulator {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
-        match Simulator::open(dir.path(), config.clone()) {
-            Err(SimulatorError::Locked(_)) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            result => return result.expect("open simulator"),
-        }
-    }
+    common::open_retrying(|| Simulator::open(dir.path(), config.clone()))
 }
 
 #[tokio::test]

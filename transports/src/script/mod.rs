@@ -318,6 +318,25 @@ pub trait Scriptable: Send + Sync {
     fn reset_script(&self);
 }
 
+/// A simulator is scripted through its [`Scripted`] cell ([`crate::Simulated::scriptable`]).
+impl Scriptable for Scripted {
+    fn script(&self) -> Script {
+        Scripted::script(self)
+    }
+
+    fn set_script(&self, script: Script) -> Result<(), ScriptError> {
+        self.set(script)
+    }
+
+    fn push_rule(&self, rule: Rule) -> Result<(), ScriptError> {
+        self.push(rule)
+    }
+
+    fn reset_script(&self) {
+        self.reset();
+    }
+}
+
 /// How the simulator replies to one delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
@@ -343,6 +362,44 @@ pub struct Plan {
     pub latency: Duration,
     /// How to reply.
     pub reply: Reply,
+}
+
+impl Plan {
+    /// Carries the plan out for one delivery of `report_id` to `authority` (named in the log,
+    /// e.g. `simulated Standesamt`): waits its latency, then `Ok(())` to go on with the
+    /// simulator's own checks, or the scripted answer (a transient fault, a refusal). A panic
+    /// comes at once, before anything is recorded, as a bug in a transport would: what the
+    /// engine's supervision is there for (with no wait first: the engine's restart interrupts
+    /// the deliveries in flight, and one interrupted before its panic would have used up the
+    /// rule for nothing).
+    pub(crate) async fn carry_out(
+        self,
+        authority: &str,
+        report_id: &str,
+    ) -> Result<(), Result<crate::Answer, crate::TransportError>> {
+        match self.reply {
+            Reply::Accept => {
+                tokio::time::sleep(self.latency).await;
+                Ok(())
+            }
+            Reply::Transient { message, wait } => {
+                tokio::time::sleep(self.latency.saturating_add(wait)).await;
+                tracing::info!(%report_id, %message, "{authority}: scripted transient fault");
+                Err(Err(crate::TransportError::Transient(message)))
+            }
+            Reply::Reject(reason) => {
+                tokio::time::sleep(self.latency).await;
+                tracing::info!(%report_id, %reason, "{authority}: scripted rejection");
+                Err(Ok(crate::Answer::Finished(crate::Finished::refused(
+                    reason,
+                ))))
+            }
+            Reply::Panic(message) => {
+                tracing::info!(%report_id, %message, "{authority}: scripted panic");
+                panic!("{message}");
+            }
+        }
+    }
 }
 
 /// What the script says about the acknowledgement of one accepted message.

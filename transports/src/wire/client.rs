@@ -49,16 +49,7 @@ impl HttpTransport {
     /// with `inbox`, the authority acknowledges later and its inbox is fetched there too.
     pub fn new(name: &str, settings: &HttpTransportSettings, inbox: bool) -> Result<Self, String> {
         let base = check_url(&settings.url)?;
-        let client = Client::builder()
-            .connect_timeout(settings.connect_timeout)
-            .timeout(settings.request_timeout)
-            // The authority answers the call itself; a redirect means a wrong url, which the
-            // operator sees as the status in the transport's last error.
-            .redirect(reqwest::redirect::Policy::none())
-            // Simulators and mocks run beside the service; a proxy from the environment would
-            // only stand in between.
-            .no_proxy()
-            .user_agent(concat!("meldewerk/", env!("CARGO_PKG_VERSION")))
+        let client = client_builder(settings)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {}", chain(&e)))?;
         Ok(HttpTransport {
@@ -77,14 +68,7 @@ impl HttpTransport {
         sent: Result<Response, reqwest::Error>,
         refusals: &[Refusal<T>],
     ) -> Result<T, TransportError> {
-        // reqwest's text names the url; it is said once, in front.
-        let response = sent.map_err(|e| {
-            TransportError::Transient(format!("{url}: {}", chain(&e.without_url())))
-        })?;
-        let status = response.status();
-        let body = read_bounded(response)
-            .await
-            .map_err(|e| TransportError::Transient(format!("{url}: HTTP {status}, {e}")))?;
+        let (status, body) = status_and_body(url, sent).await?;
         if status == StatusCode::OK {
             return serde_json::from_slice(&body)
                 .map_err(|e| TransportError::Transient(format!("{url}: unreadable answer ({e})")));
@@ -176,13 +160,57 @@ impl Inbox for HttpTransport {
     }
 }
 
+/// What every HTTP client of a transport starts from: the timeouts of `settings`, no redirects,
+/// no proxy, the service's user agent.
+pub(crate) fn client_builder(settings: &HttpTransportSettings) -> reqwest::ClientBuilder {
+    Client::builder()
+        .connect_timeout(settings.connect_timeout)
+        .timeout(settings.request_timeout)
+        // The authority answers the call itself; a redirect means a wrong url, which the
+        // operator sees as the status in the transport's last error.
+        .redirect(reqwest::redirect::Policy::none())
+        // Simulators and mocks run beside the service; a proxy from the environment would
+        // only stand in between.
+        .no_proxy()
+        .user_agent(concat!("meldewerk/", env!("CARGO_PKG_VERSION")))
+}
+
+/// [`crate::TransportKind::connect`] of an authority reached over the wire protocol: an
+/// [`HttpTransport`] named like the channel, fetching the inbox when the authority has one.
+pub fn connect(
+    kind: &'static crate::TransportKind,
+    settings: &HttpTransportSettings,
+    _config: serde_json::Value,
+) -> Result<std::sync::Arc<dyn Transport>, String> {
+    Ok(std::sync::Arc::new(HttpTransport::new(
+        kind.name, settings, kind.inbox,
+    )?))
+}
+
 /// `base` with `path` appended to its own path (`http://h/mock` + `/deliveries` →
 /// `http://h/mock/deliveries`).
-fn join(base: &Url, path: &str) -> Url {
+pub(crate) fn join(base: &Url, path: &str) -> Url {
     let mut url = base.clone();
     let joined = format!("{}{path}", base.path().trim_end_matches('/'));
     url.set_path(&joined);
     url
+}
+
+/// The status and the body (at most [`MAX_BODY_BYTES`]) of the answer to a request sent to
+/// `url`; a request that could not be sent, or an answer that could not be read, is a transient
+/// fault naming the url.
+pub(crate) async fn status_and_body(
+    url: &Url,
+    sent: Result<Response, reqwest::Error>,
+) -> Result<(StatusCode, Vec<u8>), TransportError> {
+    // reqwest's text names the url; it is said once, in front.
+    let response =
+        sent.map_err(|e| TransportError::Transient(format!("{url}: {}", chain(&e.without_url()))))?;
+    let status = response.status();
+    let body = read_bounded(response)
+        .await
+        .map_err(|e| TransportError::Transient(format!("{url}: HTTP {status}, {e}")))?;
+    Ok((status, body))
 }
 
 /// The body, at most [`MAX_BODY_BYTES`].
@@ -209,7 +237,7 @@ async fn read_bounded(mut response: Response) -> Result<Vec<u8>, String> {
 }
 
 /// The `error` of a [`WireError`] body, else the body's text when it is short readable text.
-fn error_text(body: &[u8]) -> Option<String> {
+pub(crate) fn error_text(body: &[u8]) -> Option<String> {
     let text = match serde_json::from_slice::<WireError>(body) {
         Ok(WireError { error }) => error,
         Err(_) => String::from_utf8_lossy(body).trim().to_owned(),
@@ -226,7 +254,7 @@ fn error_text(body: &[u8]) -> Option<String> {
 
 /// An error with its causes: reqwest's own text says only "error sending request"; the cause
 /// ("Connection refused") is what an operator needs.
-fn chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -17,9 +17,9 @@
 //! simulator's server (in the service crate) both use them, and `docs/testing-integrations.md`
 //! describes them for mock authors. Byte fields travel as standard base64.
 
-mod client;
+pub(crate) mod client;
 
-pub use client::{HttpTransport, HttpTransportSettings};
+pub use client::{connect, HttpTransport, HttpTransportSettings};
 
 use chrono::{DateTime, Utc};
 use meldewerk_storage::base64_bytes;

@@ -30,17 +30,19 @@ pub use config::SimulatorConfig;
 pub use inbox::MAX_BATCH;
 pub use records::{MessageHeader, ReceivedMessage, RecordedOutcome};
 
-use crate::script::{Reply, Rule, Script, ScriptError, Scriptable, Scripted};
+use crate::script::{Rule, Script, ScriptError, Scriptable, Scripted};
 use crate::{
     Accepted, AckBatch, Answer, Delivery, Finished, Inbox, MessageSignature, Transport,
     TransportError,
 };
+use crate::receipt::sha256_hex;
 use inbox::Schedule;
 use meldewerk_storage::{Journal, PendingAppend};
 
 use crate::received::{ReceivedPage, ReceivedQuery};
 use crate::simulated::{read_config, Simulated, SimulatorError, TransportKind};
-use records::{BY_IDEMPOTENCY_KEY, BY_MODULE, BY_REPORT, BY_TRANSPORT_REF, UNDECIDED};
+use crate::received::{BY_MODULE, BY_REPORT};
+use records::{BY_IDEMPOTENCY_KEY, BY_TRANSPORT_REF, UNDECIDED};
 
 /// Reason given for messages the simulated failure rate picked.
 const SIMULATED_FAILURE: &str = "Standesamt: Nachricht abgelehnt (simuliert, Fehlerquote)";
@@ -56,6 +58,9 @@ pub const KIND: TransportKind = TransportKind {
         Ok(Arc::new(Simulator::open(dir, config)?))
     },
     simulator_defaults: || serde_json::to_value(SimulatorConfig::default()).unwrap_or_default(),
+    connect: crate::wire::connect,
+    protocol: crate::Protocol::Wire,
+    process_tls: crate::simulated::plain_http,
 };
 
 /// The transport's name.
@@ -219,9 +224,7 @@ enum Begun {
 
 impl Simulated for Simulator {
     fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError> {
-        Simulator::received_page(self, query)?
-            .into_json()
-            .map_err(|e| SimulatorError::Corrupt(e.to_string()))
+        Simulator::received_page(self, query)?.into_simulated()
     }
 
     fn into_transport(self: Arc<Self>) -> Arc<dyn Transport> {
@@ -229,25 +232,7 @@ impl Simulated for Simulator {
     }
 
     fn scriptable(&self) -> &dyn Scriptable {
-        self
-    }
-}
-
-impl Scriptable for Simulator {
-    fn script(&self) -> Script {
-        Simulator::script(self)
-    }
-
-    fn set_script(&self, script: Script) -> Result<(), ScriptError> {
-        Simulator::set_script(self, script)
-    }
-
-    fn push_rule(&self, rule: Rule) -> Result<(), ScriptError> {
-        Simulator::push_rule(self, rule)
-    }
-
-    fn reset_script(&self) {
-        Simulator::reset_script(self);
+        &self.inner.script
     }
 }
 
@@ -287,27 +272,8 @@ impl Transport for Simulator {
             .inner
             .script
             .plan(&module, &report_id, &key, latency_ms);
-        match plan.reply {
-            Reply::Accept => tokio::time::sleep(plan.latency).await,
-            Reply::Transient { message, wait } => {
-                tokio::time::sleep(plan.latency.saturating_add(wait)).await;
-                tracing::info!(%report_id, %message, "simulated Standesamt: scripted transient fault");
-                return Err(TransportError::Transient(message));
-            }
-            Reply::Reject(reason) => {
-                tokio::time::sleep(plan.latency).await;
-                tracing::info!(%report_id, %reason, "simulated Standesamt: scripted rejection");
-                return Ok(Answer::Finished(Finished::refused(reason)));
-            }
-            Reply::Panic(message) => {
-                tracing::info!(%report_id, %message, "simulated Standesamt: scripted panic");
-                // A real unwinding inside the caller's task, before anything is recorded, as a
-                // bug in a transport would cause: what the engine's supervision is there for.
-                // At once, with no wait after the decision: the engine's restart interrupts the
-                // deliveries in flight, and one interrupted before its panic would have used up
-                // the rule for nothing.
-                panic!("{message}");
-            }
+        if let Err(answer) = plan.carry_out("simulated Standesamt", &report_id).await {
+            return answer;
         }
         self.store_delivery(delivery).await
     }
@@ -554,14 +520,6 @@ fn simulated_failure(idempotency_key: &str, rate: f64) -> bool {
     (u64::from_be_bytes(first) as f64 / u64::MAX as f64) < rate
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    digest::digest(&digest::SHA256, bytes)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -578,14 +536,6 @@ mod tests {
         assert_eq!(
             simulated_failure("same", 0.5),
             simulated_failure("same", 0.5)
-        );
-    }
-
-    #[test]
-    fn sha256_hex_matches_known_vector() {
-        assert_eq!(
-            sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
     }
 }

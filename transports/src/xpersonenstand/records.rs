@@ -1,6 +1,7 @@
 //! What the simulated office records of each message, kept in its journal
 //! ([`meldewerk_storage::Journal`]), indexed by idempotency key and by transport reference, and
-//! grouped by report id and by module for the received log's filters.
+//! grouped by report id and by module for the received log's filters
+//! ([`crate::received::BY_REPORT`], [`crate::received::BY_MODULE`]).
 
 use chrono::{DateTime, Utc};
 use meldewerk_storage::{base64_bytes, Journal, JournalError};
@@ -15,10 +16,6 @@ use crate::MessageSignature;
 pub(crate) const BY_IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// Journal index of messages by the transport reference the office handed out.
 pub(crate) const BY_TRANSPORT_REF: &str = "transport-ref";
-/// Journal group of messages by report id (several messages may share one).
-pub(crate) const BY_REPORT: &str = "report";
-/// Journal group of messages by module.
-pub(crate) const BY_MODULE: &str = "module";
 /// Journal group (one key, `""`) of the messages not decided yet; a message leaves it in the
 /// batch that settles its decision into the feed.
 pub(crate) const UNDECIDED: &str = "undecided";
@@ -138,11 +135,7 @@ impl ReceivedMessage {
         journal: &Journal<ReceivedMessage>,
         seq: u64,
     ) -> Result<Self, JournalError> {
-        if self.body.is_empty() {
-            if let Some(body) = journal.attachment(seq)? {
-                self.body = body;
-            }
-        }
+        crate::received::fill_body(&mut self.body, journal, seq)?;
         Ok(self.with_receipt())
     }
 

@@ -5,8 +5,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use meldewerk_transports::received::{ReceivedPage, ReceivedQuery};
 use meldewerk_transports::{
-    Accepted, Answer, Delivery, Inbox, MessageSignature, Outcome, TransportError,
+    Accepted, Answer, Delivery, Inbox, MessageSignature, Outcome, SimulatorError, TransportError,
 };
 use ring::rand::SystemRandom;
 use ring::signature::{Ed25519KeyPair, KeyPair};
@@ -122,4 +123,36 @@ pub fn refused(answer: Result<Answer, TransportError>) -> String {
         },
         other => panic!("expected a refusal, got {other:?}"),
     }
+}
+
+/// Opens a simulator with `open`. Right after a simulator or journal on the same directory was
+/// dropped, sled's I/O threads may still hold the directory's lock for a moment, so `Locked` is
+/// retried briefly (a restarted process never sees this: its predecessor's locks went with it).
+pub fn open_retrying<T>(open: impl Fn() -> Result<T, SimulatorError>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match open() {
+            Err(SimulatorError::Locked(_)) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            result => return result.expect("open simulator"),
+        }
+    }
+}
+
+/// A query of the received log for one page of `limit` after `after`.
+pub fn page_of(limit: usize, after: Option<u64>) -> ReceivedQuery {
+    ReceivedQuery {
+        limit,
+        after,
+        ..ReceivedQuery::default()
+    }
+}
+
+/// The sequence numbers of a page of the received log, and its `next`.
+pub fn seqs_of<T>(page: ReceivedPage<T>) -> (Vec<u64>, Option<u64>) {
+    (
+        page.messages.iter().map(|(seq, _)| *seq).collect(),
+        page.next,
+    )
 }

@@ -1,0 +1,198 @@
+//! [`FhirClient`]: the service's side of the reporting system in `url` mode. It posts the
+//! notification to `{url}/$process-notification` over TLS, presenting the facility's client
+//! certificate ([`ClientIdentity`]), and reads what comes back: `200` with a `Parameters`
+//! carrying the receipt is an acceptance, `422` (or a `Parameters`/`OperationOutcome` with
+//! errors) a refusal, everything else a transient fault worth retrying.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use meldewerk_fhir::answer;
+use meldewerk_storage::{Outcome, Receipt};
+use reqwest::{Client, StatusCode, Url};
+use rustls::ClientConfig;
+
+use super::{DemisConfig, FHIR_JSON};
+use crate::tls::MutualTls;
+use crate::wire::client::{chain, client_builder, error_text, join, status_and_body};
+use crate::wire::{check_url, HttpTransportSettings};
+use crate::{Answer, Delivery, Finished, Protocol, Transport, TransportError};
+
+/// The operation's path below the endpoint's base url.
+pub const OPERATION_PATH: &str = "/$process-notification";
+
+/// Where the client certificate a delivery is sent with comes from: the facility that notifies
+/// authenticates by it.
+///
+/// Asynchronous, so that an identity read from the store (a certificate deposited per site and
+/// environment, unwrapped under the master key) fits as well as one read from files.
+#[async_trait]
+pub trait ClientIdentity: Send + Sync {
+    /// The TLS client configuration (certificate, key, trusted CA) to send `delivery` with.
+    /// The same `Arc` for the same identity, so that its connections are reused. A facility
+    /// without a usable certificate is a [`TransportError`] saying so.
+    async fn client_config(&self, delivery: &Delivery)
+        -> Result<Arc<ClientConfig>, TransportError>;
+}
+
+/// One certificate for every delivery, from the PEM files of `[transports.demis]`
+/// (`client_certificate`, `client_key`, `ca`).
+#[derive(Debug, Clone)]
+pub struct PemIdentity {
+    config: Arc<ClientConfig>,
+}
+
+impl PemIdentity {
+    /// The identity the section names; `Err` says which key is missing or which file is wrong.
+    pub fn from_config(config: &DemisConfig) -> Result<Self, String> {
+        let (Some(certificate), Some(key), Some(ca)) =
+            (&config.client_certificate, &config.client_key, &config.ca)
+        else {
+            return Err("transports.demis.url is set: the reporting system authenticates the \
+                        facility by its client certificate, so client_certificate, client_key \
+                        (PEM files) and ca (PEM of the CA the endpoint's certificate chains to) \
+                        are required"
+                .to_owned());
+        };
+        let files = MutualTls {
+            prefix: "transports.demis.",
+            certificate: ("client_certificate", certificate),
+            key: ("client_key", key),
+            ca: ("ca", ca),
+        };
+        Ok(PemIdentity {
+            config: Arc::new(files.client()?),
+        })
+    }
+}
+
+#[async_trait]
+impl ClientIdentity for PemIdentity {
+    async fn client_config(
+        &self,
+        _delivery: &Delivery,
+    ) -> Result<Arc<ClientConfig>, TransportError> {
+        Ok(Arc::clone(&self.config))
+    }
+}
+
+/// A [`Transport`] to the reporting system's `$process-notification` at a url. Every answer is
+/// final ([`Answer::Finished`]) or a transient error.
+pub struct FhirClient {
+    name: String,
+    operation: Url,
+    settings: HttpTransportSettings,
+    identity: Arc<dyn ClientIdentity>,
+    /// The HTTP client of the identity's last TLS configuration: building one per delivery
+    /// would cost a TLS handshake each.
+    client: Mutex<Option<(Arc<ClientConfig>, Client)>>,
+}
+
+impl std::fmt::Debug for FhirClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FhirClient")
+            .field("name", &self.name)
+            .field("operation", &self.operation.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FhirClient {
+    /// A client called `name` posting to `{settings.url}/$process-notification` with the
+    /// certificates of `identity`.
+    pub fn new(
+        name: &str,
+        settings: &HttpTransportSettings,
+        identity: Arc<dyn ClientIdentity>,
+    ) -> Result<Self, String> {
+        let base = check_url(&settings.url)?;
+        Ok(FhirClient {
+            name: name.to_owned(),
+            operation: join(&base, OPERATION_PATH),
+            settings: settings.clone(),
+            identity,
+            client: Mutex::new(None),
+        })
+    }
+
+    /// The HTTP client for `tls`, built once per TLS configuration.
+    fn client(&self, tls: Arc<ClientConfig>) -> Result<Client, TransportError> {
+        let mut cached = self.client.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((config, client)) = cached.as_ref() {
+            if Arc::ptr_eq(config, &tls) {
+                return Ok(client.clone());
+            }
+        }
+        let client = client_builder(&self.settings)
+            .use_preconfigured_tls((*tls).clone())
+            .build()
+            .map_err(|e| {
+                TransportError::Transient(format!("cannot build the HTTP client: {}", chain(&e)))
+            })?;
+        *cached = Some((tls, client.clone()));
+        Ok(client)
+    }
+}
+
+#[async_trait]
+impl Transport for FhirClient {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
+        let client = self.client(self.identity.client_config(&delivery).await?)?;
+        let url = &self.operation;
+        let mut request = client
+            .post(url.clone())
+            .header(reqwest::header::CONTENT_TYPE, FHIR_JSON)
+            .header(reqwest::header::ACCEPT, FHIR_JSON);
+        for (header, value) in [
+            (Protocol::IDEMPOTENCY_KEY_HEADER, &delivery.idempotency_key),
+            (Protocol::MODULE_HEADER, &delivery.module),
+            (Protocol::REPORT_ID_HEADER, &delivery.report_id),
+        ] {
+            // Only what a header can carry; the simulator falls back to the bundle's own ids.
+            if let Ok(value) = reqwest::header::HeaderValue::from_str(value) {
+                request = request.header(header, value);
+            }
+        }
+        let sent = request.body(delivery.body).send().await;
+        let (status, body) = status_and_body(url, sent).await?;
+        let refused = |reason: String| Ok(Answer::Finished(Finished::refused(reason)));
+        match (status, answer::read(&body)) {
+            (StatusCode::OK, Ok(answer::Answer::Accepted(receipt))) => {
+                Ok(Answer::Finished(Finished {
+                    transport_ref: None,
+                    outcome: Outcome::Success {
+                        receipt: Receipt {
+                            media_type: receipt.content_type,
+                            bytes: receipt.document,
+                        },
+                        portal: None,
+                    },
+                    duplicate: false,
+                }))
+            }
+            (StatusCode::OK | StatusCode::UNPROCESSABLE_ENTITY, Ok(answer::Answer::Rejected(reason))) => {
+                refused(reason)
+            }
+            (StatusCode::UNPROCESSABLE_ENTITY, _) => refused(format!(
+                "refused by the reporting system (HTTP {status}){}",
+                error_text(&body).map_or_else(String::new, |text| format!(": {text}"))
+            )),
+            (StatusCode::OK, Err(e)) => Err(TransportError::Transient(format!(
+                "{url}: unusable answer ({e})"
+            ))),
+            // The issues of an `OperationOutcome` the endpoint answered with, else its text.
+            (_, said) => Err(TransportError::Transient(format!(
+                "{url}: HTTP {status}{}",
+                match said {
+                    Ok(answer::Answer::Rejected(reason)) => Some(reason),
+                    _ => error_text(&body),
+                }
+                .map_or_else(String::new, |text| format!(": {text}"))
+            ))),
+        }
+    }
+}

@@ -1,0 +1,499 @@
+//! The `demis` transport: a simulated national infectious-disease reporting system (DEMIS)
+//! taking FHIR R4 notifications the way its `$process-notification` operation does, and
+//! deciding each at once.
+//!
+//! It checks a notification the way the real system would ([`meldewerk_fhir::check`]: bundle
+//! type, the profile of its kind, the resources that kind requires and their references) and
+//! knows its notifier facilities ([`DemisConfig`]: BSNR for notifications, location id and IK
+//! for bed occupancy reports). A notification it refuses gets the reasons its `OperationOutcome`
+//! would carry; one it accepts gets a receipt PDF, and the simulator records the whole
+//! `Parameters` answer it sent. Each idempotency key is registered once: a repeat gets the
+//! original answer. Testers script it like the civil-registry office ([`crate::script`]).
+//!
+//! As its own process (`meldewerk simulate demis`) it speaks the FHIR operation over TLS and
+//! takes only facilities' client certificates ([`Protocol::FhirOperation`]); the service reaches
+//! such a process, or the real endpoint, with [`FhirClient`].
+
+mod client;
+mod config;
+mod records;
+
+use std::path::Path;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use meldewerk_fhir::answer;
+use meldewerk_fhir::check::{self, BundleKind, Received};
+use meldewerk_fhir::RandomIds;
+use meldewerk_storage::{Journal, Outcome};
+
+pub use client::{ClientIdentity, FhirClient, PemIdentity, OPERATION_PATH};
+pub use config::DemisConfig;
+pub use records::{Decision, ReceivedNotification};
+
+use crate::claims::Claims;
+use crate::receipt::{render_receipt, sha256_hex, ReceiptFields};
+use crate::received::{fill_body, page, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
+use crate::script::{Scriptable, Scripted};
+use crate::simulated::{read_config, Protocol, Simulated, SimulatorError, TransportKind};
+use crate::tls::MutualTls;
+use crate::{Answer, Delivery, Finished, Transport, TransportError};
+use records::{BY_IDEMPOTENCY_KEY, BY_TRANSPORT_REF};
+
+/// The transport's name.
+const NAME: &str = "demis";
+
+/// The media type of a FHIR notification in JSON.
+pub const FHIR_JSON: &str = "application/fhir+json";
+
+/// Longest identifier of the sender's a refusal quotes: a forged one must not grow the answer.
+const MAX_QUOTED_ID: usize = 40;
+
+/// The reporting system in the registry of transports.
+pub const KIND: TransportKind = TransportKind {
+    name: NAME,
+    authority: "the national infectious-disease reporting system (DEMIS), FHIR notifications, \
+                decided at once",
+    inbox: false,
+    simulate: |dir, config| {
+        let config = read_config(NAME, config)?;
+        Ok(Arc::new(Simulator::open(dir, config)?))
+    },
+    simulator_defaults: || serde_json::to_value(DemisConfig::default()).unwrap_or_default(),
+    connect: |kind, settings, config| {
+        let config: DemisConfig = read_config(kind.name, config).map_err(|e| e.to_string())?;
+        let identity = PemIdentity::from_config(&config)?;
+        Ok(Arc::new(FhirClient::new(kind.name, settings, Arc::new(identity))?))
+    },
+    protocol: Protocol::FhirOperation {
+        operation: "process-notification",
+    },
+    process_tls: |config| {
+        let config: DemisConfig = read_config(NAME, config)?;
+        let (Some(certificate), Some(key), Some(ca)) =
+            (&config.server_certificate, &config.server_key, &config.ca)
+        else {
+            return Err(SimulatorError::Config(format!(
+                "transports.{NAME}: `meldewerk simulate {NAME}` serves TLS only and requires \
+                 facilities' client certificates, as the reporting system does: set \
+                 server_certificate, server_key (PEM files of its own certificate) and ca (PEM \
+                 of the CA client certificates must chain to)"
+            )));
+        };
+        let files = MutualTls {
+            prefix: "transports.demis.",
+            certificate: ("server_certificate", certificate),
+            key: ("server_key", key),
+            ca: ("ca", ca),
+        };
+        files.server().map(Some).map_err(SimulatorError::Config)
+    },
+};
+
+/// The simulated reporting system: a [`Transport`] named `demis` backed by its own durable
+/// journal. Cheap to clone; clones share the journal and the configuration.
+#[derive(Clone)]
+pub struct Simulator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    journal: Journal<ReceivedNotification>,
+    config: RwLock<DemisConfig>,
+    /// The testers' script; empty means "as configured".
+    script: Scripted,
+    /// Idempotency keys being decided right now: a second copy of a notification waits for the
+    /// first's answer and is then answered as its repeat.
+    claims: Arc<Claims>,
+}
+
+impl Simulator {
+    /// Opens (or creates) the reporting system's journal in `dir`. Fails with
+    /// [`SimulatorError::Locked`] while another process has the same directory open.
+    pub fn open(dir: &Path, config: DemisConfig) -> Result<Self, SimulatorError> {
+        Ok(Simulator {
+            inner: Arc::new(Inner {
+                journal: Journal::open(dir, NAME)?,
+                config: RwLock::new(config),
+                script: Scripted::default(),
+                claims: Default::default(),
+            }),
+        })
+    }
+
+    /// The current behaviour settings.
+    pub fn config(&self) -> DemisConfig {
+        self.inner
+            .config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Changes the behaviour from now on; answers already given stay as they are.
+    pub fn set_config(&self, config: DemisConfig) {
+        *self
+            .inner
+            .config
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = config;
+    }
+
+    /// One page of what the reporting system received, oldest first, filtered by `query`.
+    pub fn received_page(
+        &self,
+        query: &ReceivedQuery,
+    ) -> Result<ReceivedPage<ReceivedNotification>, SimulatorError> {
+        let journal = &self.inner.journal;
+        Ok(page(journal, query, |mut record, seq| {
+            fill_body(&mut record.body, journal, seq)?;
+            Ok(record)
+        })?)
+    }
+
+    /// Runs journal work off the async executor: appending waits for the disk.
+    async fn blocking<T, F>(&self, work: F) -> Result<T, TransportError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, TransportError> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || work(&inner))
+            .await
+            .map_err(|e| TransportError::Transient(format!("simulated DEMIS failed: {e}")))?
+    }
+}
+
+impl Simulated for Simulator {
+    fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError> {
+        Simulator::received_page(self, query)?.into_simulated()
+    }
+
+    fn into_transport(self: Arc<Self>) -> Arc<dyn Transport> {
+        self
+    }
+
+    fn recorded_answer(&self, transport_ref: &str) -> Result<Option<Vec<u8>>, SimulatorError> {
+        let found = self.inner.journal.find(BY_TRANSPORT_REF, transport_ref)?;
+        match found.map(|(_, record)| record.decision) {
+            Some(Decision::Accepted { answer }) => serde_json::to_vec(&answer)
+                .map(Some)
+                .map_err(|e| SimulatorError::Corrupt(e.to_string())),
+            _ => Ok(None),
+        }
+    }
+
+    fn scriptable(&self) -> &dyn Scriptable {
+        &self.inner.script
+    }
+}
+
+impl std::fmt::Debug for Simulator {
+    /// The configuration only: the journal and the script tell nothing in a log line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "demis::Simulator({:?})", self.config())
+    }
+}
+
+#[async_trait]
+impl Transport for Simulator {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
+        let delivery = completed(delivery);
+        let key = delivery.idempotency_key.clone();
+        let registered = self
+            .blocking(move |inner| Ok(inner.journal.find(BY_IDEMPOTENCY_KEY, &key)?.is_some()))
+            .await?;
+        let latency_ms = self.config().latency_ms;
+        // A repeat of a registered key is not a delivery: the script is not asked and nothing of
+        // it is used up; it only takes the configured latency.
+        if !registered {
+            let plan = self.inner.script.plan(
+                &delivery.module,
+                &delivery.report_id,
+                &delivery.idempotency_key,
+                latency_ms,
+            );
+            if let Err(answer) = plan.carry_out("simulated DEMIS", &delivery.report_id).await {
+                return answer;
+            }
+        } else if latency_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(latency_ms)).await;
+        }
+        let finished = self
+            .blocking(move |inner| inner.decide(delivery))
+            .await?;
+        Ok(Answer::Finished(finished))
+    }
+}
+
+impl Inner {
+    /// Answers a repeat with the original answer, or checks a new notification, records it with
+    /// the answer and returns that. Blocks until the record is on disk: once the sender holds an
+    /// answer, the reporting system remembers it across any crash.
+    fn decide(&self, delivery: Delivery) -> Result<Finished, TransportError> {
+        let _claim = self.claims.claim(&delivery.idempotency_key);
+        if let Some((seq, mut record)) =
+            self.journal.find(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?
+        {
+            // Counting up is a read-modify-write of the record; the claim makes it the only one.
+            record.repeat_submissions = record.repeat_submissions.saturating_add(1);
+            self.journal.replace(seq, &record)?;
+            tracing::info!(
+                transport_ref = %record.transport_ref,
+                repeats = record.repeat_submissions,
+                "simulated DEMIS: repeat submission"
+            );
+            return finished(&record, true);
+        }
+
+        let config = self
+            .config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let received_at = Utc::now();
+        let transport_ref = uuid::Uuid::new_v4().to_string();
+        let checked = examine(&delivery, &config);
+        let (bundle_profile, bundle_id, notification_id) = match &checked {
+            Ok(received) => (
+                Some(received.kind.profile_name().to_owned()),
+                Some(received.bundle_id.clone()),
+                Some(received.notification_id.clone()),
+            ),
+            Err(_) => (None, None, None),
+        };
+        let sha256_hex = sha256_hex(&delivery.body);
+        let decision = match checked {
+            Ok(received) => {
+                let pdf = render_receipt(&ReceiptFields {
+                    authority: config.authority_name.clone(),
+                    report_type: format!(
+                        "{} ({})",
+                        kind_in_words(received.kind),
+                        received.kind.profile_name()
+                    ),
+                    sender: notifier_in_words(&received),
+                    module: delivery.module.clone(),
+                    report_id: delivery.report_id.clone(),
+                    // The notification's own id (`NotificationId`) is what its receipt names.
+                    message_uuid: received.notification_id.clone(),
+                    message_sha256_hex: sha256_hex.clone(),
+                    submitted_at: received_at,
+                    received_at,
+                    acknowledged_at: received_at,
+                    time_zone: meldewerk_xml::local_time::LocalZone::BERLIN,
+                    transport_ref: transport_ref.clone(),
+                    mock: true,
+                });
+                let receipt = answer::Receipt {
+                    bundle_id: received.bundle_id.clone(),
+                    notification_id: received.notification_id.clone(),
+                    content_type: answer::PDF.to_owned(),
+                    document: pdf,
+                };
+                let parameters =
+                    answer::accepted(&receipt, &mut RandomIds, received_at.fixed_offset());
+                // As sent, with its `resourceType`.
+                Decision::Accepted {
+                    answer: serde_json::from_slice(&parameters.to_json()).map_err(|e| {
+                        TransportError::Transient(format!("simulated DEMIS: {e}"))
+                    })?,
+                }
+            }
+            Err(reason) => Decision::Refused { reason },
+        };
+        // The body goes into the journal once, apart from the record (its attachment).
+        let record = ReceivedNotification {
+            received_at,
+            transport_ref,
+            report_id: delivery.report_id,
+            module: delivery.module,
+            idempotency_key: delivery.idempotency_key,
+            message_uuid: delivery.message_uuid,
+            content_type: delivery.content_type,
+            body: Vec::new(),
+            sha256_hex,
+            repeat_submissions: 0,
+            bundle_profile,
+            bundle_id,
+            notification_id,
+            decision,
+        };
+        self.journal.append_attached(
+            &record,
+            &delivery.body,
+            &[
+                (BY_IDEMPOTENCY_KEY, &record.idempotency_key),
+                (BY_TRANSPORT_REF, &record.transport_ref),
+            ],
+            &[(BY_REPORT, &record.report_id), (BY_MODULE, &record.module)],
+        )?;
+        tracing::info!(
+            report_id = %record.report_id,
+            transport_ref = %record.transport_ref,
+            accepted = matches!(record.decision, Decision::Accepted { .. }),
+            "simulated DEMIS: notification received"
+        );
+        finished(&record, false)
+    }
+}
+
+/// The answer a record stands for.
+fn finished(record: &ReceivedNotification, duplicate: bool) -> Result<Finished, TransportError> {
+    Ok(match &record.decision {
+        Decision::Accepted { .. } => Finished {
+            transport_ref: Some(record.transport_ref.clone()),
+            outcome: Outcome::Success {
+                receipt: record.receipt()?.ok_or_else(|| {
+                    TransportError::Transient("simulated DEMIS: receipt missing".to_owned())
+                })?,
+                portal: None,
+            },
+            duplicate,
+        },
+        Decision::Refused { reason } => Finished {
+            transport_ref: None,
+            outcome: Outcome::Failure {
+                reason: reason.clone(),
+            },
+            duplicate,
+        },
+    })
+}
+
+/// The delivery with what its sender left out taken from the notification itself, as a bare
+/// FHIR client posting to `$process-notification` sends no idempotency key or report id: the
+/// key is the bundle's `NotificationBundleId` (else the body's SHA-256), the report id the
+/// notification's `NotificationId`, the message id the bundle id.
+fn completed(mut delivery: Delivery) -> Delivery {
+    if !delivery.idempotency_key.is_empty()
+        && !delivery.report_id.is_empty()
+        && !delivery.message_uuid.is_empty()
+    {
+        return delivery;
+    }
+    let ids = check::check(&delivery.body)
+        .ok()
+        .map(|r| (r.bundle_id, r.notification_id));
+    if delivery.idempotency_key.is_empty() {
+        delivery.idempotency_key = match &ids {
+            Some((bundle_id, _)) => format!("bundle:{bundle_id}"),
+            None => format!("sha256:{}", sha256_hex(&delivery.body)),
+        };
+    }
+    if let Some((bundle_id, notification_id)) = ids {
+        if delivery.report_id.is_empty() {
+            delivery.report_id = notification_id;
+        }
+        if delivery.message_uuid.is_empty() {
+            delivery.message_uuid = bundle_id;
+        }
+    }
+    delivery
+}
+
+/// The reporting system's checks of one notification: its media type, the FHIR checks, and a
+/// notifier it knows. `Err` carries every reason, one per line.
+fn examine(delivery: &Delivery, config: &DemisConfig) -> Result<Received, String> {
+    let media_type = delivery
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    if media_type != FHIR_JSON && media_type != "application/json" {
+        return Err(format!(
+            "Content-Type {} is not taken: notifications are {FHIR_JSON}",
+            cut(&media_type)
+        ));
+    }
+    let received = check::check(&delivery.body).map_err(|refused| refused.reasons.join("\n"))?;
+    unknown_notifier(&received, config).map_or(Ok(received), Err)
+}
+
+/// Why the notifier is not a facility the reporting system knows, if it is not.
+fn unknown_notifier(received: &Received, config: &DemisConfig) -> Option<String> {
+    let ids = &received.notifier;
+    let known = |list: &[String], id: &str| list.iter().any(|k| k == id);
+    match received.kind {
+        BundleKind::Laboratory | BundleKind::Disease => match &ids.bsnr {
+            None => Some("the notifier (Composition.author) names no BSNR".to_owned()),
+            Some(bsnr) if !known(&config.known_bsnr, bsnr) => Some(format!(
+                "the notifier's BSNR {} is not a facility registered with the reporting system",
+                cut(bsnr)
+            )),
+            Some(_) => None,
+        },
+        BundleKind::BedOccupancy => {
+            let mut reasons = Vec::new();
+            match &ids.location_id {
+                None => reasons.push("the report names no hospital location id".to_owned()),
+                Some(id) if !known(&config.known_location_ids, id) => reasons.push(format!(
+                    "the hospital location {} is not registered with the reporting system",
+                    cut(id)
+                )),
+                Some(_) => {}
+            }
+            if let Some(ik) = ids.ik.as_deref().filter(|ik| !known(&config.known_ik, ik)) {
+                reasons.push(format!(
+                    "the institution code (IK) {} is not registered with the reporting system",
+                    cut(ik)
+                ));
+            }
+            (!reasons.is_empty()).then(|| reasons.join("\n"))
+        }
+    }
+}
+
+/// `id` cut to [`MAX_QUOTED_ID`] characters.
+fn cut(id: &str) -> String {
+    let mut cut: String = id.chars().take(MAX_QUOTED_ID).collect();
+    if cut.len() < id.len() {
+        cut.push('…');
+    }
+    cut
+}
+
+/// The kind of notification in German words, for the receipt.
+fn kind_in_words(kind: BundleKind) -> &'static str {
+    match kind {
+        BundleKind::Laboratory => "Erregernachweismeldung",
+        BundleKind::Disease => "Krankheitsmeldung",
+        BundleKind::BedOccupancy => "Bettenbelegungsbericht",
+    }
+}
+
+/// Who notified, for the receipt.
+fn notifier_in_words(received: &Received) -> String {
+    let ids = &received.notifier;
+    let mut words = Vec::new();
+    if let Some(bsnr) = &ids.bsnr {
+        words.push(format!("BSNR {bsnr}"));
+    }
+    if let Some(location) = &ids.location_id {
+        words.push(format!("Standort {location}"));
+    }
+    if let Some(ik) = &ids.ik {
+        words.push(format!("IK {ik}"));
+    }
+    words.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_ids_are_cut() {
+        assert_eq!(cut("123"), "123");
+        let long = "9".repeat(100);
+        assert_eq!(cut(&long).chars().count(), MAX_QUOTED_ID + 1);
+    }
+}

@@ -198,9 +198,15 @@ fn sigterm_stops_cleanly_and_keeps_everything() {
     assert!(server.terminate(), "exit status after SIGTERM");
     let log = server.log();
     assert!(log.contains("meldewerk stopped"), "{log}");
-    // Both databases (the store and the office's journal) are checkpointed once let go of, even
-    // with a delivery cut off by the grace time, so that the next start replays no log.
-    assert_eq!(log.matches("checkpoint written").count(), 2, "{log}");
+    // Every database (the store and the journals of the simulators running in the process) is
+    // checkpointed once let go of, even with a delivery cut off by the grace time, so that the
+    // next start replays no log.
+    let databases = 1 + meldewerk_transports::TRANSPORTS.len();
+    assert_eq!(
+        log.matches("checkpoint written").count(),
+        databases,
+        "{log}"
+    );
     assert!(!log.contains("no checkpoint"), "{log}");
     server.set_env(LATENCY, "0");
     server.start_again();

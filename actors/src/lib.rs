@@ -41,12 +41,13 @@ use actix::{Addr, Arbiter, Supervisor};
 use actix_rt::ArbiterHandle;
 use chrono::{DateTime, Utc};
 use meldewerk_storage::{
-    FinishedReport, Job, MessageSignature, Outcome, Report, Store, StoreResult,
+    FinishedReport, Job, MessageSignature, Outcome, Report, ReportKey, Store, StoreResult,
 };
 use meldewerk_transports::Transport;
 
 pub use breaker::{BreakerState, TransportHealth};
 pub use events::{EngineEvents, Fanout, NoEvents};
+pub use finished::Watch;
 pub use health::{ActorHealth, ActorState};
 pub use settings::EngineSettings;
 
@@ -352,6 +353,14 @@ impl Engine {
     /// with the delivery).
     pub fn working_on(&self, job_id: u64) -> bool {
         self.inner.in_flight.contains(job_id)
+    }
+
+    /// Watches the report `key`: [`Watch::ended`] answers its end once the engine has stored it,
+    /// however it ends (for an authority that decides at once, with the answer to its
+    /// delivery). Start watching before the report is dispatched, so that no end can come
+    /// first. Dropping the watch stops it; the report's delivery goes on either way.
+    pub fn watch(&self, key: ReportKey) -> Watch {
+        self.inner.endings.watch(key)
     }
 
     /// Ends the report of `job` in FAILURE with `reason` (an operator's discard) and removes the

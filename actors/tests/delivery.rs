@@ -93,6 +93,52 @@ async fn an_authority_deciding_at_once_ends_the_report_with_its_answer() {
 }
 
 #[actix_rt::test]
+async fn a_watcher_hears_the_end_of_its_report_and_only_of_it() {
+    let store = Arc::new(MemStore::default());
+    let transport = ScriptedTransport::deciding_at_once(vec![
+        SubmitStep::Succeed,
+        SubmitStep::Reject("Meldung unvollständig"),
+    ]);
+    let engine = Engine::start(
+        store.clone(),
+        vec![spec(
+            Arc::new(TestBuilder::default()),
+            Arc::new(TestSigner),
+            transport.clone(),
+        )],
+        fast_settings(),
+    );
+    // Watched before dispatch, so that no end can come first; two watchers of one report.
+    let first = engine.watch(key("w-1"));
+    let second = engine.watch(key("w-1"));
+    let other = engine.watch(key("w-2"));
+    store.dispatch_report(pending_report("w-1")).await.unwrap();
+    engine.wake();
+    let ended = first
+        .ended(Duration::from_secs(10))
+        .await
+        .expect("w-1 ended");
+    assert_eq!((ended.key, ended.failure), (key("w-1"), None));
+    let again = second
+        .ended(Duration::from_secs(10))
+        .await
+        .expect("told to both");
+    assert_eq!(again.key, key("w-1"));
+    // w-2 was never dispatched: its watcher gives up after its limit, nothing else happens.
+    assert!(other.ended(Duration::from_millis(50)).await.is_none());
+
+    let refused = engine.watch(key("w-3"));
+    store.dispatch_report(pending_report("w-3")).await.unwrap();
+    engine.wake();
+    let ended = refused
+        .ended(Duration::from_secs(10))
+        .await
+        .expect("w-3 ended");
+    assert_eq!(ended.failure.as_deref(), Some("Meldung unvollständig"));
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[actix_rt::test]
 async fn submitted_report_is_delivered_acknowledged_and_succeeds() {
     let store = Arc::new(MemStore::default());
     let transport = ScriptedTransport::new(vec![], vec![AckStep::Pending, AckStep::Pending]);

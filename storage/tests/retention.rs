@@ -5,7 +5,7 @@
 mod common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use common::with_raw_db;
+use common::{reopen, with_raw_db};
 use meldewerk_storage::{Outcome, Receipt, Report, ReportKey, SledStore, Store};
 
 const BIRTH: &str = "birthnotice";
@@ -147,7 +147,7 @@ async fn the_sweep_reads_only_the_reports_that_are_due() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     {
-        let store = SledStore::open(&path).unwrap();
+        let store = reopen(&path);
         finish(&store, BIRTH, "due", t(10)).await;
         finish(&store, BIRTH, "recent", t(100)).await;
     }
@@ -159,7 +159,7 @@ async fn the_sweep_reads_only_the_reports_that_are_due() {
             .insert(b"alice\0birthnotice\0unreadable", &b"not a report"[..])
             .unwrap();
     });
-    let store = SledStore::open(&path).unwrap();
+    let store = reopen(&path);
     assert_eq!(store.expire_finished_before(BIRTH, t(50)).await.unwrap(), 1);
     assert!(is_expired(&store, BIRTH, "due").await);
     assert!(!is_expired(&store, BIRTH, "recent").await);
@@ -170,7 +170,7 @@ async fn a_database_written_without_the_index_gets_it_at_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     {
-        let store = SledStore::open(&path).unwrap();
+        let store = reopen(&path);
         finish(&store, BIRTH, "old", t(10)).await;
         finish(&store, BIRTH, "gone-already", t(5)).await;
         finish(&store, BIRTH, "recent", t(100)).await;
@@ -187,7 +187,7 @@ async fn a_database_written_without_the_index_gets_it_at_open() {
             .insert(b"alice\0birthnotice\0unreadable", &b"{"[..])
             .unwrap();
     });
-    let store = SledStore::open(&path).unwrap();
+    let store = reopen(&path);
     assert_eq!(store.expire_finished_before(BIRTH, t(50)).await.unwrap(), 1);
     assert!(is_expired(&store, BIRTH, "old").await);
     assert!(!is_expired(&store, BIRTH, "recent").await);
@@ -201,7 +201,7 @@ async fn a_database_written_without_the_index_gets_it_at_open() {
     drop(store);
 
     // Built once: a later open finds the index complete and leaves it as the sweeps left it.
-    let store = SledStore::open(&path).unwrap();
+    let store = reopen(&path);
     assert_eq!(
         store.expire_finished_before(BIRTH, t(500)).await.unwrap(),
         0

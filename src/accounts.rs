@@ -111,6 +111,9 @@ pub enum AccountError {
     /// The mail address is not one SMTP could deliver to.
     #[error("invalid email {0:?}: give one address like name@example.org, at most 254 characters")]
     InvalidEmail(String),
+    /// The customer id breaks the rule of customer ids (the one the scopes use).
+    #[error("invalid customer: {0}")]
+    InvalidCustomer(String),
     /// A supplied seal key is not usable.
     #[error("invalid seal key: {0}")]
     InvalidSeal(String),
@@ -203,6 +206,7 @@ impl Accounts {
         customer: Option<String>,
         email: Option<Email>,
     ) -> Result<UserSummary, AccountError> {
+        let customer = customer.map(|c| checked_customer(&c)).transpose()?;
         if self.store.user(name.as_str()).await?.is_some() {
             return Err(AccountError::Duplicate(name.as_str().into()));
         }
@@ -274,6 +278,7 @@ impl Accounts {
         name: &UserName,
         customer: Option<String>,
     ) -> Result<(), AccountError> {
+        let customer = customer.map(|c| checked_customer(&c)).transpose()?;
         let _update = self.updates.lock().await;
         let mut record = self.existing(name).await?;
         record.customer = customer;
@@ -340,4 +345,9 @@ impl Accounts {
             .await?
             .ok_or_else(|| AccountError::UnknownUser(name.as_str().into()))
     }
+}
+
+/// A customer id as the scopes take it, so that a user's customer can match a scope.
+fn checked_customer(customer: &str) -> Result<String, AccountError> {
+    crate::facilities::customer_id(customer).map_err(AccountError::InvalidCustomer)
 }

@@ -434,6 +434,15 @@ fn an_operator_sets_and_removes_the_customer_of_a_user() {
         ),
         (json!({"customer": ""}), vec!["customer must not be empty"]),
         (json!({"customer": 7}), vec!["customer must be a string"]),
+        // As the scopes take customer ids, or the user could never match one.
+        (
+            json!({"customer": "K-2 "}),
+            vec!["invalid customer: the customer must not begin or end with a space"],
+        ),
+        (
+            json!({"customer": "K\u{7}2"}),
+            vec!["invalid customer: the customer must not contain control characters"],
+        ),
         (
             json!({"customer": "K-2", "name": "x"}),
             vec!["name is not a known field"],

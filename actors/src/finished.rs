@@ -104,8 +104,10 @@ impl Watch {
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        // Forget senders whose receivers are gone, so that reports nobody waits for any more
-        // leave nothing behind.
+        // This watch's receiver first (the fields drop only after this), then every sender
+        // whose receiver is gone: a report nobody waits for any more leaves nothing behind,
+        // also one that never ends (its dispatch was refused, say).
+        drop(self.receiver.take());
         if let Some(endings) = self.endings.upgrade() {
             let mut watchers = endings.lock();
             if let Some(watching) = watchers.get_mut(&self.key) {
@@ -123,5 +125,30 @@ impl std::fmt::Debug for Watch {
         f.debug_struct("Watch")
             .field("key", &self.key)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: &str) -> ReportKey {
+        ReportKey {
+            owner: "klinik".into(),
+            module: "bedreport".into(),
+            id: id.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_watch_given_up_or_dropped_leaves_nothing_behind() {
+        let endings = Arc::new(Endings::new(crate::events::no_events(), HashMap::new()));
+        drop(endings.watch(key("never")));
+        let waited = endings.watch(key("slow"));
+        assert!(waited.ended(Duration::from_millis(1)).await.is_none());
+        let kept = endings.watch(key("kept"));
+        assert_eq!(endings.lock().len(), 1, "only the watch still held");
+        drop(kept);
+        assert!(endings.lock().is_empty());
     }
 }

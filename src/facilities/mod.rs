@@ -211,10 +211,21 @@ fn postal_code(value: &str, country: Option<&str>) -> Result<String, String> {
 pub(crate) fn customer_id(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
         Err("the customer must not be empty".into())
+    } else if text.trim() != text {
+        Err("the customer must not begin or end with a space".into())
+    } else if text.chars().any(char::is_control) {
+        Err("the customer must not contain control characters".into())
+    } else if text.chars().count() > MAX_CUSTOMER_CHARS {
+        Err(format!(
+            "the customer must have at most {MAX_CUSTOMER_CHARS} characters"
+        ))
     } else {
         Ok(text.to_owned())
     }
 }
+
+/// Longest customer id: ids name customers for billing and support, not descriptions.
+const MAX_CUSTOMER_CHARS: usize = 100;
 
 /// Why [`resolve`] gave no facility.
 #[derive(Debug)]

@@ -252,7 +252,8 @@ pub trait Store: Send + Sync + 'static {
 
     /// Records the final state of the report and removes its job, in one transaction; returns
     /// the report that ended. `NotFound` if the job has left the outbox (its outcome is recorded
-    /// already) or its report is gone.
+    /// already), is no longer the turn `job` was read at ([`Job::same_turn`]: an operator's
+    /// discard does not end a job the engine has moved on meanwhile), or its report is gone.
     async fn record_outcome(
         &self,
         job: &Job,

@@ -52,7 +52,8 @@ async fn delivered(store: &SledStore, id: &str, transport: &str, transport_ref: 
         )
         .await
         .unwrap();
-    job
+    // As it is stored now, waiting: what the engine and operators read next.
+    store.job(job.id).await.unwrap().unwrap()
 }
 
 /// An acknowledgement of report `id`'s message.
@@ -200,6 +201,31 @@ async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_
     assert_eq!(finished.len(), 1);
     let report = store.report(&key("lost")).await.unwrap().unwrap();
     assert_eq!(report.transport_ref.as_deref(), Some("new"));
+
+    // A copy of a job read before the engine moved it on is not the job any more: ending the
+    // report through it is refused, and the report waits on.
+    let stale = prepared(&store, "moved-on").await;
+    let now = Utc::now();
+    store
+        .record_delivered(
+            &stale,
+            "a",
+            Some("r8".into()),
+            now,
+            AfterDelivery::AwaitAck { resend_at: now },
+        )
+        .await
+        .unwrap();
+    let refused = Outcome::Failure {
+        reason: "discarded by the operator".into(),
+    };
+    let late = store
+        .record_outcome(&stale, refused, now)
+        .await
+        .unwrap_err();
+    assert!(matches!(late, StoreError::NotFound(_)), "{late:?}");
+    let waiting = store.report(&key("moved-on")).await.unwrap().unwrap();
+    assert_eq!(waiting.status, ReportStatus::Pending);
 
     // An operator discards a waiting job: its acknowledgement arriving later changes nothing.
     let job = delivered(&store, "discarded", "a", "r9").await;

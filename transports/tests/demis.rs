@@ -536,3 +536,52 @@ fn the_registry_entry_reads_its_section() {
         "{error}"
     );
 }
+
+/// A system slow to answer registers the notification all the same: a sender that stops
+/// waiting and sends again gets the original answer, and the report is registered once.
+#[tokio::test]
+async fn a_sender_that_stops_waiting_and_retries_registers_the_report_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let demis = open(&dir, DemisConfig::default());
+    demis
+        .scriptable()
+        .push_rule(Rule::next(
+            1,
+            Effect::Latency {
+                ms: 2_000,
+                random_ms: None,
+            },
+        ))
+        .unwrap();
+    let delivery = bed_delivery("slow", "BED-SLOW");
+    let waited = tokio::time::timeout(
+        std::time::Duration::from_millis(100),
+        demis.submit(delivery.clone()),
+    )
+    .await;
+    assert!(waited.is_err(), "the sender gave up before the answer");
+    let registered = || {
+        demis
+            .received_page(&ReceivedQuery::default())
+            .unwrap()
+            .messages
+            .len()
+    };
+    for _ in 0..200 {
+        if registered() == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        registered(),
+        1,
+        "registered although the answer never arrived"
+    );
+    let again = finished(demis.submit(delivery).await);
+    assert!(again.duplicate, "the retry is answered as the repeat it is");
+    assert!(matches!(again.outcome, Outcome::Success { .. }));
+    let page = demis.received_page(&ReceivedQuery::default()).unwrap();
+    assert_eq!(page.messages.len(), 1);
+    assert_eq!(page.messages[0].1.repeat_submissions, 1);
+}

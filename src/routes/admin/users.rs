@@ -94,6 +94,7 @@ fn respond(failure: &Failure) -> HttpResponse {
             let status = match e {
                 AccountError::InvalidName(_)
                 | AccountError::InvalidEmail(_)
+                | AccountError::InvalidCustomer(_)
                 | AccountError::WeakPassword
                 | AccountError::InvalidSeal(_) => StatusCode::BAD_REQUEST,
                 AccountError::Duplicate(_) | AccountError::NameRetired(_) => StatusCode::CONFLICT,

@@ -277,7 +277,7 @@ impl Engine {
         delivery: Option<(&str, Option<String>, DateTime<Utc>)>,
     ) -> StoreResult<FinishedReport> {
         let packed = packed_receipt(&outcome);
-        let id = job.id;
+        let read = job.clone();
         let delivery = delivery.map(|(transport, r, at)| (transport.to_owned(), r, at));
         let count = std::sync::Arc::clone(&self.outbox_jobs);
         self.commit_then(
@@ -291,7 +291,12 @@ impl Engine {
                     receipts: t.receipts,
                 };
                 let (key, stored, report_key, mut report) =
-                    job_with_report(t.reports, t.outbox, t.outbox_by_id, id)?;
+                    job_with_report(t.reports, t.outbox, t.outbox_by_id, read.id)?;
+                // Only the turn it was read at: a job another run has moved on meanwhile (an
+                // attempt counted, a delivery recorded) is not this caller's to end.
+                if !stored.same_turn(&read) {
+                    return abort(StoreError::NotFound(format!("job {} as read", read.id)));
+                }
                 if let Some((transport, transport_ref, delivered_at)) = &delivery {
                     note_delivery(
                         &mut report,

@@ -106,6 +106,15 @@ impl FhirClient {
         identity: Arc<dyn ClientIdentity>,
     ) -> Result<Self, String> {
         let base = check_url(&settings.url)?;
+        // Notifications carry patients' health data, and the facility authenticates by its
+        // client certificate: both need TLS.
+        if base.scheme() != "https" {
+            return Err(format!(
+                "{:?} must start with https://: notifications carry health data, and the \
+                 facility's certificate is presented over TLS only",
+                settings.url
+            ));
+        }
         Ok(FhirClient {
             name: name.to_owned(),
             operation: join(&base, OPERATION_PATH),
@@ -194,5 +203,34 @@ impl Transport for FhirClient {
                 .map_or_else(String::new, |text| format!(": {text}"))
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An identity never asked: the client is refused before it could be.
+    struct Unused;
+
+    #[async_trait::async_trait]
+    impl ClientIdentity for Unused {
+        async fn client_config(&self, _: &Delivery) -> Result<Arc<ClientConfig>, TransportError> {
+            Err(TransportError::Transient("not asked".into()))
+        }
+    }
+
+    #[test]
+    fn notifications_go_over_tls_only() {
+        let settings = |url: &str| HttpTransportSettings {
+            url: url.into(),
+            connect_timeout: std::time::Duration::from_secs(1),
+            request_timeout: std::time::Duration::from_secs(1),
+        };
+        let refused = FhirClient::new("demis", &settings("http://demis.example"), Arc::new(Unused))
+            .err()
+            .unwrap();
+        assert!(refused.contains("must start with https://"), "{refused}");
+        assert!(FhirClient::new("demis", &settings("https://demis.example/fhir"), Arc::new(Unused)).is_ok());
     }
 }

@@ -32,7 +32,7 @@ pub struct DemisConfig {
     pub server_key: Option<PathBuf>,
     /// The CA (PEM) both ends trust: the simulator process takes only client certificates that
     /// chain to it, and the service's client (`url` mode) takes only a server certificate that
-    /// chains to it. Without it the client trusts the system's roots.
+    /// chains to it. Required in `url` mode and by the simulator's process.
     pub ca: Option<PathBuf>,
     /// `url` mode: the certificate chain (PEM) the service presents as the facility.
     pub client_certificate: Option<PathBuf>,

@@ -36,7 +36,7 @@ pub use records::{Decision, ReceivedNotification};
 use crate::claims::Claims;
 use crate::receipt::{render_receipt, sha256_hex, ReceiptFields};
 use crate::received::{fill_body, page, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
-use crate::script::{Scriptable, Scripted};
+use crate::script::{Reply, Scriptable, Scripted};
 use crate::simulated::{read_config, Protocol, Simulated, SimulatorError, TransportKind};
 use crate::tls::MutualTls;
 use crate::{Answer, Delivery, Finished, Transport, TransportError};
@@ -212,6 +212,7 @@ impl Transport for Simulator {
         let latency_ms = self.config().latency_ms;
         // A repeat of a registered key is not a delivery: the script is not asked and nothing of
         // it is used up; it only takes the configured latency.
+        let mut answer_after = Duration::from_millis(latency_ms);
         if !registered {
             let plan = self.inner.script.plan(
                 &delivery.module,
@@ -219,15 +220,24 @@ impl Transport for Simulator {
                 &delivery.idempotency_key,
                 latency_ms,
             );
-            if let Err(answer) = plan.carry_out("simulated DEMIS", &delivery.report_id).await {
-                return answer;
+            match plan.reply {
+                // A system slow to answer has registered the notification all the same: the
+                // latency comes after the record, so that a sender who stops waiting and sends
+                // again meets its repeat, as it would at the real system.
+                Reply::Accept => answer_after = plan.latency,
+                _ => {
+                    if let Err(answer) = plan.carry_out("simulated DEMIS", &delivery.report_id).await
+                    {
+                        return answer;
+                    }
+                }
             }
-        } else if latency_ms > 0 {
-            tokio::time::sleep(Duration::from_millis(latency_ms)).await;
         }
+        // As blocking work that finishes even if this call is dropped meanwhile.
         let finished = self
             .blocking(move |inner| inner.decide(delivery))
             .await?;
+        tokio::time::sleep(answer_after).await;
         Ok(Answer::Finished(finished))
     }
 }

@@ -1,0 +1,68 @@
+//! The script's decision for one delivery, and how a simulator carries it out.
+
+use std::time::Duration;
+
+/// How the simulator replies to one delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// Go on and accept it (the simulator's own checks, such as the signature, still apply).
+    Accept,
+    /// Answer with a transient fault with this text, after `wait`.
+    Transient {
+        /// Text of the fault.
+        message: String,
+        /// How long to hang before answering (a timeout).
+        wait: Duration,
+    },
+    /// Refuse for good with this reason.
+    Reject(String),
+    /// Panic with this text instead of answering.
+    Panic(String),
+}
+
+/// The script's decision for one delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// How long to hold the submit before anything else (zero for a panic, which comes at once).
+    pub latency: Duration,
+    /// How to reply.
+    pub reply: Reply,
+}
+
+impl Plan {
+    /// Carries the plan out for one delivery of `report_id` to `authority` (named in the log,
+    /// e.g. `simulated Standesamt`): waits its latency, then `Ok(())` to go on with the
+    /// simulator's own checks, or the scripted answer (a transient fault, a refusal). A panic
+    /// comes at once, before anything is recorded, as a bug in a transport would: what the
+    /// engine's supervision is there for (with no wait first: the engine's restart interrupts
+    /// the deliveries in flight, and one interrupted before its panic would have used up the
+    /// rule for nothing).
+    pub(crate) async fn carry_out(
+        self,
+        authority: &str,
+        report_id: &str,
+    ) -> Result<(), Result<crate::Answer, crate::TransportError>> {
+        match self.reply {
+            Reply::Accept => {
+                tokio::time::sleep(self.latency).await;
+                Ok(())
+            }
+            Reply::Transient { message, wait } => {
+                tokio::time::sleep(self.latency.saturating_add(wait)).await;
+                tracing::info!(%report_id, %message, "{authority}: scripted transient fault");
+                Err(Err(crate::TransportError::Transient(message)))
+            }
+            Reply::Reject(reason) => {
+                tokio::time::sleep(self.latency).await;
+                tracing::info!(%report_id, %reason, "{authority}: scripted rejection");
+                Err(Ok(crate::Answer::Finished(crate::Finished::refused(
+                    reason,
+                ))))
+            }
+            Reply::Panic(message) => {
+                tracing::info!(%report_id, %message, "{authority}: scripted panic");
+                panic!("{message}");
+            }
+        }
+    }
+}

@@ -369,7 +369,7 @@ fn bodies_over_the_limit_are_413() {
     assert_eq!(users.len(), 1);
     assert_eq!(users[0]["seal"], false);
     assert_eq!(memento_status(&server, "klinik", PASSWORD, "geb-ou-3"), 200);
-    let fits = json!({"name": "passt", "password": PASSWORD, "customer": "c".repeat(1900)});
+    let fits = json!({"name": "passt", "password": "p".repeat(1024), "customer": "c".repeat(100)});
     assert!(fits.to_string().len() <= 2048);
     assert_eq!(create(&server, &fits).status(), 201);
 }

@@ -21,20 +21,8 @@ async fn an_authority_deciding_at_once_ends_the_report_with_its_answer() {
         SubmitStep::Accept,
         SubmitStep::Succeed,
     ]);
-    let engine = Engine::start(
-        store.clone(),
-        vec![spec(
-            Arc::new(TestBuilder::default()),
-            Arc::new(TestSigner),
-            transport.clone(),
-        )],
-        fast_settings(),
-    );
-    store
-        .dispatch_report(pending_report("now-1"))
-        .await
-        .unwrap();
-    engine.wake();
+    let engine = start_engine(store.clone(), transport.clone(), fast_settings());
+    dispatch(&store, &engine, "now-1").await;
     let report = wait_final(&*store, &key("now-1")).await;
     assert_eq!(report.status, ReportStatus::Success);
     assert_eq!(
@@ -54,11 +42,7 @@ async fn an_authority_deciding_at_once_ends_the_report_with_its_answer() {
         "one transient fault, then the answer"
     );
 
-    store
-        .dispatch_report(pending_report("now-2"))
-        .await
-        .unwrap();
-    engine.wake();
+    dispatch(&store, &engine, "now-2").await;
     let refused = wait_final(&*store, &key("now-2")).await;
     assert_eq!(refused.status, ReportStatus::Failure);
     assert_eq!(
@@ -66,11 +50,7 @@ async fn an_authority_deciding_at_once_ends_the_report_with_its_answer() {
         Some("unbekannte Einrichtung")
     );
 
-    store
-        .dispatch_report(pending_report("now-3"))
-        .await
-        .unwrap();
-    engine.wake();
+    dispatch(&store, &engine, "now-3").await;
     let late = wait_final(&*store, &key("now-3")).await;
     assert_eq!(late.status, ReportStatus::Success);
 
@@ -99,21 +79,12 @@ async fn a_watcher_hears_the_end_of_its_report_and_only_of_it() {
         SubmitStep::Succeed,
         SubmitStep::Reject("Meldung unvollständig"),
     ]);
-    let engine = Engine::start(
-        store.clone(),
-        vec![spec(
-            Arc::new(TestBuilder::default()),
-            Arc::new(TestSigner),
-            transport.clone(),
-        )],
-        fast_settings(),
-    );
+    let engine = start_engine(store.clone(), transport.clone(), fast_settings());
     // Watched before dispatch, so that no end can come first; two watchers of one report.
     let first = engine.watch(key("w-1"));
     let second = engine.watch(key("w-1"));
     let other = engine.watch(key("w-2"));
-    store.dispatch_report(pending_report("w-1")).await.unwrap();
-    engine.wake();
+    dispatch(&store, &engine, "w-1").await;
     let ended = first
         .ended(Duration::from_secs(10))
         .await
@@ -128,8 +99,7 @@ async fn a_watcher_hears_the_end_of_its_report_and_only_of_it() {
     assert!(other.ended(Duration::from_millis(50)).await.is_none());
 
     let refused = engine.watch(key("w-3"));
-    store.dispatch_report(pending_report("w-3")).await.unwrap();
-    engine.wake();
+    dispatch(&store, &engine, "w-3").await;
     let ended = refused
         .ended(Duration::from_secs(10))
         .await

@@ -113,6 +113,12 @@ where
 }
 
 /// Waits until the report is final and returns it.
+/// Dispatches the report `id` and wakes `engine` to deliver it.
+pub async fn dispatch(store: &MemStore, engine: &Engine, id: &str) {
+    store.dispatch_report(pending_report(id)).await.unwrap();
+    engine.wake();
+}
+
 pub async fn wait_final(store: &dyn Store, key: &ReportKey) -> Report {
     wait_for(&format!("report {key} to be final"), || async {
         store

@@ -20,7 +20,7 @@ use crate::web::WebSettings;
 pub const MAX_ID: usize = 128;
 
 /// Problems with `id` and `clientReference`, the members every field table leaves out.
-fn check_identity(info: &ModuleInfo, object: &Map<String, Value>) -> Vec<Violation> {
+pub(crate) fn check_identity(info: &ModuleInfo, object: &Map<String, Value>) -> Vec<Violation> {
     let mut errors = Vec::new();
     let id = |detail: String| Violation::at("/id", detail);
     match object.get("id") {
@@ -80,6 +80,23 @@ pub(crate) async fn create(
         .map_err(|e| context.error(&req, e))
 }
 
+/// The request's JSON object, read strictly (`application/json`, at most `limit` bytes, no
+/// duplicate member names), or the error a module endpoint answers.
+pub(crate) async fn read_request(
+    req: &HttpRequest,
+    payload: web::Payload,
+    limit: usize,
+) -> Result<Map<String, Value>, ApiError> {
+    json::read_object(req, payload, limit)
+        .await
+        .map_err(|e| match e {
+            JsonError::UnsupportedMediaType => ApiError::UnsupportedMediaType,
+            JsonError::TooLarge(limit) => ApiError::TooLarge(limit),
+            JsonError::TimedOut(secs) => ApiError::TimedOut(secs),
+            JsonError::Invalid(message) => ApiError::Validation(vec![Violation::whole(message)]),
+        })
+}
+
 async fn create_memento(
     req: &HttpRequest,
     user: &ApiUser,
@@ -88,14 +105,7 @@ async fn create_memento(
     settings: &WebSettings,
     master: &MasterKey,
 ) -> Result<HttpResponse, ApiError> {
-    let object = json::read_object(req, payload, settings.max_body_bytes)
-        .await
-        .map_err(|e| match e {
-            JsonError::UnsupportedMediaType => ApiError::UnsupportedMediaType,
-            JsonError::TooLarge(limit) => ApiError::TooLarge(limit),
-            JsonError::TimedOut(secs) => ApiError::TimedOut(secs),
-            JsonError::Invalid(message) => ApiError::Validation(vec![Violation::whole(message)]),
-        })?;
+    let object = read_request(req, payload, settings.max_body_bytes).await?;
     let info = context.info;
     let mut errors = check_identity(info, &object);
     let checked_above: &[&str] = if info.echoes_client_reference {

@@ -124,6 +124,7 @@ mod tests {
         fn checked_message(
             &self,
             _: &Form,
+            _: &str,
             _: &Value,
         ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
             Err(Vec::new())

@@ -162,7 +162,7 @@ pub(crate) async fn submit(
     let more_rows = posted(&posted_form, "_zeile").is_some();
     let mut built = None;
     if !more_rows {
-        match context.module.checked_message(form, &content) {
+        match context.module.checked_message(form, &id, &content) {
             Ok(message) => built = Some(message),
             Err(found) => {
                 for problem in found {

@@ -1,0 +1,57 @@
+//! The FHIR notifications the in-process reporting system (the `demis` simulator) recorded,
+//! validated by Python's `fhir.resources` and compared with their DEMIS example, with the
+//! validator of the `fhir` crate's tests (included by its path, not copied).
+
+#[path = "../../fhir/tests/validator/mod.rs"]
+mod validator;
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use super::{received_page, Server};
+
+/// Every notification the reporting system recorded for `module` (all pages of its received
+/// log), oldest first.
+pub fn received_notifications(server: &Server, module: &str) -> Vec<Value> {
+    let mut all = Vec::new();
+    let mut after = None;
+    loop {
+        let mut path = format!("/admin/api/v1/transports/demis/received?module={module}");
+        if let Some(next) = after {
+            path.push_str(&format!("&after={next}"));
+        }
+        let (messages, next) = received_page(server, &path);
+        all.extend(messages);
+        match next {
+            Some(next) => after = Some(next),
+            None => return all,
+        }
+    }
+}
+
+/// Validates the body of every notification in `records` (records of the received log) as FHIR
+/// R4B shaped like the DEMIS example `example` (`BedOccupancyExample.json`, …); panics naming
+/// every failure. Returns how many were checked.
+pub fn assert_valid_fhir(records: &[Value], example: &'static str) -> usize {
+    assert!(!records.is_empty(), "no notification to validate");
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<validator::Case> = records
+        .iter()
+        .enumerate()
+        .map(|(n, record)| {
+            let body = base64::engine::general_purpose::STANDARD
+                .decode(record["body"].as_str().expect("a recorded body"))
+                .unwrap();
+            let path = dir.path().join(format!("notification-{n}.json"));
+            std::fs::write(&path, body).unwrap();
+            validator::Case::new(path, example)
+        })
+        .collect();
+    let reference = super::reference_dir().join("demis");
+    let output = validator::validate(&reference, dir.path(), &cases);
+    let text = validator::report(&output);
+    assert!(output.status.success(), "{text}");
+    let summary = format!("{} documents checked, 0 failures", cases.len());
+    assert!(text.contains(&summary), "{text}");
+    cases.len()
+}

@@ -110,10 +110,22 @@ fn an_accepted_report_answers_at_once_and_its_status_carries_the_receipt() {
     assert_eq!(status, 200);
     assert_eq!(again, read);
 
-    let members: Vec<&str> = read.as_object().unwrap().keys().map(String::as_str).collect();
+    let members: Vec<&str> = read
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(
         members,
-        ["base64Pdf", "errorMsg", "formName", "reportId", "sendDate", "succeeded"]
+        [
+            "base64Pdf",
+            "errorMsg",
+            "formName",
+            "reportId",
+            "sendDate",
+            "succeeded"
+        ]
     );
     assert_eq!(read["reportId"], "BED-2026-0001");
     assert_eq!(read["succeeded"], true);
@@ -142,7 +154,10 @@ fn an_accepted_report_answers_at_once_and_its_status_carries_the_receipt() {
     assert_eq!(status_as(&server, USER, "unknown-id", "").0, 404);
     let (status, body) = status_as(&server, USER, "BED-2026-0001", "?peek=maybe");
     assert_eq!(status, 400);
-    assert_eq!(body, json!({"errors": ["peek must be true or false, got \"maybe\""]}));
+    assert_eq!(
+        body,
+        json!({"errors": ["peek must be true or false, got \"maybe\""]})
+    );
 
     let records = received_notifications(&server, "bedreport");
     assert_eq!(assert_valid_fhir(&records, "BedOccupancyExample.json"), 2);
@@ -264,8 +279,12 @@ fn every_endpoint_needs_the_api_users_credentials() {
     let (_dir, server) = start(&[]);
     let client = server.client();
     let requests = [
-        client.post(server.url(&format!("{API}/report"))).json(&report("BED-X")),
-        client.post(server.url(&format!("{API}/memento"))).json(&report("BED-X")),
+        client
+            .post(server.url(&format!("{API}/report")))
+            .json(&report("BED-X")),
+        client
+            .post(server.url(&format!("{API}/memento")))
+            .json(&report("BED-X")),
         client.get(server.url(&format!("{API}/reports"))),
         client.get(server.url(&format!("{API}/status/BED-X"))),
         client

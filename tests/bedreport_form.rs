@@ -30,10 +30,11 @@ fn memento(server: &Server, body: &Value) -> (u16, Value) {
 /// Logs in at `/bal/` with the user's credentials in the URL, as an integration's browser
 /// does, and opens the form of `memento`.
 fn open_form(server: &Server, browser: &Browser, memento: &str) -> Form {
-    let with_userinfo =
-        server
-            .base
-            .replacen("http://", &format!("http://{USER}:correct%20horse%20battery@"), 1);
+    let with_userinfo = server.base.replacen(
+        "http://",
+        &format!("http://{USER}:correct%20horse%20battery@"),
+        1,
+    );
     let response = browser.get(&format!("{with_userinfo}/bal{FORM}?m={memento}"));
     assert_eq!(response.status(), 302);
     let location = response.headers()["location"].to_str().unwrap().to_owned();
@@ -90,7 +91,10 @@ fn the_form_is_prefilled_refuses_what_is_missing_and_sends_the_report() {
     let mut form = open_form(&server, &browser, &memento);
     assert_eq!(form.status, 200, "{}", form.html);
     assert_eq!(form.get("StandortId"), Some("987654"));
-    assert_eq!(form.get("Standortname"), Some("Klinikum Mitte, Standort Nord"));
+    assert_eq!(
+        form.get("Standortname"),
+        Some("Klinikum Mitte, Standort Nord")
+    );
     assert_eq!(form.get("numbers.erwachsenen_betten_belegt"), Some("221"));
     assert_eq!(form.action(), FORM);
 
@@ -106,7 +110,10 @@ fn the_form_is_prefilled_refuses_what_is_missing_and_sends_the_report() {
         "Ort: Pflichtangabe",
         "Belegte Betten, Kinder: Pflichtangabe",
     ] {
-        assert!(errors.iter().any(|e| e.contains(expected)), "{expected}: {errors:?}");
+        assert!(
+            errors.iter().any(|e| e.contains(expected)),
+            "{expected}: {errors:?}"
+        );
     }
     assert!(!errors.iter().any(|e| e.contains("Telefon")), "{errors:?}");
     assert!(received_notifications(&server, "bedreport").is_empty());
@@ -153,8 +160,16 @@ fn the_form_is_prefilled_refuses_what_is_missing_and_sends_the_report() {
     // The link again: the report was sent, and is not sent twice.
     let again = open_form(&server, &browser, &memento);
     assert_eq!(again.status, 200);
-    assert!(!again.html.contains("Bettenbelegung absenden"), "{}", again.html);
-    assert!(again.html.contains(&format!("{FORM}/sent?id=BED-FORM-1")), "{}", again.html);
+    assert!(
+        !again.html.contains("Bettenbelegung absenden"),
+        "{}",
+        again.html
+    );
+    assert!(
+        again.html.contains(&format!("{FORM}/sent?id=BED-FORM-1")),
+        "{}",
+        again.html
+    );
     let response = browser.submit_to(&server, FORM, &form);
     assert_eq!(response.status(), 409);
     assert_eq!(received_notifications(&server, "bedreport").len(), 1);

@@ -85,11 +85,24 @@ fn every_rule_of_the_direct_submission_is_answered_400_naming_the_fields() {
     let (_dir, server) = start();
     let whole = "numbers.kinder_betten_belegt must be a whole number from 0 to 100000";
     // The id.
-    assert_refused(&server, &changed("", |b| drop(b.remove("reportId"))), &["reportId must not be null"]);
-    assert_refused(&server, &changed("", |b| drop(b.insert("reportId".into(), json!(7)))), &["reportId must be a string"]);
+    assert_refused(
+        &server,
+        &changed("", |b| drop(b.remove("reportId"))),
+        &["reportId must not be null"],
+    );
+    assert_refused(
+        &server,
+        &changed("", |b| drop(b.insert("reportId".into(), json!(7)))),
+        &["reportId must be a string"],
+    );
     assert_refused(&server, &report("  "), &["reportId must not be empty"]);
     // Location id and institution code: digits of their length, as text.
-    for wrong in [json!("98765"), json!("9876543"), json!("98765a"), json!(987654)] {
+    for wrong in [
+        json!("98765"),
+        json!("9876543"),
+        json!("98765a"),
+        json!(987654),
+    ] {
         let body = changed("B-1", |b| drop(b.insert("StandortId".into(), wrong)));
         assert_refused(&server, &body, &["StandortId must be 6 digits"]);
     }
@@ -98,11 +111,22 @@ fn every_rule_of_the_direct_submission_is_answered_400_naming_the_fields() {
         assert_refused(&server, &body, &["IK_Nummer must be 9 digits"]);
     }
     // Counts: whole numbers, none negative, none absurd.
-    for wrong in [json!(-1), json!(1.5), json!(37.0), json!("37"), json!(100001), json!(true)] {
-        let body = changed("B-1", |b| drop(numbers(b).insert("kinder_betten_belegt".into(), wrong)));
+    for wrong in [
+        json!(-1),
+        json!(1.5),
+        json!(37.0),
+        json!("37"),
+        json!(100001),
+        json!(true),
+    ] {
+        let body = changed("B-1", |b| {
+            drop(numbers(b).insert("kinder_betten_belegt".into(), wrong))
+        });
         assert_refused(&server, &body, &[whole]);
     }
-    let body = changed("B-1", |b| drop(numbers(b).insert("erwachsenen_betten_betrieben".into(), json!(-250))));
+    let body = changed("B-1", |b| {
+        drop(numbers(b).insert("erwachsenen_betten_betrieben".into(), json!(-250)))
+    });
     assert_refused(
         &server,
         &body,
@@ -121,14 +145,27 @@ fn every_rule_of_the_direct_submission_is_answered_400_naming_the_fields() {
             "numbers.kinder_betten_belegt must not be null",
         ],
     );
-    assert_refused(&server, &changed("B-1", |b| drop(b.remove("numbers"))), &["numbers must not be null"]);
     assert_refused(
         &server,
-        &changed("B-1", |b| drop(b.insert("numbers".into(), json!([37, 221])))),
+        &changed("B-1", |b| drop(b.remove("numbers"))),
+        &["numbers must not be null"],
+    );
+    assert_refused(
+        &server,
+        &changed("B-1", |b| {
+            drop(b.insert("numbers".into(), json!([37, 221])))
+        }),
         &["numbers must be an object"],
     );
     let body = changed("B-1", |b| {
-        for member in ["StandortId", "IK_Nummer", "Strasse", "Hausnummer", "PLZ", "Ort"] {
+        for member in [
+            "StandortId",
+            "IK_Nummer",
+            "Strasse",
+            "Hausnummer",
+            "PLZ",
+            "Ort",
+        ] {
             b.remove(member);
         }
         b.insert("Standortname".into(), json!("  "));
@@ -207,16 +244,28 @@ fn bodies_that_are_not_a_bounded_json_object_are_refused() {
     );
     let (status, body) = post("application/json", b"{\"reportId\": ".to_vec());
     assert_eq!(status, 400);
-    assert!(body["errors"][0].as_str().unwrap().starts_with("invalid JSON"), "{body}");
+    assert!(
+        body["errors"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid JSON"),
+        "{body}"
+    );
     let (status, body) = post(
         "application/json",
         br#"{"reportId": "B-1", "reportId": "B-2"}"#.to_vec(),
     );
     assert_eq!(status, 400, "{body}");
-    assert!(body["errors"][0].as_str().unwrap().contains("reportId"), "{body}");
+    assert!(
+        body["errors"][0].as_str().unwrap().contains("reportId"),
+        "{body}"
+    );
     assert_eq!(
         post("text/plain", serde_json::to_vec(&report("B-1")).unwrap()),
-        (415, json!({"errors": ["the request body must be sent as Content-Type: application/json"]}))
+        (
+            415,
+            json!({"errors": ["the request body must be sent as Content-Type: application/json"]})
+        )
     );
     // A report is small: 32 KiB is room for every member at its longest.
     let mut large = report("B-LARGE");
@@ -229,7 +278,10 @@ fn bodies_that_are_not_a_bounded_json_object_are_refused() {
     long["Standortname"] = json!("x".repeat(501));
     assert_eq!(
         post("application/json", serde_json::to_vec(&long).unwrap()),
-        (400, json!({"errors": ["Standortname must have at most 500 characters"]}))
+        (
+            400,
+            json!({"errors": ["Standortname must have at most 500 characters"]})
+        )
     );
     assert!(received_notifications(&server, "bedreport").is_empty());
 }

@@ -141,7 +141,9 @@ impl ApiError {
                 format!("report {id} has expired: its result was removed by retention")
             }
             ApiError::Duplicate(id) => {
-                format!("report {id} has been sent already; a report id is used once, send a fresh one")
+                format!(
+                    "report {id} has been sent already; a report id is used once, send a fresh one"
+                )
             }
             ApiError::NoSuchEndpoint => "no such endpoint".into(),
             ApiError::MethodNotAllowed(allowed) => format!("method not allowed; use {allowed}"),

@@ -33,11 +33,14 @@ impl Case {
 /// crate or the workspace's root).
 fn script() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    ["tests/python/validate_fhir.py", "fhir/tests/python/validate_fhir.py"]
-        .iter()
-        .map(|path| manifest.join(path))
-        .find(|path| path.is_file())
-        .expect("fhir/tests/python/validate_fhir.py is missing")
+    [
+        "tests/python/validate_fhir.py",
+        "fhir/tests/python/validate_fhir.py",
+    ]
+    .iter()
+    .map(|path| manifest.join(path))
+    .find(|path| path.is_file())
+    .expect("fhir/tests/python/validate_fhir.py is missing")
 }
 
 /// Runs the validator over `cases`, comparing with the DEMIS examples in `reference`; its

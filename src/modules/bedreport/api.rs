@@ -68,6 +68,7 @@ fn mandatory(object: &Map<String, Value>) -> Vec<Violation> {
 /// `POST /api/bedreport/v1/report`: validate strictly, store and dispatch the report, and
 /// answer the reporting system's decision (200), or 202 when it takes longer than the wait.
 #[tracing::instrument(name = "bed_report", skip_all)]
+#[allow(clippy::too_many_arguments)] // actix extractors, one each for what the handler uses
 async fn submit(
     req: HttpRequest,
     user: ApiUser,

@@ -157,7 +157,10 @@ fn the_form_is_prefilled_refuses_what_is_missing_and_sends_the_report() {
     assert_eq!(records[0]["notification_id"], "BED-FORM-1");
     assert_valid_fhir(&records, "BedOccupancyExample.json");
 
-    // The link again: the report was sent, and is not sent twice.
+    // Sent again from the same page: refused, nothing delivered twice.
+    let response = browser.submit_to(&server, FORM, &form);
+    assert_eq!(response.status(), 409);
+    // The link again opens the page saying it was sent, not the form.
     let again = open_form(&server, &browser, &memento);
     assert_eq!(again.status, 200);
     assert!(
@@ -170,7 +173,5 @@ fn the_form_is_prefilled_refuses_what_is_missing_and_sends_the_report() {
         "{}",
         again.html
     );
-    let response = browser.submit_to(&server, FORM, &form);
-    assert_eq!(response.status(), 409);
     assert_eq!(received_notifications(&server, "bedreport").len(), 1);
 }

@@ -85,7 +85,7 @@ async fn submit(
         .await
         .map_err(fail)?;
     let info = context.info;
-    let member = info.id.member();
+    let member = info.id.name();
     let mut errors = memento::check_identity(info, &object);
     errors.extend(validate(&context.fields, &object, &[member]));
     errors.extend(mandatory(&object));

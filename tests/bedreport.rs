@@ -25,28 +25,6 @@ fn start(env: &[(&str, &str)]) -> (DataDir, Server) {
     (dir, server)
 }
 
-/// A complete report of the location the simulated reporting system knows.
-fn report(id: &str) -> Value {
-    json!({
-        "reportId": id,
-        "dateOfReport": "2026-11-24",
-        "StandortId": "987654",
-        "IK_Nummer": "261101015",
-        "Standortname": "Klinikum Mitte, Standort Nord",
-        "Strasse": "Chausseestraße",
-        "Hausnummer": "12",
-        "PLZ": "10115",
-        "Ort": "Berlin",
-        "Telefon": "030 1234567",
-        "numbers": {
-            "kinder_betten_belegt": 37,
-            "kinder_betten_betrieben": 40,
-            "erwachsenen_betten_belegt": 221,
-            "erwachsenen_betten_betrieben": 250
-        }
-    })
-}
-
 /// Status and body of `POST /report` as `user`.
 fn submit_as(server: &Server, user: &str, body: &Value) -> (u16, Value) {
     let response = server.post_as(user, &format!("{API}/report"), body);
@@ -84,7 +62,7 @@ fn received(server: &Server, id: &str) -> Vec<Value> {
 #[test]
 fn an_accepted_report_answers_at_once_and_its_status_carries_the_receipt() {
     let (_dir, server) = start(&[]);
-    let (status, body) = submit_as(&server, USER, &report("BED-2026-0001"));
+    let (status, body) = submit_as(&server, USER, &complete_bed_report("BED-2026-0001"));
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         body,
@@ -141,14 +119,14 @@ fn an_accepted_report_answers_at_once_and_its_status_carries_the_receipt() {
     assert!(text.contains("987654"), "{text}");
 
     // The id is used: a second report under it is refused, and nothing more is delivered.
-    let (status, body) = submit_as(&server, USER, &report("BED-2026-0001"));
+    let (status, body) = submit_as(&server, USER, &complete_bed_report("BED-2026-0001"));
     assert_eq!(status, 409);
     assert_eq!(
         body,
         json!({"errors": ["report BED-2026-0001 has been sent already; a report id is used once, send a fresh one"]})
     );
     // Ids are per user: another user's report of the same id is another report.
-    let (status, body) = submit_as(&server, OTHER, &report("BED-2026-0001"));
+    let (status, body) = submit_as(&server, OTHER, &complete_bed_report("BED-2026-0001"));
     assert_eq!(status, 200, "{body}");
     assert_eq!(received(&server, "BED-2026-0001").len(), 2);
     assert_eq!(status_as(&server, USER, "unknown-id", "").0, 404);
@@ -170,13 +148,13 @@ fn a_valid_report_the_reporting_system_refuses_is_answered_200_with_its_reason()
         &server,
         json!({"kind": "reject", "reason": "Meldung inhaltlich unplausibel", "report_id": "BED-REFUSED"}),
     );
-    let (status, body) = submit_as(&server, USER, &report("BED-REFUSED"));
+    let (status, body) = submit_as(&server, USER, &complete_bed_report("BED-REFUSED"));
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["succeeded"], false);
     assert_eq!(body["errorMsg"], "Meldung inhaltlich unplausibel");
 
     // Its own checks refuse a location it does not know, with the reason.
-    let mut unknown = report("BED-UNKNOWN");
+    let mut unknown = complete_bed_report("BED-UNKNOWN");
     unknown["StandortId"] = json!("123123");
     let (status, body) = submit_as(&server, USER, &unknown);
     assert_eq!(status, 200, "{body}");
@@ -196,7 +174,10 @@ fn a_valid_report_the_reporting_system_refuses_is_answered_200_with_its_reason()
     assert_eq!(read["errorMsg"], body["errorMsg"]);
     assert_eq!(read["base64Pdf"], Value::Null);
     assert_eq!(pending(&server, USER), ["BED-REFUSED"]);
-    assert_eq!(submit_as(&server, USER, &report("BED-UNKNOWN")).0, 409);
+    assert_eq!(
+        submit_as(&server, USER, &complete_bed_report("BED-UNKNOWN")).0,
+        409
+    );
 
     // The scripted refusal came before the reporting system recorded anything; its own
     // refusal is recorded with its reason.
@@ -214,7 +195,7 @@ fn a_transient_fault_is_retried_within_the_wait_and_registered_once() {
         &server,
         json!({"kind": "transient", "message": "Wartung", "count": 1, "report_id": "BED-RETRY"}),
     );
-    let (status, body) = submit_as(&server, USER, &report("BED-RETRY"));
+    let (status, body) = submit_as(&server, USER, &complete_bed_report("BED-RETRY"));
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["succeeded"], true, "{body}");
     let records = received(&server, "BED-RETRY");
@@ -244,7 +225,7 @@ fn a_reporting_system_slower_than_the_wait_is_answered_202_and_the_report_goes_o
         &server,
         json!({"kind": "latency", "ms": 600000, "report_id": "BED-SLOW"}),
     );
-    let (status, body) = submit_as(&server, USER, &report("BED-SLOW"));
+    let (status, body) = submit_as(&server, USER, &complete_bed_report("BED-SLOW"));
     assert_eq!(status, 202, "{body}");
     let undecided = "the reporting system has not decided yet; the report is being delivered, \
                      read GET /api/bedreport/v1/status/{reportId} for its outcome";
@@ -281,10 +262,10 @@ fn every_endpoint_needs_the_api_users_credentials() {
     let requests = [
         client
             .post(server.url(&format!("{API}/report")))
-            .json(&report("BED-X")),
+            .json(&complete_bed_report("BED-X")),
         client
             .post(server.url(&format!("{API}/memento")))
-            .json(&report("BED-X")),
+            .json(&complete_bed_report("BED-X")),
         client.get(server.url(&format!("{API}/reports"))),
         client.get(server.url(&format!("{API}/status/BED-X"))),
         client

@@ -20,31 +20,9 @@ fn start() -> (DataDir, Server) {
     (dir, server)
 }
 
-/// A complete report of the location the simulated reporting system knows.
-fn report(id: &str) -> Value {
-    json!({
-        "reportId": id,
-        "dateOfReport": "2026-11-24",
-        "StandortId": "987654",
-        "IK_Nummer": "261101015",
-        "Standortname": "Klinikum Mitte, Standort Nord",
-        "Strasse": "Chausseestraße",
-        "Hausnummer": "12",
-        "PLZ": "10115",
-        "Ort": "Berlin",
-        "Telefon": "030 1234567",
-        "numbers": {
-            "kinder_betten_belegt": 37,
-            "kinder_betten_betrieben": 40,
-            "erwachsenen_betten_belegt": 221,
-            "erwachsenen_betten_betrieben": 250
-        }
-    })
-}
-
-/// `report(id)` with `change` applied to it.
+/// `complete_bed_report(id)` with `change` applied to it.
 fn changed(id: &str, change: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Value {
-    let mut body = report(id);
+    let mut body = complete_bed_report(id);
     change(body.as_object_mut().unwrap());
     body
 }
@@ -95,7 +73,11 @@ fn every_rule_of_the_direct_submission_is_answered_400_naming_the_fields() {
         &changed("", |b| drop(b.insert("reportId".into(), json!(7)))),
         &["reportId must be a string"],
     );
-    assert_refused(&server, &report("  "), &["reportId must not be empty"]);
+    assert_refused(
+        &server,
+        &complete_bed_report("  "),
+        &["reportId must not be empty"],
+    );
     // Location id and institution code: digits of their length, as text.
     for wrong in [
         json!("98765"),
@@ -261,20 +243,23 @@ fn bodies_that_are_not_a_bounded_json_object_are_refused() {
         "{body}"
     );
     assert_eq!(
-        post("text/plain", serde_json::to_vec(&report("B-1")).unwrap()),
+        post(
+            "text/plain",
+            serde_json::to_vec(&complete_bed_report("B-1")).unwrap()
+        ),
         (
             415,
             json!({"errors": ["the request body must be sent as Content-Type: application/json"]})
         )
     );
     // A report is small: 32 KiB is room for every member at its longest.
-    let mut large = report("B-LARGE");
+    let mut large = complete_bed_report("B-LARGE");
     large["Standortname"] = json!("x".repeat(40 * 1024));
     assert_eq!(
         post("application/json", serde_json::to_vec(&large).unwrap()),
         (413, json!({"errors": ["request body exceeds 32768 bytes"]}))
     );
-    let mut long = report("B-LONG");
+    let mut long = complete_bed_report("B-LONG");
     long["Standortname"] = json!("x".repeat(501));
     assert_eq!(
         post("application/json", serde_json::to_vec(&long).unwrap()),

@@ -437,6 +437,29 @@ pub fn wait_until<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// A complete bed occupancy report (`bedreport`) of the location the simulated reporting
+/// system knows.
+pub fn complete_bed_report(id: &str) -> Value {
+    json!({
+        "reportId": id,
+        "dateOfReport": "2026-11-24",
+        "StandortId": "987654",
+        "IK_Nummer": "261101015",
+        "Standortname": "Klinikum Mitte, Standort Nord",
+        "Strasse": "Chausseestraße",
+        "Hausnummer": "12",
+        "PLZ": "10115",
+        "Ort": "Berlin",
+        "Telefon": "030 1234567",
+        "numbers": {
+            "kinder_betten_belegt": 37,
+            "kinder_betten_betrieben": 40,
+            "erwachsenen_betten_belegt": 221,
+            "erwachsenen_betten_betrieben": 250
+        }
+    })
+}
+
 /// A memento request with everything a dispatch needs.
 pub fn complete_notice(id: &str) -> Value {
     json!({

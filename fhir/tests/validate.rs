@@ -12,9 +12,7 @@ use meldewerk_fhir::answer::{self, Receipt, PDF};
 use meldewerk_fhir::codes::Disease;
 use meldewerk_fhir::*;
 use serde_json::{json, Value};
-use validator::{report, Case};
-
-const LABORATORY: &str = "LaboratoryNotificationExample.json";
+use validator::{report, validate, Case, LABORATORY};
 
 fn receipt() -> Receipt {
     Receipt {
@@ -72,7 +70,7 @@ fn every_generated_bundle_and_answer_is_valid_fhir_shaped_like_its_demis_example
         )
     });
 
-    let output = validator::validate(&reference_dir(), dir.path(), &cases);
+    let output = validate(dir.path(), &cases);
     let text = report(&output);
     assert!(output.status.success(), "{text}");
     assert!(text.contains("12 documents checked, 0 failures"), "{text}");
@@ -138,7 +136,7 @@ fn the_validator_refuses_what_is_not_fhir_or_not_shaped_like_the_example() {
             )
         },
     ];
-    let output = validator::validate(&reference_dir(), dir.path(), &cases);
+    let output = validate(dir.path(), &cases);
     let text = report(&output);
     assert!(!output.status.success(), "{text}");
     assert!(text.contains("birthDate"), "{text}");

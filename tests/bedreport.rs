@@ -8,7 +8,7 @@
 mod common;
 
 use base64::Engine as _;
-use common::fhir::{assert_valid_fhir, received_notifications};
+use common::demis::{assert_valid_fhir, complete_bed_report, received_notifications};
 use common::*;
 use serde_json::{json, Value};
 

@@ -10,7 +10,7 @@ use meldewerk_storage::{FinishedReport, Report, Store, StoreResult};
 
 /// How far a report had come when [`dispatch_and_await_end`] stopped waiting.
 #[derive(Debug)]
-pub enum Awaited {
+pub(crate) enum Awaited {
     /// The report ended (SUCCESS, or FAILURE with its reason) within the wait.
     Ended(FinishedReport),
     /// It had not ended when the wait was over: it goes on in the engine (the outbox keeps its
@@ -23,7 +23,7 @@ pub enum Awaited {
 /// that no end can come first. `Err` when the report was not stored: `StoreError::Conflict` for
 /// an id the owner has used in this module already, an unavailable store; nothing is delivered
 /// then.
-pub async fn dispatch_and_await_end(
+pub(crate) async fn dispatch_and_await_end(
     store: &dyn Store,
     engine: &Engine,
     report: Report,

@@ -18,7 +18,7 @@
 //! - [`routes`]: registration of a module's routes under its path segment.
 
 pub mod context;
-pub mod dispatch;
+pub(crate) mod dispatch;
 pub mod errors;
 pub mod fields;
 pub mod form;

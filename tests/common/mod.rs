@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
-pub mod fhir;
+pub mod demis;
 pub mod pkcs12;
 pub mod raw;
 pub mod remote;
@@ -435,29 +435,6 @@ pub fn wait_until<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// A complete bed occupancy report (`bedreport`) of the location the simulated reporting
-/// system knows.
-pub fn complete_bed_report(id: &str) -> Value {
-    json!({
-        "reportId": id,
-        "dateOfReport": "2026-11-24",
-        "StandortId": "987654",
-        "IK_Nummer": "261101015",
-        "Standortname": "Klinikum Mitte, Standort Nord",
-        "Strasse": "Chausseestraße",
-        "Hausnummer": "12",
-        "PLZ": "10115",
-        "Ort": "Berlin",
-        "Telefon": "030 1234567",
-        "numbers": {
-            "kinder_betten_belegt": 37,
-            "kinder_betten_betrieben": 40,
-            "erwachsenen_betten_belegt": 221,
-            "erwachsenen_betten_betrieben": 250
-        }
-    })
 }
 
 /// A memento request with everything a dispatch needs.

@@ -1,12 +1,13 @@
-//! The FHIR notifications the in-process reporting system (the `demis` simulator) recorded,
-//! validated by Python's `fhir.resources` and compared with their DEMIS example, with the
-//! validator of the `fhir` crate's tests (included by its path, not copied).
+//! What the tests of the health modules share: the FHIR notifications the in-process reporting
+//! system (the `demis` simulator) recorded, validated by Python's `fhir.resources` and compared
+//! with their DEMIS example by the validator of the `fhir` crate's tests (included by its path,
+//! not copied); a complete bed occupancy report.
 
 #[path = "../../fhir/tests/validator/mod.rs"]
 mod validator;
 
 use base64::Engine as _;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::{received_page, Server};
 
@@ -53,4 +54,27 @@ pub fn assert_valid_fhir(records: &[Value], example: &'static str) -> usize {
     let summary = format!("{} documents checked, 0 failures", cases.len());
     assert!(text.contains(&summary), "{text}");
     cases.len()
+}
+
+/// A complete bed occupancy report (`bedreport`) of the location the simulated reporting
+/// system knows.
+pub fn complete_bed_report(id: &str) -> Value {
+    json!({
+        "reportId": id,
+        "dateOfReport": "2026-11-24",
+        "StandortId": "987654",
+        "IK_Nummer": "261101015",
+        "Standortname": "Klinikum Mitte, Standort Nord",
+        "Strasse": "Chausseestraße",
+        "Hausnummer": "12",
+        "PLZ": "10115",
+        "Ort": "Berlin",
+        "Telefon": "030 1234567",
+        "numbers": {
+            "kinder_betten_belegt": 37,
+            "kinder_betten_betrieben": 40,
+            "erwachsenen_betten_belegt": 221,
+            "erwachsenen_betten_betrieben": 250
+        }
+    })
 }

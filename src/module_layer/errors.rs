@@ -365,6 +365,10 @@ mod tests {
                 ApiError::Expired("x".into()),
                 "https://p.example/Products/birthdata/problems/report-expired",
             ),
+            (
+                ApiError::Duplicate("x".into()),
+                "https://p.example/Products/birthdata/problems/report-id-duplicate",
+            ),
         ];
         for (api, expected) in cases {
             let e = error(api, style.clone());

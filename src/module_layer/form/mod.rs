@@ -4,6 +4,7 @@
 //! with that message and its outbox job in one transaction. Works without JavaScript: arrays get
 //! one empty row and a "Weitere Zeile" button, optional sections fold in `<details>`.
 
+mod at_once;
 mod render;
 mod sent;
 mod values;
@@ -25,9 +26,15 @@ use crate::crypto::{MasterKey, UserKey};
 use crate::telemetry::log_str;
 use crate::tokens::open_memento;
 use crate::web::WebSettings;
-use render::{html_response, message_page, render, FormView, Problems};
+pub(crate) use render::{html_response, message_page};
+use render::{render, FormView, Problems};
 pub(crate) use sent::sent;
 use values::{inputs, posted};
+
+/// The note on the form of a report still being sent when the submit stopped waiting.
+const STILL_SENDING: &str = "Die Meldung wird noch gesendet: das Meldesystem hat noch nicht \
+    geantwortet. Sie wird nicht doppelt gesendet. Senden Sie das Formular in einigen Augenblicken \
+    erneut ab, um das Ergebnis zu sehen; geänderte Angaben werden dabei nicht übernommen.";
 
 /// Query of the form page: the memento.
 #[derive(serde::Deserialize)]
@@ -105,6 +112,7 @@ pub(crate) async fn show(
         mandatory: &context.mandatory,
         signatory: String::new(),
         signed: false,
+        notice: None,
     };
     html_response(StatusCode::OK, context.form.title, render(&view))
 }
@@ -185,26 +193,48 @@ pub(crate) async fn submit(
                 .into(),
         );
     }
-    if more_rows || !problems.is_empty() {
-        let status = if problems.is_empty() {
-            StatusCode::OK
-        } else {
-            StatusCode::UNPROCESSABLE_ENTITY
-        };
+    // A module answering at once tells the outcome by the status alone: 400 for a form shown
+    // again because of a problem, whatever it is.
+    let refused_status = if info.at_once.is_some() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::UNPROCESSABLE_ENTITY
+    };
+    let again = |status: StatusCode, problems: Problems, notice: Option<&'static str>| {
         let view = FormView {
             form,
             values: values::as_posted(&inputs, &posted_form),
-            inputs,
+            inputs: inputs.clone(),
             memento: &memento,
             csrf: &session.session.csrf,
             id: &id,
             sealed,
             problems,
             mandatory: &context.mandatory,
-            signatory,
+            signatory: signatory.clone(),
             signed,
+            notice,
         };
-        return html_response(status, form.title, render(&view));
+        html_response(status, form.title, render(&view))
+    };
+    if info.at_once.is_some() && !more_rows && problems.is_empty() {
+        if let Some((bsnr, environment)) = context.module.required_certificate(&content) {
+            match at_once::certificate_problem(store.as_ref().as_ref(), &master, &bsnr, environment)
+                .await
+            {
+                Ok(None) => {}
+                Ok(Some(problem)) => problems.general.push(problem),
+                Err(unavailable) => return unavailable,
+            }
+        }
+    }
+    if more_rows || !problems.is_empty() {
+        let status = if problems.is_empty() {
+            StatusCode::OK
+        } else {
+            refused_status
+        };
+        return again(status, problems, None);
     }
 
     let now = Utc::now();
@@ -221,12 +251,31 @@ pub(crate) async fn submit(
         now,
     );
     report.result_members = result_members;
-    report.end_user_signature = needs_signature.then_some(EndUserSignature {
-        name: signatory,
+    report.end_user_signature = needs_signature.then(|| EndUserSignature {
+        name: signatory.clone(),
         signed_at: now,
     });
     if let Some(built) = built {
         report.message = signed_message(&context, &report, built).await;
+    }
+    if let Some(at_once) = info.at_once {
+        let wait = context.module.answer_wait();
+        let store = store.as_ref().as_ref();
+        return match at_once::dispatch_and_wait(store, &engine, at_once, wait, report).await {
+            at_once::Decided::Answer(answer) => answer,
+            at_once::Decided::Refused(reason) => {
+                let problems = Problems {
+                    general: vec![reason],
+                    ..Problems::default()
+                };
+                again(StatusCode::BAD_REQUEST, problems, None)
+            }
+            at_once::Decided::StillSending => again(
+                StatusCode::ACCEPTED,
+                Problems::default(),
+                Some(STILL_SENDING),
+            ),
+        };
     }
     match store.dispatch_report(report).await {
         Ok(job) => {

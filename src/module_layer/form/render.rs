@@ -32,6 +32,8 @@ pub(crate) struct FormView<'a> {
     pub(crate) mandatory: &'a [String],
     pub(crate) signatory: String,
     pub(crate) signed: bool,
+    /// A note above the form that is no problem (a report still being sent).
+    pub(crate) notice: Option<&'static str>,
 }
 
 impl FormView<'_> {
@@ -401,6 +403,7 @@ pub(crate) fn render(view: &FormView) -> Markup {
     html! {
         h1 { (form.title) }
         p { "Meldung " strong { (view.id) } ". Bitte prüfen und ergänzen Sie die Angaben und senden Sie die Meldung ab." }
+        @if let Some(notice) = view.notice { div.notice role="status" { p { (notice) } } }
         @if !view.problems.is_empty() { (summary(view, &sections)) }
         p.hint { (MARKER) " Pflichtangabe" }
         // `novalidate`: the server reports every problem at once, each at its place, in the

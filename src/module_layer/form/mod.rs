@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::context::FormContext;
 use super::fields::Field;
-use super::{mock, SignatureRule};
+use super::{mock, IdMember, ModuleInfo, SignatureRule};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::telemetry::log_str;
@@ -86,13 +86,17 @@ pub(crate) async fn show(
     let Some(data) = open(&master, &session, &context, &memento) else {
         return invalid_link();
     };
-    let id = data["id"].as_str().unwrap_or_default();
+    // A memento without the id of a module that generates it gets one now; the form carries it.
+    let (id, generated) = match context.module.info().report_id(&data) {
+        Some(id) => (id.to_owned(), false),
+        None => (uuid::Uuid::new_v4().to_string(), true),
+    };
     if let Some(page) = sent::already_sent(
         store.as_ref().as_ref(),
         &session,
         &context,
         settings.time_zone,
-        id,
+        &id,
     )
     .await
     {
@@ -106,7 +110,8 @@ pub(crate) async fn show(
         inputs,
         memento: &memento,
         csrf: &session.session.csrf,
-        id: data["id"].as_str().unwrap_or_default(),
+        id: &id,
+        generated,
         sealed: session.user.seal.is_some(),
         problems: Problems::default(),
         mandatory: &context.mandatory,
@@ -115,6 +120,21 @@ pub(crate) async fn show(
         notice: None,
     };
     html_response(StatusCode::OK, context.form.title, render(&view))
+}
+
+/// The id a submit is for, and whether the form made it: the memento's, or for a memento
+/// without one (of a module whose id is generated) the UUID the form carried in `_id`. Anything
+/// but a UUID there is refused, so that a post cannot name a report of its choosing.
+fn submitted_id(
+    info: &ModuleInfo,
+    data: &Value,
+    posted_form: &[(String, String)],
+) -> Option<(String, bool)> {
+    if let Some(id) = info.report_id(data) {
+        return Some((id.to_owned(), false));
+    }
+    let carried = uuid::Uuid::parse_str(posted(posted_form, "_id")?).ok()?;
+    Some((carried.hyphenated().to_string(), true))
 }
 
 /// `POST {form}`: validate everything, then store the report (`PENDING`) and its delivery job in
@@ -144,7 +164,9 @@ pub(crate) async fn submit(
     };
     let form = context.form;
     let info = context.module.info();
-    let id = data["id"].as_str().unwrap_or_default().to_string();
+    let Some((id, generated)) = submitted_id(info, &data, &posted_form) else {
+        return invalid_link();
+    };
     let client_reference = info
         .echoes_client_reference
         .then(|| data["clientReference"].as_str().map(str::to_string))
@@ -152,7 +174,12 @@ pub(crate) async fn submit(
     let fields: Vec<&'static Field> = form.fields(info.fields).collect();
     let inputs = inputs(&fields, &values::rows_in_post(&fields, &posted_form));
 
-    let (object, format_problems) = values::read(&inputs, &posted_form, &settings.time_zone);
+    let (mut object, format_problems) = values::read(&inputs, &posted_form, &settings.time_zone);
+    if let IdMember::Generated(member) = info.id {
+        // The module's content carries its id under the contract's name (the notification
+        // names itself by it), also when the form made it.
+        object.insert(member.to_owned(), Value::String(id.clone()));
+    }
     let mut problems = Problems {
         at_input: format_problems.into_iter().collect(),
         ..Problems::default()
@@ -208,6 +235,7 @@ pub(crate) async fn submit(
             memento: &memento,
             csrf: &session.session.csrf,
             id: &id,
+            generated,
             sealed,
             problems,
             mandatory: &context.mandatory,

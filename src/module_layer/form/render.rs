@@ -23,6 +23,8 @@ pub(crate) struct FormView<'a> {
     pub(crate) memento: &'a str,
     pub(crate) csrf: &'a str,
     pub(crate) id: &'a str,
+    /// Whether the form made the id (then it rides along in the hidden input `_id`).
+    pub(crate) generated: bool,
     pub(crate) sealed: bool,
     /// Input values by input name.
     pub(crate) values: HashMap<String, String>,
@@ -415,6 +417,7 @@ pub(crate) fn render(view: &FormView) -> Markup {
             button.default type="submit" tabindex="-1" aria-hidden="true" {}
             input type="hidden" name="m" value=(view.memento);
             input type="hidden" name="csrf" value=(view.csrf);
+            @if view.generated { input type="hidden" name="_id" value=(view.id); }
             @for section in &sections {
                 @if section.mandatory {
                     fieldset id=(section.anchor) {

@@ -24,7 +24,8 @@ use crate::demis::{self, Builder};
 use crate::module_layer::context::ModuleContext;
 use crate::module_layer::form::message_page;
 use crate::module_layer::{
-    rfc3339, DispatchProblem, Form, Module, ModuleInfo, ModuleSetup, SetupError, SignatureRule,
+    rfc3339, DispatchProblem, Form, IdMember, Module, ModuleInfo, ModuleSetup, SetupError,
+    SignatureRule,
 };
 use content::Meldung;
 
@@ -51,7 +52,9 @@ static FORMS: [Form; 1] = [Form::new(
 
 /// The module's identity; lazy only because its field table is.
 static INFO: LazyLock<ModuleInfo> = LazyLock::new(|| {
-    demis::module_info("hospreport", &fields::FIELDS, &FORMS).answering_at_once(SUCCESS_PATH)
+    demis::module_info("hospreport", &fields::FIELDS, &FORMS)
+        .identified_by(IdMember::Generated(content::MELDE_ID))
+        .answering_at_once(SUCCESS_PATH)
 });
 
 /// Longest a submit may be configured to wait: a browser or an embedding client gives up

@@ -64,9 +64,10 @@ fn open(
     let data = open_memento(&key, module.module, memento).filter(|data| {
         // Reserved mock ids are refused at memento creation; checked again so that no report
         // under one can ever exist (its reads would always answer the mock).
-        data["id"]
-            .as_str()
-            .is_some_and(|id| mock::outcome(module, id).is_none())
+        match module.report_id(data) {
+            Some(id) => mock::outcome(module, id).is_none(),
+            None => matches!(module.id, IdMember::Generated(_)),
+        }
     })?;
     let form = context.module.form_for(&data)?;
     std::ptr::eq(form, context.form).then_some(data)

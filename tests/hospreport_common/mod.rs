@@ -16,6 +16,8 @@ use crate::validate_fhir::{self, report, Case};
 
 pub const MODULE: &str = "hospreport";
 pub const USER: &str = "klinikum";
+/// Another API user, whose reports [`USER`] must not see.
+pub const OTHER: &str = "fremd";
 pub const FORM: &str = "/hospreport/hospitalisierungsmeldung";
 pub const SUCCESS: &str = "/hospreport/hospitalisierungsmeldung/success";
 /// A BSNR the simulated reporting system knows (its default).
@@ -23,10 +25,11 @@ pub const KNOWN_BSNR: &str = "123456789";
 /// A BSNR it does not know: it refuses notifications from it.
 pub const UNKNOWN_BSNR: &str = "111111111";
 
-/// A server on a fresh data directory with the API user [`USER`], `env` added.
+/// A server on a fresh data directory with the API users [`USER`] and [`OTHER`], `env` added.
 pub fn start(env: &[(&str, &str)]) -> (DataDir, Server) {
     let dir = DataDir::new();
     dir.add_user(USER);
+    dir.add_user(OTHER);
     let server = Server::start(&dir, env);
     (dir, server)
 }

@@ -119,7 +119,7 @@ fn settings_out_of_bounds_stop_the_start() {
     let data = tempfile::tempdir().unwrap();
     for (key, value, message) in [
         ("ANSWER_WAIT_SECS", "0", "modules.hospreport: answer_wait_secs must be from 1 to 120"),
-        ("ENVIRONMENT", "staging", "modules.hospreport: unknown variant `staging`"),
+        ("ENVIRONMENT", "staging", "modules.hospreport: unknown variant: found `staging`"),
     ] {
         let output = std::process::Command::new(common::binary())
             .arg("--data-dir")

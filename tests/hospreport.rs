@@ -23,7 +23,10 @@ fn an_empty_memento_opens_a_form_whose_generated_melde_id_the_report_and_its_res
 
     // `{}` is a valid request; the form gives the report a UUID when it opens.
     let (browser, mut form) = open(&server, &json!({}));
-    let id = form.get("_id").expect("the generated id rides along").to_owned();
+    let id = form
+        .get("_id")
+        .expect("the generated id rides along")
+        .to_owned();
     assert!(uuid::Uuid::parse_str(&id).is_ok(), "{id}");
     assert!(form.html.contains(&id), "the form shows its id");
     // Nothing exists under it before the submit.
@@ -35,14 +38,17 @@ fn an_empty_memento_opens_a_form_whose_generated_melde_id_the_report_and_its_res
     form.set("KlinischeAngaben.Hospitalisiert", "JA");
     form.set("KlinischeAngaben.Hospitalisierung.AufnahmeAm", "2026-11-21");
     form.set("MeldendeEinrichtung.Name", "Klinikum Mitte");
-    form.set("MeldendeEinrichtung.BSNR", filled["MeldendeEinrichtung"]["BSNR"].as_str().unwrap());
+    form.set(
+        "MeldendeEinrichtung.BSNR",
+        filled["MeldendeEinrichtung"]["BSNR"].as_str().unwrap(),
+    );
     send(&server, &browser, &form);
 
     // The success page is the module's own, and the result is there at once.
     let page = browser.get(&server.url(SUCCESS));
     assert_eq!(page.status(), 200);
     assert!(page.text().unwrap().contains("übermittelt"));
-    assert_eq!(pending(&server), [id.clone()]);
+    assert_eq!(pending(&server), [id.as_str()]);
     let records = received(&server, &id);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["notification_id"], json!(id));
@@ -57,34 +63,61 @@ fn a_report_sent_through_the_form_is_read_as_the_contract_shapes_it_then_consume
     let (browser, form) = open(&server, &complete(Some(id), KNOWN_BSNR));
     // The memento pre-fills the form; its MeldeId needs no hidden input.
     assert_eq!(form.get("Patient.Vorname"), Some("Bertha"));
-    assert_eq!(form.get("MedizinischeInformationen.Symptome.FIEBER"), Some("true"));
+    assert_eq!(
+        form.get("MedizinischeInformationen.Symptome.FIEBER"),
+        Some("true")
+    );
     assert_eq!(form.get("_id"), None);
     send(&server, &browser, &form);
 
     let peeked = api_get(&server, &format!("reports/{id}?peek=true"));
     assert_eq!(peeked.status(), 200);
     let result: Value = peeked.json().unwrap();
-    let members: Vec<&str> = result.as_object().unwrap().keys().map(String::as_str).collect();
+    let members: Vec<&str> = result
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(
         members,
-        ["description", "diseaseCode", "module", "receiptPdf", "reportId", "status", "submittedAt"]
+        [
+            "description",
+            "diseaseCode",
+            "module",
+            "receiptPdf",
+            "reportId",
+            "status",
+            "submittedAt"
+        ]
     );
     assert_eq!(result["reportId"], id);
     assert_eq!(result["status"], "SUCCESS");
     assert_eq!(result["module"], "hospreport");
     assert_eq!(result["diseaseCode"], "COVID-19");
-    assert!(result["description"].as_str().unwrap().contains("Hospitalisierung"));
+    assert!(result["description"]
+        .as_str()
+        .unwrap()
+        .contains("Hospitalisierung"));
     assert!(chrono::DateTime::parse_from_rfc3339(result["submittedAt"].as_str().unwrap()).is_ok());
-    let pdf = STANDARD.decode(result["receiptPdf"].as_str().unwrap()).unwrap();
+    let pdf = STANDARD
+        .decode(result["receiptPdf"].as_str().unwrap())
+        .unwrap();
     assert!(checked_receipt_text(&pdf).contains(id));
 
     // peek repeats; a read without it consumes: then 410, and the list is empty.
-    assert_eq!(api_get(&server, &format!("reports/{id}?peek=true")).status(), 200);
+    assert_eq!(
+        api_get(&server, &format!("reports/{id}?peek=true")).status(),
+        200
+    );
     assert_eq!(pending(&server), [id]);
     assert_eq!(api_get(&server, &format!("reports/{id}")).status(), 200);
     let gone = api_get(&server, &format!("reports/{id}"));
     assert_eq!(gone.status(), 410);
-    assert_eq!(api_get(&server, &format!("reports/{id}?peek=true")).status(), 410);
+    assert_eq!(
+        api_get(&server, &format!("reports/{id}?peek=true")).status(),
+        410
+    );
     assert!(pending(&server).is_empty());
     // Another user's report is not found.
     let other = server.get_as(OTHER, &format!("/api/hospreport/v1/reports/{id}?peek=true"));
@@ -97,7 +130,11 @@ fn a_report_sent_through_the_form_is_read_as_the_contract_shapes_it_then_consume
     // A new memento of the id opens no form but the page saying it was sent; its values posted
     // all the same (with that session's memento and token) are refused alike.
     let (again, sent_page) = open(&server, &complete(Some(id), KNOWN_BSNR));
-    assert!(sent_page.html.contains("bereits abgesendet"), "{}", sent_page.html);
+    assert!(
+        sent_page.html.contains("bereits abgesendet"),
+        "{}",
+        sent_page.html
+    );
     let mut forged = common::Form {
         status: 200,
         html: form.html.clone(),
@@ -124,7 +161,9 @@ fn a_refusal_is_the_form_again_with_400_and_no_report_and_a_corrected_submit_goe
     assert_eq!((status, location), (400, None));
     let errors = page.errors();
     assert!(
-        errors.iter().any(|e| e.contains("abgelehnt") && e.contains(UNKNOWN_BSNR)),
+        errors
+            .iter()
+            .any(|e| e.contains("abgelehnt") && e.contains(UNKNOWN_BSNR)),
         "{errors:?}"
     );
     // Every value kept, the form posts to the same URL.
@@ -133,23 +172,44 @@ fn a_refusal_is_the_form_again_with_400_and_no_report_and_a_corrected_submit_goe
         ("Patient.Vorname", "Bertha"),
         ("Patient.Kontakt.Email", "bertha@betroffen.de"),
         ("MeldendeEinrichtung.BSNR", UNKNOWN_BSNR),
-        ("KlinischeAngaben.Hospitalisierung.IntensivBehandlungVon", "2026-11-23"),
+        (
+            "KlinischeAngaben.Hospitalisierung.IntensivBehandlungVon",
+            "2026-11-23",
+        ),
     ] {
         assert_eq!(page.get(name), Some(value), "{name}");
     }
     // No report: 404, and not listed.
-    assert_eq!(api_get(&server, &format!("reports/{id}?peek=true")).status(), 404);
+    assert_eq!(
+        api_get(&server, &format!("reports/{id}?peek=true")).status(),
+        404
+    );
     assert_eq!(api_get(&server, &format!("reports/{id}")).status(), 404);
     assert!(pending(&server).is_empty());
 
     // Corrected and sent again with the same MeldeId: accepted.
     page.set("MeldendeEinrichtung.BSNR", KNOWN_BSNR);
     send(&server, &browser, &page);
-    assert_eq!(api_get(&server, &format!("reports/{id}?peek=true")).status(), 200);
+    assert_eq!(
+        api_get(&server, &format!("reports/{id}?peek=true")).status(),
+        200
+    );
     let records = received(&server, id);
-    assert_eq!(records.len(), 2, "the refused notification and the accepted one");
-    assert_eq!(records[0]["decision"]["status"], "refused", "{}", records[0]);
-    assert_eq!(records[1]["decision"]["status"], "accepted", "{}", records[1]);
+    assert_eq!(
+        records.len(),
+        2,
+        "the refused notification and the accepted one"
+    );
+    assert_eq!(
+        records[0]["decision"]["status"], "refused",
+        "{}",
+        records[0]
+    );
+    assert_eq!(
+        records[1]["decision"]["status"], "accepted",
+        "{}",
+        records[1]
+    );
     assert_valid_fhir(&records);
 }
 
@@ -167,11 +227,16 @@ fn a_scripted_refusal_shows_its_reason_and_checks_of_the_form_answer_400_too() {
     let (status, _, page) = post(&server, &browser, &form);
     assert_eq!(status, 400);
     assert!(
-        page.errors().iter().any(|e| e.contains("Meldung unvollständig (Test)")),
+        page.errors()
+            .iter()
+            .any(|e| e.contains("Meldung unvollständig (Test)")),
         "{:?}",
         page.errors()
     );
-    assert_eq!(api_get(&server, &format!("reports/{id}?peek=true")).status(), 404);
+    assert_eq!(
+        api_get(&server, &format!("reports/{id}?peek=true")).status(),
+        404
+    );
 
     // A problem the form finds itself is a 400 as well, named at its field; nothing is sent.
     form.set("KlinischeAngaben.Todesdatum", "2026-11-25");
@@ -179,9 +244,18 @@ fn a_scripted_refusal_shows_its_reason_and_checks_of_the_form_answer_400_too() {
     let (status, _, page) = post(&server, &browser, &form);
     assert_eq!(status, 400);
     let errors = page.errors();
-    assert!(errors.iter().any(|e| e.starts_with("Name: Pflichtangabe")), "{errors:?}");
-    assert!(errors.iter().any(|e| e.starts_with("Todesdatum:")), "{errors:?}");
-    assert!(received(&server, id).is_empty(), "a scripted refusal records nothing");
+    assert!(
+        errors.iter().any(|e| e.starts_with("Name: Pflichtangabe")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.starts_with("Todesdatum:")),
+        "{errors:?}"
+    );
+    assert!(
+        received(&server, id).is_empty(),
+        "a scripted refusal records nothing"
+    );
 
     // The script was used up: the same report, completed, goes through.
     send(&server, &browser, &complete_form(form));
@@ -204,14 +278,20 @@ fn without_the_facilitys_certificate_the_form_says_so_and_sends_nothing() {
     assert_eq!(status, 400);
     let errors = page.errors();
     assert!(
-        errors
-            .iter()
-            .any(|e| e.contains("kein Zertifikat") && e.contains(KNOWN_BSNR) && e.contains("Testsystem")),
+        errors.iter().any(|e| e.contains("kein Zertifikat")
+            && e.contains(KNOWN_BSNR)
+            && e.contains("Testsystem")),
         "{errors:?}"
     );
     assert_eq!(page.get("Patient.Vorname"), Some("Bertha"));
-    assert!(received_all(&server).is_empty(), "nothing reached the reporting system");
-    assert_eq!(api_get(&server, &format!("reports/{id}?peek=true")).status(), 404);
+    assert!(
+        received_all(&server).is_empty(),
+        "nothing reached the reporting system"
+    );
+    assert_eq!(
+        api_get(&server, &format!("reports/{id}?peek=true")).status(),
+        404
+    );
 
     // Deposited, the same form goes through.
     deposit_certificate(&server, KNOWN_BSNR);
@@ -272,7 +352,10 @@ fn the_api_answers_401_and_400_with_the_fields_named() {
         "MeldendeEinrichtung.BSNR must be exactly 9 digits",
         "Verlegung is not a known field",
     ] {
-        assert!(errors.iter().any(|e| e.contains(expected)), "{expected}: {errors:?}");
+        assert!(
+            errors.iter().any(|e| e.contains(expected)),
+            "{expected}: {errors:?}"
+        );
     }
     assert_eq!(memento(&server, &json!([])).status(), 400);
     // An email of null is fine (spec/02 §7: send null or omit it).

@@ -35,7 +35,10 @@ fn a_slow_reporting_system_registers_the_report_once_however_often_the_user_send
     let (_dir, server) = start(&[WAIT]);
     deposit_certificate(&server, KNOWN_BSNR);
     let id = "HOSP-SLOW";
-    script(&server, &json!({"kind": "latency", "ms": 3000, "report_id": id}));
+    script(
+        &server,
+        &json!({"kind": "latency", "ms": 3000, "report_id": id}),
+    );
     let (browser, form) = open(&server, &complete(Some(id), KNOWN_BSNR));
 
     // The submit stops waiting: 202, the form again with every value and a note.
@@ -79,6 +82,47 @@ fn a_slow_reporting_system_registers_the_report_once_however_often_the_user_send
 }
 
 #[test]
+fn a_report_refused_after_the_submit_stopped_waiting_opens_its_form_again_with_the_reason() {
+    let (_dir, server) = start(&[WAIT]);
+    deposit_certificate(&server, KNOWN_BSNR);
+    let id = "HOSP-SLOW-REFUSED";
+    script(
+        &server,
+        &json!({"kind": "latency", "ms": 3000, "report_id": id}),
+    );
+    script(
+        &server,
+        &json!({"kind": "reject", "reason": "Diagnose unplausibel (Test)", "report_id": id,
+                "count": 1}),
+    );
+    let request = complete(Some(id), KNOWN_BSNR);
+    let (browser, form) = open(&server, &request);
+    assert_eq!(post(&server, &browser, &form).0, 202);
+
+    // The user comes back by the link later: while the report is in delivery the link says it
+    // was sent; once refused, it opens the form again, the reason above it, and no report.
+    let link: Value = memento(&server, &request).json().unwrap();
+    let url = server.url(&format!("{FORM}?m={}", link["memento"].as_str().unwrap()));
+    let reopened = wait_until("the refusal reached the form", || {
+        let page = browser.form(&url);
+        assert_eq!(page.status, 200);
+        page.errors()
+            .iter()
+            .any(|e| e.contains("Diagnose unplausibel (Test)"))
+            .then_some(page)
+    });
+    assert!(success_read(&server, id).is_none());
+    assert_eq!(reopened.get("Patient.Vorname"), Some("Bertha"));
+    send(&server, &browser, &reopened);
+    assert!(success_read(&server, id).is_some());
+    assert_eq!(
+        received(&server, id).len(),
+        1,
+        "the scripted refusal recorded nothing"
+    );
+}
+
+#[test]
 fn the_nightly_cleanup_removes_a_result_and_reads_answer_404() {
     let (_dir, server) = start(&[
         ("MELDEWERK_MODULES__HOSPREPORT__RETENTION_SECS", "3"),
@@ -93,7 +137,10 @@ fn the_nightly_cleanup_removes_a_result_and_reads_answer_404() {
     });
     // 404 with and without peek, never 410; not listed; the id stays used.
     assert_eq!(api_get(&server, &format!("reports/{id}")).status(), 404);
-    assert_eq!(api_get(&server, &format!("reports/{id}?peek=true")).status(), 404);
+    assert_eq!(
+        api_get(&server, &format!("reports/{id}?peek=true")).status(),
+        404
+    );
     assert!(pending(&server).is_empty());
     assert_eq!(post(&server, &browser, &form).0, 409);
     assert_valid_fhir(&received(&server, id));
@@ -118,8 +165,16 @@ fn in_the_production_environment_a_test_certificate_sends_nothing() {
 fn settings_out_of_bounds_stop_the_start() {
     let data = tempfile::tempdir().unwrap();
     for (key, value, message) in [
-        ("ANSWER_WAIT_SECS", "0", "modules.hospreport: answer_wait_secs must be from 1 to 120"),
-        ("ENVIRONMENT", "staging", "modules.hospreport: unknown variant: found `staging`"),
+        (
+            "ANSWER_WAIT_SECS",
+            "0",
+            "modules.hospreport: answer_wait_secs must be from 1 to 120",
+        ),
+        (
+            "ENVIRONMENT",
+            "staging",
+            "modules.hospreport: unknown variant: found `staging`",
+        ),
     ] {
         let output = std::process::Command::new(common::binary())
             .arg("--data-dir")

@@ -18,7 +18,12 @@ const LABORATORY: &str = "LaboratoryNotificationExample.json";
 
 /// Runs the validator over `cases`.
 fn validate(dir: &Path, cases: &[Case]) -> Output {
-    validate_fhir::validate(Path::new(env!("CARGO_MANIFEST_DIR")), &reference_dir(), dir, cases)
+    validate_fhir::validate(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &reference_dir(),
+        dir,
+        cases,
+    )
 }
 
 fn receipt() -> Receipt {

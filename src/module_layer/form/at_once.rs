@@ -80,12 +80,7 @@ pub(super) async fn certificate_problem(
 /// The page of a store that cannot be used: nothing was sent.
 fn unavailable(error: &StoreError) -> HttpResponse {
     tracing::error!(error = %error, "the store failed during a submit");
-    message_page(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "Nicht abgesendet",
-        "Die Meldung konnte wegen einer Störung nicht gespeichert werden und wurde nicht \
-         abgesendet. Bitte versuchen Sie es in einigen Minuten erneut.",
-    )
+    super::not_stored()
 }
 
 /// The page of a report id that has a successful report already.
@@ -95,6 +90,38 @@ fn already_reported() -> HttpResponse {
         "Bereits gemeldet",
         "Unter dieser Meldungs-ID wurde bereits erfolgreich gemeldet. Eine Meldung kann nur \
          einmal gesendet werden; für eine neue Meldung fordern Sie bitte einen neuen Link an.",
+    )
+}
+
+/// The reason of a report under `key` that the authority refused while nobody waited for it
+/// (the submit had stopped waiting, or the service stopped between the answer and the
+/// removal): the report is forgotten now, so that its link opens the form again, with the
+/// reason above it. `Ok(None)` when the id has no refused report.
+pub(super) async fn refused_meanwhile(
+    store: &dyn Store,
+    key: &ReportKey,
+) -> Result<Option<String>, HttpResponse> {
+    let report = store.report(key).await.map_err(|e| unavailable(&e))?;
+    let Some(report) = report.filter(|r| r.status == ReportStatus::Failure) else {
+        return Ok(None);
+    };
+    store
+        .forget_refused(key)
+        .await
+        .map_err(|e| unavailable(&e))?;
+    Ok(Some(refusal(
+        report
+            .failure_reason
+            .as_deref()
+            .unwrap_or("ohne Angabe von Gründen"),
+    )))
+}
+
+/// The problem shown above the form of a refused report.
+fn refusal(reason: &str) -> String {
+    format!(
+        "Das Meldesystem hat die Meldung abgelehnt: {reason}. Bitte korrigieren Sie die \
+         Angaben und senden Sie die Meldung erneut ab."
     )
 }
 
@@ -183,10 +210,7 @@ async fn waited(
                 tracing::error!(error = %e, "forgetting a refused report failed; the next submit does");
             }
             tracing::info!(id = %log_str(&key.id), "the authority refused the report");
-            Decided::Refused(format!(
-                "Das Meldesystem hat die Meldung abgelehnt: {reason}. Bitte korrigieren Sie die \
-                 Angaben und senden Sie die Meldung erneut ab."
-            ))
+            Decided::Refused(refusal(&reason))
         }
     }
 }

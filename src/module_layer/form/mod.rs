@@ -92,6 +92,18 @@ pub(crate) async fn show(
         Some(id) => (id.to_owned(), false),
         None => (uuid::Uuid::new_v4().to_string(), true),
     };
+    let mut problems = Problems::default();
+    if context.module.info().at_once.is_some() {
+        let key = ReportKey {
+            owner: session.user.name.clone(),
+            module: context.module.info().module.into(),
+            id: id.clone(),
+        };
+        match at_once::refused_meanwhile(store.as_ref().as_ref(), &key).await {
+            Ok(reason) => problems.general.extend(reason),
+            Err(unavailable) => return unavailable,
+        }
+    }
     if let Some(page) = sent::already_sent(
         store.as_ref().as_ref(),
         &session,
@@ -114,7 +126,7 @@ pub(crate) async fn show(
         id: &id,
         generated,
         sealed: session.user.seal.is_some(),
-        problems: Problems::default(),
+        problems,
         mandatory: &context.mandatory,
         signatory: String::new(),
         signed: false,
@@ -327,14 +339,19 @@ pub(crate) async fn submit(
         ),
         Err(e) => {
             tracing::error!(error = %e, "storing the report failed");
-            message_page(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Nicht abgesendet",
-                "Die Meldung konnte wegen einer Störung nicht gespeichert werden und wurde nicht \
-                 abgesendet. Bitte versuchen Sie es in einigen Minuten erneut.",
-            )
+            not_stored()
         }
     }
+}
+
+/// The page of a submit that stored nothing because of a fault (503): the end user may try again.
+fn not_stored() -> HttpResponse {
+    message_page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Nicht abgesendet",
+        "Die Meldung konnte wegen einer Störung nicht gespeichert werden und wurde nicht \
+         abgesendet. Bitte versuchen Sie es in einigen Minuten erneut.",
+    )
 }
 
 /// The message built at the check, signed for `report`: dispatched with the report, it is the

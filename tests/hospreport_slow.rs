@@ -88,7 +88,7 @@ fn a_report_refused_after_the_submit_stopped_waiting_opens_its_form_again_with_t
     let id = "HOSP-SLOW-REFUSED";
     script(
         &server,
-        &json!({"kind": "latency", "ms": 3000, "report_id": id}),
+        &json!({"kind": "latency", "ms": 3000, "report_id": id, "count": 1}),
     );
     script(
         &server,

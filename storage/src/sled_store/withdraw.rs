@@ -90,12 +90,8 @@ impl Engine {
         let removed = trees
             .gated_transaction(
                 |(reports, pending, by_id, submissions, messages, receipts, finished)| {
-                    let Some(bytes) = reports.get(&report_key)? else {
+                    let Some(report) = stored_report(reports, &report_key)? else {
                         return Ok(false);
-                    };
-                    let report: Report = match decode("report", &bytes) {
-                        Ok(report) => report,
-                        Err(e) => return abort(e),
                     };
                     if report.status != ReportStatus::Failure {
                         return Ok(false);
@@ -119,6 +115,17 @@ impl Engine {
     }
 }
 
+/// The report stored under `report_key`, read inside a transaction.
+fn stored_report(reports: &TransactionalTree, report_key: &[u8]) -> TxResult<Option<Report>> {
+    let Some(bytes) = reports.get(report_key)? else {
+        return Ok(None);
+    };
+    match decode("report", &bytes) {
+        Ok(report) => Ok(Some(report)),
+        Err(e) => abort(e),
+    }
+}
+
 /// Where a refused submission's job is filed.
 struct RefusedJob {
     message_uuid: String,
@@ -133,12 +140,8 @@ fn refused_job(
     report_key: &[u8],
     idempotency_key: &str,
 ) -> TxResult<Option<RefusedJob>> {
-    let Some(bytes) = reports.get(report_key)? else {
+    let Some(report) = stored_report(reports, report_key)? else {
         return Ok(None);
-    };
-    let report: Report = match decode("report", &bytes) {
-        Ok(report) => report,
-        Err(e) => return abort(e),
     };
     let untouched = report.idempotency_key == idempotency_key
         && report.status == ReportStatus::Pending

@@ -7,8 +7,8 @@
 
 mod common;
 mod hospreport_common;
-#[path = "../fhir/tests/common/validate_fhir.rs"]
-mod validate_fhir;
+#[path = "../fhir/tests/validator/mod.rs"]
+mod validator;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;

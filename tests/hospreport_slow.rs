@@ -5,8 +5,8 @@
 
 mod common;
 mod hospreport_common;
-#[path = "../fhir/tests/common/validate_fhir.rs"]
-mod validate_fhir;
+#[path = "../fhir/tests/validator/mod.rs"]
+mod validator;
 
 use common::wait_until;
 use hospreport_common::*;

@@ -3,28 +3,16 @@
 //! DEMIS example of its kind (tests/python/validate_fhir.py says what is compared).
 
 mod common;
+mod validator;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use common::validate_fhir::{self, report, Case};
 use common::*;
 use meldewerk_fhir::answer::{self, Receipt, PDF};
 use meldewerk_fhir::codes::Disease;
 use meldewerk_fhir::*;
 use serde_json::{json, Value};
-
-const LABORATORY: &str = "LaboratoryNotificationExample.json";
-
-/// Runs the validator over `cases`.
-fn validate(dir: &Path, cases: &[Case]) -> Output {
-    validate_fhir::validate(
-        Path::new(env!("CARGO_MANIFEST_DIR")),
-        &reference_dir(),
-        dir,
-        cases,
-    )
-}
+use validator::{report, validate, Case, LABORATORY};
 
 fn receipt() -> Receipt {
     Receipt {

@@ -3,8 +3,6 @@
 //! system's received log, and the FHIR validation of what it received.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use std::path::Path;
-
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use reqwest::blocking::Response;
@@ -12,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::common::pkcs12::{pkcs12, TestCa, PASSPHRASE};
 use crate::common::{Browser, DataDir, Form, Server, OPERATOR};
-use crate::validate_fhir::{self, report, Case};
+use crate::validator::{report, validate, Case};
 
 pub const MODULE: &str = "hospreport";
 pub const USER: &str = "klinikum";
@@ -170,13 +168,7 @@ pub fn assert_valid_fhir(records: &[Value]) {
             Case::new(path, "DiseaseHospitalizationNotificationExample.json")
         })
         .collect();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let output = validate_fhir::validate(
-        &root.join("fhir"),
-        &root.join("../shared/reference/demis"),
-        dir.path(),
-        &cases,
-    );
+    let output = validate(dir.path(), &cases);
     let text = report(&output);
     assert!(output.status.success(), "{text}");
     assert!(

@@ -1,8 +1,6 @@
 //! Inputs for the builders, and what the tests share: a fixed time and the DEMIS examples.
 #![allow(dead_code)] // each test binary uses a different subset
 
-pub mod validate_fhir;
-
 use std::path::PathBuf;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};

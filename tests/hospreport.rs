@@ -32,16 +32,21 @@ fn an_empty_memento_opens_a_form_whose_generated_melde_id_the_report_and_its_res
     // Nothing exists under it before the submit.
     assert_eq!(api_get(&server, &format!("reports/{id}")).status(), 404);
 
-    let filled = complete(None, KNOWN_BSNR);
     form.set("Patient.Vorname", "Bertha");
     form.set("Patient.Name", "Betroffen");
     form.set("KlinischeAngaben.Hospitalisiert", "JA");
     form.set("KlinischeAngaben.Hospitalisierung.AufnahmeAm", "2026-11-21");
     form.set("MeldendeEinrichtung.Name", "Klinikum Mitte");
-    form.set(
-        "MeldendeEinrichtung.BSNR",
-        filled["MeldendeEinrichtung"]["BSNR"].as_str().unwrap(),
-    );
+    form.set("MeldendeEinrichtung.BSNR", KNOWN_BSNR);
+    // Only a UUID is taken as the carried id: a post cannot name a report of its choosing.
+    for forged in ["HOSP-OTHER", "", "../reports"] {
+        form.set("_id", forged);
+        let (status, _, page) = post(&server, &browser, &form);
+        assert_eq!(status, 400, "{forged:?}");
+        assert!(page.html.contains("Link ungültig"), "{forged:?}");
+    }
+    assert!(received_all(&server).is_empty());
+    form.set("_id", &id);
     send(&server, &browser, &form);
 
     // The success page is the module's own, and the result is there at once.

@@ -97,7 +97,11 @@ fn the_form_is_prefilled_refuses_what_is_missing_and_sends_the_report() {
     );
     assert_eq!(form.get("numbers.erwachsenen_betten_belegt"), Some("221"));
     assert_eq!(form.action(), FORM);
-    assert!(form.html.contains("Bettenbelegung absenden"), "{}", form.html);
+    assert!(
+        form.html.contains("Bettenbelegung absenden"),
+        "{}",
+        form.html
+    );
     // No signature: the portal signs a statistic as its sender.
     assert!(!form.html.contains("signatur.name"), "{}", form.html);
 

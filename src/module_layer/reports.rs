@@ -82,7 +82,8 @@ fn joined(head: &impl Serialize, receipt: Option<&str>, tail: &impl Serialize) -
     body
 }
 
-/// `GET /api/{module}/v1/reports`: ids of the caller's dispatched reports not yet consumed.
+/// `GET /api/{module}/v1/reports`: ids of the caller's dispatched reports not yet consumed
+/// (of a module answering at once: its successful ones).
 #[tracing::instrument(name = "pending_list", skip_all, fields(module = context.info.module))]
 pub(crate) async fn list_pending(
     req: HttpRequest,
@@ -90,10 +91,29 @@ pub(crate) async fn list_pending(
     context: web::Data<ModuleContext>,
     store: web::Data<Arc<dyn Store>>,
 ) -> Result<HttpResponse, ModuleError> {
-    let ids = store
+    let mut ids = store
         .pending_ids(&user.0.name, context.info.module)
         .await
         .map_err(|e| context.error(&req, e.into()))?;
+    if context.info.at_once.is_some() {
+        // Only successful reports are results; one in delivery or refused is none (yet).
+        let mut results = Vec::with_capacity(ids.len());
+        for id in ids {
+            let key = ReportKey {
+                owner: user.0.name.clone(),
+                module: context.info.module.into(),
+                id,
+            };
+            let result = store
+                .report_result(&key)
+                .await
+                .map_err(|e| context.error(&req, e.into()))?;
+            if result.is_some_and(|r| r.status == ReportStatus::Success) {
+                results.push(key.id);
+            }
+        }
+        ids = results;
+    }
     Ok(HttpResponse::Ok().json(ids))
 }
 
@@ -193,6 +213,14 @@ async fn read(
         return Ok(HttpResponse::Ok().json(mock::result(info, id, outcome)));
     }
     let key = key(user, info, id);
+    if info.at_once.is_some() {
+        // Only successful reports are results: one in delivery, or refused and not yet
+        // forgotten, answers as if there were none, and is not consumed.
+        let result = store.report_result(&key).await?;
+        if result.is_some_and(|r| r.status != ReportStatus::Success) {
+            return Err(ApiError::NotFound(id.into()));
+        }
+    }
     let result = if peek {
         match stored_result(store.as_ref(), &key, info).await? {
             result if result.polled => return Err(ApiError::AlreadyRetrieved(id.into())),

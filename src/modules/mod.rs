@@ -19,4 +19,5 @@ modules! {
     birthdata,
     birthnotice,
     deathnotice,
+    hospreport,
 }

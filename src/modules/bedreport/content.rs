@@ -11,10 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::fields::{DETAILS, OCCUPIED};
+use crate::demis;
 use crate::module_layer::fields::lookup;
-
-/// Media type of the notifications the reporting system takes.
-const FHIR_JSON: &str = "application/fhir+json";
 
 /// The request of spec/02 §2.5 without `reportId`, member names as the contract spells them.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -140,21 +138,11 @@ impl Bettenbelegung {
     }
 }
 
-/// The `ReportBundle` of `report`, as the reporting system takes it: FHIR JSON, the message
-/// id its `NotificationBundleId`.
+/// The `ReportBundle` of `report` as the message the transport delivers ([`demis::message`]).
 pub(crate) fn message(report: &BedOccupancyReport) -> Result<BuiltMessage, String> {
     let bundle = beds::build(report, &mut RandomIds, Utc::now().fixed_offset())
         .map_err(|e| e.to_string())?;
-    let message_uuid = bundle
-        .identifier
-        .as_ref()
-        .and_then(|identifier| identifier.value.clone())
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    Ok(BuiltMessage {
-        message_uuid,
-        content_type: FHIR_JSON.to_owned(),
-        body: bundle.to_json(),
-    })
+    Ok(demis::message(&bundle))
 }
 
 /// The engine's builder of bed occupancy reports stored without their message.

@@ -16,9 +16,10 @@ use meldewerk_actors::{BuiltMessage, MessageBuilder};
 use meldewerk_storage::ReportResult;
 use serde_json::Value;
 
+use crate::demis;
 use crate::module_layer::fields::label;
 use crate::module_layer::{
-    DispatchProblem, ExpiredAnswer, Form, IdMember, Module, ModuleInfo, ModuleSetup, SetupError,
+    DispatchProblem, Form, IdMember, Module, ModuleInfo, ModuleSetup, SetupError,
     SignatureRule,
 };
 use content::{missing, Bettenbelegung};
@@ -33,13 +34,9 @@ static FORMS: [Form; 1] = [Form::new(
 )
 .report_type("Bericht (Krankenhausbettenbelegungsstatistik)")];
 
-static INFO: ModuleInfo = ModuleInfo::new("bedreport", fields::FIELDS, &FORMS, "demis")
+static INFO: ModuleInfo = demis::module_info("bedreport", fields::FIELDS, &FORMS)
     .identified_by(IdMember::Required("reportId"))
-    .answering_memento_only()
-    .retained(
-        Some(Duration::from_secs(3 * 24 * 3600)),
-        ExpiredAnswer::NotFound,
-    );
+    .answering_memento_only();
 
 /// `[modules.bedreport]`.
 #[derive(Debug, Clone, serde::Deserialize)]

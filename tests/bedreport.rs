@@ -88,12 +88,7 @@ fn an_accepted_report_answers_at_once_and_its_status_carries_the_receipt() {
     assert_eq!(status, 200);
     assert_eq!(again, read);
 
-    let members: Vec<&str> = read
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let members: Vec<&String> = read.as_object().unwrap().keys().collect();
     assert_eq!(
         members,
         [

@@ -56,6 +56,10 @@ impl Default for BedreportSettings {
     }
 }
 
+/// Longest `answer_wait_secs`: past five minutes every client and proxy has given up, and the
+/// request would only hold a connection.
+const MAX_ANSWER_WAIT_SECS: u64 = 300;
+
 /// The bed occupancy module.
 struct Bedreport {
     /// How long a direct submission waits for the decision.
@@ -66,6 +70,12 @@ struct Bedreport {
 /// `retention_secs`).
 pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
     let settings: BedreportSettings = setup.settings(INFO.module)?;
+    if settings.answer_wait_secs > MAX_ANSWER_WAIT_SECS {
+        return Err(SetupError {
+            module: INFO.module.to_owned(),
+            reason: format!("answer_wait_secs must be at most {MAX_ANSWER_WAIT_SECS}"),
+        });
+    }
     Ok(Arc::new(Bedreport {
         answer_wait: Duration::from_secs(settings.answer_wait_secs),
     }))
@@ -130,6 +140,32 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_wait_for_the_decision_is_bounded() {
+        let wait = |secs: u64| {
+            let mut section = figment::value::Dict::new();
+            section.insert("answer_wait_secs".into(), secs.into());
+            section.insert("retention_secs".into(), 60u64.into());
+            let sections = [(
+                "bedreport".to_owned(),
+                figment::value::Value::from(section),
+            )]
+            .into_iter()
+            .collect();
+            let setup = ModuleSetup {
+                sections: &sections,
+                read: Default::default(),
+                base_url: "http://localhost",
+            };
+            build(&setup).map(|_| ()).map_err(|e| e.to_string())
+        };
+        assert_eq!(wait(300), Ok(()));
+        assert_eq!(
+            wait(301),
+            Err("modules.bedreport: answer_wait_secs must be at most 300".to_owned())
+        );
+    }
 
     #[test]
     fn every_field_path_is_a_member_of_the_typed_model() {

@@ -78,6 +78,16 @@ fn every_rule_of_the_direct_submission_is_answered_400_naming_the_fields() {
         &complete_bed_report("  "),
         &["reportId must not be empty"],
     );
+    assert_refused(
+        &server,
+        &complete_bed_report(&"B".repeat(129)),
+        &["reportId must have at most 128 characters"],
+    );
+    assert_refused(
+        &server,
+        &complete_bed_report("B-1\n"),
+        &["reportId must not contain control characters"],
+    );
     // Location id and institution code: digits of their length, as text.
     for wrong in [
         json!("98765"),

@@ -149,6 +149,15 @@ fn the_form_is_prefilled_refuses_what_is_missing_and_sends_the_report() {
     assert_eq!(response.status(), 303, "{:?}", page_errors(response));
     let location = response.headers()["location"].to_str().unwrap().to_owned();
     assert_eq!(location, format!("{FORM}/sent?id=BED-FORM-1"));
+    let confirmation = browser.get(&server.url(&location));
+    assert_eq!(confirmation.status(), 200);
+    let page = confirmation.text().unwrap();
+    assert!(page.contains("Bettenbelegung abgesendet"), "{page}");
+    assert!(
+        page.contains("Bericht (Krankenhausbettenbelegungsstatistik)"),
+        "{page}"
+    );
+    assert!(page.contains("987654"), "{page}");
 
     // The integrator reads the outcome; the reporting system registered it once.
     let status = wait_until("the form's report is decided", || {

@@ -269,6 +269,17 @@ fn bodies_that_are_not_a_bounded_json_object_are_refused() {
         post("application/json", serde_json::to_vec(&large).unwrap()),
         (413, json!({"errors": ["request body exceeds 32768 bytes"]}))
     );
+    // The endpoints answer other methods in the module's style.
+    let wrong = server.get_as(USER, REPORT);
+    assert_eq!(wrong.status(), 405);
+    assert_eq!(wrong.headers()["allow"], "POST");
+    assert_eq!(
+        wrong.json::<Value>().unwrap(),
+        json!({"errors": ["method not allowed; use POST"]})
+    );
+    let wrong = server.post_as(USER, "/api/bedreport/v1/status/B-1", &json!({}));
+    assert_eq!(wrong.status(), 405);
+    assert_eq!(wrong.headers()["allow"], "GET");
     let mut long = complete_bed_report("B-LONG");
     long["Standortname"] = json!("x".repeat(501));
     assert_eq!(

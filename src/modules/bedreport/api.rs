@@ -19,7 +19,7 @@ use crate::module_layer::context::ModuleContext;
 use crate::module_layer::dispatch::{dispatch_and_await_end, Awaited};
 use crate::module_layer::errors::{ApiError, ModuleError, Violation};
 use crate::module_layer::fields::validate;
-use crate::module_layer::{memento, reports, rfc3339};
+use crate::module_layer::{memento, reports, rfc3339, routes};
 use crate::telemetry::log_str;
 use crate::web::WebSettings;
 
@@ -38,8 +38,16 @@ struct AnswerWait(Duration);
 /// Registers `/report` and `/status/{reportId}` inside the module's API scope.
 pub(super) fn configure(cfg: &mut web::ServiceConfig, wait: Duration) {
     cfg.app_data(web::Data::new(AnswerWait(wait)))
-        .service(web::resource("/report").route(web::post().to(submit)))
-        .service(web::resource("/status/{reportId}").route(web::get().to(status)));
+        .service(
+            web::resource("/report")
+                .route(web::post().to(submit))
+                .default_service(web::to(routes::only_post)),
+        )
+        .service(
+            web::resource("/status/{reportId}")
+                .route(web::get().to(status))
+                .default_service(web::to(routes::only_get)),
+        );
 }
 
 /// The answer of a direct submission: `{reportId, succeeded, errorMsg}` with `status`.

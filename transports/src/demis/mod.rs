@@ -27,7 +27,7 @@ use chrono::Utc;
 use meldewerk_fhir::answer;
 use meldewerk_fhir::check::{self, BundleKind, Received};
 use meldewerk_fhir::RandomIds;
-use meldewerk_storage::{Journal, Outcome};
+use meldewerk_storage::{Journal, Outcome, Receipt};
 
 pub use client::{ClientIdentity, FhirClient, PemIdentity, OPERATION_PATH};
 pub use config::DemisConfig;
@@ -279,6 +279,10 @@ impl Inner {
             Err(_) => (None, None, None),
         };
         let sha256_hex = sha256_hex(&delivery.body);
+        // The receipt of an accepted notification, handed to the sender as it is: reading it
+        // back out of the recorded answer (serialising the answer, parsing it, decoding the
+        // PDF's base64) gave the same bytes at a tenth of the simulator's time per report.
+        let mut receipt_pdf = None;
         let decision = match checked {
             Ok(received) => {
                 let pdf = render_receipt(&ReceiptFields {
@@ -309,6 +313,7 @@ impl Inner {
                 };
                 let parameters =
                     answer::accepted(&receipt, &mut RandomIds, received_at.fixed_offset());
+                receipt_pdf = Some(receipt.document);
                 // As sent, with its `resourceType`.
                 Decision::Accepted {
                     answer: serde_json::from_slice(&parameters.to_json()).map_err(|e| {
@@ -350,7 +355,20 @@ impl Inner {
             accepted = matches!(record.decision, Decision::Accepted { .. }),
             "simulated DEMIS: notification received"
         );
-        finished(&record, false)
+        match receipt_pdf {
+            Some(bytes) => Ok(Finished {
+                transport_ref: Some(record.transport_ref),
+                outcome: Outcome::Success {
+                    receipt: Receipt {
+                        media_type: answer::PDF.to_owned(),
+                        bytes,
+                    },
+                    portal: None,
+                },
+                duplicate: false,
+            }),
+            None => finished(&record, false),
+        }
     }
 }
 

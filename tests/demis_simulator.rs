@@ -195,6 +195,7 @@ fn delivery(key: &str, report_id: &str, body: Vec<u8>) -> Delivery {
         content_type: "application/fhir+json".to_owned(),
         body,
         signature: None,
+        sender: None,
     }
 }
 

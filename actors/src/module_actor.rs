@@ -192,6 +192,7 @@ impl Worker {
             content_type: message.content_type,
             body: message.body,
             signature: message.signature,
+            sender: message.sender,
         };
         let submitted = ticket
             .call(
@@ -269,6 +270,7 @@ impl Worker {
             body: built.body,
             signature,
             prepared_at: Utc::now(),
+            sender: built.sender,
         })
     }
 

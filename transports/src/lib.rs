@@ -33,7 +33,7 @@ transports! {
     demis,
 }
 
-pub use meldewerk_storage::{MessageSignature, Outcome, Receipt};
+pub use meldewerk_storage::{MessageSignature, Outcome, Receipt, Sender};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -60,6 +60,12 @@ pub struct Delivery {
     pub body: Vec<u8>,
     /// Detached signature over `body`, when the message is signed or sealed.
     pub signature: Option<MessageSignature>,
+    /// The facility the message is sent as, when its module sends as one: a transport whose
+    /// authority knows senders by their certificate presents the one deposited for it; others
+    /// ignore it. Left out of the JSON when absent, so that the wire protocol stays as it was
+    /// for every other delivery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<Sender>,
 }
 
 /// The authority took the delivery and will acknowledge it later, through its inbox.

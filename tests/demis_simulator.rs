@@ -441,7 +441,8 @@ fn the_service_scripts_and_reads_its_in_process_reporting_system_and_needs_certi
     assert_eq!(received, json!({"messages": [], "next": null}));
     drop(server);
 
-    // With a url, the service posts with a client certificate, and will not start without one.
+    // With a url, the service posts with a client certificate, and will not start without the
+    // CA the endpoint's certificate chains to.
     let stderr = refused_start(
         dir.path(),
         &["serve"],
@@ -456,7 +457,8 @@ fn the_service_scripts_and_reads_its_in_process_reporting_system_and_needs_certi
     assert!(
         stderr.contains(
             "transports.demis.url is set: the reporting system authenticates the facility by \
-             its client certificate, so client_certificate, client_key (PEM files) and ca"
+             its client certificate, so ca (PEM of the CA the endpoint's certificate chains to) \
+             is required"
         ),
         "{stderr}"
     );

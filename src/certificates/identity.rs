@@ -84,10 +84,13 @@ impl DepositedIdentity {
     }
 }
 
-/// A certificate that cannot be presented: the delivery waits for a usable one to be deposited
-/// and is retried (see docs/decisions.md, "The deposited certificate on the wire").
+/// A certificate that cannot be presented: nothing is sent. Refused, not transient: the
+/// reporting system is not at fault, so its circuit breaker stays shut for every other
+/// facility, while the engine retries the report with backoff, so that a certificate
+/// deposited meanwhile takes it (see docs/decisions.md, "The deposited certificate on the
+/// wire").
 fn not_sent(e: impl std::fmt::Display) -> TransportError {
-    TransportError::Transient(format!("{e}; nothing was sent"))
+    TransportError::Refused(format!("{e}; nothing was sent"))
 }
 
 #[async_trait]

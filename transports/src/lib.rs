@@ -165,9 +165,13 @@ pub enum TransportError {
     /// Worth retrying later (timeout, unavailable, overloaded).
     #[error("transient transport error: {0}")]
     Transient(String),
-    /// Only from [`Inbox::acknowledgements`]: the inbox refused the fetch itself, which waiting
-    /// will not mend (it refuses the portal's credentials, say). Not a verdict on any report.
-    #[error("the inbox refused the fetch: {0}")]
+    /// From [`Inbox::acknowledgements`]: the inbox refused the fetch itself, which waiting
+    /// will not mend (it refuses the portal's credentials, say). From [`Transport::submit`]:
+    /// the transport sent nothing because the sender's credentials are missing or unusable
+    /// here (no certificate deposited for the facility). Neither is a verdict on any report
+    /// nor a fault of the authority: the engine retries the delivery later without counting
+    /// it against the transport's circuit breaker.
+    #[error("refused: {0}")]
     Refused(String),
     /// Only from [`Inbox::acknowledgements`]: the inbox does not know the cursor it was given
     /// (the office restarted with a fresh journal, or the cursor came from another office). Not

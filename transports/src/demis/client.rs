@@ -101,7 +101,7 @@ impl ClientIdentity for SenderIdentity {
         match (&delivery.sender, &self.files) {
             (Some(_), _) => self.deposited.client_config(delivery).await,
             (None, Some(files)) => files.client_config(delivery).await,
-            (None, None) => Err(TransportError::Transient(
+            (None, None) => Err(TransportError::Refused(
                 "the message names no sending facility, and transports.demis has no \
                  client_certificate for such messages: nothing was sent"
                     .into(),

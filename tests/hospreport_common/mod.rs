@@ -36,15 +36,26 @@ pub fn start(env: &[(&str, &str)]) -> (DataDir, Server) {
 pub fn deposit_certificate(server: &Server, bsnr: &str) {
     let ca = TestCa::new("Test-CA Krankenhaus");
     let issued = ca.issue("Klinikum Mitte", 2040);
-    let body = json!({"pkcs12": STANDARD.encode(pkcs12(&issued, &ca)), "passphrase": PASSPHRASE});
-    let answer = server
+    assert_eq!(
+        deposit_pkcs12(server, bsnr, &pkcs12(&issued, &ca)),
+        201,
+        "{bsnr}"
+    );
+}
+
+/// Deposits the PKCS#12 `file` (encrypted with [`PASSPHRASE`]) as the test-environment
+/// certificate of `bsnr` through the operator API; the answer's status (201 new, 200 replaced).
+pub fn deposit_pkcs12(server: &Server, bsnr: &str, file: &[u8]) -> u16 {
+    let body = json!({"pkcs12": STANDARD.encode(file), "passphrase": PASSPHRASE});
+    server
         .client()
         .put(server.url(&format!("/admin/api/v1/certificates/{bsnr}/test")))
         .basic_auth(OPERATOR.0, Some(OPERATOR.1))
         .json(&body)
         .send()
-        .unwrap();
-    assert_eq!(answer.status(), 201, "{bsnr}");
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 /// A memento request with everything a report needs, under `id` (none: the form makes one).

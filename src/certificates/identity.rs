@@ -131,3 +131,143 @@ impl ClientIdentity for DepositedIdentity {
         Ok(config)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::Duration;
+    use meldewerk_storage::{Bsnr, Environment, FacilityCertificate, SledStore};
+
+    use super::*;
+    use crate::certificates::key_purpose;
+
+    fn sender() -> Sender {
+        Sender {
+            bsnr: Bsnr::parse("123456789").unwrap(),
+            environment: Environment::Test,
+        }
+    }
+
+    fn delivery(sender: Option<Sender>) -> Delivery {
+        Delivery {
+            idempotency_key: "k".into(),
+            module: "hospreport".into(),
+            report_id: "r".into(),
+            message_uuid: "u".into(),
+            content_type: "application/fhir+json".into(),
+            body: b"{}".to_vec(),
+            signature: None,
+            sender,
+        }
+    }
+
+    /// A self-signed certificate of `sender` with its key wrapped under `master`, deposited
+    /// `deposited_at` and valid until `not_after`.
+    fn certificate(
+        master: &MasterKey,
+        deposited_at: DateTime<Utc>,
+        not_after: DateTime<Utc>,
+    ) -> FacilityCertificate {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let der = rcgen::CertificateParams::new(vec!["klinikum.example".to_owned()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap()
+            .der()
+            .to_vec();
+        let sender = sender();
+        FacilityCertificate {
+            key: master.wrap(
+                &key_purpose(&sender.bsnr, sender.environment),
+                &key.serialize_der(),
+            ),
+            bsnr: sender.bsnr,
+            environment: sender.environment,
+            subject: "CN=Klinikum".into(),
+            not_after,
+            fingerprint_sha256: crate::routes::admin::messages::sha256_hex(&der),
+            chain_der: vec![der],
+            deposited_at,
+        }
+    }
+
+    fn refusal(result: Result<Arc<ClientConfig>, TransportError>) -> String {
+        match result {
+            Err(TransportError::Refused(reason)) => reason,
+            other => panic!("not refused: {:?}", other.map(|_| "a configuration")),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_sender_s_certificate_is_built_once_per_deposit_and_refused_when_unusable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(SledStore::open(&dir.path().join("db")).unwrap());
+        let master = Arc::new(MasterKey::load_or_create(dir.path(), None).unwrap());
+        let certificates = DepositedCertificates::default();
+        let identity = certificates.deposited(Arc::new(RootCertStore::empty()));
+        let of_sender = delivery(Some(sender()));
+
+        // Before the store is bound, and for a delivery that names no sender: nothing is sent.
+        assert_eq!(
+            refusal(identity.client_config(&of_sender).await),
+            "the certificates are not readable yet; nothing was sent"
+        );
+        certificates.bind(Arc::clone(&store), Arc::clone(&master));
+        assert_eq!(
+            refusal(identity.client_config(&delivery(None)).await),
+            "the message names no sending facility; nothing was sent"
+        );
+        assert_eq!(
+            refusal(identity.client_config(&of_sender).await),
+            "no certificate is deposited for BSNR 123456789 in the test environment; nothing \
+             was sent"
+        );
+
+        // Deposited: the same configuration for every delivery while it stays deposited.
+        let now = Utc::now();
+        let year = now + Duration::days(365);
+        store
+            .put_certificate(certificate(&master, now, year))
+            .await
+            .unwrap();
+        let first = identity.client_config(&of_sender).await.unwrap();
+        let again = identity.client_config(&of_sender).await.unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+
+        // Deposited anew: a new configuration.
+        let later = now + Duration::seconds(1);
+        store
+            .put_certificate(certificate(&master, later, year))
+            .await
+            .unwrap();
+        let renewed = identity.client_config(&of_sender).await.unwrap();
+        assert!(!Arc::ptr_eq(&first, &renewed));
+
+        // Expired, or wrapped under another master key: refused, saying so.
+        let expired = now - Duration::days(1);
+        store
+            .put_certificate(certificate(&master, now, expired))
+            .await
+            .unwrap();
+        let reason = refusal(identity.client_config(&of_sender).await);
+        assert!(reason.contains("expired at"), "{reason}");
+        let other = tempfile::tempdir().unwrap();
+        let other_master = MasterKey::load_or_create(other.path(), None).unwrap();
+        store
+            .put_certificate(certificate(&other_master, later, year))
+            .await
+            .unwrap();
+        let reason = refusal(identity.client_config(&of_sender).await);
+        assert!(reason.contains("its key does not open"), "{reason}");
+
+        // Removed: refused again.
+        store
+            .remove_certificate(&sender().bsnr, Environment::Test)
+            .await
+            .unwrap();
+        let reason = refusal(identity.client_config(&of_sender).await);
+        assert!(
+            reason.starts_with("no certificate is deposited"),
+            "{reason}"
+        );
+    }
+}

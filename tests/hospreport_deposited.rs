@@ -111,22 +111,6 @@ fn last_error(server: &Server, id: &str) -> Option<String> {
         .and_then(|job| job["lastError"].as_str().map(str::to_owned))
 }
 
-/// Sends the form again (as it came back) until the reporting system's answer is there: the
-/// success redirect.
-fn send_until_accepted(server: &Server, browser: &common::Browser, form: &common::Form) {
-    wait_until("the submit to end in the success redirect", || {
-        let (status, location, page) = post(server, browser, form);
-        match status {
-            202 => None,
-            302 => {
-                assert_eq!(location.as_deref(), Some(SUCCESS));
-                Some(())
-            }
-            other => panic!("the submit answered {other}: {:?}", page.errors()),
-        }
-    });
-}
-
 #[test]
 fn the_deposited_certificate_of_the_report_s_facility_is_what_the_reporting_system_sees() {
     let pki = tempfile::tempdir().unwrap();

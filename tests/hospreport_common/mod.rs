@@ -138,6 +138,23 @@ pub fn send(server: &Server, browser: &Browser, form: &Form) {
     assert_eq!(location.as_deref(), Some(SUCCESS));
 }
 
+/// Sends `form` again (as it came back) until the reporting system's answer is there and the
+/// submit ends in the success redirect: while the report is in delivery each submit waits for
+/// it (202) instead of sending another.
+pub fn send_until_accepted(server: &Server, browser: &Browser, form: &Form) {
+    crate::common::wait_until("a submit to end in the success redirect", || {
+        let (status, location, page) = post(server, browser, form);
+        match status {
+            202 => None,
+            302 => {
+                assert_eq!(location.as_deref(), Some(SUCCESS));
+                Some(())
+            }
+            other => panic!("a submit answered {other}: {:?}", page.errors()),
+        }
+    });
+}
+
 /// `GET /api/hospreport/v1/{path}` as [`USER`].
 pub fn api_get(server: &Server, path: &str) -> Response {
     server.get_as(USER, &format!("/api/{MODULE}/v1/{path}"))

@@ -7,6 +7,7 @@ pub mod certificates;
 pub mod cli;
 pub mod configuration;
 pub mod crypto;
+pub mod demis;
 pub(crate) mod facilities;
 pub mod forms;
 pub(crate) mod http_server;

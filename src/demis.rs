@@ -1,0 +1,205 @@
+//! What the health modules (`labreport`, `hospreport`, `bedreport`) share, written once, like
+//! [`crate::xpersonenstand`] for the civil registry: their identity (delivered to the reporting
+//! system through the `demis` transport, results kept 3 days, then 404), and the glue from a
+//! module's typed content to the FHIR notification the transport sends: the checks before
+//! dispatch, the [`BuiltMessage`] (`application/fhir+json`, the bundle of
+//! [`meldewerk_fhir`]) and the engine's [`MessageBuilder`].
+//! A module supplies only its typed [`Content`].
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, FixedOffset, Utc};
+use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
+use meldewerk_fhir::resources::Bundle;
+use meldewerk_fhir::{IdSource, RandomIds};
+use meldewerk_storage::Report;
+use serde_json::Value;
+
+use crate::module_layer::{DispatchProblem, ExpiredAnswer, Field, Form, ModuleInfo};
+
+/// The transport of every health module: the national infectious-disease reporting system.
+pub const TRANSPORT: &str = "demis";
+
+/// The media type of a FHIR notification in JSON, as the reporting system takes it.
+pub const FHIR_JSON: &str = meldewerk_transports::demis::FHIR_JSON;
+
+/// How long a health module's results keep their payload and receipt: 3 days (spec/02 §8 for
+/// `hospreport`, spec/04 for `labreport`), then the nightly cleanup removes them and reads
+/// answer 404.
+pub const RETENTION: Duration = Duration::from_secs(3 * 24 * 3600);
+
+/// A health module's identity: delivered to the reporting system, results kept for
+/// [`RETENTION`], 404 afterwards (as if the report never existed), no mock ids.
+pub const fn module_info(
+    module: &'static str,
+    fields: &'static [Field],
+    forms: &'static [Form],
+) -> ModuleInfo {
+    ModuleInfo::new(module, fields, forms, TRANSPORT)
+        .retained(Some(RETENTION), ExpiredAnswer::NotFound)
+}
+
+/// The typed content of one kind of health report: read from a form's or a stored submission's
+/// JSON, written as a FHIR notification bundle.
+pub trait Content: Sized {
+    /// Reads the content of a form (`prefix` as the form's) or of a stored submission (`""`);
+    /// `Err` names every value that does not fit, at its field where it has one.
+    fn read(content: &Value, prefix: &str) -> Result<Self, Vec<DispatchProblem>>;
+
+    /// The notification, resource ids from `ids`, stamped `now`.
+    fn bundle(
+        &self,
+        ids: &mut dyn IdSource,
+        now: DateTime<FixedOffset>,
+    ) -> Result<Bundle, meldewerk_fhir::BuildError>;
+}
+
+/// The notification as the message the transport delivers: its JSON, typed
+/// `application/fhir+json`, its message id the bundle's `NotificationBundleId`.
+pub fn message(bundle: &Bundle) -> BuiltMessage {
+    BuiltMessage {
+        message_uuid: bundle
+            .identifier
+            .as_ref()
+            .and_then(|identifier| identifier.value.clone())
+            .unwrap_or_default(),
+        content_type: FHIR_JSON.into(),
+        body: bundle.to_json(),
+    }
+}
+
+/// The content built now, with fresh ids.
+fn built<C: Content>(content: &C) -> Result<BuiltMessage, meldewerk_fhir::BuildError> {
+    let now = Utc::now().fixed_offset();
+    content.bundle(&mut RandomIds, now).map(|b| message(&b))
+}
+
+/// The checks before dispatch: the content reads (every problem at its field) and its bundle
+/// builds; the message built is the one to deliver. A bundle the builder refuses although every
+/// field read is a problem of the whole report, in the builder's words.
+pub fn checked_message<C: Content>(
+    content: &Value,
+    prefix: &str,
+) -> Result<BuiltMessage, Vec<DispatchProblem>> {
+    let read = C::read(content, prefix)?;
+    built(&read).map_err(|e| {
+        vec![DispatchProblem {
+            path: None,
+            message: format!("Die Meldung kann so nicht übermittelt werden: {e}"),
+        }]
+    })
+}
+
+/// The engine's builder for the notifications of one kind of content, for reports stored
+/// without their message.
+pub struct Builder<C> {
+    content: PhantomData<fn() -> C>,
+}
+
+impl<C: Content + 'static> Builder<C> {
+    /// The builder, shared.
+    pub fn shared() -> Arc<dyn MessageBuilder> {
+        Arc::new(Builder::<C> {
+            content: PhantomData,
+        })
+    }
+}
+
+impl<C: Content + 'static> MessageBuilder for Builder<C> {
+    fn build(&self, report: &Report) -> Result<BuiltMessage, BuildError> {
+        let stored = report
+            .submission
+            .as_ref()
+            .ok_or_else(|| BuildError("the report has no payload any more".into()))?;
+        let content = C::read(stored, "").map_err(|problems| {
+            let reasons: Vec<String> = problems.into_iter().map(|p| p.message).collect();
+            BuildError(format!("unreadable submission: {}", reasons.join("; ")))
+        })?;
+        built(&content).map_err(|e| BuildError(format!("notification could not be built: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use meldewerk_fhir::beds::{self, BedCounts, BedOccupancyReport};
+    use meldewerk_fhir::Facility;
+    use serde_json::json;
+
+    use super::*;
+
+    /// A content of the tests: a bed report of `{"occupied": n}`.
+    struct Beds(u32);
+
+    impl Content for Beds {
+        fn read(content: &Value, prefix: &str) -> Result<Self, Vec<DispatchProblem>> {
+            let path = format!("{prefix}occupied");
+            content[path.as_str()]
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .map(Beds)
+                .ok_or_else(|| {
+                    vec![DispatchProblem {
+                        message: "occupied: Pflichtangabe".into(),
+                        path: Some(path),
+                    }]
+                })
+        }
+
+        fn bundle(
+            &self,
+            ids: &mut dyn IdSource,
+            now: DateTime<FixedOffset>,
+        ) -> Result<Bundle, meldewerk_fhir::BuildError> {
+            let report = BedOccupancyReport {
+                report_id: "BED-1".into(),
+                report_date: None,
+                location_id: "987654".into(),
+                location: Facility::default(),
+                beds: BedCounts {
+                    adults_occupied: self.0,
+                    adults_operable: None,
+                    children_occupied: 0,
+                    children_operable: None,
+                },
+            };
+            beds::build(&report, ids, now)
+        }
+    }
+
+    #[test]
+    fn a_content_that_reads_becomes_a_fhir_message_named_by_its_bundle() {
+        let message = checked_message::<Beds>(&json!({"occupied": 3}), "").unwrap();
+        assert_eq!(message.content_type, "application/fhir+json");
+        let body: Value = serde_json::from_slice(&message.body).unwrap();
+        assert_eq!(body["resourceType"], "Bundle");
+        assert_eq!(body["identifier"]["value"], json!(message.message_uuid));
+        assert!(!message.message_uuid.is_empty());
+    }
+
+    #[test]
+    fn a_content_that_does_not_read_names_its_field() {
+        let problems = checked_message::<Beds>(&json!({}), "").unwrap_err();
+        assert_eq!(problems[0].path.as_deref(), Some("occupied"));
+    }
+
+    #[test]
+    fn the_engine_builds_from_the_stored_submission() {
+        let mut report = Report::new_pending(
+            meldewerk_storage::ReportKey {
+                owner: "u".into(),
+                module: "bedreport".into(),
+                id: "BED-1".into(),
+            },
+            json!({"occupied": 5}),
+            None,
+            "corr".into(),
+            Utc::now(),
+        );
+        let built = Builder::<Beds>::shared().build(&report).unwrap();
+        assert_eq!(built.content_type, FHIR_JSON);
+        report.submission = None;
+        assert!(Builder::<Beds>::shared().build(&report).is_err());
+    }
+}

@@ -294,6 +294,7 @@ mod tests {
             seal: None,
             created_at: at(),
             password_changed_at: at(),
+            magic_links: true,
         }
     }
 

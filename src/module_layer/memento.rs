@@ -1,14 +1,17 @@
 //! `POST /api/{module}/v1/memento`, for every module: validate the request against the module's
 //! schema, encrypt it, answer `{memento, magicLink}`. Nothing is stored.
 
+use std::sync::Arc;
+
 use actix_web::{web, HttpRequest, HttpResponse};
+use meldewerk_storage::Store;
 use chrono::Utc;
 use serde_json::{json, Map, Value};
 
 use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
 use super::fields::{validate, MAX_TEXT};
-use super::{mock, ModuleInfo};
+use super::{mock, DispatchProblem, LookUp, ModuleInfo};
 use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::routes::json::{self, JsonError};
@@ -54,6 +57,15 @@ fn check_identity(info: &ModuleInfo, object: &Map<String, Value>) -> Vec<Violati
     errors
 }
 
+/// A problem [`super::Module::look_up`] found, as a violation of the request: its dotted path
+/// as a JSON Pointer.
+fn violation(problem: DispatchProblem) -> Violation {
+    match problem.path {
+        Some(path) => Violation::at(format!("/{}", path.replace('.', "/")), problem.message),
+        None => Violation::whole(problem.message),
+    }
+}
+
 /// The members of the request a form is made of (`Einrichtung` for the form with prefix
 /// `Einrichtung.`) that were given as objects. They stay in the memento even when empty, since
 /// they are what says which form the memento opens.
@@ -74,8 +86,9 @@ pub(crate) async fn create(
     context: web::Data<ModuleContext>,
     settings: web::Data<WebSettings>,
     master: web::Data<MasterKey>,
+    store: web::Data<Arc<dyn Store>>,
 ) -> Result<HttpResponse, ModuleError> {
-    create_memento(&req, &user, payload, &context, &settings, &master)
+    create_memento(&req, &user, payload, &context, &settings, &master, &store)
         .await
         .map_err(|e| context.error(&req, e))
 }
@@ -87,6 +100,7 @@ async fn create_memento(
     context: &ModuleContext,
     settings: &WebSettings,
     master: &MasterKey,
+    store: &Arc<dyn Store>,
 ) -> Result<HttpResponse, ApiError> {
     let object = json::read_object(req, payload, settings.max_body_bytes)
         .await
@@ -108,6 +122,21 @@ async fn create_memento(
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
+    let look_up = LookUp {
+        store: store.as_ref(),
+        user: &user.0,
+        form: None,
+        id: object.get("id").and_then(Value::as_str).unwrap_or_default(),
+    };
+    let found = context
+        .module
+        .look_up(look_up, &mut object.clone())
+        .await?;
+    if !found.is_empty() {
+        return Err(ApiError::Validation(
+            found.into_iter().map(violation).collect(),
+        ));
+    }
     let kept = form_members(info, &object);
     let mut data = strip_empty(Value::Object(object)).unwrap_or_else(|| json!({}));
     if let Some(data) = data.as_object_mut() {
@@ -121,12 +150,6 @@ async fn create_memento(
     let key = UserKey::cached(master, &user.0.memento_key)
         .map_err(|e| ApiError::Internal(format!("memento key: {e}")))?;
     let memento = seal_memento(&key, info.module, &data);
-    let token = MagicToken {
-        username: user.0.name.clone(),
-        target_url: form.path.to_string(),
-        expires_at: Utc::now() + settings.token_lifetime,
-    }
-    .seal(&key);
     tracing::info!(
         user = %log_str(&user.0.name),
         id = %log_str(data["id"].as_str().unwrap_or_default()),
@@ -134,7 +157,18 @@ async fn create_memento(
     );
     // Both values are base64url (`A-Z a-z 0-9 - _`), which JSON never escapes: writing the answer
     // directly saves scanning 2 KB for characters that cannot be there.
-    let body = format!(r#"{{"magicLink":"/mtl/{token}?m={memento}","memento":"{memento}"}}"#);
+    let body = if user.0.magic_links {
+        let token = MagicToken {
+            username: user.0.name.clone(),
+            target_url: info.landing.unwrap_or(form.path).to_string(),
+            expires_at: Utc::now() + settings.token_lifetime,
+        }
+        .seal(&key);
+        format!(r#"{{"magicLink":"/mtl/{token}?m={memento}","memento":"{memento}"}}"#)
+    } else {
+        // A user whose configuration issues no tokens gets the memento only (spec/02 §4.1).
+        format!(r#"{{"magicLink":null,"memento":"{memento}"}}"#)
+    };
     Ok(HttpResponse::Ok()
         .content_type("application/json")
         .body(body))

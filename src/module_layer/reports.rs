@@ -184,6 +184,9 @@ async fn read(
             Consumed::NotFound => return Err(ApiError::NotFound(id.into())),
         }
     };
+    if result.status == ReportStatus::Pending && !context.module.pending_is_a_result() {
+        return Err(ApiError::NotFound(id.into()));
+    }
     if let Some(body) = context.module.result_body(id, &result) {
         return Ok(HttpResponse::Ok().json(body));
     }

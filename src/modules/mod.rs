@@ -18,4 +18,5 @@ modules! {
     birthdata,
     birthnotice,
     deathnotice,
+    labreport,
 }

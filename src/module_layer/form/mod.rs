@@ -19,20 +19,22 @@ use serde_json::Value;
 
 use super::context::FormContext;
 use super::fields::Field;
-use super::{mock, SignatureRule};
+use super::{mock, LookUp, ModuleInfo, SignatureRule};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::telemetry::log_str;
 use crate::tokens::open_memento;
 use crate::web::WebSettings;
-use render::{html_response, message_page, render, FormView, Problems};
+pub(crate) use render::{html_response, message_page};
+use render::{render, FormView, Problems};
 pub(crate) use sent::sent;
 use values::{inputs, posted};
 
 /// Query of the form page: the memento.
 #[derive(serde::Deserialize)]
 pub struct FormQuery {
-    m: Option<String>,
+    /// The memento.
+    pub m: Option<String>,
 }
 
 fn invalid_link() -> HttpResponse {
@@ -45,24 +47,34 @@ fn invalid_link() -> HttpResponse {
 }
 
 /// The memento's content, opened with the session user's key; `None` unless it is a memento of
-/// this form (a memento of another module or report type opens only its own form).
+/// `module` (also for a page of the module's own before its forms, which checks the link with
+/// it).
+pub(crate) fn open_memento_of(
+    master: &MasterKey,
+    session: &SessionUser,
+    module: &ModuleInfo,
+    memento: &str,
+) -> Option<Value> {
+    let key = UserKey::unwrap(master, &session.user.memento_key).ok()?;
+    open_memento(&key, module.module, memento).filter(|data| {
+        // Reserved mock ids are refused at memento creation; checked again so that no report
+        // under one can ever exist (its reads would always answer the mock).
+        data["id"]
+            .as_str()
+            .is_some_and(|id| mock::outcome(module, id).is_none())
+    })
+}
+
+/// The memento's content, opened with the session user's key; `None` unless it is a memento
+/// this form takes (a memento of another module or report type opens only its own form).
 fn open(
     master: &MasterKey,
     session: &SessionUser,
     context: &FormContext,
     memento: &str,
 ) -> Option<Value> {
-    let key = UserKey::unwrap(master, &session.user.memento_key).ok()?;
-    let module = context.module.info();
-    let data = open_memento(&key, module.module, memento).filter(|data| {
-        // Reserved mock ids are refused at memento creation; checked again so that no report
-        // under one can ever exist (its reads would always answer the mock).
-        data["id"]
-            .as_str()
-            .is_some_and(|id| mock::outcome(module, id).is_none())
-    })?;
-    let form = context.module.form_for(&data)?;
-    std::ptr::eq(form, context.form).then_some(data)
+    let data = open_memento_of(master, session, context.module.info(), memento)?;
+    context.module.opens(context.form, &data).then_some(data)
 }
 
 /// `GET {form}?m=…`: the form, pre-filled; for a report already sent, a page saying so.
@@ -157,9 +169,29 @@ pub(crate) async fn submit(
     }
     // Values refused while reading the post are left out: the checks below see the rest, so
     // that one submit reports every problem.
-    let content = Value::Object(object);
+    let mut object = object;
     // "Weitere Zeile" asks for one more row of an array: the form again, nothing checked yet.
     let more_rows = posted(&posted_form, "_zeile").is_some();
+    if !more_rows {
+        let look_up = LookUp {
+            store: store.as_ref().as_ref(),
+            user: &session.user,
+            form: Some(form),
+            id: &id,
+        };
+        match context.module.look_up(look_up, &mut object).await {
+            Ok(found) => {
+                for problem in found {
+                    problems.place(&inputs, problem.path.as_deref(), problem.message);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "the checks in the store failed");
+                return not_stored();
+            }
+        }
+    }
+    let content = Value::Object(object);
     let mut built = None;
     if !more_rows {
         match context.module.checked_message(form, &content) {
@@ -236,27 +268,37 @@ pub(crate) async fn submit(
                 id = %log_str(&id),
                 "report dispatched"
             );
-            let sent = format!("{}/sent", form.path);
-            let location = crate::routes::magic_link::append_query(&sent, "id", &id);
+            let location = crate::routes::magic_link::append_query(&form.sent_path(), "id", &id);
             HttpResponse::SeeOther()
                 .insert_header(("Location", location))
                 .finish()
         }
-        Err(StoreError::Conflict(_)) => message_page(
-            StatusCode::CONFLICT,
-            "Bereits abgesendet",
-            "Diese Meldung wurde bereits abgesendet. Eine Meldung kann nur einmal versendet werden.",
-        ),
+        Err(StoreError::Conflict(_)) => context
+            .module
+            .duplicate_answer(&id, form.path)
+            .unwrap_or_else(|| {
+                message_page(
+                    StatusCode::CONFLICT,
+                    "Bereits abgesendet",
+                    "Diese Meldung wurde bereits abgesendet. Eine Meldung kann nur einmal \
+                     versendet werden.",
+                )
+            }),
         Err(e) => {
             tracing::error!(error = %e, "storing the report failed");
-            message_page(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Nicht abgesendet",
-                "Die Meldung konnte wegen einer Störung nicht gespeichert werden und wurde nicht \
-                 abgesendet. Bitte versuchen Sie es in einigen Minuten erneut.",
-            )
+            not_stored()
         }
     }
+}
+
+/// The page of a submit that stored nothing because of a fault (503): the end user may try again.
+fn not_stored() -> HttpResponse {
+    message_page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Nicht abgesendet",
+        "Die Meldung konnte wegen einer Störung nicht gespeichert werden und wurde nicht \
+         abgesendet. Bitte versuchen Sie es in einigen Minuten erneut.",
+    )
 }
 
 /// The message built at the check, signed for `report`: dispatched with the report, it is the

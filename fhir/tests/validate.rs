@@ -3,62 +3,16 @@
 //! DEMIS example of its kind (tests/python/validate_fhir.py says what is compared).
 
 mod common;
+mod validator;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use common::*;
 use meldewerk_fhir::answer::{self, Receipt, PDF};
 use meldewerk_fhir::codes::Disease;
 use meldewerk_fhir::*;
 use serde_json::{json, Value};
-
-const LABORATORY: &str = "LaboratoryNotificationExample.json";
-
-/// One document to validate: its file, the DEMIS example of its kind, the disease's profile
-/// suffix (laboratory), and whether it is a refusal (answers).
-struct Case {
-    path: PathBuf,
-    example: &'static str,
-    suffix: Option<&'static str>,
-    refusal: bool,
-}
-
-impl Case {
-    fn new(path: PathBuf, example: &'static str) -> Case {
-        Case {
-            path,
-            example,
-            suffix: None,
-            refusal: false,
-        }
-    }
-}
-
-/// Runs the validator over `cases`.
-fn validate(dir: &Path, cases: &[Case]) -> Output {
-    let manifest: Vec<Value> = cases
-        .iter()
-        .map(|c| {
-            json!({"path": c.path, "example": c.example, "suffix": c.suffix, "refusal": c.refusal})
-        })
-        .collect();
-    let manifest_path = dir.join("manifest.json");
-    std::fs::write(&manifest_path, serde_json::to_vec(&manifest).unwrap()).unwrap();
-    let output = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/validate_fhir.py"))
-        .arg(reference_dir())
-        .arg(&manifest_path)
-        .output()
-        .unwrap_or_else(|e| panic!("python3 is needed by this test ({e})"));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !stderr.contains("No module named 'fhir"),
-        "fhir.resources is needed by this test: run scripts/test.sh, which installs it \
-         (python3 -m pip install fhir.resources==7.1.0)"
-    );
-    output
-}
+use validator::{report, validate, Case, LABORATORY};
 
 fn receipt() -> Receipt {
     Receipt {
@@ -73,14 +27,6 @@ fn write(dir: &Path, name: &str, json: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, json).unwrap();
     path
-}
-
-fn report(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 #[test]

@@ -75,7 +75,10 @@ fn every_disease_form_sends_a_valid_laboratory_notification_with_a_receipt() {
         assert_eq!(notifier["address"][0]["postalCode"], "10115");
         assert_eq!(notifier["identifier"][0]["value"], BSNR);
         let phones: Vec<&Value> = notifier["telecom"].as_array().unwrap().iter().collect();
-        assert!(phones.iter().any(|t| t["value"] == "030 1234567"), "{notifier}");
+        assert!(
+            phones.iter().any(|t| t["value"] == "030 1234567"),
+            "{notifier}"
+        );
         let patient = resource(&bundle, "Patient");
         assert_eq!(patient["name"][0]["family"], "Mustermann");
         assert_eq!(patient["birthDate"], "1950-02-11");
@@ -105,7 +108,10 @@ fn an_anonymous_patient_is_notified_not_by_name() {
     );
     assert_eq!(patient["birthDate"], "1975-04");
     assert!(patient.get("name").is_none() && patient.get("telecom").is_none());
-    assert_eq!(patient["address"][0]["postalCode"], "101", "DEMIS keeps three digits");
+    assert_eq!(
+        patient["address"][0]["postalCode"], "101",
+        "DEMIS keeps three digits"
+    );
     assert_valid_laboratory_notifications(&[(records[0].clone(), "RSVP")]);
 
     // Both patients at once are refused in the form too, at the box that decides.
@@ -116,7 +122,9 @@ fn an_anonymous_patient_is_notified_not_by_name() {
     assert_eq!(page.status(), 422);
     let errors = page_errors(page);
     assert!(
-        errors.iter().any(|e| e.contains("Nichtnamentliche Meldung")),
+        errors
+            .iter()
+            .any(|e| e.contains("Nichtnamentliche Meldung")),
         "{errors:?}"
     );
 }
@@ -140,7 +148,10 @@ fn the_submit_needs_the_facilitys_telephone_and_every_finding_each_problem_at_it
         "Methode: Pflichtangabe",
         "Material: Pflichtangabe",
     ] {
-        assert!(errors.iter().any(|e| e == expected), "{expected} in {errors:?}");
+        assert!(
+            errors.iter().any(|e| e == expected),
+            "{expected} in {errors:?}"
+        );
     }
     // Every value is kept; with the telephone and the findings the report goes.
     assert_eq!(page.get("MeldendeEinrichtung.BSNR"), Some(BSNR));
@@ -158,7 +169,10 @@ fn the_reporting_facility_is_checked_again_at_the_submit() {
     for (bsnr, words) in [
         (UNKNOWN, "555555555 is not a registered facility"),
         (INACTIVE, "012345678 is a deactivated facility"),
-        (OUT_OF_SCOPE, "987654321 is not a facility this account may report for"),
+        (
+            OUT_OF_SCOPE,
+            "987654321 is not a facility this account may report for",
+        ),
     ] {
         let (browser, path, mut form) =
             open_disease_form(&server, &standard(&format!("lab-s-{bsnr}")), "Norovirus");
@@ -177,15 +191,20 @@ fn the_reporting_facility_is_checked_again_at_the_submit() {
         .client()
         .put(server.url(&format!("/admin/api/v1/facilities/{BSNR}")))
         .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-        .json(&json!({"name": "Labor Berlin Mitte", "ik": "260326822", "active": false,
+        .json(
+            &json!({"name": "Labor Berlin Mitte", "ik": "260326822", "active": false,
             "address": {"street": "Chausseestraße 12", "postalCode": "10115",
-                "city": "Berlin", "country": "DE"}}))
+                "city": "Berlin", "country": "DE"}}),
+        )
         .send()
         .unwrap();
     assert_eq!(deactivated.status(), 200);
     let page = browser.submit_to(&server, &path, &form);
     assert_eq!(page.status(), 422);
-    assert!(page.text().unwrap().contains("123456789 is a deactivated facility"));
+    assert!(page
+        .text()
+        .unwrap()
+        .contains("123456789 is a deactivated facility"));
     let read = server.get_as(USER, &format!("{API}/reports/lab-s-late?peek=true"));
     assert_eq!(read.status(), 404, "nothing was sent");
     assert!(notifications(&server, "lab-s-late").is_empty());

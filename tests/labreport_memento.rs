@@ -48,16 +48,20 @@ fn a_request_mixing_the_standard_and_the_anonymous_patient_is_refused_naming_the
     refused(
         &server,
         &mixed,
-        &["Patient.Standard must not be given for an anonymous patient (Patient.IsAnonym \
-           true): an anonymous patient has no name and no contact, only Patient.Anonym"],
+        &[
+            "Patient.Standard must not be given for an anonymous patient (Patient.IsAnonym \
+           true): an anonymous patient has no name and no contact, only Patient.Anonym",
+        ],
     );
     let mut mixed = standard("lab-x-2");
     mixed["Patient"]["Anonym"] = json!({"GeburtsmonatJahr": "1975-04"});
     refused(
         &server,
         &mixed,
-        &["Patient.Anonym must not be given for a standard patient: set Patient.IsAnonym to \
-           true for an anonymous patient, or give Patient.Standard"],
+        &[
+            "Patient.Anonym must not be given for a standard patient: set Patient.IsAnonym to \
+           true for an anonymous patient, or give Patient.Standard",
+        ],
     );
     // An anonymous patient has no name, no contact, and of the address only PLZ and Land.
     let mut named = anonymous("lab-x-3");
@@ -107,7 +111,11 @@ fn each_field_rule_names_its_field_every_problem_at_once() {
              name@example.org (send null or omit it when there is none)",
         ],
     );
-    refused(&server, &json!({"MeldungsDatum": "2026-11-24"}), &["reportId must not be null"]);
+    refused(
+        &server,
+        &json!({"MeldungsDatum": "2026-11-24"}),
+        &["reportId must not be null"],
+    );
     // The 0.2 shape of MeldendeEinrichtung is gone in 0.3.
     let mut old = standard("lab-f-2");
     old["MeldendeEinrichtung"]["EinrichtungsName"] = json!("Labor");
@@ -117,7 +125,14 @@ fn each_field_rule_names_its_field_every_problem_at_once() {
         &["MeldendeEinrichtung.EinrichtungsName is not a known field"],
     );
     // Every gender value of the contract is taken; null stands for an omitted value.
-    for gender in ["NASK", "ASKU", "MAENNLICH", "WEIBLICH", "DIVERS", "UNBESTIMMT"] {
+    for gender in [
+        "NASK",
+        "ASKU",
+        "MAENNLICH",
+        "WEIBLICH",
+        "DIVERS",
+        "UNBESTIMMT",
+    ] {
         let mut body = standard(&format!("lab-g-{gender}"));
         body["Patient"]["Standard"]["Geschlecht"] = json!(gender);
         body["Patient"]["Standard"]["Kontakt"]["Email"] = Value::Null;
@@ -141,7 +156,10 @@ fn the_reporting_facility_must_be_registered_active_and_in_the_users_scope() {
             OUT_OF_SCOPE,
             "MeldendeEinrichtung.BSNR 987654321 is not a facility this account may report for",
         ),
-        ("12345", "MeldendeEinrichtung.BSNR must be a BSNR of nine digits"),
+        (
+            "12345",
+            "MeldendeEinrichtung.BSNR must be a BSNR of nine digits",
+        ),
     ] {
         let mut body = standard("lab-b-1");
         body["MeldendeEinrichtung"]["BSNR"] = json!(bsnr);
@@ -194,11 +212,15 @@ fn a_user_whose_configuration_issues_no_tokens_gets_magic_link_null() {
         ok(&dir, &["user", "magic-links", USER, "off"]),
         "mementos of labor come without a magic link"
     );
-    let users: Vec<Value> =
-        serde_json::from_str(&ok(&dir, &["user", "list", "--json"])).unwrap();
+    let users: Vec<Value> = serde_json::from_str(&ok(&dir, &["user", "list", "--json"])).unwrap();
     let flags: Vec<(&str, bool)> = users
         .iter()
-        .map(|u| (u["name"].as_str().unwrap(), u["magicLinks"].as_bool().unwrap()))
+        .map(|u| {
+            (
+                u["name"].as_str().unwrap(),
+                u["magicLinks"].as_bool().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(flags, [(USER, false), (OTHER, true)]);
     let server = Server::start(&dir, &[]);
@@ -243,6 +265,12 @@ fn a_user_whose_configuration_issues_no_tokens_gets_magic_link_null() {
         .unwrap();
     assert_eq!(unknown.status(), 404);
     let audit = audited(&server);
-    assert!(audit.contains(&("issue-magic-links".into(), format!("user {USER}"))), "{audit:?}");
-    assert!(audit.contains(&("stop-magic-links".into(), format!("user {USER}"))), "{audit:?}");
+    assert!(
+        audit.contains(&("issue-magic-links".into(), format!("user {USER}"))),
+        "{audit:?}"
+    );
+    assert!(
+        audit.contains(&("stop-magic-links".into(), format!("user {USER}"))),
+        "{audit:?}"
+    );
 }

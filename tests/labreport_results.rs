@@ -18,13 +18,20 @@ fn read(server: &Server, user: &str, id: &str, peek: bool) -> reqwest::blocking:
 }
 
 fn pending(server: &Server) -> Value {
-    server.get_as(USER, &format!("{API}/reports")).json().unwrap()
+    server
+        .get_as(USER, &format!("{API}/reports"))
+        .json()
+        .unwrap()
 }
 
 #[test]
 fn a_success_is_read_with_peek_then_consumed_once_then_410() {
     let (_dir, server) = start(&[]);
-    assert_eq!(read(&server, USER, "lab-r-1", true).status(), 404, "no report yet");
+    assert_eq!(
+        read(&server, USER, "lab-r-1", true).status(),
+        404,
+        "no report yet"
+    );
     let id = send(&server, &standard("lab-r-1"), "Norovirus");
     let peeked = final_result(&server, &id, "SUCCESS");
     let members: Vec<&str> = peeked

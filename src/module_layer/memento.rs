@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use meldewerk_storage::Store;
 use chrono::Utc;
+use meldewerk_storage::Store;
 use serde_json::{json, Map, Value};
 
 use super::context::ModuleContext;
@@ -128,10 +128,7 @@ async fn create_memento(
         form: None,
         id: object.get("id").and_then(Value::as_str).unwrap_or_default(),
     };
-    let found = context
-        .module
-        .look_up(look_up, &mut object.clone())
-        .await?;
+    let found = context.module.look_up(look_up, &mut object.clone()).await?;
     if !found.is_empty() {
         return Err(ApiError::Validation(
             found.into_iter().map(violation).collect(),

@@ -30,8 +30,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
 use actix_web::HttpResponse;
+use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
 use meldewerk_storage::{Report, ReportResult, Store, StoreError, UserRecord};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};

@@ -491,7 +491,10 @@ mod tests {
             "created_at":"2026-01-01T00:00:00Z","password_changed_at":"2026-01-01T00:00:00Z"}"#;
         let user: UserRecord = serde_json::from_str(stored).unwrap();
         assert_eq!(user.email, None);
-        assert!(user.magic_links, "a user stored before the choice issues magic links");
+        assert!(
+            user.magic_links,
+            "a user stored before the choice issues magic links"
+        );
         let written = serde_json::to_string(&user).unwrap();
         assert!(!written.contains("email"), "{written}");
         let with = UserRecord {

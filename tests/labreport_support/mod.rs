@@ -154,7 +154,9 @@ pub fn open_disease_form(server: &Server, body: &Value, disease: &str) -> (Brows
 /// The link of the index page `html` to the form of `disease`.
 pub fn disease_link(html: &str, disease: &str) -> String {
     let marker = format!("data-disease=\"{disease}\"");
-    let tag_end = html.find(&marker).unwrap_or_else(|| panic!("{disease} in {html}"));
+    let tag_end = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("{disease} in {html}"));
     let tag_start = html[..tag_end].rfind("<a ").unwrap();
     let tag = &html[tag_start..tag_end];
     let href = tag.split_once("href=\"").unwrap().1;

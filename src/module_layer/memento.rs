@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
 use super::fields::{validate, MAX_TEXT};
-use super::{mock, DispatchProblem, LookUp, ModuleInfo};
+use super::{mock, DispatchProblem, IdMember, LookUp, MementoAnswer, ModuleInfo};
 use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::routes::json::{self, JsonError};
@@ -22,26 +22,28 @@ use crate::web::WebSettings;
 /// Longest accepted report id.
 pub const MAX_ID: usize = 128;
 
-/// Problems with `id` and `clientReference`, the members every field table leaves out.
+/// Problems with the report's id and `clientReference`, the members every field table leaves out.
 fn check_identity(info: &ModuleInfo, object: &Map<String, Value>) -> Vec<Violation> {
     let mut errors = Vec::new();
-    let id = |detail: String| Violation::at("/id", detail);
-    match object.get("id") {
-        None | Some(Value::Null) => errors.push(id("id must not be null".into())),
+    let name = info.id.name();
+    let id = |detail: String| Violation::at(format!("/{name}"), detail);
+    match object.get(name) {
+        None | Some(Value::Null) if matches!(info.id, IdMember::Generated(_)) => {}
+        None | Some(Value::Null) => errors.push(id(format!("{name} must not be null"))),
         Some(Value::String(s)) if s.trim().is_empty() => {
-            errors.push(id("id must not be empty".into()))
+            errors.push(id(format!("{name} must not be empty")))
         }
         Some(Value::String(s)) if s.chars().count() > MAX_ID => {
-            errors.push(id(format!("id must have at most {MAX_ID} characters")))
+            errors.push(id(format!("{name} must have at most {MAX_ID} characters")))
         }
         Some(Value::String(s)) if s.chars().any(char::is_control) => {
-            errors.push(id("id must not contain control characters".into()))
+            errors.push(id(format!("{name} must not contain control characters")))
         }
         Some(Value::String(s)) if mock::outcome(info, s).is_some() => errors.push(id(format!(
-            "id {s} is reserved for test results and cannot be used for a report"
+            "{name} {s} is reserved for test results and cannot be used for a report"
         ))),
         Some(Value::String(_)) => {}
-        Some(_) => errors.push(id("id must be a string".into())),
+        Some(_) => errors.push(id(format!("{name} must be a string"))),
     }
     if info.echoes_client_reference {
         let reference = |detail: String| Violation::at("/clientReference", detail);
@@ -112,10 +114,11 @@ async fn create_memento(
         })?;
     let info = context.info;
     let mut errors = check_identity(info, &object);
-    let checked_above: &[&str] = if info.echoes_client_reference {
-        &["id", "clientReference"]
+    let id_and_reference = [info.id.name(), "clientReference"];
+    let checked_above = if info.echoes_client_reference {
+        &id_and_reference[..]
     } else {
-        &["id"]
+        &id_and_reference[..1]
     };
     errors.extend(validate(&context.fields, &object, checked_above));
     errors.extend(context.module.check_request(&object));
@@ -126,7 +129,10 @@ async fn create_memento(
         store: store.as_ref(),
         user: &user.0,
         form: None,
-        id: object.get("id").and_then(Value::as_str).unwrap_or_default(),
+        id: object
+            .get(info.id.name())
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
     };
     let found = context.module.look_up(look_up, &mut object.clone()).await?;
     if !found.is_empty() {
@@ -149,24 +155,85 @@ async fn create_memento(
     let memento = seal_memento(&key, info.module, &data);
     tracing::info!(
         user = %log_str(&user.0.name),
-        id = %log_str(data["id"].as_str().unwrap_or_default()),
+        id = %log_str(info.report_id(&data).unwrap_or_default()),
         "memento created"
     );
     // Both values are base64url (`A-Z a-z 0-9 - _`), which JSON never escapes: writing the answer
     // directly saves scanning 2 KB for characters that cannot be there.
-    let body = if user.0.magic_links {
-        let token = MagicToken {
-            username: user.0.name.clone(),
-            target_url: info.landing.unwrap_or(form.path).to_string(),
-            expires_at: Utc::now() + settings.token_lifetime,
+    let body = match info.memento_answer {
+        MementoAnswer::MementoAndLink if user.0.magic_links => {
+            let token = MagicToken {
+                username: user.0.name.clone(),
+                target_url: info.landing.unwrap_or(form.path).to_string(),
+                expires_at: Utc::now() + settings.token_lifetime,
+            }
+            .seal(&key);
+            format!(r#"{{"magicLink":"/mtl/{token}?m={memento}","memento":"{memento}"}}"#)
         }
-        .seal(&key);
-        format!(r#"{{"magicLink":"/mtl/{token}?m={memento}","memento":"{memento}"}}"#)
-    } else {
         // A user whose configuration issues no tokens gets the memento only (spec/02 §4.1).
-        format!(r#"{{"magicLink":null,"memento":"{memento}"}}"#)
+        MementoAnswer::MementoAndLink => {
+            format!(r#"{{"magicLink":null,"memento":"{memento}"}}"#)
+        }
+        MementoAnswer::MementoOnly => format!(r#"{{"memento":"{memento}"}}"#),
     };
     Ok(HttpResponse::Ok()
         .content_type("application/json")
         .body(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static REPORT_ID: ModuleInfo =
+        ModuleInfo::new("m", &[], &[], "demis").identified_by(IdMember::Required("reportId"));
+    static MELDE_ID: ModuleInfo =
+        ModuleInfo::new("m", &[], &[], "demis").identified_by(IdMember::Generated("MeldeId"));
+
+    fn problems(info: &ModuleInfo, request: Value) -> Vec<(Option<String>, String)> {
+        let Value::Object(object) = request else {
+            panic!("an object")
+        };
+        check_identity(info, &object)
+            .into_iter()
+            .map(|v| (v.pointer, v.detail))
+            .collect()
+    }
+
+    #[test]
+    fn the_id_is_checked_under_the_contracts_name() {
+        assert_eq!(
+            problems(&REPORT_ID, json!({"id": "a"})),
+            [(
+                Some("/reportId".to_owned()),
+                "reportId must not be null".to_owned()
+            )]
+        );
+        assert_eq!(
+            problems(&REPORT_ID, json!({"reportId": 7})),
+            [(
+                Some("/reportId".to_owned()),
+                "reportId must be a string".to_owned()
+            )]
+        );
+        assert!(problems(&REPORT_ID, json!({"reportId": "L-1"})).is_empty());
+        assert_eq!(
+            REPORT_ID.report_id(&json!({"reportId": "L-1"})),
+            Some("L-1")
+        );
+    }
+
+    #[test]
+    fn a_generated_id_may_be_left_out_but_not_be_wrong() {
+        assert!(problems(&MELDE_ID, json!({})).is_empty());
+        assert!(problems(&MELDE_ID, json!({"MeldeId": null})).is_empty());
+        assert_eq!(
+            problems(&MELDE_ID, json!({"MeldeId": " "})),
+            [(
+                Some("/MeldeId".to_owned()),
+                "MeldeId must not be empty".to_owned()
+            )]
+        );
+        assert_eq!(MELDE_ID.report_id(&json!({})), None);
+    }
 }

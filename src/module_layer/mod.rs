@@ -46,6 +46,10 @@ pub struct ModuleInfo {
     /// The module's name: its path segment, the `module` constant of results, its configuration
     /// section and the `module` of its reports, e.g. `birthnotice`.
     pub module: &'static str,
+    /// The member of the memento request that is the report's id.
+    pub id: IdMember,
+    /// What the memento endpoint answers.
+    pub memento_answer: MementoAnswer,
     /// Prefix of the reserved mock ids (`BIRTHNOTICE` for `BIRTHNOTICE-TEST-SUCCESS`); `None`
     /// when the module reserves none.
     pub mock_prefix: Option<&'static str>,
@@ -80,6 +84,8 @@ impl ModuleInfo {
     ) -> Self {
         ModuleInfo {
             module,
+            id: IdMember::Required("id"),
+            memento_answer: MementoAnswer::MementoAndLink,
             mock_prefix: None,
             echoes_client_reference: false,
             fields,
@@ -110,6 +116,25 @@ impl ModuleInfo {
         }
     }
 
+    /// The same module, its reports identified by the request member `id` (`reportId`) instead
+    /// of `id`.
+    pub const fn identified_by(self, id: IdMember) -> Self {
+        ModuleInfo { id, ..self }
+    }
+
+    /// The same module answering a memento request with `{"memento": …}` alone.
+    pub const fn answering_memento_only(self) -> Self {
+        ModuleInfo {
+            memento_answer: MementoAnswer::MementoOnly,
+            ..self
+        }
+    }
+
+    /// The report id in memento data (`None` when the member is absent or not a string).
+    pub fn report_id<'a>(&self, data: &'a Value) -> Option<&'a str> {
+        data.get(self.id.name()).and_then(Value::as_str)
+    }
+
     /// The same module with reserved mock ids `{prefix}-TEST-SUCCESS|PENDING|FAILURE`.
     pub const fn with_mock_ids(self, prefix: &'static str) -> Self {
         ModuleInfo {
@@ -125,6 +150,34 @@ impl ModuleInfo {
             ..self
         }
     }
+}
+
+/// The member of a memento request that carries the report's id, under the contract's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdMember {
+    /// Every request carries it (`id` of the civil registry, `reportId`).
+    Required(&'static str),
+    /// A request may leave it out; the module then gives the report one when its form opens
+    /// (`MeldeId`).
+    Generated(&'static str),
+}
+
+impl IdMember {
+    /// The member's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            IdMember::Required(name) | IdMember::Generated(name) => name,
+        }
+    }
+}
+
+/// What `POST /api/{module}/v1/memento` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MementoAnswer {
+    /// `{"magicLink": …, "memento": …}` (the civil registry).
+    MementoAndLink,
+    /// `{"memento": …}` (bedreport).
+    MementoOnly,
 }
 
 /// What reads answer after retention removed a report's payload.

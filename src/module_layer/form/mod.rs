@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::context::FormContext;
 use super::fields::Field;
-use super::{mock, LookUp, ModuleInfo, SignatureRule};
+use super::{mock, IdMember, LookUp, ModuleInfo, SignatureRule};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::telemetry::log_str;
@@ -59,9 +59,10 @@ pub(crate) fn open_memento_of(
     open_memento(&key, module.module, memento).filter(|data| {
         // Reserved mock ids are refused at memento creation; checked again so that no report
         // under one can ever exist (its reads would always answer the mock).
-        data["id"]
-            .as_str()
-            .is_some_and(|id| mock::outcome(module, id).is_none())
+        match module.report_id(data) {
+            Some(id) => mock::outcome(module, id).is_none(),
+            None => matches!(module.id, IdMember::Generated(_)),
+        }
     })
 }
 
@@ -91,7 +92,7 @@ pub(crate) async fn show(
     let Some(data) = open(&master, &session, &context, &memento) else {
         return invalid_link();
     };
-    let id = data["id"].as_str().unwrap_or_default();
+    let id = context.module.info().report_id(&data).unwrap_or_default();
     if let Some(page) = sent::already_sent(
         store.as_ref().as_ref(),
         &session,
@@ -111,7 +112,7 @@ pub(crate) async fn show(
         inputs,
         memento: &memento,
         csrf: &session.session.csrf,
-        id: data["id"].as_str().unwrap_or_default(),
+        id,
         sealed: session.user.seal.is_some(),
         problems: Problems::default(),
         mandatory: &context.mandatory,
@@ -148,7 +149,7 @@ pub(crate) async fn submit(
     };
     let form = context.form;
     let info = context.module.info();
-    let id = data["id"].as_str().unwrap_or_default().to_string();
+    let id = info.report_id(&data).unwrap_or_default().to_string();
     let client_reference = info
         .echoes_client_reference
         .then(|| data["clientReference"].as_str().map(str::to_string))

@@ -25,7 +25,7 @@ use crate::demis;
 use crate::facilities::{resolve, Unresolved};
 use crate::module_layer::context::ModuleContext;
 use crate::module_layer::{
-    rfc3339, DispatchProblem, Form, LookUp, Module, ModuleInfo, ModuleSetup, NoSettings,
+    rfc3339, DispatchProblem, Form, IdMember, LookUp, Module, ModuleInfo, ModuleSetup, NoSettings,
     SetupError, SignatureRule, Violation,
 };
 use content::{mixed_patient, Laborbefund, KRANKHEIT, MANDATORY, REGISTER, REPORT_ID};
@@ -65,7 +65,9 @@ static FORMS: LazyLock<[Form; 4]> = LazyLock::new(|| {
 
 /// The module's identity; lazy only because its forms are.
 static INFO: LazyLock<ModuleInfo> = LazyLock::new(|| {
-    demis::module_info(MODULE, fields::FIELDS, &*FORMS).landing_at(INDEX)
+    demis::module_info(MODULE, fields::FIELDS, &*FORMS)
+        .identified_by(IdMember::Required("reportId"))
+        .landing_at(INDEX)
 });
 
 /// The laboratory-report module; `problems_base` is the base of its problem types (the 409 of a

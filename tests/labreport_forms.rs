@@ -222,6 +222,20 @@ fn a_second_submission_of_a_used_report_id_is_409_report_id_duplicate() {
     fill_findings(&mut second_form, "POSITIVE");
     let sent = first.submit_to(&server, &first_path, &first_form);
     assert_eq!(sent.status(), 303);
+    // The confirmation page of the disease form, and the form's link now says it was sent.
+    let location = sent.headers()["location"].to_str().unwrap().to_owned();
+    assert_eq!(location, "/labreport/Influenza/sent?id=lab-d-1");
+    let confirmation = first.get(&server.url(&location));
+    assert_eq!(confirmation.status(), 200);
+    let html = confirmation.text().unwrap();
+    assert!(
+        html.contains("Erregernachweis Influenza abgesendet"),
+        "{html}"
+    );
+    assert!(
+        html.contains("Mustermann"),
+        "the summary shows what was sent"
+    );
     let again = second.submit_to(&server, &second_path, &second_form);
     assert_eq!(again.status(), 409);
     assert_eq!(

@@ -120,6 +120,33 @@ fn a_transient_fault_is_retried_and_the_notification_registered_once() {
 }
 
 #[test]
+fn a_report_still_in_delivery_has_no_result_and_is_not_listed_until_decided() {
+    let (_dir, server) = start(&QUICK_RETRIES);
+    let rule = json!({"kind": "transient", "message": "Wartungsfenster", "report_id": "lab-r-6"});
+    assert_eq!(server.admin_post_json(SCRIPT, &rule).status(), 200);
+    let id = send(&server, &standard("lab-r-6"), "Rsv");
+    // The engine retries: until the reporting system decides, there is no result.
+    wait_until("a retry", || {
+        server
+            .settled_log()
+            .contains("transient error; retrying later report=labor/labreport/lab-r-6")
+            .then_some(())
+    });
+    assert_eq!(read(&server, USER, &id, true).status(), 404);
+    assert_eq!(read(&server, USER, &id, false).status(), 404);
+    assert_eq!(pending(&server), json!([]));
+    let reset = server
+        .client()
+        .delete(server.url("/admin/api/v1/transports/demis/script"))
+        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
+        .send()
+        .unwrap();
+    assert_eq!(reset.status(), 200);
+    final_result(&server, &id, "SUCCESS");
+    assert_eq!(pending(&server), json!([id]));
+}
+
+#[test]
 fn the_cleanup_removes_a_result_after_its_retention_then_reads_answer_404() {
     let (_dir, server) = start(&[
         ("MELDEWERK_MODULES__LABREPORT__RETENTION_SECS", "2"),

@@ -372,7 +372,8 @@ pub trait Module: Send + Sync + 'static {
     }
 
     /// Whether a report still in delivery has a result (`PENDING`, the default); a module whose
-    /// contract knows only final results answers 404 until the authority decided.
+    /// contract knows only final results answers 404 until the authority decided, and lists the
+    /// report as pending only from then on.
     fn pending_is_a_result(&self) -> bool {
         true
     }

@@ -90,11 +90,39 @@ pub(crate) async fn list_pending(
     context: web::Data<ModuleContext>,
     store: web::Data<Arc<dyn Store>>,
 ) -> Result<HttpResponse, ModuleError> {
-    let ids = store
+    let mut ids = store
         .pending_ids(&user.0.name, context.info.module)
         .await
         .map_err(|e| context.error(&req, e.into()))?;
+    if !context.module.pending_is_a_result() {
+        ids = decided(&user, &context, &store, ids)
+            .await
+            .map_err(|e| context.error(&req, e))?;
+    }
     Ok(HttpResponse::Ok().json(ids))
+}
+
+/// Those of `ids` whose report the authority decided: a module whose contract knows only
+/// final results lists a report once it has one, as its reads answer it.
+async fn decided(
+    user: &ApiUser,
+    context: &ModuleContext,
+    store: &Arc<dyn Store>,
+    ids: Vec<String>,
+) -> Result<Vec<String>, ApiError> {
+    let mut kept = Vec::with_capacity(ids.len());
+    for id in ids {
+        let key = ReportKey {
+            owner: user.0.name.clone(),
+            module: context.info.module.into(),
+            id,
+        };
+        let result = store.report_result(&key).await?;
+        if result.is_some_and(|r| r.status.is_final()) {
+            kept.push(key.id);
+        }
+    }
+    Ok(kept)
 }
 
 /// Whether `peek` asks for a non-consuming read; anything but `true`/`false` is a 400.

@@ -161,6 +161,7 @@ fn the_submit_needs_the_facilitys_telephone_and_every_finding_each_problem_at_it
     let sent = browser.submit(&server, &again);
     assert_eq!(sent.status(), 303, "{:?}", page_errors(sent));
     final_result(&server, "lab-t-1", "SUCCESS");
+    assert_registered_once_and_valid(&server, "lab-t-1", "Influenza");
 }
 
 #[test]
@@ -255,5 +256,5 @@ fn a_second_submission_of_a_used_report_id_is_409_report_id_duplicate() {
     // The first report stands, with its disease; the reporting system got one notification.
     let result = final_result(&server, "lab-d-1", "SUCCESS");
     assert_eq!(result["diseaseCode"], "Influenza");
-    assert_eq!(notifications(&server, "lab-d-1").len(), 1);
+    assert_registered_once_and_valid(&server, "lab-d-1", "Influenza");
 }

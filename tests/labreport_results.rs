@@ -53,6 +53,7 @@ fn a_success_is_read_with_peek_then_consumed_once_then_410() {
             "submittedAt"
         ]
     );
+    assert_registered_once_and_valid(&server, &id, "Norovirus");
     assert_eq!(peeked["reportId"], "lab-r-1");
     assert_eq!(peeked["module"], "labreport");
     assert_eq!(peeked["diseaseCode"], "Norovirus");
@@ -99,6 +100,9 @@ fn a_notification_the_reporting_system_refuses_is_a_failure_with_its_reason() {
     // The next report goes through.
     let next = send(&server, &standard("lab-r-3"), "Influenza");
     final_result(&server, &next, "SUCCESS");
+    // A refused notification is not registered; the next one is.
+    assert!(notifications(&server, &id).is_empty());
+    assert_registered_once_and_valid(&server, &next, "Influenza");
 }
 
 #[test]
@@ -144,6 +148,7 @@ fn a_report_still_in_delivery_has_no_result_and_is_not_listed_until_decided() {
     assert_eq!(reset.status(), 200);
     final_result(&server, &id, "SUCCESS");
     assert_eq!(pending(&server), json!([id]));
+    assert_registered_once_and_valid(&server, &id, "Rsv");
 }
 
 #[test]
@@ -154,6 +159,7 @@ fn the_cleanup_removes_a_result_after_its_retention_then_reads_answer_404() {
     ]);
     let id = send(&server, &standard("lab-r-5"), "Rsv");
     final_result(&server, &id, "SUCCESS");
+    assert_registered_once_and_valid(&server, &id, "Rsv");
     wait_until("the cleanup", || {
         (read(&server, USER, &id, true).status() == 404).then_some(())
     });

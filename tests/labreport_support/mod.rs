@@ -266,3 +266,11 @@ pub fn resource<'a>(bundle: &'a Value, kind: &str) -> &'a Value {
         .find(|r| r["resourceType"] == kind)
         .unwrap_or_else(|| panic!("no {kind} in {bundle}"))
 }
+
+/// Asserts that the reporting system registered `id` once, as a valid laboratory notification of
+/// `disease` shaped like the DEMIS example.
+pub fn assert_registered_once_and_valid(server: &Server, id: &str, disease: &str) {
+    let records = notifications(server, id);
+    assert_eq!(records.len(), 1, "{id}: {records:?}");
+    assert_valid_laboratory_notifications(&[(records[0].clone(), suffix(disease))]);
+}

@@ -274,3 +274,39 @@ fn a_user_whose_configuration_issues_no_tokens_gets_magic_link_null() {
         "{audit:?}"
     );
 }
+
+#[test]
+fn bodies_are_read_strictly_as_by_every_module() {
+    let (_dir, server) = start(&[]);
+    let post = |content_type: &str, body: &str| {
+        server
+            .client()
+            .post(server.url(&format!("{API}/memento")))
+            .basic_auth(USER, Some(PASSWORD))
+            .header("Content-Type", content_type)
+            .body(body.to_owned())
+            .send()
+            .unwrap()
+    };
+    let twice = post(
+        "application/json",
+        r#"{"reportId": "lab-s-1", "reportId": "lab-s-2"}"#,
+    );
+    assert_eq!(twice.status(), 400);
+    let errors: Value = twice.json().unwrap();
+    assert!(
+        errors["errors"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid JSON: duplicate member \"reportId\""),
+        "{errors}"
+    );
+    let plain = post("text/plain", r#"{"reportId": "lab-s-1"}"#);
+    assert_eq!(plain.status(), 415);
+    assert_eq!(
+        plain.json::<Value>().unwrap(),
+        json!({"errors": ["the request body must be sent as Content-Type: application/json"]})
+    );
+    let array = post("application/json", r#"[{"reportId": "lab-s-1"}]"#);
+    assert_eq!(array.status(), 400);
+}

@@ -70,6 +70,24 @@ pub struct ModuleInfo {
     /// own ([`Module::routes`]) before its forms, where the end user picks one (the disease
     /// index of `labreport`). `None`: on the form the memento opens.
     pub landing: Option<&'static str>,
+    /// Whether the module's authority decides while the end user waits; `None` (the default)
+    /// when the form dispatches and the integrator reads the outcome later.
+    pub at_once: Option<AtOnce>,
+}
+
+/// A module whose authority decides at once, while the form's submit waits (bounded by
+/// [`Module::answer_wait`]): the end user learns the outcome in the answer to the submit.
+/// Accepted: 302 to [`AtOnce::success`]. Refused: the form again, 400, every value kept and the
+/// reason shown, and no report (the refused one is forgotten, its id answers 404 and can be
+/// sent again). Still undecided when the wait ends: 202 with a page saying the report is
+/// still being sent; the report stays with the engine, and the same form posted again waits
+/// for it instead of dispatching a second one. Only successful reports are results: reads of
+/// any other answer 404, and the pending list names only those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtOnce {
+    /// The page a submit the authority accepted redirects to (a route of the module's own,
+    /// [`Module::routes`]), without parameters.
+    pub success: &'static str,
 }
 
 impl ModuleInfo {
@@ -94,6 +112,7 @@ impl ModuleInfo {
             expired: ExpiredAnswer::Gone,
             retention: Some(Duration::from_secs(30 * 24 * 3600)),
             landing: None,
+            at_once: None,
         }
     }
 
@@ -102,6 +121,15 @@ impl ModuleInfo {
     pub const fn landing_at(self, path: &'static str) -> Self {
         ModuleInfo {
             landing: Some(path),
+            ..self
+        }
+    }
+
+    /// The same module, its authority deciding at once ([`AtOnce`]); an accepted submit
+    /// redirects to `success`.
+    pub const fn answering_at_once(self, success: &'static str) -> Self {
+        ModuleInfo {
+            at_once: Some(AtOnce { success }),
             ..self
         }
     }
@@ -390,6 +418,23 @@ pub trait Module: Send + Sync + 'static {
     /// memento and result routes (a report sent without a form, say); their handlers find the
     /// module's [`context::ModuleContext`] as app data. None by default.
     fn api_routes(&self, _cfg: &mut actix_web::web::ServiceConfig) {}
+
+    /// How long the submit of a form of a module answering at once ([`ModuleInfo::at_once`])
+    /// waits for the authority's decision before it answers that the report is still being
+    /// sent.
+    fn answer_wait(&self) -> Duration {
+        Duration::from_secs(20)
+    }
+
+    /// The facility's certificate (site and environment) a report of `content` must be sent
+    /// with, when the module's authority knows the sender by one: without a usable one
+    /// deposited, the form says so and dispatches nothing. `None` (the default): none needed.
+    fn required_certificate(
+        &self,
+        _content: &Value,
+    ) -> Option<(meldewerk_storage::Bsnr, meldewerk_storage::Environment)> {
+        None
+    }
 
     /// Routes of the module's own outside its API (a page before its forms, say), registered
     /// with `context` as app data. None by default.

@@ -82,7 +82,8 @@ fn joined(head: &impl Serialize, receipt: Option<&str>, tail: &impl Serialize) -
     body
 }
 
-/// `GET /api/{module}/v1/reports`: ids of the caller's dispatched reports not yet consumed.
+/// `GET /api/{module}/v1/reports`: ids of the caller's dispatched reports not yet consumed
+/// (of a module answering at once: its successful ones).
 #[tracing::instrument(name = "pending_list", skip_all, fields(module = context.info.module))]
 pub(crate) async fn list_pending(
     req: HttpRequest,
@@ -94,17 +95,35 @@ pub(crate) async fn list_pending(
         .pending_ids(&user.0.name, context.info.module)
         .await
         .map_err(|e| context.error(&req, e.into()))?;
-    if !context.module.pending_is_a_result() {
-        ids = decided(&user, &context, &store, ids)
+    if !every_report_is_a_result(&context) {
+        ids = results_among(&user, &context, &store, ids)
             .await
             .map_err(|e| context.error(&req, e))?;
     }
     Ok(HttpResponse::Ok().json(ids))
 }
 
-/// Those of `ids` whose report the authority decided: a module whose contract knows only
-/// final results lists a report once it has one, as its reads answer it.
-async fn decided(
+/// Whether every report of the module is a result, whatever its state (the default).
+fn every_report_is_a_result(context: &ModuleContext) -> bool {
+    context.info.at_once.is_none() && context.module.pending_is_a_result()
+}
+
+/// Whether a report in `status` is a result the module's reads answer and its pending list
+/// names: of a module answering at once only a successful one (one in delivery, or refused and
+/// not yet forgotten, is none); of a module whose contract knows only final results a decided
+/// one ([`super::Module::pending_is_a_result`]); else any.
+fn is_result(context: &ModuleContext, status: ReportStatus) -> bool {
+    if context.info.at_once.is_some() {
+        status == ReportStatus::Success
+    } else if !context.module.pending_is_a_result() {
+        status.is_final()
+    } else {
+        true
+    }
+}
+
+/// Those of `ids` whose report is a result ([`is_result`]).
+async fn results_among(
     user: &ApiUser,
     context: &ModuleContext,
     store: &Arc<dyn Store>,
@@ -118,7 +137,7 @@ async fn decided(
             id,
         };
         let result = store.report_result(&key).await?;
-        if result.is_some_and(|r| r.status.is_final()) {
+        if result.is_some_and(|r| is_result(context, r.status)) {
             kept.push(key.id);
         }
     }
@@ -197,6 +216,13 @@ async fn read(
         module: info.module.into(),
         id: id.into(),
     };
+    if !every_report_is_a_result(context) {
+        // A report that is no result (yet) answers as if there were none, and is not consumed.
+        let result = store.report_result(&key).await?;
+        if result.is_some_and(|r| !is_result(context, r.status)) {
+            return Err(ApiError::NotFound(id.into()));
+        }
+    }
     let result = if peek {
         match store.report_result(&key).await? {
             Some(result) if result.expired_at.is_some() => return Err(expired()),
@@ -212,9 +238,6 @@ async fn read(
             Consumed::NotFound => return Err(ApiError::NotFound(id.into())),
         }
     };
-    if result.status == ReportStatus::Pending && !context.module.pending_is_a_result() {
-        return Err(ApiError::NotFound(id.into()));
-    }
     if let Some(body) = context.module.result_body(id, &result) {
         return Ok(HttpResponse::Ok().json(body));
     }

@@ -18,5 +18,6 @@ modules! {
     birthdata,
     birthnotice,
     deathnotice,
+    hospreport,
     labreport,
 }

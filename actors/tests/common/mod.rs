@@ -252,6 +252,9 @@ impl Store for MemStore {
         s.jobs.insert(job.id, job.clone());
         Ok(job)
     }
+    async fn forget_refused(&self, _: &ReportKey) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
     async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
         Ok(self.state.lock().unwrap().reports.get(key).cloned())
     }

@@ -4,6 +4,7 @@
 //! with that message and its outbox job in one transaction. Works without JavaScript: arrays get
 //! one empty row and a "Weitere Zeile" button, optional sections fold in `<details>`.
 
+mod at_once;
 mod render;
 mod sent;
 mod values;
@@ -29,6 +30,11 @@ pub(crate) use render::{html_response, message_page};
 use render::{render, FormView, Problems};
 pub(crate) use sent::sent;
 use values::{inputs, posted};
+
+/// The note on the form of a report still being sent when the submit stopped waiting.
+const STILL_SENDING: &str = "Die Meldung wird noch gesendet: das Meldesystem hat noch nicht \
+    geantwortet. Sie wird nicht doppelt gesendet. Senden Sie das Formular in einigen Augenblicken \
+    erneut ab, um das Ergebnis zu sehen; geänderte Angaben werden dabei nicht übernommen.";
 
 /// Query of the form page: the memento.
 #[derive(serde::Deserialize)]
@@ -92,13 +98,29 @@ pub(crate) async fn show(
     let Some(data) = open(&master, &session, &context, &memento) else {
         return invalid_link();
     };
-    let id = context.module.info().report_id(&data).unwrap_or_default();
+    // A memento without the id of a module that generates it gets one now; the form carries it.
+    let (id, generated) = match context.module.info().report_id(&data) {
+        Some(id) => (id.to_owned(), false),
+        None => (uuid::Uuid::new_v4().to_string(), true),
+    };
+    let mut problems = Problems::default();
+    if context.module.info().at_once.is_some() {
+        let key = ReportKey {
+            owner: session.user.name.clone(),
+            module: context.module.info().module.into(),
+            id: id.clone(),
+        };
+        match at_once::refused_meanwhile(store.as_ref().as_ref(), &key).await {
+            Ok(reason) => problems.general.extend(reason),
+            Err(unavailable) => return unavailable,
+        }
+    }
     if let Some(page) = sent::already_sent(
         store.as_ref().as_ref(),
         &session,
         &context,
         settings.time_zone,
-        id,
+        &id,
     )
     .await
     {
@@ -112,14 +134,31 @@ pub(crate) async fn show(
         inputs,
         memento: &memento,
         csrf: &session.session.csrf,
-        id,
+        id: &id,
+        generated,
         sealed: session.user.seal.is_some(),
-        problems: Problems::default(),
+        problems,
         mandatory: &context.mandatory,
         signatory: String::new(),
         signed: false,
+        notice: None,
     };
     html_response(StatusCode::OK, context.form.title, render(&view))
+}
+
+/// The id a submit is for, and whether the form made it: the memento's, or for a memento
+/// without one (of a module whose id is generated) the UUID the form carried in `_id`. Anything
+/// but a UUID there is refused, so that a post cannot name a report of its choosing.
+fn submitted_id(
+    info: &ModuleInfo,
+    data: &Value,
+    posted_form: &[(String, String)],
+) -> Option<(String, bool)> {
+    if let Some(id) = info.report_id(data) {
+        return Some((id.to_owned(), false));
+    }
+    let carried = uuid::Uuid::parse_str(posted(posted_form, "_id")?).ok()?;
+    Some((carried.hyphenated().to_string(), true))
 }
 
 /// `POST {form}`: validate everything, then store the report (`PENDING`) and its delivery job in
@@ -149,7 +188,9 @@ pub(crate) async fn submit(
     };
     let form = context.form;
     let info = context.module.info();
-    let id = info.report_id(&data).unwrap_or_default().to_string();
+    let Some((id, generated)) = submitted_id(info, &data, &posted_form) else {
+        return invalid_link();
+    };
     let client_reference = info
         .echoes_client_reference
         .then(|| data["clientReference"].as_str().map(str::to_string))
@@ -157,7 +198,12 @@ pub(crate) async fn submit(
     let fields: Vec<&'static Field> = form.fields(info.fields).collect();
     let inputs = inputs(&fields, &values::rows_in_post(&fields, &posted_form));
 
-    let (object, format_problems) = values::read(&inputs, &posted_form, &settings.time_zone);
+    let (mut object, format_problems) = values::read(&inputs, &posted_form, &settings.time_zone);
+    if let IdMember::Generated(member) = info.id {
+        // The module's content carries its id under the contract's name (the notification
+        // names itself by it), also when the form made it.
+        object.insert(member.to_owned(), Value::String(id.clone()));
+    }
     let mut problems = Problems {
         at_input: format_problems.into_iter().collect(),
         ..Problems::default()
@@ -218,26 +264,49 @@ pub(crate) async fn submit(
                 .into(),
         );
     }
+    // A module answering at once tells the outcome by the status alone: 400 for a form shown
+    // again because of a problem, whatever it is.
+    let refused_status = if info.at_once.is_some() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::UNPROCESSABLE_ENTITY
+    };
+    let again = |status: StatusCode, problems: Problems, notice: Option<&'static str>| {
+        let view = FormView {
+            form,
+            values: values::as_posted(&inputs, &posted_form),
+            inputs: inputs.clone(),
+            memento: &memento,
+            csrf: &session.session.csrf,
+            id: &id,
+            generated,
+            sealed,
+            problems,
+            mandatory: &context.mandatory,
+            signatory: signatory.clone(),
+            signed,
+            notice,
+        };
+        html_response(status, form.title, render(&view))
+    };
+    if info.at_once.is_some() && !more_rows && problems.is_empty() {
+        if let Some((bsnr, environment)) = context.module.required_certificate(&content) {
+            match at_once::certificate_problem(store.as_ref().as_ref(), &master, &bsnr, environment)
+                .await
+            {
+                Ok(None) => {}
+                Ok(Some(problem)) => problems.general.push(problem),
+                Err(unavailable) => return unavailable,
+            }
+        }
+    }
     if more_rows || !problems.is_empty() {
         let status = if problems.is_empty() {
             StatusCode::OK
         } else {
-            StatusCode::UNPROCESSABLE_ENTITY
+            refused_status
         };
-        let view = FormView {
-            form,
-            values: values::as_posted(&inputs, &posted_form),
-            inputs,
-            memento: &memento,
-            csrf: &session.session.csrf,
-            id: &id,
-            sealed,
-            problems,
-            mandatory: &context.mandatory,
-            signatory,
-            signed,
-        };
-        return html_response(status, form.title, render(&view));
+        return again(status, problems, None);
     }
 
     let now = Utc::now();
@@ -254,12 +323,31 @@ pub(crate) async fn submit(
         now,
     );
     report.result_members = result_members;
-    report.end_user_signature = needs_signature.then_some(EndUserSignature {
-        name: signatory,
+    report.end_user_signature = needs_signature.then(|| EndUserSignature {
+        name: signatory.clone(),
         signed_at: now,
     });
     if let Some(built) = built {
         report.message = signed_message(&context, &report, built).await;
+    }
+    if let Some(at_once) = info.at_once {
+        let wait = context.module.answer_wait();
+        let store = store.as_ref().as_ref();
+        return match at_once::dispatch_and_wait(store, &engine, at_once, wait, report).await {
+            at_once::Decided::Answer(answer) => answer,
+            at_once::Decided::Refused(reason) => {
+                let problems = Problems {
+                    general: vec![reason],
+                    ..Problems::default()
+                };
+                again(StatusCode::BAD_REQUEST, problems, None)
+            }
+            at_once::Decided::StillSending => again(
+                StatusCode::ACCEPTED,
+                Problems::default(),
+                Some(STILL_SENDING),
+            ),
+        };
     }
     match store.dispatch_report(report).await {
         Ok(job) => {

@@ -23,6 +23,8 @@ pub(crate) struct FormView<'a> {
     pub(crate) memento: &'a str,
     pub(crate) csrf: &'a str,
     pub(crate) id: &'a str,
+    /// Whether the form made the id (then it rides along in the hidden input `_id`).
+    pub(crate) generated: bool,
     pub(crate) sealed: bool,
     /// Input values by input name.
     pub(crate) values: HashMap<String, String>,
@@ -32,6 +34,8 @@ pub(crate) struct FormView<'a> {
     pub(crate) mandatory: &'a [String],
     pub(crate) signatory: String,
     pub(crate) signed: bool,
+    /// A note above the form that is no problem (a report still being sent).
+    pub(crate) notice: Option<&'static str>,
 }
 
 impl FormView<'_> {
@@ -401,6 +405,7 @@ pub(crate) fn render(view: &FormView) -> Markup {
     html! {
         h1 { (form.title) }
         p { "Meldung " strong { (view.id) } ". Bitte prüfen und ergänzen Sie die Angaben und senden Sie die Meldung ab." }
+        @if let Some(notice) = view.notice { div.notice role="status" { p { (notice) } } }
         @if !view.problems.is_empty() { (summary(view, &sections)) }
         p.hint { (MARKER) " Pflichtangabe" }
         // `novalidate`: the server reports every problem at once, each at its place, in the
@@ -412,6 +417,7 @@ pub(crate) fn render(view: &FormView) -> Markup {
             button.default type="submit" tabindex="-1" aria-hidden="true" {}
             input type="hidden" name="m" value=(view.memento);
             input type="hidden" name="csrf" value=(view.csrf);
+            @if view.generated { input type="hidden" name="_id" value=(view.id); }
             @for section in &sections {
                 @if section.mandatory {
                     fieldset id=(section.anchor) {

@@ -177,6 +177,7 @@ on_the_engine! {
     fn consume_report(&self, key: &ReportKey) -> StoreResult<Consumed>;
     fn pending_ids(&self, owner: &str, module: &str) -> StoreResult<Vec<String>>;
     fn reports_with_id(&self, module: &str, id: &str) -> StoreResult<Vec<ReportKey>>;
+    fn forget_refused(&self, key: &ReportKey) -> StoreResult<bool>;
     fn expire_finished_before(&self, module: &str, cutoff: DateTime<Utc>) -> StoreResult<usize>;
     fn due_jobs(
         &self,

@@ -365,6 +365,10 @@ impl Store for Engine {
         Ok(found)
     }
 
+    async fn forget_refused(&self, key: &ReportKey) -> StoreResult<bool> {
+        self.forget_failed(key).await
+    }
+
     async fn expire_finished_before(
         &self,
         module: &str,

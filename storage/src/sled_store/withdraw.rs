@@ -1,4 +1,5 @@
-//! Withdrawing a submission the store refused but the disk kept.
+//! Withdrawing a submission the store refused but the disk kept, and forgetting a report the
+//! authority refused at once (see [`crate::Store::forget_refused`]).
 //!
 //! A submission is refused (503) when the flush of its round fails. One flush can write several
 //! log buffers, so the submission's own transaction may have reached the disk while a later
@@ -70,6 +71,61 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Removes the report under `key` if it ended in FAILURE: the report, its listing, its
+    /// payload and its retention entry, in one transaction, flushed. Its job left the outbox
+    /// when it ended. Whether one was removed.
+    pub(super) async fn forget_failed(&self, key: &ReportKey) -> StoreResult<bool> {
+        let report_key = keys::report(key);
+        let by_id_key = keys::by_id(key);
+        let trees = (
+            &self.reports,
+            &self.pending,
+            &self.reports_by_id,
+            &self.submissions,
+            &self.messages,
+            &self.receipts,
+            &self.finished,
+        );
+        let removed = trees
+            .gated_transaction(
+                |(reports, pending, by_id, submissions, messages, receipts, finished)| {
+                    let Some(report) = stored_report(reports, &report_key)? else {
+                        return Ok(false);
+                    };
+                    if report.status != ReportStatus::Failure {
+                        return Ok(false);
+                    }
+                    for tree in [reports, pending, submissions, messages, receipts] {
+                        tree.remove(report_key.as_slice())?;
+                    }
+                    by_id.remove(by_id_key.as_slice())?;
+                    if let Some(at) = report.finished_at {
+                        finished.remove(keys::finished(key, at))?;
+                    }
+                    Ok(true)
+                },
+            )
+            .map_err(tx_error)?;
+        if removed {
+            self.receipt_cache.remove(&report_key);
+            self.flush().await?;
+        }
+        Ok(removed)
+    }
+}
+
+/// The report stored under `report_key`, read inside a transaction.
+fn stored_report(reports: &TransactionalTree, report_key: &[u8]) -> TxResult<Option<Report>> {
+    let Some(bytes) = reports.get(report_key)? else {
+        return Ok(None);
+    };
+    match decode("report", &bytes) {
+        Ok(report) => Ok(Some(report)),
+        Err(e) => abort(e),
+    }
+}
+
 /// Where a refused submission's job is filed.
 struct RefusedJob {
     message_uuid: String,
@@ -84,12 +140,8 @@ fn refused_job(
     report_key: &[u8],
     idempotency_key: &str,
 ) -> TxResult<Option<RefusedJob>> {
-    let Some(bytes) = reports.get(report_key)? else {
+    let Some(report) = stored_report(reports, report_key)? else {
         return Ok(None);
-    };
-    let report: Report = match decode("report", &bytes) {
-        Ok(report) => report,
-        Err(e) => return abort(e),
     };
     let untouched = report.idempotency_key == idempotency_key
         && report.status == ReportStatus::Pending
@@ -200,5 +252,61 @@ mod tests {
         assert!(engine.job(kept.id).await.unwrap().is_some());
         // The id can be sent again.
         engine.dispatch_report(dispatched("refused")).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn only_a_failed_report_is_forgotten_and_whole() {
+        use crate::{Outcome, Receipt};
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(dir.path(), 1 << 20).unwrap();
+        let failed = engine.dispatch_report(dispatched("failed")).await.unwrap();
+        let failure = Outcome::Failure {
+            reason: "refused".into(),
+        };
+        engine
+            .record_outcome(&failed, failure, Utc::now())
+            .await
+            .unwrap();
+        let succeeded = engine.dispatch_report(dispatched("ok")).await.unwrap();
+        let success = Outcome::Success {
+            receipt: Receipt {
+                media_type: Receipt::PDF.into(),
+                bytes: b"%PDF-1.7".to_vec(),
+            },
+            portal: None,
+        };
+        engine
+            .record_outcome(&succeeded, success, Utc::now())
+            .await
+            .unwrap();
+        engine.dispatch_report(dispatched("open")).await.unwrap();
+
+        // A report that succeeded or is still in delivery is never forgotten.
+        assert!(!engine.forget_failed(&key("ok")).await.unwrap());
+        assert!(!engine.forget_failed(&key("open")).await.unwrap());
+        assert!(!engine.forget_failed(&key("absent")).await.unwrap());
+
+        assert!(engine.forget_failed(&key("failed")).await.unwrap());
+        assert!(engine.report(&key("failed")).await.unwrap().is_none());
+        assert!(engine
+            .reports_with_id("birthnotice", "failed")
+            .await
+            .unwrap()
+            .is_empty());
+        assert_eq!(
+            engine.pending_ids("alice", "birthnotice").await.unwrap(),
+            ["ok", "open"]
+        );
+        // Its retention entry went with it: the sweep finds only the report that succeeded.
+        let later = Utc::now() + chrono::Duration::days(1);
+        assert_eq!(
+            engine
+                .expire_finished_before("birthnotice", later)
+                .await
+                .unwrap(),
+            1
+        );
+        // The id can be sent again.
+        engine.dispatch_report(dispatched("failed")).await.unwrap();
     }
 }

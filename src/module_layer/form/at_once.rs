@@ -1,0 +1,216 @@
+//! The submit of a form whose authority decides at once ([`AtOnce`]): the certificate the
+//! report needs is checked first, then the report is dispatched and the submit waits, bounded,
+//! for the engine to end it. Accepted: 302 to the module's success page. Refused: the refused
+//! report is forgotten (its id is free again) and the form shown again. Undecided when the
+//! wait ends: the report stays with the engine, and the same form posted again waits for it
+//! instead of dispatching a second one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use meldewerk_actors::{Engine, Watch};
+use meldewerk_storage::{Bsnr, Environment, Report, ReportKey, ReportStatus, Store, StoreError};
+
+use super::render::message_page;
+use crate::certificates::{client_tls, ClientTlsError};
+use crate::crypto::MasterKey;
+use crate::module_layer::AtOnce;
+use crate::telemetry::log_str;
+
+/// How the submit ends.
+pub(super) enum Decided {
+    /// This answer, as it is: the redirect to the success page, or a page of its own.
+    Answer(HttpResponse),
+    /// The form again (400), every value kept, with this problem above it: the authority
+    /// refused the report, or the report cannot be sent at all. No report exists.
+    Refused(String),
+    /// The form again (202), every value kept, with a note that the report is still being
+    /// sent: posting it again waits for that report.
+    StillSending,
+}
+
+/// The environment in the words of the form.
+fn environment_words(environment: Environment) -> &'static str {
+    match environment {
+        Environment::Test => "das Testsystem",
+        Environment::Production => "das Produktivsystem",
+    }
+}
+
+/// Why the certificate of `bsnr` for `environment` cannot send a report, in the end user's
+/// words; `Ok(None)` when it can. `Err` with the page to answer when the store cannot be read.
+/// Nothing of the certificate is logged or shown beyond site and environment.
+pub(super) async fn certificate_problem(
+    store: &dyn Store,
+    master: &MasterKey,
+    bsnr: &Bsnr,
+    environment: Environment,
+) -> Result<Option<String>, HttpResponse> {
+    // Only whether a configuration can be made is asked here; no server is trusted with it.
+    let roots = Arc::new(rustls::RootCertStore::empty());
+    let site = bsnr.as_str();
+    let system = environment_words(environment);
+    let problem = match client_tls(store, master, bsnr, environment, roots).await {
+        Ok(_) => return Ok(None),
+        Err(ClientTlsError::Missing(_)) => format!(
+            "Für die meldende Einrichtung (BSNR {site}) ist für {system} des Meldesystems kein \
+             Zertifikat hinterlegt. Ohne Zertifikat wird nichts gesendet; bitte wenden Sie sich \
+             an den Betrieb des Portals."
+        ),
+        Err(ClientTlsError::Expired { .. }) => format!(
+            "Das Zertifikat der meldenden Einrichtung (BSNR {site}) für {system} des \
+             Meldesystems ist abgelaufen. Ohne gültiges Zertifikat wird nichts gesendet; bitte \
+             wenden Sie sich an den Betrieb des Portals."
+        ),
+        Err(ClientTlsError::Unusable { reason, .. }) => {
+            tracing::warn!(bsnr = %site, %environment, %reason, "a deposited certificate is unusable");
+            format!(
+                "Das Zertifikat der meldenden Einrichtung (BSNR {site}) für {system} des \
+                 Meldesystems ist nicht verwendbar. Es wird nichts gesendet; bitte wenden Sie \
+                 sich an den Betrieb des Portals."
+            )
+        }
+        Err(ClientTlsError::Store(e)) => return Err(unavailable(&e)),
+    };
+    Ok(Some(problem))
+}
+
+/// The page of a store that cannot be used: nothing was sent.
+fn unavailable(error: &StoreError) -> HttpResponse {
+    tracing::error!(error = %error, "the store failed during a submit");
+    super::not_stored()
+}
+
+/// The page of a report id that has a successful report already.
+fn already_reported() -> HttpResponse {
+    message_page(
+        StatusCode::CONFLICT,
+        "Bereits gemeldet",
+        "Unter dieser Meldungs-ID wurde bereits erfolgreich gemeldet. Eine Meldung kann nur \
+         einmal gesendet werden; für eine neue Meldung fordern Sie bitte einen neuen Link an.",
+    )
+}
+
+/// The reason of a report under `key` that the authority refused while nobody waited for it
+/// (the submit had stopped waiting, or the service stopped between the answer and the
+/// removal): the report is forgotten now, so that its link opens the form again, with the
+/// reason above it. `Ok(None)` when the id has no refused report.
+pub(super) async fn refused_meanwhile(
+    store: &dyn Store,
+    key: &ReportKey,
+) -> Result<Option<String>, HttpResponse> {
+    let report = store.report(key).await.map_err(|e| unavailable(&e))?;
+    let Some(report) = report.filter(|r| r.status == ReportStatus::Failure) else {
+        return Ok(None);
+    };
+    store
+        .forget_refused(key)
+        .await
+        .map_err(|e| unavailable(&e))?;
+    Ok(Some(refusal(
+        report
+            .failure_reason
+            .as_deref()
+            .unwrap_or("ohne Angabe von Gründen"),
+    )))
+}
+
+/// The problem shown above the form of a refused report.
+fn refusal(reason: &str) -> String {
+    format!(
+        "Das Meldesystem hat die Meldung abgelehnt: {reason}. Bitte korrigieren Sie die \
+         Angaben und senden Sie die Meldung erneut ab."
+    )
+}
+
+/// Dispatches `report` (or, for a report of its key already in delivery, waits for that one)
+/// and waits up to `wait` for the authority's decision.
+///
+/// What is under the report's key decides: nothing, or a report refused earlier (which is
+/// forgotten first), is dispatched; a report in delivery (a retry of a submit that stopped
+/// waiting, or a concurrent one) is waited for, and the values posted now are not sent; a
+/// successful report refuses the submit (double-report protection).
+pub(super) async fn dispatch_and_wait(
+    store: &dyn Store,
+    engine: &Engine,
+    at_once: AtOnce,
+    wait: Duration,
+    report: Report,
+) -> Decided {
+    let key = report.key.clone();
+    // Twice at most: a refused report forgotten, or a concurrent dispatch found, sends the
+    // loop round once more; a third turn would mean the store contradicts itself.
+    for _ in 0..3 {
+        // Watched before anything is read or dispatched: an end told meanwhile is not missed.
+        let watch = engine.watch(key.clone());
+        let existing = match store.report(&key).await {
+            Ok(existing) => existing,
+            Err(e) => return Decided::Answer(unavailable(&e)),
+        };
+        match existing.map(|r| r.status) {
+            Some(ReportStatus::Success) => return Decided::Answer(already_reported()),
+            Some(ReportStatus::Pending) => {
+                tracing::info!(id = %log_str(&key.id), "submit again: waiting for the report in delivery");
+                return waited(store, &key, watch, wait, at_once).await;
+            }
+            Some(ReportStatus::Failure) => {
+                if let Err(e) = store.forget_refused(&key).await {
+                    return Decided::Answer(unavailable(&e));
+                }
+                continue;
+            }
+            None => {}
+        }
+        match store.dispatch_report(report.clone()).await {
+            Ok(job) => {
+                engine.queued(job);
+                tracing::info!(
+                    user = %log_str(&key.owner),
+                    id = %log_str(&key.id),
+                    "report dispatched; waiting for the authority's answer"
+                );
+                return waited(store, &key, watch, wait, at_once).await;
+            }
+            // Another submit of the same report got there first: wait for that one.
+            Err(StoreError::Conflict(_)) => continue,
+            Err(e) => return Decided::Answer(unavailable(&e)),
+        }
+    }
+    Decided::Answer(unavailable(&StoreError::Corrupt(format!(
+        "the report {} neither dispatches nor can be found",
+        log_str(&key.to_string())
+    ))))
+}
+
+/// Waits for the end `watch` tells, up to `wait`. A refused report is forgotten before the
+/// form is shown again, so that no poll finds it and its id can be sent again; should that
+/// fail, the next submit forgets it (reads answer 404 meanwhile, since only successful reports
+/// of the module are results).
+async fn waited(
+    store: &dyn Store,
+    key: &ReportKey,
+    watch: Watch,
+    wait: Duration,
+    at_once: AtOnce,
+) -> Decided {
+    let Some(finished) = watch.ended(wait).await else {
+        tracing::info!(id = %log_str(&key.id), "no answer within the wait; the report stays in delivery");
+        return Decided::StillSending;
+    };
+    match finished.failure {
+        None => Decided::Answer(
+            HttpResponse::Found()
+                .insert_header(("Location", at_once.success))
+                .finish(),
+        ),
+        Some(reason) => {
+            if let Err(e) = store.forget_refused(key).await {
+                tracing::error!(error = %e, "forgetting a refused report failed; the next submit does");
+            }
+            tracing::info!(id = %log_str(&key.id), "the authority refused the report");
+            Decided::Refused(refusal(&reason))
+        }
+    }
+}

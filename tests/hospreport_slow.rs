@@ -1,0 +1,189 @@
+//! `hospreport` when the reporting system answers later than the submit may wait (the report
+//! stays with the engine and is registered once, however often the end user sends the form
+//! again), after the nightly cleanup (404, not 410), and in the production environment (a test
+//! certificate does not send there).
+
+mod common;
+mod hospreport_common;
+#[path = "../fhir/tests/validator/mod.rs"]
+mod validator;
+
+use common::wait_until;
+use hospreport_common::*;
+use serde_json::{json, Value};
+
+/// The submit waits one second; the scripted reporting system takes three.
+const WAIT: (&str, &str) = ("MELDEWERK_MODULES__HOSPREPORT__ANSWER_WAIT_SECS", "1");
+
+/// Reads of the report: nothing until it succeeded (404), then the result; never another
+/// status. `None` while there is none.
+fn success_read(server: &common::Server, id: &str) -> Option<Value> {
+    let answer = api_get(server, &format!("reports/{id}?peek=true"));
+    match answer.status().as_u16() {
+        404 => None,
+        200 => {
+            let result: Value = answer.json().unwrap();
+            assert_eq!(result["status"], "SUCCESS", "{result}");
+            Some(result)
+        }
+        other => panic!("a read answered {other}"),
+    }
+}
+
+#[test]
+fn a_slow_reporting_system_registers_the_report_once_however_often_the_user_sends_again() {
+    let (_dir, server) = start(&[WAIT]);
+    deposit_certificate(&server, KNOWN_BSNR);
+    let id = "HOSP-SLOW";
+    script(
+        &server,
+        &json!({"kind": "latency", "ms": 3000, "report_id": id}),
+    );
+    let (browser, form) = open(&server, &complete(Some(id), KNOWN_BSNR));
+
+    // The submit stops waiting: 202, the form again with every value and a note.
+    let (status, location, page) = post(&server, &browser, &form);
+    assert_eq!((status, location), (202, None));
+    assert!(page.html.contains("wird noch gesendet"), "{}", page.html);
+    assert!(page.errors().is_empty(), "{:?}", page.errors());
+    assert_eq!(page.get("Patient.Vorname"), Some("Bertha"));
+    // Nothing to read but a success, never a pending report; the list names none yet.
+    let early = success_read(&server, id);
+    if early.is_none() {
+        assert!(pending(&server).is_empty());
+    }
+
+    // The user sends the form again (as it came back) until the answer is there: each submit
+    // waits for the report in delivery instead of sending another.
+    wait_until("a retry ends in the success redirect", || {
+        let (status, location, page) = post(&server, &browser, &page);
+        match status {
+            202 => None,
+            302 => {
+                assert_eq!(location.as_deref(), Some(SUCCESS));
+                Some(())
+            }
+            other => panic!("a retry answered {other}: {:?}", page.errors()),
+        }
+    });
+    assert!(success_read(&server, id).is_some());
+    assert_eq!(pending(&server), [id]);
+
+    let records = received(&server, id);
+    assert_eq!(records.len(), 1, "registered once: {records:?}");
+    assert_eq!(records[0]["decision"]["status"], "accepted");
+    assert_valid_fhir(&records);
+    // A retry after the success is the double-report protection's.
+    assert_eq!(post(&server, &browser, &page).0, 409);
+    assert_eq!(received(&server, id).len(), 1);
+}
+
+#[test]
+fn a_report_refused_after_the_submit_stopped_waiting_opens_its_form_again_with_the_reason() {
+    let (_dir, server) = start(&[WAIT]);
+    deposit_certificate(&server, KNOWN_BSNR);
+    let id = "HOSP-SLOW-REFUSED";
+    script(
+        &server,
+        &json!({"kind": "latency", "ms": 3000, "report_id": id, "count": 1}),
+    );
+    script(
+        &server,
+        &json!({"kind": "reject", "reason": "Diagnose unplausibel (Test)", "report_id": id,
+                "count": 1}),
+    );
+    let request = complete(Some(id), KNOWN_BSNR);
+    let (browser, form) = open(&server, &request);
+    assert_eq!(post(&server, &browser, &form).0, 202);
+
+    // The user comes back by the link later: while the report is in delivery the link says it
+    // was sent; once refused, it opens the form again, the reason above it, and no report.
+    let link: Value = memento(&server, &request).json().unwrap();
+    let url = server.url(&format!("{FORM}?m={}", link["memento"].as_str().unwrap()));
+    let reopened = wait_until("the refusal reached the form", || {
+        let page = browser.form(&url);
+        assert_eq!(page.status, 200);
+        page.errors()
+            .iter()
+            .any(|e| e.contains("Diagnose unplausibel (Test)"))
+            .then_some(page)
+    });
+    assert!(success_read(&server, id).is_none());
+    assert_eq!(reopened.get("Patient.Vorname"), Some("Bertha"));
+    send(&server, &browser, &reopened);
+    assert!(success_read(&server, id).is_some());
+    assert_eq!(
+        received(&server, id).len(),
+        1,
+        "the scripted refusal recorded nothing"
+    );
+}
+
+#[test]
+fn the_nightly_cleanup_removes_a_result_and_reads_answer_404() {
+    let (_dir, server) = start(&[
+        ("MELDEWERK_MODULES__HOSPREPORT__RETENTION_SECS", "3"),
+        ("MELDEWERK_ENGINE__RETENTION_SWEEP_INTERVAL_SECS", "1"),
+    ]);
+    deposit_certificate(&server, KNOWN_BSNR);
+    let id = "HOSP-CLEANUP";
+    let (browser, form) = open(&server, &complete(Some(id), KNOWN_BSNR));
+    send(&server, &browser, &form);
+    wait_until("the cleanup removed the result", || {
+        success_read(&server, id).is_none().then_some(())
+    });
+    // 404 with and without peek, never 410; not listed; the id stays used.
+    assert_eq!(api_get(&server, &format!("reports/{id}")).status(), 404);
+    assert_eq!(
+        api_get(&server, &format!("reports/{id}?peek=true")).status(),
+        404
+    );
+    assert!(pending(&server).is_empty());
+    assert_eq!(post(&server, &browser, &form).0, 409);
+    assert_valid_fhir(&received(&server, id));
+}
+
+#[test]
+fn in_the_production_environment_a_test_certificate_sends_nothing() {
+    let (_dir, server) = start(&[("MELDEWERK_MODULES__HOSPREPORT__ENVIRONMENT", "production")]);
+    deposit_certificate(&server, KNOWN_BSNR);
+    let (browser, form) = open(&server, &complete(Some("HOSP-PROD"), KNOWN_BSNR));
+    let (status, _, page) = post(&server, &browser, &form);
+    assert_eq!(status, 400);
+    assert!(
+        page.errors().iter().any(|e| e.contains("Produktivsystem")),
+        "{:?}",
+        page.errors()
+    );
+    assert!(received_all(&server).is_empty());
+}
+
+#[test]
+fn settings_out_of_bounds_stop_the_start() {
+    let data = tempfile::tempdir().unwrap();
+    for (key, value, message) in [
+        (
+            "ANSWER_WAIT_SECS",
+            "0",
+            "modules.hospreport: answer_wait_secs must be from 1 to 120",
+        ),
+        (
+            "ENVIRONMENT",
+            "staging",
+            "modules.hospreport: unknown variant: found `staging`",
+        ),
+    ] {
+        let output = std::process::Command::new(common::binary())
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env_remove("MELDEWERK_DATA_DIR")
+            .env("MELDEWERK_OPERATOR__PASSWORD", common::OPERATOR.1)
+            .env(format!("MELDEWERK_MODULES__HOSPREPORT__{key}"), value)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{key}={value}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{key}: {stderr}");
+    }
+}

@@ -100,15 +100,14 @@ fn each_field_rule_names_its_field_every_problem_at_once() {
         &server,
         &body,
         &[
-            "MeldendeEinrichtung.Email must be a well-formed e-mail address like \
-             name@example.org (send null or omit it when there is none)",
+            "MeldendeEinrichtung.Email must be a well-formed email address (send null or omit it)",
             "MeldendeEinrichtung.Fax is not a known field",
             "MeldungsDatum must be a date YYYY-MM-DD",
             "Patient.Standard.Geburtsdatum must be a date YYYY-MM-DD",
             "Patient.Standard.Geschlecht must be one of NASK, ASKU, MAENNLICH, WEIBLICH, \
              DIVERS, UNBESTIMMT",
-            "Patient.Standard.Kontakt.Email must be a well-formed e-mail address like \
-             name@example.org (send null or omit it when there is none)",
+            "Patient.Standard.Kontakt.Email must be a well-formed email address (send null or \
+             omit it)",
         ],
     );
     refused(
@@ -156,10 +155,7 @@ fn the_reporting_facility_must_be_registered_active_and_in_the_users_scope() {
             OUT_OF_SCOPE,
             "MeldendeEinrichtung.BSNR 987654321 is not a facility this account may report for",
         ),
-        (
-            "12345",
-            "MeldendeEinrichtung.BSNR must be a BSNR of nine digits",
-        ),
+        ("12345", "MeldendeEinrichtung.BSNR must be exactly 9 digits"),
     ] {
         let mut body = standard("lab-b-1");
         body["MeldendeEinrichtung"]["BSNR"] = json!(bsnr);

@@ -7,27 +7,10 @@ use std::sync::LazyLock;
 use meldewerk_fhir::codes::{Code, Disease, Interpretation};
 use meldewerk_fhir::BirthMonth;
 
+use crate::demis::{EMAIL, GESCHLECHT, NEUN_ZIFFERN};
 use crate::module_layer::fields::field;
 use crate::module_layer::{Field, FieldKind, TextPattern};
 
-/// The contract's gender values (`Geschlecht`), with the form's words.
-static GESCHLECHT: &[(&str, &str)] = &[
-    ("NASK", "nicht erhoben"),
-    ("ASKU", "erhoben, aber unbekannt"),
-    ("MAENNLICH", "männlich"),
-    ("WEIBLICH", "weiblich"),
-    ("DIVERS", "divers"),
-    ("UNBESTIMMT", "unbestimmt"),
-];
-
-/// An e-mail address, as the accounts take one: one address, at most 254 characters.
-static EMAIL: TextPattern = TextPattern {
-    fits: |text| crate::accounts::Email::parse(text).is_ok(),
-    rule: "must be a well-formed e-mail address like name@example.org (send null or omit it \
-           when there is none)",
-    hint: "E-Mail-Adresse, z. B. name@example.org",
-    sample: "labor@example.org",
-};
 
 /// A birth month and year, `YYYY-MM`.
 static GEBURTSMONAT: TextPattern = TextPattern {
@@ -35,14 +18,6 @@ static GEBURTSMONAT: TextPattern = TextPattern {
     rule: "must be a month YYYY-MM",
     hint: "Monat und Jahr im Format JJJJ-MM, z. B. 1975-04",
     sample: "1975-04",
-};
-
-/// A Betriebsstättennummer: nine digits.
-static BSNR: TextPattern = TextPattern {
-    fits: |text| text.len() == 9 && text.bytes().all(|b| b.is_ascii_digit()),
-    rule: "must be a BSNR of nine digits",
-    hint: "Betriebsstättennummer, neun Ziffern",
-    sample: "123456789",
 };
 
 /// The memento's fields (every member besides `reportId`), in the order of the form.
@@ -149,7 +124,7 @@ pub(super) static FIELDS: &[Field] = &[
     field(
         "MeldendeEinrichtung.BSNR",
         "Betriebsstättennummer (BSNR)",
-        FieldKind::Pattern(&BSNR),
+        FieldKind::Pattern(&NEUN_ZIFFERN),
         "Meldende Einrichtung",
     )
     .with_hint("Name und Anschrift kommen aus dem Einrichtungsregister"),

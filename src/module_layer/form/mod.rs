@@ -216,7 +216,6 @@ pub(crate) async fn submit(
     }
     // Values refused while reading the post are left out: the checks below see the rest, so
     // that one submit reports every problem.
-    let mut object = object;
     // "Weitere Zeile" asks for one more row of an array: the form again, nothing checked yet.
     let more_rows = posted(&posted_form, "_zeile").is_some();
     if !more_rows {

@@ -23,7 +23,7 @@ use crate::web::WebSettings;
 pub const MAX_ID: usize = 128;
 
 /// Problems with the report's id and `clientReference`, the members every field table leaves out.
-fn check_identity(info: &ModuleInfo, object: &Map<String, Value>) -> Vec<Violation> {
+pub(crate) fn check_identity(info: &ModuleInfo, object: &Map<String, Value>) -> Vec<Violation> {
     let mut errors = Vec::new();
     let name = info.id.name();
     let id = |detail: String| Violation::at(format!("/{name}"), detail);
@@ -95,6 +95,23 @@ pub(crate) async fn create(
         .map_err(|e| context.error(&req, e))
 }
 
+/// The request's JSON object, read strictly (`application/json`, at most `limit` bytes, no
+/// duplicate member names), or the error a module endpoint answers.
+pub(crate) async fn read_request(
+    req: &HttpRequest,
+    payload: web::Payload,
+    limit: usize,
+) -> Result<Map<String, Value>, ApiError> {
+    json::read_object(req, payload, limit)
+        .await
+        .map_err(|e| match e {
+            JsonError::UnsupportedMediaType => ApiError::UnsupportedMediaType,
+            JsonError::TooLarge(limit) => ApiError::TooLarge(limit),
+            JsonError::TimedOut(secs) => ApiError::TimedOut(secs),
+            JsonError::Invalid(message) => ApiError::Validation(vec![Violation::whole(message)]),
+        })
+}
+
 async fn create_memento(
     req: &HttpRequest,
     user: &ApiUser,
@@ -104,14 +121,7 @@ async fn create_memento(
     master: &MasterKey,
     store: &Arc<dyn Store>,
 ) -> Result<HttpResponse, ApiError> {
-    let object = json::read_object(req, payload, settings.max_body_bytes)
-        .await
-        .map_err(|e| match e {
-            JsonError::UnsupportedMediaType => ApiError::UnsupportedMediaType,
-            JsonError::TooLarge(limit) => ApiError::TooLarge(limit),
-            JsonError::TimedOut(secs) => ApiError::TimedOut(secs),
-            JsonError::Invalid(message) => ApiError::Validation(vec![Violation::whole(message)]),
-        })?;
+    let object = read_request(req, payload, settings.max_body_bytes).await?;
     let info = context.info;
     let mut errors = check_identity(info, &object);
     let id_and_reference = [info.id.name(), "clientReference"];

@@ -12,11 +12,13 @@
 //! - [`form`]: the form mechanics (pre-fill, CSRF, validation with re-render keeping every value,
 //!   the message built and signed, dispatch with it in one transaction, double-dispatch refusal,
 //!   confirmation page);
+//! - [`dispatch`]: dispatching a report and waiting, bounded, for the authority's decision;
 //! - [`errors`]: the error styles;
 //! - [`fields`]: the field tables that drive validation and forms;
 //! - [`routes`]: registration of a module's routes under its path segment.
 
 pub mod context;
+pub(crate) mod dispatch;
 pub mod errors;
 pub mod fields;
 pub mod form;
@@ -372,13 +374,15 @@ pub trait Module: Send + Sync + 'static {
         None
     }
 
-    /// Checks the completed content of `form` against the full rule set of the message and
-    /// builds the message; the report is dispatched only when this finds nothing, with this
-    /// message, which is the one delivered (signed at dispatch, stored with the report). Every
-    /// problem is reported at once (a form is finished in one pass).
+    /// Checks the completed content of `form` for the report `id` against the full rule set of
+    /// the message and builds the message; the report is dispatched only when this finds
+    /// nothing, with this message, which is the one delivered (signed at dispatch, stored with
+    /// the report). Every problem is reported at once (a form is finished in one pass). `id` is
+    /// for messages that carry the report's own id (a FHIR notification's `NotificationId`).
     fn checked_message(
         &self,
         form: &Form,
+        id: &str,
         content: &Value,
     ) -> Result<BuiltMessage, Vec<DispatchProblem>>;
 

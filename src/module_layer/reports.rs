@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
-use super::{mock, ExpiredAnswer};
+use super::{mock, ExpiredAnswer, ModuleInfo};
 use crate::auth::ApiUser;
 
 /// The members of a result body before `receiptPdf`, serialized from borrowed fields. Members
@@ -131,11 +131,7 @@ async fn results_among(
 ) -> Result<Vec<String>, ApiError> {
     let mut kept = Vec::with_capacity(ids.len());
     for id in ids {
-        let key = ReportKey {
-            owner: user.0.name.clone(),
-            module: context.info.module.into(),
-            id,
-        };
+        let key = key(user, context.info, &id);
         let result = store.report_result(&key).await?;
         if result.is_some_and(|r| is_result(context, r.status)) {
             kept.push(key.id);
@@ -145,7 +141,7 @@ async fn results_among(
 }
 
 /// Whether `peek` asks for a non-consuming read; anything but `true`/`false` is a 400.
-fn parse_peek(req: &HttpRequest) -> Result<bool, ApiError> {
+pub(crate) fn parse_peek(req: &HttpRequest) -> Result<bool, ApiError> {
     let mut peek = false;
     for (name, value) in url_pairs(req.query_string()) {
         if name == "peek" {
@@ -195,6 +191,38 @@ pub(crate) async fn get_report(
         .map_err(|e| context.error(&req, e))
 }
 
+/// The key of the caller's report `id` of the module.
+pub(crate) fn key(user: &ApiUser, info: &ModuleInfo, id: &str) -> ReportKey {
+    ReportKey {
+        owner: user.0.name.clone(),
+        module: info.module.into(),
+        id: id.into(),
+    }
+}
+
+/// What a read of report `id` answers once retention removed its payload.
+fn expired(info: &ModuleInfo, id: &str) -> ApiError {
+    match info.expired {
+        ExpiredAnswer::Gone => ApiError::Expired(id.to_owned()),
+        ExpiredAnswer::NotFound => ApiError::NotFound(id.to_owned()),
+    }
+}
+
+/// The stored result of the report `key`, read without changing anything (retrieved or not);
+/// 404 when there is none (not dispatched, unknown, another user's), the module's expired
+/// answer once retention removed its payload.
+pub(crate) async fn stored_result(
+    store: &dyn Store,
+    key: &ReportKey,
+    info: &ModuleInfo,
+) -> Result<ReportResult, ApiError> {
+    match store.report_result(key).await? {
+        Some(result) if result.expired_at.is_some() => Err(expired(info, &key.id)),
+        Some(result) => Ok(result),
+        None => Err(ApiError::NotFound(key.id.clone())),
+    }
+}
+
 async fn read(
     user: &ApiUser,
     id: &str,
@@ -207,15 +235,7 @@ async fn read(
     if let Some(outcome) = mock::outcome(info, id) {
         return Ok(HttpResponse::Ok().json(mock::result(info, id, outcome)));
     }
-    let expired = || match info.expired {
-        ExpiredAnswer::Gone => ApiError::Expired(id.to_owned()),
-        ExpiredAnswer::NotFound => ApiError::NotFound(id.to_owned()),
-    };
-    let key = ReportKey {
-        owner: user.0.name.clone(),
-        module: info.module.into(),
-        id: id.into(),
-    };
+    let key = key(user, info, id);
     if !every_report_is_a_result(context) {
         // A report that is no result (yet) answers as if there were none, and is not consumed.
         let result = store.report_result(&key).await?;
@@ -224,17 +244,15 @@ async fn read(
         }
     }
     let result = if peek {
-        match store.report_result(&key).await? {
-            Some(result) if result.expired_at.is_some() => return Err(expired()),
-            Some(result) if result.polled => return Err(ApiError::AlreadyRetrieved(id.into())),
-            Some(result) => result,
-            None => return Err(ApiError::NotFound(id.into())),
+        match stored_result(store.as_ref(), &key, info).await? {
+            result if result.polled => return Err(ApiError::AlreadyRetrieved(id.into())),
+            result => result,
         }
     } else {
         match store.consume_report(&key).await? {
             Consumed::Result(result) => result,
             Consumed::AlreadyRetrieved => return Err(ApiError::AlreadyRetrieved(id.into())),
-            Consumed::Expired => return Err(expired()),
+            Consumed::Expired => return Err(expired(info, id)),
             Consumed::NotFound => return Err(ApiError::NotFound(id.into())),
         }
     };

@@ -10,13 +10,15 @@ use super::context::{FormContext, ModuleContext};
 use super::errors::ApiError;
 use super::{form, memento, reports, Module};
 
-async fn only_post(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
+/// 405 in the module's error style, `Allow: POST`.
+pub(crate) async fn only_post(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
     context
         .error(&req, ApiError::MethodNotAllowed("POST"))
         .error_response()
 }
 
-async fn only_get(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
+/// 405 in the module's error style, `Allow: GET`.
+pub(crate) async fn only_get(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
     context
         .error(&req, ApiError::MethodNotAllowed("GET"))
         .error_response()
@@ -124,6 +126,7 @@ mod tests {
         fn checked_message(
             &self,
             _: &Form,
+            _: &str,
             _: &Value,
         ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
             Err(Vec::new())

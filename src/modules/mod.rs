@@ -15,6 +15,7 @@ macro_rules! modules {
 }
 
 modules! {
+    bedreport,
     birthdata,
     birthnotice,
     deathnotice,

@@ -1,17 +1,15 @@
 //! What the labreport tests share: a server with a laboratory user whose customer may report
 //! for the registered facilities, the requests of a standard and an anonymous patient, the way
 //! through the disease index to a form, and the notifications the simulated reporting system
-//! received, each validated by the FHIR validator (the fhir crate's, included by its path).
+//! received (validated by the health modules' shared helper, `common::demis`).
 #![allow(dead_code)] // each test binary uses a different subset
 
 use base64::Engine as _;
 use reqwest::blocking::Response;
 use serde_json::{json, Value};
 
+pub use super::common::demis::assert_valid_laboratory_notifications;
 use super::common::*;
-
-#[path = "../../fhir/tests/validator/mod.rs"]
-mod validator;
 
 /// The laboratory's API user, of customer `K-1`.
 pub const USER: &str = "labor";
@@ -218,32 +216,6 @@ pub fn bundle_of(record: &Value) -> Value {
         .decode(record["body"].as_str().unwrap())
         .unwrap();
     serde_json::from_slice(&body).unwrap()
-}
-
-/// Validates every notification of `records` with the FHIR validator and compares it with the
-/// DEMIS laboratory example (its profiles and resource types, the disease's profile suffix
-/// `suffix` of each).
-pub fn assert_valid_laboratory_notifications(records: &[(Value, &'static str)]) {
-    let dir = tempfile::tempdir().unwrap();
-    let cases: Vec<validator::Case> = records
-        .iter()
-        .enumerate()
-        .map(|(i, (record, suffix))| {
-            let path = dir.path().join(format!("received-{i}.json"));
-            std::fs::write(&path, serde_json::to_vec(&bundle_of(record)).unwrap()).unwrap();
-            validator::Case {
-                suffix: Some(suffix),
-                ..validator::Case::new(path, validator::LABORATORY)
-            }
-        })
-        .collect();
-    let output = validator::validate(dir.path(), &cases);
-    let text = validator::report(&output);
-    assert!(output.status.success(), "{text}");
-    assert!(
-        text.contains(&format!("{} documents checked, 0 failures", cases.len())),
-        "{text}"
-    );
 }
 
 /// The DEMIS profile suffix of each disease's laboratory profiles.

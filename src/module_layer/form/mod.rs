@@ -240,7 +240,7 @@ pub(crate) async fn submit(
     let content = Value::Object(object);
     let mut built = None;
     if !more_rows {
-        match context.module.checked_message(form, &content) {
+        match context.module.checked_message(form, &id, &content) {
             Ok(message) => built = Some(message),
             Err(found) => {
                 for problem in found {

@@ -192,8 +192,11 @@ impl Module for Labreport {
     fn checked_message(
         &self,
         _form: &Form,
+        _id: &str,
         content: &Value,
     ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
+        // The content carries its `reportId` already (added at the look-up, so that the stored
+        // submission has it for the engine's builder too).
         demis::checked_message::<Laborbefund>(content, "")
     }
 

@@ -18,7 +18,7 @@ use meldewerk_fhir::{IdSource, RandomIds};
 use meldewerk_storage::{Bsnr, Environment, Report, Sender};
 use serde_json::Value;
 
-use crate::module_layer::{DispatchProblem, ExpiredAnswer, Field, Form, ModuleInfo};
+use crate::module_layer::{DispatchProblem, ExpiredAnswer, Field, Form, ModuleInfo, TextPattern};
 
 /// The transport of every health module: the national infectious-disease reporting system.
 pub const TRANSPORT: &str = "demis";
@@ -30,6 +30,52 @@ pub const FHIR_JSON: &str = meldewerk_transports::demis::FHIR_JSON;
 /// `hospreport`, spec/04 for `labreport`), then the nightly cleanup removes them and reads
 /// answer 404.
 pub const RETENTION: Duration = Duration::from_secs(3 * 24 * 3600);
+
+/// The contract's gender values (`Geschlecht`) of the health modules, with the forms' words:
+/// the names of [`meldewerk_fhir::codes::Gender`] (a unit test keeps them equal).
+pub const GESCHLECHT: &[(&str, &str)] = &[
+    ("NASK", "nicht erhoben"),
+    ("ASKU", "erhoben, aber unbekannt"),
+    ("MAENNLICH", "männlich"),
+    ("WEIBLICH", "weiblich"),
+    ("DIVERS", "divers"),
+    ("UNBESTIMMT", "unbestimmt"),
+];
+
+fn nine_digits(text: &str) -> bool {
+    text.len() == 9 && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// BSNR, IK and LANR: nine digits each (spec/02 §8).
+pub static NEUN_ZIFFERN: TextPattern = TextPattern {
+    fits: nine_digits,
+    rule: "must be exactly 9 digits",
+    hint: "9 Ziffern",
+    sample: "123456789",
+};
+
+/// An address as a mail program takes it: one `@`, something before it, a dot in the domain,
+/// no white space.
+fn email(text: &str) -> bool {
+    let Some((local, domain)) = text.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !text.chars().any(char::is_whitespace)
+        && text.chars().count() <= 254
+}
+
+/// An email address (spec/02 §7: well-formed, or null or absent).
+pub static EMAIL: TextPattern = TextPattern {
+    fits: email,
+    rule: "must be a well-formed email address (send null or omit it)",
+    hint: "z. B. name@beispiel.de",
+    sample: "name@beispiel.de",
+};
 
 /// A health module's identity: delivered to the reporting system, results kept for
 /// [`RETENTION`], 404 afterwards (as if the report never existed), no mock ids.
@@ -227,6 +273,16 @@ mod tests {
     fn a_content_that_does_not_read_names_its_field() {
         let problems = checked_message::<Beds>(&json!({}), "").unwrap_err();
         assert_eq!(problems[0].path.as_deref(), Some("occupied"));
+    }
+
+    #[test]
+    fn emails_and_nine_digits() {
+        assert!(email("a.b@klinik.de"));
+        for bad in ["", "a@b", "@b.de", "a b@c.de", "a@b@c.de", "a@.de", "a@b."] {
+            assert!(!email(bad), "{bad}");
+        }
+        assert!(nine_digits("123456789"));
+        assert!(!nine_digits("12345678") && !nine_digits("12345678x"));
     }
 
     #[test]

@@ -7,8 +7,6 @@
 
 mod common;
 mod hospreport_common;
-#[path = "../fhir/tests/validator/mod.rs"]
-mod validator;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;

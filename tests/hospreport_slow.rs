@@ -5,8 +5,6 @@
 
 mod common;
 mod hospreport_common;
-#[path = "../fhir/tests/validator/mod.rs"]
-mod validator;
 
 use common::wait_until;
 use hospreport_common::*;

@@ -57,6 +57,9 @@ pub enum ApiError {
     /// 410: payload removed by retention.
     #[error("report expired")]
     Expired(String),
+    /// 409: the caller has sent a report under this id already; an id is used once.
+    #[error("report id used already")]
+    Duplicate(String),
     /// 413: body larger than the limit.
     #[error("request body too large")]
     TooLarge(usize),
@@ -117,6 +120,7 @@ impl ApiError {
             ApiError::NotFound(_) | ApiError::NoSuchEndpoint => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::AlreadyRetrieved(_) | ApiError::Expired(_) => StatusCode::GONE,
+            ApiError::Duplicate(_) => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::TimedOut(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -135,6 +139,11 @@ impl ApiError {
             }
             ApiError::Expired(id) => {
                 format!("report {id} has expired: its result was removed by retention")
+            }
+            ApiError::Duplicate(id) => {
+                format!(
+                    "report {id} has been sent already; a report id is used once, send a fresh one"
+                )
             }
             ApiError::NoSuchEndpoint => "no such endpoint".into(),
             ApiError::MethodNotAllowed(allowed) => format!("method not allowed; use {allowed}"),
@@ -218,6 +227,10 @@ impl ModuleError {
             ApiError::Expired(_) => (
                 format!("{base}/Products/{module}/problems/report-expired"),
                 "Report expired",
+            ),
+            ApiError::Duplicate(_) => (
+                format!("{base}/Products/{module}/problems/report-id-duplicate"),
+                "Report id used already",
             ),
             ApiError::TooLarge(_) => (
                 format!("{base}/problems/request-too-large"),
@@ -351,6 +364,10 @@ mod tests {
             (
                 ApiError::Expired("x".into()),
                 "https://p.example/Products/birthdata/problems/report-expired",
+            ),
+            (
+                ApiError::Duplicate("x".into()),
+                "https://p.example/Products/birthdata/problems/report-id-duplicate",
             ),
         ];
         for (api, expected) in cases {

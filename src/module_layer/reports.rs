@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
-use super::{mock, ExpiredAnswer};
+use super::{mock, ExpiredAnswer, ModuleInfo};
 use crate::auth::ApiUser;
 
 /// The members of a result body before `receiptPdf`, serialized from borrowed fields. Members
@@ -95,30 +95,53 @@ pub(crate) async fn list_pending(
         .pending_ids(&user.0.name, context.info.module)
         .await
         .map_err(|e| context.error(&req, e.into()))?;
-    if context.info.at_once.is_some() {
-        // Only successful reports are results; one in delivery or refused is none (yet).
-        let mut results = Vec::with_capacity(ids.len());
-        for id in ids {
-            let key = ReportKey {
-                owner: user.0.name.clone(),
-                module: context.info.module.into(),
-                id,
-            };
-            let result = store
-                .report_result(&key)
-                .await
-                .map_err(|e| context.error(&req, e.into()))?;
-            if result.is_some_and(|r| r.status == ReportStatus::Success) {
-                results.push(key.id);
-            }
-        }
-        ids = results;
+    if !every_report_is_a_result(&context) {
+        ids = results_among(&user, &context, &store, ids)
+            .await
+            .map_err(|e| context.error(&req, e))?;
     }
     Ok(HttpResponse::Ok().json(ids))
 }
 
+/// Whether every report of the module is a result, whatever its state (the default).
+fn every_report_is_a_result(context: &ModuleContext) -> bool {
+    context.info.at_once.is_none() && context.module.pending_is_a_result()
+}
+
+/// Whether a report in `status` is a result the module's reads answer and its pending list
+/// names: of a module answering at once only a successful one (one in delivery, or refused and
+/// not yet forgotten, is none); of a module whose contract knows only final results a decided
+/// one ([`super::Module::pending_is_a_result`]); else any.
+fn is_result(context: &ModuleContext, status: ReportStatus) -> bool {
+    if context.info.at_once.is_some() {
+        status == ReportStatus::Success
+    } else if !context.module.pending_is_a_result() {
+        status.is_final()
+    } else {
+        true
+    }
+}
+
+/// Those of `ids` whose report is a result ([`is_result`]).
+async fn results_among(
+    user: &ApiUser,
+    context: &ModuleContext,
+    store: &Arc<dyn Store>,
+    ids: Vec<String>,
+) -> Result<Vec<String>, ApiError> {
+    let mut kept = Vec::with_capacity(ids.len());
+    for id in ids {
+        let key = key(user, context.info, &id);
+        let result = store.report_result(&key).await?;
+        if result.is_some_and(|r| is_result(context, r.status)) {
+            kept.push(key.id);
+        }
+    }
+    Ok(kept)
+}
+
 /// Whether `peek` asks for a non-consuming read; anything but `true`/`false` is a 400.
-fn parse_peek(req: &HttpRequest) -> Result<bool, ApiError> {
+pub(crate) fn parse_peek(req: &HttpRequest) -> Result<bool, ApiError> {
     let mut peek = false;
     for (name, value) in url_pairs(req.query_string()) {
         if name == "peek" {
@@ -168,6 +191,38 @@ pub(crate) async fn get_report(
         .map_err(|e| context.error(&req, e))
 }
 
+/// The key of the caller's report `id` of the module.
+pub(crate) fn key(user: &ApiUser, info: &ModuleInfo, id: &str) -> ReportKey {
+    ReportKey {
+        owner: user.0.name.clone(),
+        module: info.module.into(),
+        id: id.into(),
+    }
+}
+
+/// What a read of report `id` answers once retention removed its payload.
+fn expired(info: &ModuleInfo, id: &str) -> ApiError {
+    match info.expired {
+        ExpiredAnswer::Gone => ApiError::Expired(id.to_owned()),
+        ExpiredAnswer::NotFound => ApiError::NotFound(id.to_owned()),
+    }
+}
+
+/// The stored result of the report `key`, read without changing anything (retrieved or not);
+/// 404 when there is none (not dispatched, unknown, another user's), the module's expired
+/// answer once retention removed its payload.
+pub(crate) async fn stored_result(
+    store: &dyn Store,
+    key: &ReportKey,
+    info: &ModuleInfo,
+) -> Result<ReportResult, ApiError> {
+    match store.report_result(key).await? {
+        Some(result) if result.expired_at.is_some() => Err(expired(info, &key.id)),
+        Some(result) => Ok(result),
+        None => Err(ApiError::NotFound(key.id.clone())),
+    }
+}
+
 async fn read(
     user: &ApiUser,
     id: &str,
@@ -180,35 +235,24 @@ async fn read(
     if let Some(outcome) = mock::outcome(info, id) {
         return Ok(HttpResponse::Ok().json(mock::result(info, id, outcome)));
     }
-    let expired = || match info.expired {
-        ExpiredAnswer::Gone => ApiError::Expired(id.to_owned()),
-        ExpiredAnswer::NotFound => ApiError::NotFound(id.to_owned()),
-    };
-    let key = ReportKey {
-        owner: user.0.name.clone(),
-        module: info.module.into(),
-        id: id.into(),
-    };
-    if info.at_once.is_some() {
-        // Only successful reports are results: one in delivery, or refused and not yet
-        // forgotten, answers as if there were none, and is not consumed.
+    let key = key(user, info, id);
+    if !every_report_is_a_result(context) {
+        // A report that is no result (yet) answers as if there were none, and is not consumed.
         let result = store.report_result(&key).await?;
-        if result.is_some_and(|r| r.status != ReportStatus::Success) {
+        if result.is_some_and(|r| !is_result(context, r.status)) {
             return Err(ApiError::NotFound(id.into()));
         }
     }
     let result = if peek {
-        match store.report_result(&key).await? {
-            Some(result) if result.expired_at.is_some() => return Err(expired()),
-            Some(result) if result.polled => return Err(ApiError::AlreadyRetrieved(id.into())),
-            Some(result) => result,
-            None => return Err(ApiError::NotFound(id.into())),
+        match stored_result(store.as_ref(), &key, info).await? {
+            result if result.polled => return Err(ApiError::AlreadyRetrieved(id.into())),
+            result => result,
         }
     } else {
         match store.consume_report(&key).await? {
             Consumed::Result(result) => result,
             Consumed::AlreadyRetrieved => return Err(ApiError::AlreadyRetrieved(id.into())),
-            Consumed::Expired => return Err(expired()),
+            Consumed::Expired => return Err(expired(info, id)),
             Consumed::NotFound => return Err(ApiError::NotFound(id.into())),
         }
     };

@@ -10,13 +10,15 @@ use super::context::{FormContext, ModuleContext};
 use super::errors::ApiError;
 use super::{form, memento, reports, Module};
 
-async fn only_post(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
+/// 405 in the module's error style, `Allow: POST`.
+pub(crate) async fn only_post(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
     context
         .error(&req, ApiError::MethodNotAllowed("POST"))
         .error_response()
 }
 
-async fn only_get(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
+/// 405 in the module's error style, `Allow: GET`.
+pub(crate) async fn only_get(req: HttpRequest, context: web::Data<ModuleContext>) -> HttpResponse {
     context
         .error(&req, ApiError::MethodNotAllowed("GET"))
         .error_response()
@@ -75,7 +77,7 @@ pub fn configure(
                     .route(web::post().to(form::submit)),
             )
             .service(
-                web::resource(format!("{}/sent", form.path))
+                web::resource(form.sent_path())
                     .app_data(context)
                     .route(web::get().to(form::sent)),
             );
@@ -124,6 +126,7 @@ mod tests {
         fn checked_message(
             &self,
             _: &Form,
+            _: &str,
             _: &Value,
         ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
             Err(Vec::new())

@@ -15,8 +15,10 @@ macro_rules! modules {
 }
 
 modules! {
+    bedreport,
     birthdata,
     birthnotice,
     deathnotice,
     hospreport,
+    labreport,
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod demis;
 pub mod pkcs12;
 pub mod raw;
 pub mod remote;

@@ -10,7 +10,6 @@ use serde_json::{json, Value};
 
 use crate::common::pkcs12::{pkcs12, TestCa, PASSPHRASE};
 use crate::common::{Browser, DataDir, Form, Server, OPERATOR};
-use crate::validator::{report, validate, Case};
 
 pub const MODULE: &str = "hospreport";
 pub const USER: &str = "klinikum";
@@ -184,24 +183,9 @@ pub fn received_all(server: &Server) -> Vec<Value> {
 /// Validates every bundle in `records` with Python's `fhir.resources` and against the DEMIS
 /// hospitalisation example (profiles of the bundle and of each resource).
 pub fn assert_valid_fhir(records: &[Value]) {
-    assert!(!records.is_empty(), "nothing to validate");
-    let dir = tempfile::tempdir().unwrap();
-    let cases: Vec<Case> = records
-        .iter()
-        .enumerate()
-        .map(|(n, record)| {
-            let body = STANDARD.decode(record["body"].as_str().unwrap()).unwrap();
-            let path = dir.path().join(format!("received-{n}.json"));
-            std::fs::write(&path, body).unwrap();
-            Case::new(path, "DiseaseHospitalizationNotificationExample.json")
-        })
-        .collect();
-    let output = validate(dir.path(), &cases);
-    let text = report(&output);
-    assert!(output.status.success(), "{text}");
-    assert!(
-        text.contains(&format!("{} documents checked, 0 failures", cases.len())),
-        "{text}"
+    crate::common::demis::assert_valid_fhir(
+        records,
+        "DiseaseHospitalizationNotificationExample.json",
     );
 }
 

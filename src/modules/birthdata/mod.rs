@@ -111,6 +111,7 @@ impl Module for Birthdata {
     fn checked_message(
         &self,
         form: &Form,
+        _id: &str,
         content: &Value,
     ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
         let label = |path: &str| label(INFO.fields, path).to_owned();

@@ -105,6 +105,7 @@ impl Module for Deathnotice {
     fn checked_message(
         &self,
         form: &Form,
+        _id: &str,
         content: &Value,
     ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
         let slot = slot_of(form);

@@ -125,6 +125,7 @@ impl Module for Hospreport {
     fn checked_message(
         &self,
         form: &Form,
+        _id: &str,
         content: &Value,
     ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
         demis::checked_message::<Meldung>(content, form.prefix)

@@ -1,0 +1,39 @@
+//! Dispatching a report and waiting, bounded, for the authority's decision: for a request that
+//! must answer with it (a bed occupancy report sent without a form, a form of a reporting
+//! system that decides at once). The delivery stays the engine's either way: retried,
+//! deduplicated, ended by the one path that ends reports; the wait only listens for that end.
+
+use std::time::Duration;
+
+use meldewerk_actors::Engine;
+use meldewerk_storage::{FinishedReport, Report, Store, StoreResult};
+
+/// How far a report had come when [`dispatch_and_await_end`] stopped waiting.
+#[derive(Debug)]
+pub(crate) enum Awaited {
+    /// The report ended (SUCCESS, or FAILURE with its reason) within the wait.
+    Ended(FinishedReport),
+    /// It had not ended when the wait was over: it goes on in the engine (the outbox keeps its
+    /// job), and its result is read later.
+    StillRunning,
+}
+
+/// Stores `report` with its delivery job (one transaction), hands the job to the engine and
+/// waits at most `limit` for the report's end. The watch is registered before the dispatch, so
+/// that no end can come first. `Err` when the report was not stored: `StoreError::Conflict` for
+/// an id the owner has used in this module already, an unavailable store; nothing is delivered
+/// then.
+pub(crate) async fn dispatch_and_await_end(
+    store: &dyn Store,
+    engine: &Engine,
+    report: Report,
+    limit: Duration,
+) -> StoreResult<Awaited> {
+    let watch = engine.watch(report.key.clone());
+    let job = store.dispatch_report(report).await?;
+    engine.queued(job);
+    Ok(match watch.ended(limit).await {
+        Some(finished) => Awaited::Ended(finished),
+        None => Awaited::StillRunning,
+    })
+}

@@ -1,0 +1,196 @@
+//! The bed occupancy module's own API routes: `POST /report`, the direct submission answered
+//! with the reporting system's decision, and `GET /status/{reportId}`, the stored outcome.
+//! Decisions on what the contract leaves open are in docs/decisions.md ("bedreport").
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::Utc;
+use meldewerk_actors::Engine;
+use meldewerk_storage::{Consumed, Report, ReportKey, ReportResult, ReportStatus, Store, StoreError};
+use serde_json::{json, Map, Value};
+
+use super::content::missing;
+use super::FORM_NAME;
+use crate::auth::ApiUser;
+use crate::module_layer::context::ModuleContext;
+use crate::module_layer::dispatch::{dispatch_and_await_end, Awaited};
+use crate::module_layer::errors::{ApiError, ModuleError, Violation};
+use crate::module_layer::fields::validate;
+use crate::module_layer::{memento, reports, rfc3339, routes};
+use crate::telemetry::log_str;
+use crate::web::WebSettings;
+
+/// Largest body `POST /report` reads (or `max_body_bytes`, if smaller): a report with every
+/// text at its longest fits several times.
+const MAX_REPORT_BYTES: usize = 32 * 1024;
+
+/// `errorMsg` of a report the reporting system has not decided on yet.
+const UNDECIDED: &str = "the reporting system has not decided yet; the report is being \
+                         delivered, read GET /api/bedreport/v1/status/{reportId} for its outcome";
+
+/// How long `POST /report` waits for the decision (the module's `answer_wait_secs`).
+#[derive(Debug, Clone, Copy)]
+struct AnswerWait(Duration);
+
+/// Registers `/report` and `/status/{reportId}` inside the module's API scope.
+pub(super) fn configure(cfg: &mut web::ServiceConfig, wait: Duration) {
+    cfg.app_data(web::Data::new(AnswerWait(wait)))
+        .service(
+            web::resource("/report")
+                .route(web::post().to(submit))
+                .default_service(web::to(routes::only_post)),
+        )
+        .service(
+            web::resource("/status/{reportId}")
+                .route(web::get().to(status))
+                .default_service(web::to(routes::only_get)),
+        );
+}
+
+/// The answer of a direct submission: `{reportId, succeeded, errorMsg}` with `status`.
+fn answer(status: StatusCode, id: &str, failure: Option<&str>) -> HttpResponse {
+    HttpResponse::build(status).json(json!({
+        "reportId": id,
+        "succeeded": status == StatusCode::OK && failure.is_none(),
+        "errorMsg": failure,
+    }))
+}
+
+/// The violations of the direct submission's rules beyond the field table: every hospital
+/// detail and both occupied-bed counts must be given (spec/02 §2.5, spec/04).
+fn mandatory(object: &Map<String, Value>) -> Vec<Violation> {
+    let content = Value::Object(object.clone());
+    missing(&content)
+        .into_iter()
+        .map(|m| {
+            let pointer = format!("/{}", m.path.replace('.', "/"));
+            let rule = if m.blank { "be empty" } else { "be null" };
+            Violation::at(pointer, format!("{} must not {rule}", m.path))
+        })
+        .collect()
+}
+
+/// `POST /api/bedreport/v1/report`: validate strictly, store and dispatch the report, and
+/// answer the reporting system's decision (200), or 202 when it takes longer than the wait.
+#[tracing::instrument(name = "bed_report", skip_all)]
+#[allow(clippy::too_many_arguments)] // actix extractors, one each for what the handler uses
+async fn submit(
+    req: HttpRequest,
+    user: ApiUser,
+    payload: web::Payload,
+    context: web::Data<ModuleContext>,
+    settings: web::Data<WebSettings>,
+    store: web::Data<Arc<dyn Store>>,
+    engine: web::Data<Engine>,
+    wait: web::Data<AnswerWait>,
+) -> Result<HttpResponse, ModuleError> {
+    let limit = settings.max_body_bytes.min(MAX_REPORT_BYTES);
+    let fail = |e| context.error(&req, e);
+    let mut object = memento::read_request(&req, payload, limit)
+        .await
+        .map_err(fail)?;
+    let info = context.info;
+    let member = info.id.name();
+    let mut errors = memento::check_identity(info, &object);
+    errors.extend(validate(&context.fields, &object, &[member]));
+    errors.extend(mandatory(&object));
+    if !errors.is_empty() {
+        return Err(fail(ApiError::Validation(errors)));
+    }
+    let Some(Value::String(id)) = object.remove(member) else {
+        return Err(fail(ApiError::Internal(format!("a checked {member} is a string"))));
+    };
+    let key = ReportKey {
+        owner: user.0.name.clone(),
+        module: info.module.into(),
+        id: id.clone(),
+    };
+    let report = Report::new_pending(
+        key,
+        Value::Object(object),
+        None,
+        uuid::Uuid::new_v4().to_string(),
+        Utc::now(),
+    );
+    let awaited = dispatch_and_await_end(store.as_ref().as_ref(), &engine, report, wait.0).await;
+    let (user, logged) = (log_str(&user.0.name), log_str(&id));
+    match awaited {
+        Ok(Awaited::Ended(finished)) => {
+            tracing::info!(%user, id = %logged, succeeded = finished.failure.is_none(), "bed occupancy report decided");
+            Ok(answer(StatusCode::OK, &id, finished.failure.as_deref()))
+        }
+        Ok(Awaited::StillRunning) => {
+            tracing::info!(%user, id = %logged, "bed occupancy report undecided within the wait");
+            Ok(answer(StatusCode::ACCEPTED, &id, Some(UNDECIDED)))
+        }
+        Err(StoreError::Conflict(_)) => Err(fail(ApiError::Duplicate(id))),
+        Err(e) => Err(fail(e.into())),
+    }
+}
+
+/// The status object of spec/02 §2.5 for report `id`: `succeeded` once the reporting system
+/// accepted it, `errorMsg` its reason for a refusal (or, while undecided, that it is), the
+/// receipt when there is one. Also the body of the layer's `GET /reports/{reportId}`.
+pub(super) fn status_body(id: &str, result: &ReportResult) -> Value {
+    let error_msg = match result.status {
+        ReportStatus::Success => None,
+        ReportStatus::Failure => result.failure_reason.as_deref(),
+        ReportStatus::Pending => Some(UNDECIDED),
+    };
+    json!({
+        "reportId": id,
+        "succeeded": result.status == ReportStatus::Success,
+        "sendDate": rfc3339(result.submitted_at),
+        "formName": FORM_NAME,
+        "errorMsg": error_msg,
+        "base64Pdf": (result.status == ReportStatus::Success)
+            .then_some(result.receipt_base64.as_deref())
+            .flatten(),
+    })
+}
+
+/// `GET /api/bedreport/v1/status/{reportId}[?peek=true]`: the stored outcome, 200 once decided
+/// (202 while the reporting system has not decided). A read without `peek` marks a decided
+/// report retrieved (it leaves `GET /reports`), yet it stays readable until retention removes
+/// it; 404 for an unknown id, another user's, or one past retention.
+#[tracing::instrument(name = "bed_status", skip_all)]
+async fn status(
+    req: HttpRequest,
+    user: ApiUser,
+    id: web::Path<String>,
+    context: web::Data<ModuleContext>,
+    store: web::Data<Arc<dyn Store>>,
+) -> Result<HttpResponse, ModuleError> {
+    read_status(&req, &user, &id, &context, store.as_ref())
+        .await
+        .map_err(|e| context.error(&req, e))
+}
+
+async fn read_status(
+    req: &HttpRequest,
+    user: &ApiUser,
+    id: &str,
+    context: &ModuleContext,
+    store: &Arc<dyn Store>,
+) -> Result<HttpResponse, ApiError> {
+    let peek = reports::parse_peek(req)?;
+    let key = reports::key(user, context.info, id);
+    let mut result = reports::stored_result(store.as_ref(), &key, context.info).await?;
+    if result.status.is_final() && !result.polled && !peek {
+        result = match store.consume_report(&key).await? {
+            Consumed::Result(consumed) => consumed,
+            // Another read marked it first: the same outcome.
+            Consumed::AlreadyRetrieved => result,
+            Consumed::Expired | Consumed::NotFound => return Err(ApiError::NotFound(id.into())),
+        };
+    }
+    let code = if result.status.is_final() {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    Ok(HttpResponse::build(code).json(status_body(id, &result)))
+}

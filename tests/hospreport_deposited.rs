@@ -9,8 +9,6 @@
 
 mod common;
 mod hospreport_common;
-#[path = "../fhir/tests/validator/mod.rs"]
-mod validator;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -31,14 +31,14 @@ struct Keys {
 /// store (both replay their logs at start-up), so this is made first and bound to the store and
 /// the master key ([`DepositedCertificates::bind`]) before the engine delivers anything.
 #[derive(Clone, Default)]
-pub struct DepositedCertificates {
+pub(crate) struct DepositedCertificates {
     keys: Arc<OnceLock<Keys>>,
 }
 
 impl DepositedCertificates {
     /// Reads the certificates from `store`, their keys opened with `master`, from now on.
     /// Bound once; a second call changes nothing.
-    pub fn bind(&self, store: Arc<dyn Store>, master: Arc<MasterKey>) {
+    pub(crate) fn bind(&self, store: Arc<dyn Store>, master: Arc<MasterKey>) {
         let _ = self.keys.set(Keys { store, master });
     }
 }

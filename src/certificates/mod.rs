@@ -19,7 +19,7 @@ use meldewerk_storage::{Bsnr, Environment, FacilityCertificate, NotNineDigits, S
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 pub use command::CertificateCommand;
-pub use identity::DepositedCertificates;
+pub(crate) use identity::DepositedCertificates;
 
 use crate::crypto::{MasterKey, CERTIFICATE_KEY};
 

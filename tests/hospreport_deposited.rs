@@ -87,17 +87,6 @@ fn tester(ca: &TestCa, facility: &Issued) -> Client {
         .unwrap()
 }
 
-/// What the simulator's process registered for report `id`, over its testers' `/received`.
-fn registered(peer: &Peer, tester: &Client, id: &str) -> Vec<Value> {
-    let answer = tester
-        .get(peer.url(&format!("/received?report={id}")))
-        .send()
-        .unwrap();
-    assert_eq!(answer.status(), 200);
-    let page: Value = answer.json().unwrap();
-    page["messages"].as_array().unwrap().clone()
-}
-
 /// The last error of the outbox job of report `id`, once it has one.
 fn last_error(server: &Server, id: &str) -> Option<String> {
     let jobs: Value = server.admin_get("/admin/api/v1/jobs").json().unwrap();
@@ -134,7 +123,7 @@ fn the_deposited_certificate_of_the_report_s_facility_is_what_the_reporting_syst
     assert_eq!(deposit_pkcs12(&server, KNOWN_BSNR, &good), 201);
     let (browser, form) = open(&server, &complete(Some("HOSP-CERT-1"), KNOWN_BSNR));
     send_until_accepted(&server, &browser, &form);
-    let records = registered(&peer, &tester, "HOSP-CERT-1");
+    let records = peer.received(&tester, "HOSP-CERT-1");
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(records[0]["decision"]["status"], "accepted", "{records:?}");
     let result: Value = api_get(&server, "reports/HOSP-CERT-1?peek=true")
@@ -159,7 +148,7 @@ fn the_deposited_certificate_of_the_report_s_facility_is_what_the_reporting_syst
         error.starts_with(&operation) && error.contains("UnknownCA"),
         "{error}"
     );
-    assert!(registered(&peer, &tester, "HOSP-CERT-2").is_empty());
+    assert!(peer.received(&tester, "HOSP-CERT-2").is_empty());
 
     // Removed: nothing is presented, nor sent, and the error says why.
     let removed = server
@@ -179,12 +168,12 @@ fn the_deposited_certificate_of_the_report_s_facility_is_what_the_reporting_syst
              environment; nothing was sent"
         )
     );
-    assert!(registered(&peer, &tester, "HOSP-CERT-2").is_empty());
+    assert!(peer.received(&tester, "HOSP-CERT-2").is_empty());
 
     // The right certificate deposited again: the waiting report goes through, registered once.
     assert_eq!(deposit_pkcs12(&server, KNOWN_BSNR, &good), 201);
     send_until_accepted(&server, &browser, &form);
-    let records = registered(&peer, &tester, "HOSP-CERT-2");
+    let records = peer.received(&tester, "HOSP-CERT-2");
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(records[0]["decision"]["status"], "accepted", "{records:?}");
     assert_valid_fhir(&records);

@@ -137,6 +137,8 @@ pub struct UserSummary {
     pub email: Option<String>,
     /// Whether a seal is deposited.
     pub seal: bool,
+    /// Whether the user's mementos come with a magic link (`magicLink` is null otherwise).
+    pub magic_links: bool,
     /// Creation time.
     pub created_at: chrono::DateTime<Utc>,
     /// Last password change.
@@ -150,6 +152,7 @@ impl From<&UserRecord> for UserSummary {
             customer: u.customer.clone(),
             email: u.email.clone(),
             seal: u.seal.is_some(),
+            magic_links: u.magic_links,
             created_at: u.created_at,
             password_changed_at: u.password_changed_at,
         }
@@ -221,6 +224,7 @@ impl Accounts {
             seal: None,
             created_at: now,
             password_changed_at: now,
+            magic_links: true,
         };
         let summary = UserSummary::from(&record);
         let _update = self.updates.lock().await;
@@ -282,6 +286,16 @@ impl Accounts {
         let _update = self.updates.lock().await;
         let mut record = self.existing(name).await?;
         record.customer = customer;
+        Ok(self.store.update_user(record).await?)
+    }
+
+    /// Sets whether the user's mementos come with a magic link (`false`: an integrator whose
+    /// configuration issues no tokens; its memento answers carry `"magicLink": null`).
+    #[tracing::instrument(skip(self))]
+    pub async fn set_magic_links(&self, name: &UserName, issue: bool) -> Result<(), AccountError> {
+        let _update = self.updates.lock().await;
+        let mut record = self.existing(name).await?;
+        record.magic_links = issue;
         Ok(self.store.update_user(record).await?)
     }
 

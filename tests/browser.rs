@@ -242,8 +242,8 @@ fn browser_shows_the_operator_dashboard_on_a_phone_sized_screen() {
     let body = &source[start..start + source[start..].find("</tbody>").unwrap()];
     assert_eq!(
         body.matches("<tr>").count(),
-        7,
-        "outbox, the store, three modules, the inbox, retention"
+        10,
+        "outbox, the store, six modules, the inbox, retention"
     );
     assert!(
         body.contains("<td data-label=\"Actor\">store</td>"),

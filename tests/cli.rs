@@ -596,8 +596,8 @@ fn serve_refuses_invalid_configuration() {
             &serve,
             &[("MELDEWERK_MODULES__NOSUCHMODULE__RETENTION_SECS", "1")],
         ),
-        "modules.nosuchmodule: no module reads this section (known: birthdata, birthnotice, \
-         deathnotice, hospreport, xpersonenstand)",
+        "modules.nosuchmodule: no module reads this section (known: bedreport, birthdata, \
+         birthnotice, deathnotice, hospreport, labreport, xpersonenstand)",
     );
     // The civil registry's message header is a section its modules share; the top-level
     // section of earlier versions is refused, as is a transport the service does not know.

@@ -327,11 +327,11 @@ fn a_paused_module_shows_as_paused_until_resumed_from_the_overview() {
 
     // A module that does not exist: a page saying so.
     let fields = form_fields(&html, "/admin/modules/birthnotice/pause");
-    let unknown = post_form(&server, "/admin/modules/labreport/pause", &fields);
+    let unknown = post_form(&server, "/admin/modules/nosuchmodule/pause", &fields);
     assert_eq!(unknown.status(), 404);
     assert_eq!(
         text_of(&unknown.text().unwrap(), "problem"),
-        "no module labreport"
+        "no module nosuchmodule"
     );
     let unknown = post_form(&server, "/admin/modules/birthnotice/halt", &fields);
     assert_eq!(unknown.status(), 404);
@@ -471,9 +471,9 @@ fn a_report_is_looked_up_by_module_and_id_with_its_history_and_message() {
             "No deathnotice report with id geb-l-1 was submitted.",
         ),
         (
-            "/admin/reports?module=labreport&id=geb-l-1",
+            "/admin/reports?module=nosuchmodule&id=geb-l-1",
             404,
-            "There is no module labreport.",
+            "There is no module nosuchmodule.",
         ),
     ] {
         let (answered, html) = get_page(&server, path);

@@ -99,11 +99,11 @@ fn pausing_needs_an_operator_and_a_known_module() {
         .send()
         .unwrap();
     assert_eq!(anonymous.status(), 401);
-    let unknown = server.admin_post("/admin/api/v1/modules/labreport/pause");
+    let unknown = server.admin_post("/admin/api/v1/modules/nosuchmodule/pause");
     assert_eq!(unknown.status(), 404);
     assert_eq!(
         unknown.json::<Value>().unwrap(),
-        json!({"errors": ["no module labreport"]})
+        json!({"errors": ["no module nosuchmodule"]})
     );
     // Pausing twice and resuming twice are harmless.
     for _ in 0..2 {

@@ -177,6 +177,7 @@ fn users_are_created_listed_and_refused_with_exact_errors() {
     assert_eq!(created["customer"], "K-1");
     assert_eq!(created["email"], Value::Null);
     assert_eq!(created["seal"], false);
+    assert_eq!(created["magicLinks"], true, "new users get magic links");
     assert!(created["createdAt"].is_string(), "{created}");
     assert_eq!(created["passwordChangedAt"], created["createdAt"]);
     let mut members: Vec<&str> = created
@@ -192,6 +193,7 @@ fn users_are_created_listed_and_refused_with_exact_errors() {
             "createdAt",
             "customer",
             "email",
+            "magicLinks",
             "name",
             "passwordChangedAt",
             "seal"

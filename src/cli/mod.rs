@@ -129,6 +129,15 @@ pub enum UserCommand {
         #[arg(long)]
         none: bool,
     },
+    /// Set whether the user's mementos come with a magic link (`off`: an integrator whose
+    /// configuration issues no tokens gets `"magicLink": null`). New users get them.
+    MagicLinks {
+        /// User name.
+        name: String,
+        /// `on` or `off`.
+        #[arg(value_parser = ["on", "off"])]
+        setting: String,
+    },
     /// Set a new password (revokes every memento, magic link and session of the user).
     Passwd {
         /// User name.
@@ -255,6 +264,19 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
                 .await
                 .map_err(err)?;
             Ok(said)
+        }
+        Command::User(UserCommand::MagicLinks { name, setting }) => {
+            let name = UserName::parse(&name).map_err(err)?;
+            let issue = setting == "on";
+            accounts(settings, false)?
+                .set_magic_links(&name, issue)
+                .await
+                .map_err(err)?;
+            Ok(if issue {
+                format!("mementos of {} come with a magic link", name.as_str())
+            } else {
+                format!("mementos of {} come without a magic link", name.as_str())
+            })
         }
         Command::User(UserCommand::List { json }) => {
             let users = accounts(settings, false)?.list().await.map_err(err)?;

@@ -229,7 +229,6 @@ const MAX_CUSTOMER_CHARS: usize = 100;
 
 /// Why [`resolve`] gave no facility.
 #[derive(Debug)]
-#[allow(dead_code)] // the module layer's check of a reporting facility; labreport calls it
 pub(crate) enum Unresolved {
     /// The submission may not name this facility: the entry of a 400 `{"errors": [...]}`
     /// answer, naming `MeldendeEinrichtung.BSNR`.
@@ -243,7 +242,6 @@ pub(crate) enum Unresolved {
 /// A module calls it when it creates a memento and again when the form is submitted, so that a
 /// facility deactivated or taken out of scope meanwhile stops new reports. A user without a
 /// customer may name no facility (see `docs/decisions.md`).
-#[allow(dead_code)] // see `Unresolved`
 pub(crate) async fn resolve(
     store: &dyn Store,
     user: &UserRecord,
@@ -294,6 +292,7 @@ mod tests {
             seal: None,
             created_at: at(),
             password_changed_at: at(),
+            magic_links: true,
         }
     }
 

@@ -1,14 +1,17 @@
 //! `POST /api/{module}/v1/memento`, for every module: validate the request against the module's
 //! schema, encrypt it, answer `{memento, magicLink}`. Nothing is stored.
 
+use std::sync::Arc;
+
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
+use meldewerk_storage::Store;
 use serde_json::{json, Map, Value};
 
 use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
 use super::fields::{validate, MAX_TEXT};
-use super::{mock, IdMember, MementoAnswer, ModuleInfo};
+use super::{mock, DispatchProblem, IdMember, LookUp, MementoAnswer, ModuleInfo};
 use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::routes::json::{self, JsonError};
@@ -56,6 +59,15 @@ pub(crate) fn check_identity(info: &ModuleInfo, object: &Map<String, Value>) -> 
     errors
 }
 
+/// A problem [`super::Module::look_up`] found, as a violation of the request: its dotted path
+/// as a JSON Pointer.
+fn violation(problem: DispatchProblem) -> Violation {
+    match problem.path {
+        Some(path) => Violation::at(format!("/{}", path.replace('.', "/")), problem.message),
+        None => Violation::whole(problem.message),
+    }
+}
+
 /// The members of the request a form is made of (`Einrichtung` for the form with prefix
 /// `Einrichtung.`) that were given as objects. They stay in the memento even when empty, since
 /// they are what says which form the memento opens.
@@ -76,8 +88,9 @@ pub(crate) async fn create(
     context: web::Data<ModuleContext>,
     settings: web::Data<WebSettings>,
     master: web::Data<MasterKey>,
+    store: web::Data<Arc<dyn Store>>,
 ) -> Result<HttpResponse, ModuleError> {
-    create_memento(&req, &user, payload, &context, &settings, &master)
+    create_memento(&req, &user, payload, &context, &settings, &master, &store)
         .await
         .map_err(|e| context.error(&req, e))
 }
@@ -106,6 +119,7 @@ async fn create_memento(
     context: &ModuleContext,
     settings: &WebSettings,
     master: &MasterKey,
+    store: &Arc<dyn Store>,
 ) -> Result<HttpResponse, ApiError> {
     let object = read_request(req, payload, settings.max_body_bytes).await?;
     let info = context.info;
@@ -120,6 +134,21 @@ async fn create_memento(
     errors.extend(context.module.check_request(&object));
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
+    }
+    let look_up = LookUp {
+        store: store.as_ref(),
+        user: &user.0,
+        form: None,
+        id: object
+            .get(info.id.name())
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+    };
+    let found = context.module.look_up(look_up, &mut object.clone()).await?;
+    if !found.is_empty() {
+        return Err(ApiError::Validation(
+            found.into_iter().map(violation).collect(),
+        ));
     }
     let kept = form_members(info, &object);
     let mut data = strip_empty(Value::Object(object)).unwrap_or_else(|| json!({}));
@@ -142,14 +171,18 @@ async fn create_memento(
     // Both values are base64url (`A-Z a-z 0-9 - _`), which JSON never escapes: writing the answer
     // directly saves scanning 2 KB for characters that cannot be there.
     let body = match info.memento_answer {
-        MementoAnswer::MementoAndLink => {
+        MementoAnswer::MementoAndLink if user.0.magic_links => {
             let token = MagicToken {
                 username: user.0.name.clone(),
-                target_url: form.path.to_string(),
+                target_url: info.landing.unwrap_or(form.path).to_string(),
                 expires_at: Utc::now() + settings.token_lifetime,
             }
             .seal(&key);
             format!(r#"{{"magicLink":"/mtl/{token}?m={memento}","memento":"{memento}"}}"#)
+        }
+        // A user whose configuration issues no tokens gets the memento only (spec/02 §4.1).
+        MementoAnswer::MementoAndLink => {
+            format!(r#"{{"magicLink":null,"memento":"{memento}"}}"#)
         }
         MementoAnswer::MementoOnly => format!(r#"{{"memento":"{memento}"}}"#),
     };

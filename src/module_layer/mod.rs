@@ -32,8 +32,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use actix_web::HttpResponse;
 use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
-use meldewerk_storage::{Report, ReportResult};
+use meldewerk_storage::{Report, ReportResult, Store, StoreError, UserRecord};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -67,6 +68,10 @@ pub struct ModuleInfo {
     /// How long final reports keep their payload unless `[modules.<module>] retention_secs`
     /// says otherwise; `None` keeps them forever.
     pub retention: Option<Duration>,
+    /// Where a magic link lands when it is not on the memento's form: a page of the module's
+    /// own ([`Module::routes`]) before its forms, where the end user picks one (the disease
+    /// index of `labreport`). `None`: on the form the memento opens.
+    pub landing: Option<&'static str>,
     /// Whether the module's authority decides while the end user waits; `None` (the default)
     /// when the form dispatches and the integrator reads the outcome later.
     pub at_once: Option<AtOnce>,
@@ -108,7 +113,17 @@ impl ModuleInfo {
             transport,
             expired: ExpiredAnswer::Gone,
             retention: Some(Duration::from_secs(30 * 24 * 3600)),
+            landing: None,
             at_once: None,
+        }
+    }
+
+    /// The same module, its magic links landing on `path` (a page of its own, which leads on
+    /// to its forms) instead of the memento's form.
+    pub const fn landing_at(self, path: &'static str) -> Self {
+        ModuleInfo {
+            landing: Some(path),
+            ..self
         }
     }
 
@@ -220,6 +235,9 @@ pub struct Form {
     /// The type of report the form sends, in words, as the authority names it (`Geburtsanzeige
     /// (081020)`): on the confirmation page and on test receipts; `None` for a form without one.
     pub report_type: Option<&'static str>,
+    /// Fields of the form's own, after those of the module's table: what the end user adds that
+    /// no memento carries (the findings of one disease's form). Empty for most forms.
+    pub own: &'static [Field],
 }
 
 impl Form {
@@ -231,7 +249,19 @@ impl Form {
             title,
             signature,
             report_type: None,
+            own: &[],
         }
+    }
+
+    /// The same form with fields of its own after the module's (see [`Form::own`]).
+    pub const fn with_own_fields(self, own: &'static [Field]) -> Self {
+        Form { own, ..self }
+    }
+
+    /// Where the confirmation page of the form is: `{path}/sent` (one slash also when the path
+    /// ends with one).
+    pub fn sent_path(&self) -> String {
+        format!("{}/sent", self.path.trim_end_matches('/'))
     }
 
     /// The same form, its reports of the type `words` (`Geburtsanzeige (081020)`).
@@ -247,7 +277,7 @@ impl Form {
         Form { prefix, ..self }
     }
 
-    /// The fields of the form, out of the module's table.
+    /// The fields of the form, out of the module's table, then its own.
     pub fn fields<'a>(
         &'a self,
         table: &'static [Field],
@@ -255,6 +285,7 @@ impl Form {
         table
             .iter()
             .filter(move |f| f.path.starts_with(self.prefix))
+            .chain(self.own.iter())
     }
 }
 
@@ -278,7 +309,21 @@ pub struct DispatchProblem {
     pub message: String,
 }
 
+/// What [`Module::look_up`] is asked about: a memento request (`form` is `None`) or the content
+/// of a form's submit, for the user `user`.
+pub struct LookUp<'a> {
+    /// The store, with the registries the module may consult.
+    pub store: &'a dyn Store,
+    /// The API user the report is made under.
+    pub user: &'a UserRecord,
+    /// The form submitted; `None` at memento creation.
+    pub form: Option<&'static Form>,
+    /// The report's id.
+    pub id: &'a str,
+}
+
 /// A reporting module, as the layer around it needs to know it.
+#[async_trait::async_trait]
 pub trait Module: Send + Sync + 'static {
     /// The module's identity.
     fn info(&self) -> &'static ModuleInfo;
@@ -299,6 +344,34 @@ pub trait Module: Send + Sync + 'static {
     /// validated by this module).
     fn form_for(&self, _memento: &Value) -> Option<&'static Form> {
         self.info().forms.first()
+    }
+
+    /// Whether `form` may be filled in from `memento`: by default only the form the memento
+    /// opens; a module whose end user picks the form (the disease forms of `labreport`) lets
+    /// every form take it.
+    fn opens(&self, form: &Form, memento: &Value) -> bool {
+        self.form_for(memento)
+            .is_some_and(|opened| std::ptr::eq(opened, form))
+    }
+
+    /// The checks that need the store (a facility the user's customer must have in scope, say),
+    /// after those of the field table: at memento creation on the request, at a form's submit on
+    /// its content, which it may complete with what it found (the facility's registered name
+    /// and address, for the message and the stored submission). Returns every problem, each at
+    /// its field where it has one. None by default.
+    async fn look_up(
+        &self,
+        _look_up: LookUp<'_>,
+        _content: &mut Map<String, Value>,
+    ) -> Result<Vec<DispatchProblem>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// The answer to a form's submit of a report id already used (`request_path` the form's):
+    /// `None` (the default) for the layer's page saying so (409); a module whose contract
+    /// shapes it answers its own.
+    fn duplicate_answer(&self, _id: &str, _request_path: &str) -> Option<HttpResponse> {
+        None
     }
 
     /// Checks the completed content of `form` for the report `id` against the full rule set of
@@ -328,6 +401,13 @@ pub trait Module: Send + Sync + 'static {
     /// [`ReportResult::result_members`]. None by default.
     fn result_members(&self, _form: &Form, _content: &Value) -> Map<String, Value> {
         Map::new()
+    }
+
+    /// Whether a report still in delivery has a result (`PENDING`, the default); a module whose
+    /// contract knows only final results answers 404 until the authority decided, and lists the
+    /// report as pending only from then on.
+    fn pending_is_a_result(&self) -> bool {
+        true
     }
 
     /// The result body of the report `id`, when the module's contract shapes its results

@@ -95,26 +95,49 @@ pub(crate) async fn list_pending(
         .pending_ids(&user.0.name, context.info.module)
         .await
         .map_err(|e| context.error(&req, e.into()))?;
-    if context.info.at_once.is_some() {
-        // Only successful reports are results; one in delivery or refused is none (yet).
-        let mut results = Vec::with_capacity(ids.len());
-        for id in ids {
-            let key = ReportKey {
-                owner: user.0.name.clone(),
-                module: context.info.module.into(),
-                id,
-            };
-            let result = store
-                .report_result(&key)
-                .await
-                .map_err(|e| context.error(&req, e.into()))?;
-            if result.is_some_and(|r| r.status == ReportStatus::Success) {
-                results.push(key.id);
-            }
-        }
-        ids = results;
+    if !every_report_is_a_result(&context) {
+        ids = results_among(&user, &context, &store, ids)
+            .await
+            .map_err(|e| context.error(&req, e))?;
     }
     Ok(HttpResponse::Ok().json(ids))
+}
+
+/// Whether every report of the module is a result, whatever its state (the default).
+fn every_report_is_a_result(context: &ModuleContext) -> bool {
+    context.info.at_once.is_none() && context.module.pending_is_a_result()
+}
+
+/// Whether a report in `status` is a result the module's reads answer and its pending list
+/// names: of a module answering at once only a successful one (one in delivery, or refused and
+/// not yet forgotten, is none); of a module whose contract knows only final results a decided
+/// one ([`super::Module::pending_is_a_result`]); else any.
+fn is_result(context: &ModuleContext, status: ReportStatus) -> bool {
+    if context.info.at_once.is_some() {
+        status == ReportStatus::Success
+    } else if !context.module.pending_is_a_result() {
+        status.is_final()
+    } else {
+        true
+    }
+}
+
+/// Those of `ids` whose report is a result ([`is_result`]).
+async fn results_among(
+    user: &ApiUser,
+    context: &ModuleContext,
+    store: &Arc<dyn Store>,
+    ids: Vec<String>,
+) -> Result<Vec<String>, ApiError> {
+    let mut kept = Vec::with_capacity(ids.len());
+    for id in ids {
+        let key = key(user, context.info, &id);
+        let result = store.report_result(&key).await?;
+        if result.is_some_and(|r| is_result(context, r.status)) {
+            kept.push(key.id);
+        }
+    }
+    Ok(kept)
 }
 
 /// Whether `peek` asks for a non-consuming read; anything but `true`/`false` is a 400.
@@ -213,11 +236,10 @@ async fn read(
         return Ok(HttpResponse::Ok().json(mock::result(info, id, outcome)));
     }
     let key = key(user, info, id);
-    if info.at_once.is_some() {
-        // Only successful reports are results: one in delivery, or refused and not yet
-        // forgotten, answers as if there were none, and is not consumed.
+    if !every_report_is_a_result(context) {
+        // A report that is no result (yet) answers as if there were none, and is not consumed.
         let result = store.report_result(&key).await?;
-        if result.is_some_and(|r| r.status != ReportStatus::Success) {
+        if result.is_some_and(|r| !is_result(context, r.status)) {
             return Err(ApiError::NotFound(id.into()));
         }
     }

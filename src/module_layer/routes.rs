@@ -77,7 +77,7 @@ pub fn configure(
                     .route(web::post().to(form::submit)),
             )
             .service(
-                web::resource(format!("{}/sent", form.path))
+                web::resource(form.sent_path())
                     .app_data(context)
                     .route(web::get().to(form::sent)),
             );

@@ -20,4 +20,5 @@ modules! {
     birthnotice,
     deathnotice,
     hospreport,
+    labreport,
 }

@@ -71,6 +71,16 @@ pub struct UserRecord {
     pub created_at: DateTime<Utc>,
     /// When the password (and with it the memento key) was last set.
     pub password_changed_at: DateTime<Utc>,
+    /// Whether mementos of this user come with a magic link: `false` for an integrator whose
+    /// configuration issues no tokens (its end users reach the forms otherwise), whose memento
+    /// answers carry `"magicLink": null`. Records written before it existed read as `true`.
+    #[serde(default = "issues_magic_links")]
+    pub magic_links: bool,
+}
+
+/// What a user record without `magic_links` means: magic links are issued.
+fn issues_magic_links() -> bool {
+    true
 }
 
 /// A secret key wrapped (AES-256-GCM) under the server's master key.
@@ -149,6 +159,22 @@ pub struct PreparedMessage {
     pub signature: Option<MessageSignature>,
     /// When the message was built.
     pub prepared_at: DateTime<Utc>,
+    /// Whose certificate the message goes out with, when its module sends as a facility: kept
+    /// with the message, so that every attempt presents the same one. Absent in messages
+    /// stored before senders were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<Sender>,
+}
+
+/// The facility a message is sent as, and the authority's environment it goes to: which
+/// deposited certificate a transport presents for it ([`FacilityCertificate`]). Transports
+/// whose authority does not know senders by certificate ignore it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
+pub struct Sender {
+    /// The facility's site.
+    pub bsnr: crate::Bsnr,
+    /// The environment the message goes to.
+    pub environment: Environment,
 }
 
 /// A detached signature over a delivered message. It travels with the delivery (the transport
@@ -481,6 +507,10 @@ mod tests {
             "created_at":"2026-01-01T00:00:00Z","password_changed_at":"2026-01-01T00:00:00Z"}"#;
         let user: UserRecord = serde_json::from_str(stored).unwrap();
         assert_eq!(user.email, None);
+        assert!(
+            user.magic_links,
+            "a user stored before the choice issues magic links"
+        );
         let written = serde_json::to_string(&user).unwrap();
         assert!(!written.contains("email"), "{written}");
         let with = UserRecord {

@@ -33,6 +33,7 @@ fn user(name: &str, key_id: &str) -> UserRecord {
         seal: None,
         created_at: t(0),
         password_changed_at: t(0),
+        magic_links: true,
     }
 }
 

@@ -34,18 +34,38 @@ pub fn received_notifications(server: &Server, module: &str) -> Vec<Value> {
 /// R4B shaped like the DEMIS example `example` (`BedOccupancyExample.json`, …); panics naming
 /// every failure. Returns how many were checked.
 pub fn assert_valid_fhir(records: &[Value], example: &'static str) -> usize {
+    let cases: Vec<(&Value, Option<&'static str>)> = records.iter().map(|r| (r, None)).collect();
+    validate_recorded(&cases, example)
+}
+
+/// [`assert_valid_fhir`] for laboratory notifications, each with the profile suffix of its
+/// disease (`INVP`, `RSVP`, `NOVP`, `CVDP`), compared with the DEMIS laboratory example.
+pub fn assert_valid_laboratory_notifications(records: &[(Value, &'static str)]) -> usize {
+    let cases: Vec<(&Value, Option<&'static str>)> = records
+        .iter()
+        .map(|(r, suffix)| (r, Some(*suffix)))
+        .collect();
+    validate_recorded(&cases, validator::LABORATORY)
+}
+
+/// Runs the validator over the bodies of `records`, each with its disease's profile suffix
+/// where it has one.
+fn validate_recorded(records: &[(&Value, Option<&'static str>)], example: &'static str) -> usize {
     assert!(!records.is_empty(), "no notification to validate");
     let dir = tempfile::tempdir().unwrap();
     let cases: Vec<validator::Case> = records
         .iter()
         .enumerate()
-        .map(|(n, record)| {
+        .map(|(n, (record, suffix))| {
             let body = base64::engine::general_purpose::STANDARD
                 .decode(record["body"].as_str().expect("a recorded body"))
                 .unwrap();
             let path = dir.path().join(format!("notification-{n}.json"));
             std::fs::write(&path, body).unwrap();
-            validator::Case::new(path, example)
+            validator::Case {
+                suffix: *suffix,
+                ..validator::Case::new(path, example)
+            }
         })
         .collect();
     let output = validator::validate(dir.path(), &cases);

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::context::FormContext;
 use super::fields::Field;
-use super::{mock, IdMember, ModuleInfo, SignatureRule};
+use super::{mock, IdMember, LookUp, ModuleInfo, SignatureRule};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::telemetry::log_str;
@@ -39,7 +39,8 @@ const STILL_SENDING: &str = "Die Meldung wird noch gesendet: das Meldesystem hat
 /// Query of the form page: the memento.
 #[derive(serde::Deserialize)]
 pub struct FormQuery {
-    m: Option<String>,
+    /// The memento.
+    pub m: Option<String>,
 }
 
 fn invalid_link() -> HttpResponse {
@@ -52,25 +53,35 @@ fn invalid_link() -> HttpResponse {
 }
 
 /// The memento's content, opened with the session user's key; `None` unless it is a memento of
-/// this form (a memento of another module or report type opens only its own form).
-fn open(
+/// `module` (also for a page of the module's own before its forms, which checks the link with
+/// it).
+pub(crate) fn open_memento_of(
     master: &MasterKey,
     session: &SessionUser,
-    context: &FormContext,
+    module: &ModuleInfo,
     memento: &str,
 ) -> Option<Value> {
     let key = UserKey::unwrap(master, &session.user.memento_key).ok()?;
-    let module = context.module.info();
-    let data = open_memento(&key, module.module, memento).filter(|data| {
+    open_memento(&key, module.module, memento).filter(|data| {
         // Reserved mock ids are refused at memento creation; checked again so that no report
         // under one can ever exist (its reads would always answer the mock).
         match module.report_id(data) {
             Some(id) => mock::outcome(module, id).is_none(),
             None => matches!(module.id, IdMember::Generated(_)),
         }
-    })?;
-    let form = context.module.form_for(&data)?;
-    std::ptr::eq(form, context.form).then_some(data)
+    })
+}
+
+/// The memento's content, opened with the session user's key; `None` unless it is a memento
+/// this form takes (a memento of another module or report type opens only its own form).
+fn open(
+    master: &MasterKey,
+    session: &SessionUser,
+    context: &FormContext,
+    memento: &str,
+) -> Option<Value> {
+    let data = open_memento_of(master, session, context.module.info(), memento)?;
+    context.module.opens(context.form, &data).then_some(data)
 }
 
 /// `GET {form}?m=…`: the form, pre-filled; for a report already sent, a page saying so.
@@ -205,9 +216,28 @@ pub(crate) async fn submit(
     }
     // Values refused while reading the post are left out: the checks below see the rest, so
     // that one submit reports every problem.
-    let content = Value::Object(object);
     // "Weitere Zeile" asks for one more row of an array: the form again, nothing checked yet.
     let more_rows = posted(&posted_form, "_zeile").is_some();
+    if !more_rows {
+        let look_up = LookUp {
+            store: store.as_ref().as_ref(),
+            user: &session.user,
+            form: Some(form),
+            id: &id,
+        };
+        match context.module.look_up(look_up, &mut object).await {
+            Ok(found) => {
+                for problem in found {
+                    problems.place(&inputs, problem.path.as_deref(), problem.message);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "the checks in the store failed");
+                return not_stored();
+            }
+        }
+    }
+    let content = Value::Object(object);
     let mut built = None;
     if !more_rows {
         match context.module.checked_message(form, &id, &content) {
@@ -326,17 +356,22 @@ pub(crate) async fn submit(
                 id = %log_str(&id),
                 "report dispatched"
             );
-            let sent = format!("{}/sent", form.path);
-            let location = crate::routes::magic_link::append_query(&sent, "id", &id);
+            let location = crate::routes::magic_link::append_query(&form.sent_path(), "id", &id);
             HttpResponse::SeeOther()
                 .insert_header(("Location", location))
                 .finish()
         }
-        Err(StoreError::Conflict(_)) => message_page(
-            StatusCode::CONFLICT,
-            "Bereits abgesendet",
-            "Diese Meldung wurde bereits abgesendet. Eine Meldung kann nur einmal versendet werden.",
-        ),
+        Err(StoreError::Conflict(_)) => context
+            .module
+            .duplicate_answer(&id, form.path)
+            .unwrap_or_else(|| {
+                message_page(
+                    StatusCode::CONFLICT,
+                    "Bereits abgesendet",
+                    "Diese Meldung wurde bereits abgesendet. Eine Meldung kann nur einmal \
+                     versendet werden.",
+                )
+            }),
         Err(e) => {
             tracing::error!(error = %e, "storing the report failed");
             not_stored()
@@ -370,6 +405,7 @@ async fn signed_message(
             body: built.body,
             signature,
             prepared_at: Utc::now(),
+            sender: built.sender,
         }),
         Err(e) => {
             tracing::warn!(

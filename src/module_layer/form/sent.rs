@@ -61,7 +61,7 @@ fn form_of(context: &FormContext, report: &Report) -> &'static Form {
 
 /// Where the confirmation page of report `id` sent with `form` is.
 fn confirmation_link(form: &Form, id: &str) -> String {
-    append_query(&format!("{}/sent", form.path), "id", id)
+    append_query(&form.sent_path(), "id", id)
 }
 
 /// The page a link of a report already sent opens (200: the link works, and the page is what

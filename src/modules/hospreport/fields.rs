@@ -4,19 +4,12 @@
 
 use std::sync::LazyLock;
 
-use crate::module_layer::fields::{Field, FieldKind, TableBuilder, TextPattern};
+use crate::module_layer::fields::{Field, FieldKind, TableBuilder};
 
 use FieldKind::*;
 
-/// `Patient.Geschlecht`: the gender values of the other health modules (`codes::Gender`).
-pub(super) const GESCHLECHT: &[(&str, &str)] = &[
-    ("NASK", "nicht erhoben"),
-    ("ASKU", "erhoben, aber unbekannt"),
-    ("MAENNLICH", "männlich"),
-    ("WEIBLICH", "weiblich"),
-    ("DIVERS", "divers"),
-    ("UNBESTIMMT", "unbestimmt"),
-];
+/// `Patient.Geschlecht`: the gender values of the health modules (`codes::Gender`).
+pub(super) use crate::demis::GESCHLECHT;
 
 /// `Hospitalisiert`, `Verstorben`: DEMIS' `yesOrNoAnswer` (`hospital::YesNo`).
 pub(super) const JA_NEIN: &[(&str, &str)] = &[
@@ -60,40 +53,9 @@ pub(super) const SYMPTOME: &[(&str, &str)] = &[
     ("MUSKELSCHMERZEN", "Muskelschmerzen"),
 ];
 
-fn nine_digits(text: &str) -> bool {
-    text.len() == 9 && text.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// BSNR, IK and LANR: nine digits each (spec/02 §8).
-pub(super) static NEUN_ZIFFERN: TextPattern = TextPattern {
-    fits: nine_digits,
-    rule: "must be exactly 9 digits",
-    hint: "9 Ziffern",
-    sample: "123456789",
-};
-
-/// An address as a mail program takes it: one `@`, something before it, a dot in the domain,
-/// no white space.
-fn email(text: &str) -> bool {
-    let Some((local, domain)) = text.split_once('@') else {
-        return false;
-    };
-    !local.is_empty()
-        && !domain.contains('@')
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !text.chars().any(char::is_whitespace)
-        && text.chars().count() <= 254
-}
-
-/// An email address (spec/02 §7: well-formed, or null or absent).
-pub(super) static EMAIL: TextPattern = TextPattern {
-    fits: email,
-    rule: "must be a well-formed email address (send null or omit it)",
-    hint: "z. B. name@beispiel.de",
-    sample: "name@beispiel.de",
-};
+/// BSNR, IK and LANR (nine digits each), and e-mail addresses: the patterns of the health
+/// modules.
+pub(super) use crate::demis::{EMAIL, NEUN_ZIFFERN};
 
 /// The table, in form order; built once, since the symptoms are a row each.
 pub(super) static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
@@ -207,13 +169,4 @@ mod tests {
         assert_eq!(options(SYMPTOME), names(&Symptom::ALL));
     }
 
-    #[test]
-    fn emails_and_nine_digits() {
-        assert!(email("a.b@klinik.de"));
-        for bad in ["", "a@b", "@b.de", "a b@c.de", "a@b@c.de", "a@.de", "a@b."] {
-            assert!(!email(bad), "{bad}");
-        }
-        assert!(nine_digits("123456789"));
-        assert!(!nine_digits("12345678") && !nine_digits("12345678x"));
-    }
 }

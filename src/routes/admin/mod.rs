@@ -51,6 +51,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(users::remove_user)
             .service(users::deposit_seal)
             .service(users::set_customer)
+            .service(users::set_magic_links)
             .service(facilities::list)
             .service(facilities::show)
             .service(facilities::put_facility)

@@ -421,6 +421,38 @@ pub async fn set_customer(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// Sets whether a user's mementos come with a magic link from `{"magicLinks": false}` (an
+/// integrator whose configuration issues no tokens: its memento answers carry
+/// `"magicLink": null`) or `{"magicLinks": true}`: 204. 404 for an unknown user.
+#[put("/users/{name}/magic-links")]
+#[tracing::instrument(name = "admin_set_magic_links", skip_all, fields(user = %log_str(name.as_str())))]
+pub async fn set_magic_links(
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
+    req: HttpRequest,
+    name: web::Path<String>,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    accounts: web::Data<Accounts>,
+) -> Result<HttpResponse, Failure> {
+    let name = path_name(&name)?;
+    let object = read_object(&req, payload, settings.max_body_bytes, &["magicLinks"]).await?;
+    let Some(Value::Bool(issue)) = object.get("magicLinks") else {
+        return Err(Failure::Invalid(vec![
+            "magicLinks is required: true or false".into(),
+        ]));
+    };
+    accounts.set_magic_links(&name, *issue).await?;
+    let action = if *issue {
+        "issue-magic-links"
+    } else {
+        "stop-magic-links"
+    };
+    audit(&store, &operator, action, &name).await?;
+    tracing::info!(issue, "magic links set by operator");
+    Ok(HttpResponse::NoContent().finish())
+}
+
 /// Removes a user: 204; their sessions and links stop working at once, their reports stay.
 /// 404 for an unknown user.
 #[delete("/users/{name}")]

@@ -76,9 +76,18 @@ impl Engine {
             return Ok(None);
         };
         let mut report: Report = decode(&report_what(key), &bytes)?;
-        let submission = submission || report.message.is_none();
-        self.attach_parts(&report_key, &mut report, submission)?;
-        Ok(Some(report))
+        let with_submission = submission || report.message.is_none();
+        match self.attach_parts(&report_key, &mut report, with_submission) {
+            Ok(()) => Ok(Some(report)),
+            // Retention (or forgetting a refused report) removed the parts between the two
+            // reads: the state, read again, says so. Only parts missing from an unchanged state
+            // are an error.
+            Err(missing) => match self.reports.get(&report_key).map_err(backend)? {
+                Some(again) if again != bytes => self.read_report(key, submission),
+                Some(_) => Err(missing),
+                None => Ok(None),
+            },
+        }
     }
 }
 

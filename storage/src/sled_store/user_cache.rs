@@ -80,6 +80,7 @@ mod tests {
             seal: None,
             created_at: chrono::Utc::now(),
             password_changed_at: chrono::Utc::now(),
+            magic_links: true,
         }
     }
 

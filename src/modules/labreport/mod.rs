@@ -1,0 +1,299 @@
+//! `labreport`: a laboratory's notification of a pathogen detection to the national
+//! infectious-disease reporting system (spec/02, contract 0.3.0), as DEMIS'
+//! `NotificationBundleLaboratory`.
+//!
+//! The memento is disease-agnostic (patient, reporting facility, dates, `reportId`); its magic
+//! link lands on the disease index `/labreport/?m=…` ([`pages`]), where the end user picks one
+//! of the four disease forms `/labreport/<Disease>/?m=…`, each adding that disease's findings.
+//! The reporting facility (`MeldendeEinrichtung.BSNR`) must resolve in the facility registry,
+//! within the scope of the API user's customer, at memento creation and again at the submit;
+//! its name and address come from the registry. Results (§2.2) are kept 3 days, then 404.
+
+mod content;
+mod fields;
+mod pages;
+
+use std::sync::{Arc, LazyLock};
+
+use actix_web::{web, HttpResponse};
+use meldewerk_actors::{BuiltMessage, MessageBuilder};
+use meldewerk_fhir::codes::Disease;
+use meldewerk_storage::{ReportResult, ReportStatus, StoreError};
+use serde_json::{json, Map, Value};
+
+use crate::demis;
+use crate::facilities::{resolve, Unresolved};
+use crate::module_layer::context::ModuleContext;
+use crate::module_layer::{
+    rfc3339, DispatchProblem, Form, IdMember, LookUp, Module, ModuleInfo, ModuleSetup, NoSettings,
+    SetupError, SignatureRule, Violation,
+};
+use content::{mixed_patient, Laborbefund, KRANKHEIT, MANDATORY, REGISTER, REPORT_ID};
+
+/// The module's name and path segment.
+const MODULE: &str = "labreport";
+
+/// Where magic links land: the disease index.
+const INDEX: &str = "/labreport/";
+
+/// The path of each disease's form, in the order of [`Disease::ALL`].
+const FORM_PATHS: [&str; 4] = [
+    "/labreport/Influenza/",
+    "/labreport/Rsv/",
+    "/labreport/Norovirus/",
+    "/labreport/Sarscov2/",
+];
+
+/// The heading of each disease's form, in the order of [`Disease::ALL`].
+const TITLES: [&str; 4] = [
+    "Erregernachweis Influenza",
+    "Erregernachweis RSV",
+    "Erregernachweis Norovirus",
+    "Erregernachweis SARS-CoV-2",
+];
+
+/// One form per disease. The portal signs as sender: the reporting system attributes each
+/// notification to the facility through its certificate, and the report names its reporting
+/// person (spec/02 §5); no personal signature is asked of the end user.
+static FORMS: LazyLock<[Form; 4]> = LazyLock::new(|| {
+    std::array::from_fn(|i| {
+        Form::new(FORM_PATHS[i], TITLES[i], SignatureRule::Portal)
+            .report_type("Erregernachweismeldung (§ 7 IfSG)")
+            .with_own_fields(fields::FINDINGS[i])
+    })
+});
+
+/// The module's identity; lazy only because its forms are.
+static INFO: LazyLock<ModuleInfo> = LazyLock::new(|| {
+    demis::module_info(MODULE, fields::FIELDS, &*FORMS)
+        .identified_by(IdMember::Required("reportId"))
+        .landing_at(INDEX)
+});
+
+/// The laboratory-report module; `problems_base` is the base of its problem types (the 409 of a
+/// used `reportId`).
+struct Labreport {
+    problems_base: String,
+}
+
+/// Builds the module (`[modules.labreport]` has only the layer's `retention_secs`).
+pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
+    setup.settings::<NoSettings>(MODULE)?;
+    Ok(Arc::new(Labreport {
+        problems_base: setup.base_url.trim_end_matches('/').to_owned(),
+    }))
+}
+
+/// The disease of a form of the module.
+fn disease_of(form: &Form) -> Option<Disease> {
+    let index = FORMS.iter().position(|f| std::ptr::eq(f, form))?;
+    Some(Disease::ALL[index])
+}
+
+/// The member holding a submission's disease, and where the report id goes: both are added at
+/// the submit, never taken from a request.
+fn complete(content: &mut Map<String, Value>, id: &str, disease: Disease) {
+    content.insert(REPORT_ID.into(), json!(id));
+    content.insert(KRANKHEIT.into(), json!(disease.code()));
+}
+
+#[async_trait::async_trait]
+impl Module for Labreport {
+    fn info(&self) -> &'static ModuleInfo {
+        &INFO
+    }
+
+    fn check_request(&self, request: &Map<String, Value>) -> Vec<Violation> {
+        let patient = request.get("Patient").and_then(Value::as_object);
+        let given = |member: &str| {
+            patient
+                .and_then(|p| p.get(member))
+                .is_some_and(|v| !v.is_null())
+        };
+        let anonymous = patient
+            .and_then(|p| p.get("IsAnonym"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        mixed_patient(anonymous, given("Standard"), given("Anonym"))
+            .map(|(member, rule)| {
+                Violation::at(
+                    format!("/{}", member.replace('.', "/")),
+                    format!("{member} {rule}"),
+                )
+            })
+            .into_iter()
+            .collect()
+    }
+
+    fn form_for(&self, data: &Value) -> Option<&'static Form> {
+        // A submission says its disease; a memento has none and opens the first form (its
+        // link lands on the index, see `landing_at`).
+        let disease = data[KRANKHEIT].as_str().and_then(Disease::from_code);
+        let index = disease.map_or(0, |d| {
+            Disease::ALL.iter().position(|x| *x == d).unwrap_or(0)
+        });
+        FORMS.get(index)
+    }
+
+    fn opens(&self, form: &Form, _memento: &Value) -> bool {
+        // The memento is disease-agnostic: the end user picks the form.
+        disease_of(form).is_some()
+    }
+
+    async fn look_up(
+        &self,
+        look_up: LookUp<'_>,
+        content: &mut Map<String, Value>,
+    ) -> Result<Vec<DispatchProblem>, StoreError> {
+        if let Some(disease) = look_up.form.and_then(disease_of) {
+            complete(content, look_up.id, disease);
+        }
+        content.remove(REGISTER);
+        let bsnr = content
+            .get("MeldendeEinrichtung")
+            .and_then(|e| e.get("BSNR"))
+            .and_then(Value::as_str);
+        let Some(bsnr) = bsnr else {
+            return Ok(Vec::new());
+        };
+        let path = meldewerk_storage::REPORTING_FACILITY_FIELD;
+        match resolve(look_up.store, look_up.user, bsnr).await {
+            Ok(facility) => {
+                content.insert(
+                    REGISTER.into(),
+                    json!({
+                        "Name": facility.name,
+                        "IK": facility.ik.as_str(),
+                        "Adresse": {
+                            "Strasse": facility.address.street,
+                            "PLZ": facility.address.postal_code,
+                            "Stadt": facility.address.city,
+                            "Land": facility.address.country,
+                        },
+                    }),
+                );
+                Ok(Vec::new())
+            }
+            Err(Unresolved::Refused(message)) => Ok(vec![DispatchProblem {
+                path: Some(path.to_owned()),
+                message: match look_up.form {
+                    // The API's entry names the field (spec/02 §5); the form says it in German.
+                    None => message,
+                    Some(_) => format!(
+                        "Betriebsstättennummer (BSNR): Für diese Einrichtung kann über Ihren \
+                         Zugang nicht gemeldet werden ({message})"
+                    ),
+                },
+            }]),
+            Err(Unresolved::Store(e)) => Err(e),
+        }
+    }
+
+    fn checked_message(
+        &self,
+        _form: &Form,
+        _id: &str,
+        content: &Value,
+    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
+        // The content carries its `reportId` already (added at the look-up, so that the stored
+        // submission has it for the engine's builder too).
+        demis::checked_message::<Laborbefund>(content, "")
+    }
+
+    fn mandatory_paths(&self, _form: &Form) -> Vec<String> {
+        MANDATORY.iter().map(|p| (*p).to_owned()).collect()
+    }
+
+    fn messages(&self) -> Arc<dyn MessageBuilder> {
+        demis::Builder::<Laborbefund>::shared()
+    }
+
+    fn result_members(&self, form: &Form, _content: &Value) -> Map<String, Value> {
+        let mut members = Map::new();
+        if let Some(disease) = disease_of(form) {
+            members.insert("diseaseCode".into(), json!(disease.code()));
+        }
+        members
+    }
+
+    fn pending_is_a_result(&self) -> bool {
+        // A result exists once the reporting system decided (spec/02 §3): before, 404.
+        false
+    }
+
+    fn result_body(&self, id: &str, result: &ReportResult) -> Option<Value> {
+        let disease = result.result_members.get("diseaseCode").cloned();
+        let description = disease
+            .as_ref()
+            .and_then(Value::as_str)
+            .and_then(Disease::from_code)
+            .and_then(|d| Disease::ALL.iter().position(|x| *x == d))
+            .map(|i| TITLES[i]);
+        let success = result.status == ReportStatus::Success;
+        let failure = result.status == ReportStatus::Failure;
+        Some(json!({
+            "reportId": id,
+            "status": result.status,
+            "module": MODULE,
+            "diseaseCode": disease,
+            "description": description,
+            "submittedAt": rfc3339(result.submitted_at),
+            "receiptPdf": if success { result.receipt_base64.as_deref() } else { None },
+            "failureReason": if failure { result.failure_reason.as_deref() } else { None },
+        }))
+    }
+
+    fn duplicate_answer(&self, id: &str, request_path: &str) -> Option<HttpResponse> {
+        let body = json!({
+            "type": format!("{}/Products/{MODULE}/problems/report-id-duplicate", self.problems_base),
+            "title": "Report id already used",
+            "status": 409,
+            "detail": format!(
+                "report {id} was already submitted; a reportId can be submitted once, use a \
+                 fresh one"
+            ),
+            "instance": request_path,
+        });
+        Some(
+            HttpResponse::Conflict()
+                .content_type("application/problem+json")
+                .body(body.to_string()),
+        )
+    }
+
+    fn routes(&self, cfg: &mut web::ServiceConfig, context: &web::Data<ModuleContext>) {
+        pages::configure(cfg, context);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_disease_has_its_form_in_the_order_of_the_index() {
+        for (i, disease) in Disease::ALL.into_iter().enumerate() {
+            assert_eq!(disease_of(&FORMS[i]), Some(disease));
+            assert_eq!(FORMS[i].path, format!("/labreport/{}/", disease.code()));
+            let submission = json!({ KRANKHEIT: disease.code() });
+            let module = Labreport {
+                problems_base: String::new(),
+            };
+            assert!(std::ptr::eq(module.form_for(&submission).unwrap(), &FORMS[i]));
+        }
+    }
+
+    #[test]
+    fn a_request_mixing_the_patients_two_shapes_names_the_member() {
+        let module = Labreport {
+            problems_base: String::new(),
+        };
+        let check = |v: Value| module.check_request(v.as_object().unwrap());
+        assert!(check(json!({"Patient": {"Standard": {}}})).is_empty());
+        assert!(check(json!({"Patient": {"IsAnonym": true, "Anonym": {}}})).is_empty());
+        let mixed = check(json!({"Patient": {"IsAnonym": true, "Standard": {}}}));
+        assert_eq!(mixed[0].pointer.as_deref(), Some("/Patient/Standard"));
+        let anonym = check(json!({"Patient": {"Anonym": {}}}));
+        assert!(anonym[0].detail.starts_with("Patient.Anonym must not be given"));
+    }
+}

@@ -117,6 +117,101 @@ fn a_report_refused_after_the_submit_stopped_waiting_opens_its_form_again_with_t
     );
 }
 
+/// Asserts the page of a report that could not be delivered: no form, no reason of the engine's
+/// (attempts, endpoints, faults), the operator named.
+fn assert_undeliverable(page: &common::Form) {
+    assert!(page.html.contains("Nicht zugestellt"), "{}", page.html);
+    assert!(page.html.contains("Betrieb des Portals"), "{}", page.html);
+    assert!(page.get("Patient.Vorname").is_none(), "no form: {}", page.html);
+    for engine_words in ["Wartung", "attempts", "http", "discarded", "abgelehnt"] {
+        assert!(!page.html.contains(engine_words), "{engine_words}: {}", page.html);
+    }
+}
+
+/// The magic link of `request`, as the integrator hands it out again.
+fn link_form(server: &common::Server, browser: &common::Browser, request: &Value) -> common::Form {
+    let link: Value = memento(server, request).json().unwrap();
+    let url = server.url(&format!("{FORM}?m={}", link["memento"].as_str().unwrap()));
+    browser.form(&url)
+}
+
+#[test]
+fn a_report_whose_delivery_ran_out_of_attempts_stays_and_its_id_is_not_sent_again() {
+    let (_dir, server) = start(&[
+        ("MELDEWERK_ENGINE__MAX_ATTEMPTS", "2"),
+        ("MELDEWERK_ENGINE__BACKOFF_BASE_MS", "10"),
+        ("MELDEWERK_ENGINE__BACKOFF_MAX_MS", "50"),
+    ]);
+    deposit_certificate(&server, KNOWN_BSNR);
+    let id = "HOSP-GIVEN-UP";
+    // Each attempt fails transiently (the system may have registered it all the same); a
+    // third delivery of the id would be accepted.
+    script(
+        &server,
+        &json!({"kind": "transient", "message": "Wartung", "count": 2, "report_id": id}),
+    );
+    let request = complete(Some(id), KNOWN_BSNR);
+    let (browser, form) = open(&server, &request);
+    let (status, location, page) = post(&server, &browser, &form);
+    assert_eq!((status, location), (400, None));
+    assert_undeliverable(&page);
+
+    // Sending again sends nothing: the report stays, its id used.
+    let (status, location, page) = post(&server, &browser, &form);
+    assert_eq!((status, location), (400, None));
+    assert_undeliverable(&page);
+    assert!(received(&server, id).is_empty());
+    // The link opens the same page, not the form; reads know only successes.
+    let later = link_form(&server, &browser, &request);
+    assert_eq!(later.status, 200);
+    assert_undeliverable(&later);
+    assert_eq!(api_get(&server, &format!("reports/{id}")).status(), 404);
+    assert!(pending(&server).is_empty());
+    assert!(received(&server, id).is_empty());
+}
+
+#[test]
+fn a_report_an_operator_discarded_stays_and_its_id_is_not_sent_again() {
+    // The first attempt fails and the next is a minute away: the job waits in the outbox.
+    let (_dir, server) = start(&[
+        WAIT,
+        ("MELDEWERK_ENGINE__BACKOFF_BASE_MS", "60000"),
+        ("MELDEWERK_ENGINE__BACKOFF_MAX_MS", "60000"),
+    ]);
+    deposit_certificate(&server, KNOWN_BSNR);
+    let id = "HOSP-DISCARDED";
+    script(
+        &server,
+        &json!({"kind": "transient", "message": "Wartung", "count": 1, "report_id": id}),
+    );
+    let request = complete(Some(id), KNOWN_BSNR);
+    let (browser, form) = open(&server, &request);
+    assert_eq!(post(&server, &browser, &form).0, 202);
+
+    let job = wait_until("the job waits after its failed attempt", || {
+        let page: Value = server.admin_get("/admin/api/v1/jobs").json().unwrap();
+        page["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["report"] == id && j["attempts"].as_u64() >= Some(1))
+            .map(|j| j["id"].as_u64().unwrap())
+    });
+    let discarded = server.admin_post(&format!("/admin/api/v1/jobs/{job}/discard"));
+    assert_eq!(discarded.status(), 200);
+
+    // The next submit, as the form came back, finds the discarded report: nothing is sent
+    // (the script would accept a second delivery now).
+    let (status, location, page) = post(&server, &browser, &form);
+    assert_eq!((status, location), (400, None));
+    assert_undeliverable(&page);
+    let later = link_form(&server, &browser, &request);
+    assert_eq!(later.status, 200);
+    assert_undeliverable(&later);
+    assert_eq!(api_get(&server, &format!("reports/{id}")).status(), 404);
+    assert!(received(&server, id).is_empty());
+}
+
 #[test]
 fn the_nightly_cleanup_removes_a_result_and_reads_answer_404() {
     let (_dir, server) = start(&[

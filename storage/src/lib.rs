@@ -140,10 +140,12 @@ pub trait Store: Send + Sync + 'static {
     async fn pending_ids(&self, owner: &str, module: &str) -> StoreResult<Vec<String>>;
     /// Every report with this module and id, whatever its owner (operator look-ups).
     async fn reports_with_id(&self, module: &str, id: &str) -> StoreResult<Vec<ReportKey>>;
-    /// Removes the report under `key` whole if it ended in FAILURE, so that its id is free for
-    /// a new dispatch: for a module whose authority answers at once, a refused submission is
-    /// no report (the end user corrects the form and sends again). `false` if there was no
-    /// report under the key or it did not fail; nothing else is touched.
+    /// Removes the report under `key` whole if the authority refused it at once
+    /// ([`Report::refused_on_delivery`]), so that its id is free for a new dispatch: for a
+    /// module whose authority answers at once, a refused submission is no report (the end user
+    /// corrects the form and sends again). `false` if there was no report under the key, or it
+    /// did not fail, or it failed otherwise (attempts run out, discarded: the authority may
+    /// have registered it, so its id stays used); nothing else is touched.
     async fn forget_refused(&self, key: &ReportKey) -> StoreResult<bool>;
     /// Removes the payload (submission, message, receipt) of the module's final reports that
     /// finished before `cutoff` and marks them expired; returns how many. Later reads answer as

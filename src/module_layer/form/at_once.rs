@@ -1,7 +1,9 @@
 //! The submit of a form whose authority decides at once ([`AtOnce`]): the certificate the
 //! report needs is checked first, then the report is dispatched and the submit waits, bounded,
-//! for the engine to end it. Accepted: 302 to the module's success page. Refused: the refused
-//! report is forgotten (its id is free again) and the form shown again. Undecided when the
+//! for the engine to end it. Accepted: 302 to the module's success page. Refused by the
+//! authority: the refused report is forgotten (its id is free again) and the form shown again.
+//! Failed otherwise (attempts run out, discarded): the report stays, its id used, and a page
+//! says it could not be delivered. Undecided when the
 //! wait ends: the report stays with the engine, and the same form posted again waits for it
 //! instead of dispatching a second one.
 
@@ -93,10 +95,13 @@ fn already_reported() -> HttpResponse {
     )
 }
 
-/// The reason of a report under `key` that the authority refused while nobody waited for it
-/// (the submit had stopped waiting, or the service stopped between the answer and the
-/// removal): the report is forgotten now, so that its link opens the form again, with the
-/// reason above it. `Ok(None)` when the id has no refused report.
+/// What the link of a report that failed while nobody waited for it opens. Refused by the
+/// authority (the submit had stopped waiting, or the service stopped between the answer and
+/// the removal): the report is forgotten now, so that its link opens the form again, with the
+/// reason above it (`Ok(Some(reason))`). Failed otherwise (its delivery ran out of attempts, an
+/// operator discarded it): `Err` with the page saying it could not be delivered, since it
+/// stays. `Ok(None)` when the id has no failed report. `Err` also with the page of a store that
+/// cannot be read.
 pub(super) async fn refused_meanwhile(
     store: &dyn Store,
     key: &ReportKey,
@@ -105,16 +110,35 @@ pub(super) async fn refused_meanwhile(
     let Some(report) = report.filter(|r| r.status == ReportStatus::Failure) else {
         return Ok(None);
     };
-    store
+    // The store decides, in its transaction, whether this failure was the authority's refusal.
+    if !store
         .forget_refused(key)
         .await
-        .map_err(|e| unavailable(&e))?;
+        .map_err(|e| unavailable(&e))?
+    {
+        return Err(undeliverable(StatusCode::OK));
+    }
     Ok(Some(refusal(
         report
             .failure_reason
             .as_deref()
             .unwrap_or("ohne Angabe von Gründen"),
     )))
+}
+
+/// The page of a report that ended without the authority's decision (its delivery ran out of
+/// attempts, an operator discarded it, its message could not be built). The authority may have
+/// registered it, so the report and its id stay and nothing is sent again; the reason is the
+/// engine's (naming endpoints and faults) and is for the operators, not shown here.
+fn undeliverable(status: StatusCode) -> HttpResponse {
+    message_page(
+        status,
+        "Nicht zugestellt",
+        "Die Meldung konnte dem Meldesystem nicht zugestellt werden. Ob sie dort angekommen \
+         ist, steht nicht fest; sie wird deshalb nicht erneut gesendet, und unter dieser \
+         Meldungs-ID kann nicht noch einmal gemeldet werden. Bitte wenden Sie sich an den \
+         Betrieb des Portals.",
+    )
 }
 
 /// The problem shown above the form of a refused report.
@@ -155,12 +179,11 @@ pub(super) async fn dispatch_and_wait(
                 tracing::info!(id = %log_str(&key.id), "submit again: waiting for the report in delivery");
                 return waited(store, &key, watch, wait, at_once).await;
             }
-            Some(ReportStatus::Failure) => {
-                if let Err(e) = store.forget_refused(&key).await {
-                    return Decided::Answer(unavailable(&e));
-                }
-                continue;
-            }
+            Some(ReportStatus::Failure) => match store.forget_refused(&key).await {
+                Ok(true) => continue,
+                Ok(false) => return Decided::Answer(undeliverable(StatusCode::BAD_REQUEST)),
+                Err(e) => return Decided::Answer(unavailable(&e)),
+            },
             None => {}
         }
         match store.dispatch_report(report.clone()).await {
@@ -184,10 +207,11 @@ pub(super) async fn dispatch_and_wait(
     ))))
 }
 
-/// Waits for the end `watch` tells, up to `wait`. A refused report is forgotten before the
-/// form is shown again, so that no poll finds it and its id can be sent again; should that
-/// fail, the next submit forgets it (reads answer 404 meanwhile, since only successful reports
-/// of the module are results).
+/// Waits for the end `watch` tells, up to `wait`. A report the authority refused is forgotten
+/// before the form is shown again, so that no poll finds it and its id can be sent again;
+/// should that fail, the next submit forgets it (reads answer 404 meanwhile, since only
+/// successful reports of the module are results). A report that failed otherwise stays, and
+/// the submit answers that it could not be delivered.
 async fn waited(
     store: &dyn Store,
     key: &ReportKey,
@@ -199,18 +223,26 @@ async fn waited(
         tracing::info!(id = %log_str(&key.id), "no answer within the wait; the report stays in delivery");
         return Decided::StillSending;
     };
-    match finished.failure {
-        None => Decided::Answer(
+    let Some(reason) = finished.failure else {
+        return Decided::Answer(
             HttpResponse::Found()
                 .insert_header(("Location", at_once.success))
                 .finish(),
-        ),
-        Some(reason) => {
-            if let Err(e) = store.forget_refused(key).await {
-                tracing::error!(error = %e, "forgetting a refused report failed; the next submit does");
-            }
-            tracing::info!(id = %log_str(&key.id), "the authority refused the report");
-            Decided::Refused(refusal(&reason))
+        );
+    };
+    let refused = match store.forget_refused(key).await {
+        Ok(forgotten) => forgotten,
+        Err(e) => {
+            tracing::error!(error = %e, "forgetting a refused report failed; the next submit does");
+            // Whether the authority refused it is the report's to say.
+            matches!(store.report(key).await, Ok(Some(r)) if r.refused_on_delivery())
         }
+    };
+    if refused {
+        tracing::info!(id = %log_str(&key.id), "the authority refused the report");
+        Decided::Refused(refusal(&reason))
+    } else {
+        tracing::warn!(id = %log_str(&key.id), "the report ended undelivered; it stays");
+        Decided::Answer(undeliverable(StatusCode::BAD_REQUEST))
     }
 }

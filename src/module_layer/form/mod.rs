@@ -112,7 +112,7 @@ pub(crate) async fn show(
         };
         match at_once::refused_meanwhile(store.as_ref().as_ref(), &key).await {
             Ok(reason) => problems.general.extend(reason),
-            Err(unavailable) => return unavailable,
+            Err(page) => return page,
         }
     }
     if let Some(page) = sent::already_sent(

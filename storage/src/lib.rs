@@ -133,6 +133,10 @@ pub trait Store: Send + Sync + 'static {
             .await?
             .map(|report| ReportResult::from(&report)))
     }
+    /// The state of the report under `key` alone, without its result (a receipt is neither
+    /// read nor encoded): for a check on many reports, such as which of a pending list are
+    /// results. `None` if there is no report under the key.
+    async fn report_status(&self, key: &ReportKey) -> StoreResult<Option<ReportStatus>>;
     /// Reads a report the way a poll without `peek` does: a final, unpolled report is marked polled
     /// and leaves the pending list atomically, so two concurrent consumers never both get it.
     async fn consume_report(&self, key: &ReportKey) -> StoreResult<Consumed>;

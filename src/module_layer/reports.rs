@@ -241,7 +241,8 @@ async fn read(
     let only_results = !every_report_is_a_result(context);
     if only_results {
         // A report that is no result (yet) answers as if there were none, and is not consumed
-        // (a refused one of a module answering at once, say).
+        // (a refused one of a module answering at once, say). Only a first look: the report
+        // may change before the read below, which is checked again.
         let status = store.report_status(&key).await?;
         if status.is_some_and(|status| !is_result(context, status)) {
             return Err(ApiError::NotFound(id.into()));
@@ -260,6 +261,11 @@ async fn read(
             Consumed::NotFound => return Err(ApiError::NotFound(id.into())),
         }
     };
+    // The result answered is the one checked: a report dispatched since the first look comes
+    // back PENDING (never consumed) and is no result either.
+    if only_results && !is_result(context, result.status) {
+        return Err(ApiError::NotFound(id.into()));
+    }
     if let Some(body) = context.module.result_body(id, &result) {
         return Ok(HttpResponse::Ok().json(body));
     }

@@ -122,9 +122,17 @@ fn a_report_refused_after_the_submit_stopped_waiting_opens_its_form_again_with_t
 fn assert_undeliverable(page: &common::Form) {
     assert!(page.html.contains("Nicht zugestellt"), "{}", page.html);
     assert!(page.html.contains("Betrieb des Portals"), "{}", page.html);
-    assert!(page.get("Patient.Vorname").is_none(), "no form: {}", page.html);
+    assert!(
+        page.get("Patient.Vorname").is_none(),
+        "no form: {}",
+        page.html
+    );
     for engine_words in ["Wartung", "attempts", "http", "discarded", "abgelehnt"] {
-        assert!(!page.html.contains(engine_words), "{engine_words}: {}", page.html);
+        assert!(
+            !page.html.contains(engine_words),
+            "{engine_words}: {}",
+            page.html
+        );
     }
 }
 

@@ -259,7 +259,13 @@ impl Store for MemStore {
         Ok(self.state.lock().unwrap().reports.get(key).cloned())
     }
     async fn report_status(&self, key: &ReportKey) -> StoreResult<Option<ReportStatus>> {
-        Ok(self.state.lock().unwrap().reports.get(key).map(|r| r.status))
+        Ok(self
+            .state
+            .lock()
+            .unwrap()
+            .reports
+            .get(key)
+            .map(|r| r.status))
     }
     async fn report_to_deliver(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
         let mut report = self.report(key).await?;

@@ -43,7 +43,9 @@ pub struct FormQuery {
     pub m: Option<String>,
 }
 
-fn invalid_link() -> HttpResponse {
+/// The page of a link whose memento does not open (400): for the forms and for a module's own
+/// page before them.
+pub(crate) fn invalid_link() -> HttpResponse {
     message_page(
         StatusCode::BAD_REQUEST,
         "Link ungültig",

@@ -12,7 +12,8 @@ use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
     AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
     FacilityCertificate, FacilityPut, FinishedReport, Job, Outcome, PreparedMessage, Report,
-    ReportKey, ReportResult, ReportStatus, Store, StoreCondition, StoreError, StoreResult, UserRecord,
+    ReportKey, ReportResult, ReportStatus, Store, StoreCondition, StoreError, StoreResult,
+    UserRecord,
 };
 
 /// The sled engine of [`Store`]: one embedded database in the data directory, for a single node.

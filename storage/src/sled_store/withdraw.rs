@@ -271,7 +271,10 @@ mod tests {
             .await
             .unwrap();
         // Ended in FAILURE without the authority's answer: attempts run out, or discarded.
-        let given_up = engine.dispatch_report(dispatched("given-up")).await.unwrap();
+        let given_up = engine
+            .dispatch_report(dispatched("given-up"))
+            .await
+            .unwrap();
         let given_up = engine.begin_attempt(&given_up).await.unwrap();
         let failure = Outcome::Failure {
             reason: "delivery failed after 1 attempts: HTTP 503".into(),

@@ -13,11 +13,14 @@ use std::time::Duration;
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
 use meldewerk_actors::{Engine, Watch};
-use meldewerk_storage::{Bsnr, Environment, Report, ReportKey, ReportStatus, Store, StoreError};
+use meldewerk_storage::{
+    Bsnr, Environment, FinishedReport, Report, ReportKey, ReportStatus, Store, StoreError,
+};
 
 use super::render::message_page;
 use crate::certificates::{client_tls, ClientTlsError};
 use crate::crypto::MasterKey;
+use crate::module_layer::dispatch::{dispatch_watched, Awaited};
 use crate::module_layer::AtOnce;
 use crate::telemetry::log_str;
 
@@ -186,16 +189,14 @@ pub(super) async fn dispatch_and_wait(
             },
             None => {}
         }
-        match store.dispatch_report(report.clone()).await {
-            Ok(job) => {
-                engine.queued(job);
-                tracing::info!(
-                    user = %log_str(&key.owner),
-                    id = %log_str(&key.id),
-                    "report dispatched; waiting for the authority's answer"
-                );
-                return waited(store, &key, watch, wait, at_once).await;
-            }
+        tracing::info!(
+            user = %log_str(&key.owner),
+            id = %log_str(&key.id),
+            "dispatching the report; waiting for the authority's answer"
+        );
+        match dispatch_watched(store, engine, watch, report.clone(), wait).await {
+            Ok(Awaited::Ended(finished)) => return decided(store, &key, finished, at_once).await,
+            Ok(Awaited::StillRunning) => return still_sending(&key),
             // Another submit of the same report got there first: wait for that one.
             Err(StoreError::Conflict(_)) => continue,
             Err(e) => return Decided::Answer(unavailable(&e)),
@@ -207,11 +208,7 @@ pub(super) async fn dispatch_and_wait(
     ))))
 }
 
-/// Waits for the end `watch` tells, up to `wait`. A report the authority refused is forgotten
-/// before the form is shown again, so that no poll finds it and its id can be sent again;
-/// should that fail, the next submit forgets it (reads answer 404 meanwhile, since only
-/// successful reports of the module are results). A report that failed otherwise stays, and
-/// the submit answers that it could not be delivered.
+/// Waits for the end `watch` tells, up to `wait`, and answers it ([`decided`]).
 async fn waited(
     store: &dyn Store,
     key: &ReportKey,
@@ -219,10 +216,29 @@ async fn waited(
     wait: Duration,
     at_once: AtOnce,
 ) -> Decided {
-    let Some(finished) = watch.ended(wait).await else {
-        tracing::info!(id = %log_str(&key.id), "no answer within the wait; the report stays in delivery");
-        return Decided::StillSending;
-    };
+    match watch.ended(wait).await {
+        Some(finished) => decided(store, key, finished, at_once).await,
+        None => still_sending(key),
+    }
+}
+
+/// The answer of a report still in delivery when the wait ended: it stays with the engine.
+fn still_sending(key: &ReportKey) -> Decided {
+    tracing::info!(id = %log_str(&key.id), "no answer within the wait; the report stays in delivery");
+    Decided::StillSending
+}
+
+/// The answer of a report that ended. A report the authority refused is forgotten before the
+/// form is shown again, so that no poll finds it and its id can be sent again; should that
+/// fail, the next submit forgets it (reads answer 404 meanwhile, since only successful reports
+/// of the module are results). A report that failed otherwise stays, and the submit answers
+/// that it could not be delivered.
+async fn decided(
+    store: &dyn Store,
+    key: &ReportKey,
+    finished: FinishedReport,
+    at_once: AtOnce,
+) -> Decided {
     let Some(reason) = finished.failure else {
         return Decided::Answer(
             HttpResponse::Found()

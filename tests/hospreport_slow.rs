@@ -117,6 +117,46 @@ fn a_report_refused_after_the_submit_stopped_waiting_opens_its_form_again_with_t
     );
 }
 
+#[test]
+fn a_retry_with_other_values_waits_for_the_report_in_delivery_and_does_not_take_its_success() {
+    let (_dir, server) = start(&[WAIT]);
+    deposit_certificate(&server, KNOWN_BSNR);
+    let id = "HOSP-SLOW-CHANGED";
+    script(
+        &server,
+        &json!({"kind": "latency", "ms": 6000, "report_id": id}),
+    );
+    let (browser, form) = open(&server, &complete(Some(id), KNOWN_BSNR));
+    assert_eq!(post(&server, &browser, &form).0, 202);
+
+    // Sent again with a value the checks refuse and another name: the report in delivery is
+    // waited for, not a 400 about a report that does not exist.
+    let mut changed = common::Form {
+        status: form.status,
+        html: form.html.clone(),
+        fields: form.fields.clone(),
+    };
+    changed.set("Patient.Geburtsdatum", "kein Datum");
+    changed.set("Patient.Vorname", "Berta");
+    let (status, _, page) = post(&server, &browser, &changed);
+    assert_eq!(status, 202, "{:?}", page.errors());
+    assert!(page.html.contains("wird noch gesendet"), "{}", page.html);
+    // Once the report in delivery is accepted, its success is not this post's.
+    let last = wait_until("the report in delivery ended", || {
+        let (status, location, page) = post(&server, &browser, &changed);
+        assert_ne!(
+            status, 302,
+            "the other values were never sent: {location:?}"
+        );
+        (status != 202).then_some((status, page))
+    });
+    assert_eq!(last.0, 409, "{}", last.1.html);
+    let records = received(&server, id);
+    assert_eq!(records.len(), 1, "registered once: {records:?}");
+    // The values that were sent: the double-report protection's 409.
+    assert_eq!(post(&server, &browser, &form).0, 409);
+}
+
 /// Asserts the page of a report that could not be delivered: no form, no reason of the engine's
 /// (attempts, endpoints, faults), the operator named.
 fn assert_undeliverable(page: &common::Form) {

@@ -23,8 +23,7 @@ mod common;
 #[path = "support/mod.rs"]
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -170,35 +169,4 @@ fn signed_form(browser: &Browser, server: &Server, link: &str) -> Form {
     // The page itself is not needed to send it; 3,000 of them would only take memory.
     form.html = String::new();
     form
-}
-
-/// Runs `work` for every index below `count` on `workers` browsers, each serving one index after
-/// the other with a jar of its own; returns what `work` returned, by index.
-fn run_browsers<T: Send>(
-    workers: usize,
-    count: usize,
-    work: impl Fn(&SessionJar, &Browser, usize) -> T + Sync,
-) -> Vec<T> {
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<T>>> = (0..count).map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                let jar = Arc::new(SessionJar::default());
-                let browser = Browser::with_cookies(jar.clone());
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= count {
-                        break;
-                    }
-                    let result = work(&jar, &browser, i);
-                    *results[i].lock().unwrap() = Some(result);
-                }
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|slot| slot.into_inner().unwrap().expect("every index worked"))
-        .collect()
 }

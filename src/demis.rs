@@ -3,7 +3,8 @@
 //! system through the `demis` transport, results kept 3 days, then 404), and the glue from a
 //! module's typed content to the FHIR notification the transport sends: the checks before
 //! dispatch, the [`BuiltMessage`] (`application/fhir+json`, the bundle of
-//! [`meldewerk_fhir`]) and the engine's [`MessageBuilder`].
+//! [`meldewerk_fhir`]) and the engine's [`MessageBuilder`], and the facility a message is sent
+//! as ([`Notifier`]), whose deposited certificate the transport presents.
 //! A module supplies only its typed [`Content`].
 
 use std::marker::PhantomData;
@@ -14,7 +15,7 @@ use chrono::{DateTime, FixedOffset, Utc};
 use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
 use meldewerk_fhir::resources::Bundle;
 use meldewerk_fhir::{IdSource, RandomIds};
-use meldewerk_storage::Report;
+use meldewerk_storage::{Bsnr, Environment, Report, Sender};
 use serde_json::Value;
 
 use crate::module_layer::{DispatchProblem, ExpiredAnswer, Field, Form, ModuleInfo, TextPattern};
@@ -113,6 +114,35 @@ pub fn message(bundle: &Bundle) -> BuiltMessage {
             .unwrap_or_default(),
         content_type: FHIR_JSON.into(),
         body: bundle.to_json(),
+        sender: None,
+    }
+}
+
+/// Where a health module's report names the facility that notifies, and the reporting
+/// system's environment the module sends to: together the sender of its messages
+/// ([`Sender`]), whose deposited certificate the transport presents.
+#[derive(Debug, Clone, Copy)]
+pub struct Notifier {
+    /// JSON pointer to the notifier's BSNR in the report's content.
+    pub bsnr_at: &'static str,
+    /// The environment the module's reports go to.
+    pub environment: Environment,
+}
+
+impl Notifier {
+    /// The sender of a report of `content`; `None` while its BSNR is missing or not one.
+    pub fn sender(&self, content: &Value) -> Option<Sender> {
+        let bsnr = content.pointer(self.bsnr_at)?.as_str()?;
+        Some(Sender {
+            bsnr: Bsnr::parse(bsnr).ok()?,
+            environment: self.environment,
+        })
+    }
+
+    /// `message`, built from `content`, sent as its notifier.
+    pub fn stamp(&self, mut message: BuiltMessage, content: &Value) -> BuiltMessage {
+        message.sender = self.sender(content);
+        message
     }
 }
 
@@ -142,13 +172,23 @@ pub fn checked_message<C: Content>(
 /// without their message.
 pub struct Builder<C> {
     content: PhantomData<fn() -> C>,
+    notifier: Option<Notifier>,
 }
 
 impl<C: Content + 'static> Builder<C> {
-    /// The builder, shared.
+    /// The builder, shared: its messages name no sender.
     pub fn shared() -> Arc<dyn MessageBuilder> {
         Arc::new(Builder::<C> {
             content: PhantomData,
+            notifier: None,
+        })
+    }
+
+    /// The builder, shared: its messages are sent as the report's `notifier`.
+    pub fn sent_as(notifier: Notifier) -> Arc<dyn MessageBuilder> {
+        Arc::new(Builder::<C> {
+            content: PhantomData,
+            notifier: Some(notifier),
         })
     }
 }
@@ -163,7 +203,12 @@ impl<C: Content + 'static> MessageBuilder for Builder<C> {
             let reasons: Vec<String> = problems.into_iter().map(|p| p.message).collect();
             BuildError(format!("unreadable submission: {}", reasons.join("; ")))
         })?;
-        built(&content).map_err(|e| BuildError(format!("notification could not be built: {e}")))
+        let message = built(&content)
+            .map_err(|e| BuildError(format!("notification could not be built: {e}")))?;
+        Ok(match &self.notifier {
+            Some(notifier) => notifier.stamp(message, stored),
+            None => message,
+        })
     }
 }
 
@@ -255,7 +300,42 @@ mod tests {
         );
         let built = Builder::<Beds>::shared().build(&report).unwrap();
         assert_eq!(built.content_type, FHIR_JSON);
+        assert_eq!(built.sender, None);
         report.submission = None;
         assert!(Builder::<Beds>::shared().build(&report).is_err());
+    }
+
+    #[test]
+    fn a_message_sent_as_its_notifier_names_the_bsnr_of_its_content_and_the_environment() {
+        let notifier = Notifier {
+            bsnr_at: "/Einrichtung/BSNR",
+            environment: Environment::Production,
+        };
+        let content = json!({"occupied": 5, "Einrichtung": {"BSNR": "123456789"}});
+        let report = Report::new_pending(
+            meldewerk_storage::ReportKey {
+                owner: "u".into(),
+                module: "bedreport".into(),
+                id: "BED-1".into(),
+            },
+            content.clone(),
+            None,
+            "corr".into(),
+            Utc::now(),
+        );
+        let sender = Sender {
+            bsnr: Bsnr::parse("123456789").unwrap(),
+            environment: Environment::Production,
+        };
+        let built = Builder::<Beds>::sent_as(notifier).build(&report).unwrap();
+        assert_eq!(built.sender.as_ref(), Some(&sender));
+        let checked = checked_message::<Beds>(&content, "").unwrap();
+        assert_eq!(notifier.stamp(checked, &content).sender, Some(sender));
+        // No BSNR, or none of nine digits: no sender (the form refuses such a report before).
+        assert_eq!(
+            notifier.sender(&json!({"Einrichtung": {"BSNR": "12"}})),
+            None
+        );
+        assert_eq!(notifier.sender(&json!({})), None);
     }
 }

@@ -20,6 +20,7 @@ use crate::auth::limiter::FailedLoginLimiter;
 use crate::auth::metrics_token::MetricsToken;
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::{CredentialVerifier, Sessions, TrustedProxies};
+use crate::certificates::DepositedCertificates;
 use crate::configuration::Settings;
 use crate::crypto::{CryptoError, MasterKey, PasswordHasher};
 use crate::mail::{AccountAddresses, AlertService};
@@ -168,10 +169,11 @@ impl Application {
         // The store and an in-process office's journal are sled databases of their own, and
         // each replays the log written since its last open: side by side, a start after a busy
         // run takes as long as the larger replay, not both.
+        let credentials = DepositedCertificates::default();
         let (store, transports) = std::thread::scope(|scope| {
             let transports = scope.spawn(|| {
                 let started = std::time::Instant::now();
-                let transports = Transports::open(&settings);
+                let transports = Transports::open(&settings, &credentials);
                 tracing::info!(ms = started.elapsed().as_millis(), "transports opened");
                 transports
             });
@@ -188,6 +190,8 @@ impl Application {
             &settings.data_dir,
             settings.master_key.as_deref(),
         )?);
+        // Before the engine starts: its first delivery may present a deposited certificate.
+        credentials.bind(store.clone(), master.clone());
         let listener = TcpListener::bind(&settings.listen).map_err(|e| StartupError::Listen {
             address: settings.listen.clone(),
             reason: e.to_string(),

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
+use meldewerk_transports::tls::Credentials;
 use meldewerk_transports::{Simulated, SimulatorError, Transport, TransportKind, TRANSPORTS};
 
 use crate::configuration::Settings;
@@ -46,11 +47,15 @@ pub(crate) struct NoSimulator {
 }
 
 impl Transports {
-    /// Opens every transport of the registry as its section says.
-    pub fn open(settings: &Settings) -> Result<Self, SimulatorError> {
+    /// Opens every transport of the registry as its section says; one reaching its authority
+    /// over HTTP gets the facilities' deposited certificates (`credentials`) to present.
+    pub fn open(
+        settings: &Settings,
+        credentials: &dyn Credentials,
+    ) -> Result<Self, SimulatorError> {
         let opened = TRANSPORTS
             .iter()
-            .map(|kind| open(settings, kind))
+            .map(|kind| open(settings, kind, credentials))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Transports {
             opened: Arc::new(opened),
@@ -109,14 +114,18 @@ impl Transports {
 
 /// Opens the transport of `kind`: over HTTP when its section has a `url`, else its simulator on
 /// its journal in the data directory.
-fn open(settings: &Settings, kind: &'static TransportKind) -> Result<Opened, SimulatorError> {
+fn open(
+    settings: &Settings,
+    kind: &'static TransportKind,
+    credentials: &dyn Credentials,
+) -> Result<Opened, SimulatorError> {
     let name = kind.name;
     let section = settings.transports.section(name);
     match section.http() {
         Some(http) => {
             // Named like the channel, so that metrics, breaker and inbox cursor stay the same
             // whichever way the authority is reached; spoken as the registry entry says.
-            let transport = (kind.connect)(kind, &http, section.simulator_config())
+            let transport = (kind.connect)(kind, &http, section.simulator_config(), credentials)
                 .map_err(SimulatorError::Config)?;
             tracing::info!(
                 transport = name,

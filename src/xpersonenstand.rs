@@ -301,6 +301,7 @@ fn xml_message(message_uuid: String, xml: String) -> BuiltMessage {
         message_uuid,
         content_type: "application/xml".into(),
         body: xml.into_bytes(),
+        sender: None,
     }
 }
 

@@ -195,18 +195,8 @@ fn delivery(key: &str, report_id: &str, body: Vec<u8>) -> Delivery {
         content_type: "application/fhir+json".to_owned(),
         body,
         signature: None,
+        sender: None,
     }
-}
-
-/// What the simulator received for `report_id`, over its testers' `/received`.
-fn received(peer: &Peer, tester: &Client, report_id: &str) -> Vec<Value> {
-    let response = tester
-        .get(peer.url(&format!("/received?report={report_id}")))
-        .send()
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let page: Value = response.json().unwrap();
-    page["messages"].as_array().unwrap().clone()
 }
 
 fn post_bundle(client: &Client, url: &str, body: Vec<u8>) -> reqwest::blocking::Response {
@@ -285,7 +275,7 @@ fn it_speaks_fhir_over_tls_to_facilities_with_a_certificate_only() {
     let again = post_bundle(&facility, &peer.url("/fhir/$process-notification"), body);
     assert_eq!(again.status(), 200);
     assert_eq!(again.bytes().unwrap(), document);
-    let records = received(&peer, &facility, "BED-PLAIN");
+    let records = peer.received(&facility, "BED-PLAIN");
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["repeat_submissions"], 1);
     assert_eq!(records[0]["decision"]["answer"], parameters);
@@ -361,7 +351,7 @@ fn the_service_client_is_answered_refused_and_faulted() {
         other => panic!("expected a transient fault, got {other:?}"),
     }
     // The module and report id travel with the notification, for the received log.
-    let records = received(&peer, &tester, "BED-1");
+    let records = peer.received(&tester, "BED-1");
     assert_eq!(records[0]["module"], "bedreport");
     assert_eq!(records[0]["idempotency_key"], "k1");
 }
@@ -393,7 +383,7 @@ fn killed_mid_delivery_and_started_again_nothing_is_lost_or_registered_twice() {
     // A system slow to answer has registered the notification all the same: the process dies
     // with the record on disk and the answer never sent.
     wait_until("the held notification registered", || {
-        (received(&peer, &tester, "BED-KILL").len() == 1).then_some(())
+        (peer.received(&tester, "BED-KILL").len() == 1).then_some(())
     });
     peer.kill();
     match runtime.block_on(task).unwrap() {
@@ -410,13 +400,13 @@ fn killed_mid_delivery_and_started_again_nothing_is_lost_or_registered_twice() {
         other => panic!("expected an acceptance, got {other:?}"),
     };
     assert_eq!(receipt(&first), receipt(&second));
-    let records = received(&peer, &tester, "BED-KILL");
+    let records = peer.received(&tester, "BED-KILL");
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(records[0]["repeat_submissions"], 2);
 
     // What was registered before the crash is still there, and a retry of it registers nothing.
     runtime.block_on(service.submit(before)).unwrap();
-    let records = received(&peer, &tester, "BED-BEFORE");
+    let records = peer.received(&tester, "BED-BEFORE");
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["repeat_submissions"], 1);
 }
@@ -440,7 +430,8 @@ fn the_service_scripts_and_reads_its_in_process_reporting_system_and_needs_certi
     assert_eq!(received, json!({"messages": [], "next": null}));
     drop(server);
 
-    // With a url, the service posts with a client certificate, and will not start without one.
+    // With a url, the service posts with a client certificate, and will not start without the
+    // CA the endpoint's certificate chains to.
     let stderr = refused_start(
         dir.path(),
         &["serve"],
@@ -455,7 +446,8 @@ fn the_service_scripts_and_reads_its_in_process_reporting_system_and_needs_certi
     assert!(
         stderr.contains(
             "transports.demis.url is set: the reporting system authenticates the facility by \
-             its client certificate, so client_certificate, client_key (PEM files) and ca"
+             its client certificate, so ca (PEM of the CA the endpoint's certificate chains to) \
+             is required"
         ),
         "{stderr}"
     );

@@ -53,17 +53,7 @@ fn a_slow_reporting_system_registers_the_report_once_however_often_the_user_send
 
     // The user sends the form again (as it came back) until the answer is there: each submit
     // waits for the report in delivery instead of sending another.
-    wait_until("a retry ends in the success redirect", || {
-        let (status, location, page) = post(&server, &browser, &page);
-        match status {
-            202 => None,
-            302 => {
-                assert_eq!(location.as_deref(), Some(SUCCESS));
-                Some(())
-            }
-            other => panic!("a retry answered {other}: {:?}", page.errors()),
-        }
-    });
+    send_until_accepted(&server, &browser, &page);
     assert!(success_read(&server, id).is_some());
     assert_eq!(pending(&server), [id]);
 

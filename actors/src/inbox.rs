@@ -112,8 +112,8 @@ impl Collector {
             },
             // Not a verdict on any report: the inbox refused the fetch itself (even from its
             // start). Operators must look; reports wait.
-            refused @ TransportError::Refused(_) => FetchFailed {
-                error: refused.to_string(),
+            TransportError::Refused(reason) => FetchFailed {
+                error: format!("the inbox refused the fetch: {reason}"),
                 lasting: true,
             },
             unknown @ TransportError::UnknownCursor(_) => FetchFailed {

@@ -82,6 +82,9 @@ pub struct BuiltMessage {
     pub content_type: String,
     /// The exact bytes to deliver.
     pub body: Vec<u8>,
+    /// The facility whose certificate the message goes out with, when the module's authority
+    /// knows senders by one; stored with the message (`PreparedMessage::sender`).
+    pub sender: Option<meldewerk_storage::Sender>,
 }
 
 /// Applies the seal or end-user signature to a built message.

@@ -192,6 +192,7 @@ impl Worker {
             content_type: message.content_type,
             body: message.body,
             signature: message.signature,
+            sender: message.sender,
         };
         let submitted = ticket
             .call(
@@ -226,8 +227,10 @@ impl Worker {
                     AfterDelivery::Finished(finished.outcome),
                 )
             }
-            // Errors of an inbox fetch are no answer to a delivery; a transport that gives one
-            // anyway is confused, and retrying fails no report wrongly.
+            // Transient: the authority may take it later. Refused: nothing was sent for want of
+            // the sender's credentials, which an operator may deposit meanwhile. An unknown
+            // cursor is no answer to a delivery; a transport that gives one anyway is confused.
+            // Retrying fails no report wrongly in any case.
             Err(e) => return self.retry_later(job, job.attempts, e).await,
         };
         let ended = self
@@ -269,6 +272,7 @@ impl Worker {
             body: built.body,
             signature,
             prepared_at: Utc::now(),
+            sender: built.sender,
         })
     }
 

@@ -357,6 +357,7 @@ async fn jobs_in_the_store_before_start_are_resumed() {
         body: b"<msg id=\"c\"/>".to_vec(),
         signature: None,
         prepared_at: now,
+        sender: None,
     };
     store.record_prepared(&job, message).await.unwrap();
     store

@@ -20,6 +20,7 @@ fn dispatched(id: &str) -> Report {
         body: format!("<msg id=\"{id}\" built=\"at dispatch\"/>").into_bytes(),
         signature: None,
         prepared_at: chrono::Utc::now(),
+        sender: None,
     });
     report
 }

@@ -2,12 +2,13 @@
 //! figures from `/proc`, and the count of reports the engine finished.
 #![allow(dead_code)] // each benchmark uses a different subset
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use reqwest::header::HeaderValue;
 use serde_json::Value;
 
-use crate::common::Server;
+use crate::common::{Browser, Server};
 
 /// The benchmark setting `name` from the environment, or `default`.
 pub fn setting<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -47,13 +48,18 @@ pub fn cpu_seconds(pid: u32) -> f64 {
 
 /// Reports the birthnotice module brought to a final state, from the engine's health.
 pub fn finished(server: &Server) -> u64 {
+    finished_in(server, "birthnotice")
+}
+
+/// Reports `module` brought to a final state, from the engine's health.
+pub fn finished_in(server: &Server, module: &str) -> u64 {
     let actors: Vec<Value> = server
         .admin_get("/admin/api/v1/actors")
         .json()
         .unwrap_or_default();
     actors
         .iter()
-        .find(|a| a["name"] == "module:birthnotice")
+        .find(|a| a["name"] == format!("module:{module}").as_str())
         .and_then(|a| a["processed"].as_u64())
         .unwrap_or(0)
 }
@@ -104,4 +110,35 @@ impl reqwest::cookie::CookieStore for SessionJar {
             .then(|| HeaderValue::from_str(&cookies.join("; ")).ok())
             .flatten()
     }
+}
+
+/// Runs `work` for every index below `count` on `workers` browsers, each serving one index after
+/// the other with a jar of its own; returns what `work` returned, by index.
+pub fn run_browsers<T: Send>(
+    workers: usize,
+    count: usize,
+    work: impl Fn(&SessionJar, &Browser, usize) -> T + Sync,
+) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<T>>> = (0..count).map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let jar = Arc::new(SessionJar::default());
+                let browser = Browser::with_cookies(jar.clone());
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= count {
+                        break;
+                    }
+                    let result = work(&jar, &browser, i);
+                    *results[i].lock().unwrap() = Some(result);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|slot| slot.into_inner().unwrap().expect("every index worked"))
+        .collect()
 }

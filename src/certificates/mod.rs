@@ -5,9 +5,11 @@
 //!
 //! The passphrase opens the file once, at the deposit, and is not kept; nothing of the key is
 //! ever logged. The command line (`meldewerk certificate …`, [`CertificateCommand`]) and the
-//! operator API (`routes/admin/certificates.rs`) run the same functions here.
+//! operator API (`routes/admin/certificates.rs`) run the same functions here. Transports
+//! present them per delivery through [`DepositedCertificates`].
 
 mod command;
+mod identity;
 mod pkcs12;
 
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use meldewerk_storage::{Bsnr, Environment, FacilityCertificate, NotNineDigits, S
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 pub use command::CertificateCommand;
+pub(crate) use identity::DepositedCertificates;
 
 use crate::crypto::{MasterKey, CERTIFICATE_KEY};
 
@@ -267,9 +270,20 @@ pub async fn client_tls(
     let Some(certificate) = store.certificate(bsnr, environment).await? else {
         return Err(missing(bsnr, environment).into());
     };
+    usable(certificate, master, roots)
+}
+
+/// The client configuration of a deposited `certificate`, as [`client_tls`] gives it: refused
+/// when it expired, or its key does not open or does not sign.
+fn usable(
+    certificate: FacilityCertificate,
+    master: &MasterKey,
+    roots: Arc<rustls::RootCertStore>,
+) -> Result<rustls::ClientConfig, ClientTlsError> {
+    let (bsnr, environment) = (&certificate.bsnr, certificate.environment);
     if certificate.not_after <= Utc::now() {
         return Err(ClientTlsError::Expired {
-            bsnr: certificate.bsnr,
+            bsnr: bsnr.clone(),
             environment,
             not_after: certificate.not_after,
         });
@@ -289,8 +303,8 @@ pub async fn client_tls(
         })?;
     let chain = certificate
         .chain_der
-        .into_iter()
-        .map(CertificateDer::from)
+        .iter()
+        .map(|der| CertificateDer::from(der.clone()))
         .collect();
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key));
     rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))

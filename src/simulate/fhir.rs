@@ -59,6 +59,7 @@ async fn process(
         content_type: header("content-type"),
         body,
         signature: None,
+        sender: None,
     };
     // Logged before the script's latency: a tester sees which notifications are in flight.
     tracing::info!(

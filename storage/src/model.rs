@@ -159,6 +159,22 @@ pub struct PreparedMessage {
     pub signature: Option<MessageSignature>,
     /// When the message was built.
     pub prepared_at: DateTime<Utc>,
+    /// Whose certificate the message goes out with, when its module sends as a facility: kept
+    /// with the message, so that every attempt presents the same one. Absent in messages
+    /// stored before senders were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<Sender>,
+}
+
+/// The facility a message is sent as, and the authority's environment it goes to: which
+/// deposited certificate a transport presents for it ([`FacilityCertificate`]). Transports
+/// whose authority does not know senders by certificate ignore it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
+pub struct Sender {
+    /// The facility's site.
+    pub bsnr: crate::Bsnr,
+    /// The environment the message goes to.
+    pub environment: Environment,
 }
 
 /// A detached signature over a delivered message. It travels with the delivery (the transport

@@ -33,6 +33,7 @@ async fn prepared(store: &SledStore, id: &str) -> Job {
         body: format!("<msg id=\"{id}\"/>").into_bytes(),
         signature: None,
         prepared_at: Utc::now(),
+        sender: None,
     };
     store.record_prepared(&job, message).await.unwrap();
     job

@@ -41,6 +41,7 @@ async fn waiting(store: &SledStore, id: &str, resend_at: chrono::DateTime<Utc>) 
         body: b"<nachricht/>".to_vec(),
         signature: None,
         prepared_at: Utc::now(),
+        sender: None,
     };
     store.record_prepared(&job, message).await.unwrap();
     let delivered_at = resend_at - Duration::hours(1);

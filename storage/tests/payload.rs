@@ -41,6 +41,7 @@ fn message(id: &str) -> PreparedMessage {
         body: format!("<nachricht>{}</nachricht>", "M".repeat(30_000)).into_bytes(),
         signature: None,
         prepared_at: Utc.timestamp_opt(1_700_000_001, 0).unwrap(),
+        sender: None,
     }
 }
 

@@ -101,6 +101,18 @@ impl Peer {
         format!("{}{}", self.base, path)
     }
 
+    /// What the simulator's process received for `report_id`, over its testers' `/received`,
+    /// asked with `client` (one its TLS takes, for a simulator serving TLS).
+    pub fn received(&self, client: &Client, report_id: &str) -> Vec<serde_json::Value> {
+        let response = client
+            .get(self.url(&format!("/received?report={report_id}")))
+            .send()
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let page: serde_json::Value = response.json().unwrap();
+        page["messages"].as_array().unwrap().clone()
+    }
+
     /// The process's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

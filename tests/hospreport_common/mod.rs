@@ -35,15 +35,26 @@ pub fn start(env: &[(&str, &str)]) -> (DataDir, Server) {
 pub fn deposit_certificate(server: &Server, bsnr: &str) {
     let ca = TestCa::new("Test-CA Krankenhaus");
     let issued = ca.issue("Klinikum Mitte", 2040);
-    let body = json!({"pkcs12": STANDARD.encode(pkcs12(&issued, &ca)), "passphrase": PASSPHRASE});
-    let answer = server
+    assert_eq!(
+        deposit_pkcs12(server, bsnr, &pkcs12(&issued, &ca)),
+        201,
+        "{bsnr}"
+    );
+}
+
+/// Deposits the PKCS#12 `file` (encrypted with [`PASSPHRASE`]) as the test-environment
+/// certificate of `bsnr` through the operator API; the answer's status (201 new, 200 replaced).
+pub fn deposit_pkcs12(server: &Server, bsnr: &str, file: &[u8]) -> u16 {
+    let body = json!({"pkcs12": STANDARD.encode(file), "passphrase": PASSPHRASE});
+    server
         .client()
         .put(server.url(&format!("/admin/api/v1/certificates/{bsnr}/test")))
         .basic_auth(OPERATOR.0, Some(OPERATOR.1))
         .json(&body)
         .send()
-        .unwrap();
-    assert_eq!(answer.status(), 201, "{bsnr}");
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 /// A memento request with everything a report needs, under `id` (none: the form makes one).
@@ -124,6 +135,23 @@ pub fn send(server: &Server, browser: &Browser, form: &Form) {
     let (status, location, page) = post(server, browser, form);
     assert_eq!(status, 302, "{:?}", page.errors());
     assert_eq!(location.as_deref(), Some(SUCCESS));
+}
+
+/// Sends `form` again (as it came back) until the reporting system's answer is there and the
+/// submit ends in the success redirect: while the report is in delivery each submit waits for
+/// it (202) instead of sending another.
+pub fn send_until_accepted(server: &Server, browser: &Browser, form: &Form) {
+    crate::common::wait_until("a submit to end in the success redirect", || {
+        let (status, location, page) = post(server, browser, form);
+        match status {
+            202 => None,
+            302 => {
+                assert_eq!(location.as_deref(), Some(SUCCESS));
+                Some(())
+            }
+            other => panic!("a submit answered {other}: {:?}", page.errors()),
+        }
+    });
 }
 
 /// `GET /api/hospreport/v1/{path}` as [`USER`].

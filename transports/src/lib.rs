@@ -33,7 +33,7 @@ transports! {
     demis,
 }
 
-pub use meldewerk_storage::{MessageSignature, Outcome, Receipt};
+pub use meldewerk_storage::{MessageSignature, Outcome, Receipt, Sender};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -60,6 +60,12 @@ pub struct Delivery {
     pub body: Vec<u8>,
     /// Detached signature over `body`, when the message is signed or sealed.
     pub signature: Option<MessageSignature>,
+    /// The facility the message is sent as, when its module sends as one: a transport whose
+    /// authority knows senders by their certificate presents the one deposited for it; others
+    /// ignore it. Left out of the JSON when absent, so that the wire protocol stays as it was
+    /// for every other delivery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<Sender>,
 }
 
 /// The authority took the delivery and will acknowledge it later, through its inbox.
@@ -159,9 +165,13 @@ pub enum TransportError {
     /// Worth retrying later (timeout, unavailable, overloaded).
     #[error("transient transport error: {0}")]
     Transient(String),
-    /// Only from [`Inbox::acknowledgements`]: the inbox refused the fetch itself, which waiting
-    /// will not mend (it refuses the portal's credentials, say). Not a verdict on any report.
-    #[error("the inbox refused the fetch: {0}")]
+    /// From [`Inbox::acknowledgements`]: the inbox refused the fetch itself, which waiting
+    /// will not mend (it refuses the portal's credentials, say). From [`Transport::submit`]:
+    /// the transport sent nothing because the sender's credentials are missing or unusable
+    /// here (no certificate deposited for the facility). Neither is a verdict on any report
+    /// nor a fault of the authority: the engine retries the delivery later without counting
+    /// it against the transport's circuit breaker.
+    #[error("refused: {0}")]
     Refused(String),
     /// Only from [`Inbox::acknowledgements`]: the inbox does not know the cursor it was given
     /// (the office restarted with a fresh journal, or the cursor came from another office). Not

@@ -19,11 +19,13 @@ pub type OpenSimulator =
     fn(dir: &Path, config: serde_json::Value) -> Result<Arc<dyn Simulated>, SimulatorError>;
 
 /// Builds the transport that reaches the authority at `transports.<name>.url`, from the url's
-/// settings and the section's own keys (as JSON); `Err` says what is wrong with them.
+/// settings and the section's own keys (as JSON), with the facilities' deposited certificates
+/// at hand for an authority that knows senders by them; `Err` says what is wrong with them.
 pub type Connect = fn(
     kind: &'static TransportKind,
     settings: &crate::wire::HttpTransportSettings,
     config: serde_json::Value,
+    credentials: &dyn crate::tls::Credentials,
 ) -> Result<Arc<dyn Transport>, String>;
 
 /// The TLS server configuration of `meldewerk simulate <name>`, from the section's own keys (as

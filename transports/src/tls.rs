@@ -1,10 +1,13 @@
 //! Mutual TLS from PEM files, with ring as the provider (as every TLS end in the tree): the
 //! server side of a simulated authority that takes only facilities' client certificates, and the
-//! client side that presents one.
+//! client side that presents one. And where a client's certificate comes from per delivery
+//! ([`ClientIdentity`]): files, or the certificates the service keeps for the facilities it sends
+//! for ([`Credentials`], handed to every transport's `connect`).
 
 use std::path::Path;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -38,7 +41,7 @@ fn private_key(key: &str, path: &Path) -> Result<PrivateKeyDer<'static>, String>
 }
 
 /// The trust anchors of the PEM file `path` (named `key` in errors).
-fn roots(key: &str, path: &Path) -> Result<Arc<RootCertStore>, String> {
+pub fn roots(key: &str, path: &Path) -> Result<Arc<RootCertStore>, String> {
     let mut roots = RootCertStore::empty();
     for certificate in certificates(key, path)? {
         roots
@@ -113,4 +116,31 @@ impl MutualTls<'_> {
             .with_client_auth_cert(self.chain()?, self.private_key()?)
             .map_err(|e| self.mismatch(e))
     }
+}
+
+/// Where the client certificate a delivery is sent with comes from: the facility that sends
+/// authenticates by it.
+///
+/// Asynchronous, so that an identity read from the store (a certificate deposited per site and
+/// environment, unwrapped under the master key) fits as well as one read from files.
+#[async_trait]
+pub trait ClientIdentity: Send + Sync {
+    /// The TLS client configuration (certificate, key, trusted CA) to send `delivery` with.
+    /// The same `Arc` for the same certificate, so that its connections are reused. A facility
+    /// without a usable certificate is a [`crate::TransportError`] saying so.
+    async fn client_config(
+        &self,
+        delivery: &crate::Delivery,
+    ) -> Result<Arc<ClientConfig>, crate::TransportError>;
+}
+
+/// The certificates the service keeps for the facilities it sends for (deposited per site and
+/// environment): what a transport's `connect` ([`crate::TransportKind::connect`]) gets to
+/// present the one of each delivery's [`crate::Delivery::sender`], without knowing the store
+/// or the master key.
+pub trait Credentials: Send + Sync {
+    /// The identity that presents, for a delivery with a sender, the certificate deposited for
+    /// it, trusting only servers that chain to `roots`. A delivery without a sender, or a
+    /// sender without a usable certificate, is a [`crate::TransportError`] saying so.
+    fn deposited(&self, roots: Arc<RootCertStore>) -> Arc<dyn ClientIdentity>;
 }

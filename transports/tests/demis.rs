@@ -60,6 +60,7 @@ fn delivery(key: &str, module: &str, report_id: &str, body: Vec<u8>) -> Delivery
         content_type: "application/fhir+json".to_owned(),
         body,
         signature: None,
+        sender: None,
     }
 }
 
@@ -530,9 +531,24 @@ fn the_registry_entry_reads_its_section() {
         connect_timeout: std::time::Duration::from_secs(1),
         request_timeout: std::time::Duration::from_secs(1),
     };
-    let error = (KIND.connect)(&KIND, &settings, json!({})).err().unwrap();
+    let error = (KIND.connect)(&KIND, &settings, json!({}), &NoneDeposited)
+        .err()
+        .unwrap();
     assert!(
         error.starts_with("transports.demis.url is set: the reporting system authenticates"),
+        "{error}"
+    );
+    // One of the PEM pair without the other is a mistake, not "deposited only".
+    let error = (KIND.connect)(
+        &KIND,
+        &settings,
+        json!({"ca": empty, "client_certificate": empty}),
+        &NoneDeposited,
+    )
+    .err()
+    .unwrap();
+    assert!(
+        error.starts_with("transports.demis.client_certificate and client_key go together"),
         "{error}"
     );
 }
@@ -584,4 +600,29 @@ async fn a_sender_that_stops_waiting_and_retries_registers_the_report_once() {
     let page = demis.received_page(&ReceivedQuery::default()).unwrap();
     assert_eq!(page.messages.len(), 1);
     assert_eq!(page.messages[0].1.repeat_submissions, 1);
+}
+
+/// The service's certificates where none are deposited: every delivery is refused before
+/// anything is sent.
+struct NoneDeposited;
+
+impl meldewerk_transports::tls::Credentials for NoneDeposited {
+    fn deposited(
+        &self,
+        _roots: std::sync::Arc<rustls::RootCertStore>,
+    ) -> std::sync::Arc<dyn meldewerk_transports::tls::ClientIdentity> {
+        std::sync::Arc::new(NoneDeposited)
+    }
+}
+
+#[async_trait::async_trait]
+impl meldewerk_transports::tls::ClientIdentity for NoneDeposited {
+    async fn client_config(
+        &self,
+        _delivery: &Delivery,
+    ) -> Result<std::sync::Arc<rustls::ClientConfig>, TransportError> {
+        Err(TransportError::Transient(
+            "no certificate is deposited".into(),
+        ))
+    }
 }

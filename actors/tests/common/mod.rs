@@ -771,6 +771,7 @@ impl MessageBuilder for TestBuilder {
             body: format!("<msg id=\"{}\" uuid=\"{uuid}\"/>", report.key.id).into_bytes(),
             message_uuid: uuid,
             content_type: "application/xml".to_string(),
+            sender: None,
         })
     }
 }

@@ -430,6 +430,7 @@ async fn signed_message(
             body: built.body,
             signature,
             prepared_at: Utc::now(),
+            sender: built.sender,
         }),
         Err(e) => {
             tracing::warn!(

@@ -20,7 +20,7 @@ use meldewerk_actors::{BuiltMessage, MessageBuilder};
 use meldewerk_storage::{Bsnr, Environment, ReportResult, ReportStatus};
 use serde_json::{json, Map, Value};
 
-use crate::demis::{self, Builder};
+use crate::demis::{self, Builder, Notifier};
 use crate::module_layer::context::ModuleContext;
 use crate::module_layer::form::message_page;
 use crate::module_layer::{
@@ -83,7 +83,9 @@ impl Default for Settings {
 
 /// The hospitalisation-report module.
 struct Hospreport {
-    environment: Environment,
+    /// The reporting facility of a report and the configured environment: the certificate its
+    /// messages are sent with.
+    notifier: Notifier,
     wait: Duration,
 }
 
@@ -97,7 +99,10 @@ pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
         });
     }
     Ok(Arc::new(Hospreport {
-        environment: settings.environment,
+        notifier: Notifier {
+            bsnr_at: "/MeldendeEinrichtung/BSNR",
+            environment: settings.environment,
+        },
         wait: Duration::from_secs(settings.answer_wait_secs),
     }))
 }
@@ -124,6 +129,7 @@ impl Module for Hospreport {
         content: &Value,
     ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
         demis::checked_message::<Meldung>(content, form.prefix)
+            .map(|message| self.notifier.stamp(message, content))
     }
 
     fn mandatory_paths(&self, _form: &Form) -> Vec<String> {
@@ -139,7 +145,7 @@ impl Module for Hospreport {
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {
-        Builder::<Meldung>::shared()
+        Builder::<Meldung>::sent_as(self.notifier)
     }
 
     fn result_members(&self, _form: &Form, _content: &Value) -> Map<String, Value> {
@@ -172,8 +178,8 @@ impl Module for Hospreport {
     }
 
     fn required_certificate(&self, content: &Value) -> Option<(Bsnr, Environment)> {
-        let bsnr = content.pointer("/MeldendeEinrichtung/BSNR")?.as_str()?;
-        Some((Bsnr::parse(bsnr).ok()?, self.environment))
+        let sender = self.notifier.sender(content)?;
+        Some((sender.bsnr, sender.environment))
     }
 
     fn routes(&self, cfg: &mut web::ServiceConfig, _context: &web::Data<ModuleContext>) {

@@ -55,6 +55,7 @@ pub(super) fn message_state(message: &PreparedMessage) -> PreparedMessage {
         body: Vec::new(),
         signature: message.signature.clone(),
         prepared_at: message.prepared_at,
+        sender: message.sender.clone(),
     }
 }
 

@@ -210,6 +210,7 @@ mod tests {
             body: b"<msg/>".to_vec(),
             signature: None,
             prepared_at: Utc::now(),
+            sender: None,
         });
         report
     }

@@ -21,6 +21,7 @@ pub fn message(uuid: &str) -> PreparedMessage {
         body: format!("<msg id=\"{uuid}\"/>").into_bytes(),
         signature: None,
         prepared_at: t(1),
+        sender: None,
     }
 }
 

@@ -13,27 +13,13 @@ use reqwest::{Client, StatusCode, Url};
 use rustls::ClientConfig;
 
 use super::{DemisConfig, FHIR_JSON};
-use crate::tls::MutualTls;
+use crate::tls::{ClientIdentity, Credentials, MutualTls};
 use crate::wire::client::{chain, client_builder, error_text, join, status_and_body};
 use crate::wire::{check_url, HttpTransportSettings};
 use crate::{Answer, Delivery, Finished, Protocol, Transport, TransportError};
 
 /// The operation's path below the endpoint's base url.
 pub const OPERATION_PATH: &str = "/$process-notification";
-
-/// Where the client certificate a delivery is sent with comes from: the facility that notifies
-/// authenticates by it.
-///
-/// Asynchronous, so that an identity read from the store (a certificate deposited per site and
-/// environment, unwrapped under the master key) fits as well as one read from files.
-#[async_trait]
-pub trait ClientIdentity: Send + Sync {
-    /// The TLS client configuration (certificate, key, trusted CA) to send `delivery` with.
-    /// The same `Arc` for the same identity, so that its connections are reused. A facility
-    /// without a usable certificate is a [`TransportError`] saying so.
-    async fn client_config(&self, delivery: &Delivery)
-        -> Result<Arc<ClientConfig>, TransportError>;
-}
 
 /// One certificate for every delivery, from the PEM files of `[transports.demis]`
 /// (`client_certificate`, `client_key`, `ca`).
@@ -66,6 +52,64 @@ impl PemIdentity {
     }
 }
 
+/// The identity of `url` mode: for a delivery with a sender, the certificate deposited for it
+/// (from `credentials`), trusting `ca`; for one without (messages stored before senders were
+/// recorded, a module that sends as no facility), the PEM files' certificate when the section
+/// names one. `Err` says which key is missing or which file is wrong.
+pub fn identity(
+    config: &DemisConfig,
+    credentials: &dyn Credentials,
+) -> Result<Arc<dyn ClientIdentity>, String> {
+    let Some(ca) = &config.ca else {
+        return Err("transports.demis.url is set: the reporting system authenticates the \
+                    facility by its client certificate, so ca (PEM of the CA the endpoint's \
+                    certificate chains to) is required; the certificate presented is the one \
+                    deposited for the sending facility (meldewerk certificate deposit), and \
+                    client_certificate with client_key (PEM files) the one for deliveries that \
+                    name no facility"
+            .to_owned());
+    };
+    let files = match (&config.client_certificate, &config.client_key) {
+        (None, None) => None,
+        (Some(_), Some(_)) => Some(PemIdentity::from_config(config)?),
+        _ => {
+            return Err("transports.demis.client_certificate and client_key go together: set \
+                        both, or neither to present only deposited certificates"
+                .to_owned())
+        }
+    };
+    let roots = crate::tls::roots("transports.demis.ca", ca)?;
+    Ok(Arc::new(SenderIdentity {
+        deposited: credentials.deposited(roots),
+        files,
+    }))
+}
+
+/// Presents the certificate deposited for a delivery's sender; a delivery without a sender
+/// goes with the PEM files' certificate, if any.
+pub struct SenderIdentity {
+    deposited: Arc<dyn ClientIdentity>,
+    files: Option<PemIdentity>,
+}
+
+#[async_trait]
+impl ClientIdentity for SenderIdentity {
+    async fn client_config(
+        &self,
+        delivery: &Delivery,
+    ) -> Result<Arc<ClientConfig>, TransportError> {
+        match (&delivery.sender, &self.files) {
+            (Some(_), _) => self.deposited.client_config(delivery).await,
+            (None, Some(files)) => files.client_config(delivery).await,
+            (None, None) => Err(TransportError::Refused(
+                "the message names no sending facility, and transports.demis has no \
+                 client_certificate for such messages: nothing was sent"
+                    .into(),
+            )),
+        }
+    }
+}
+
 #[async_trait]
 impl ClientIdentity for PemIdentity {
     async fn client_config(
@@ -83,9 +127,9 @@ pub struct FhirClient {
     operation: Url,
     settings: HttpTransportSettings,
     identity: Arc<dyn ClientIdentity>,
-    /// The HTTP client of the identity's last TLS configuration: building one per delivery
+    /// An HTTP client per TLS configuration (per facility) in use: building one per delivery
     /// would cost a TLS handshake each.
-    client: Mutex<Option<(Arc<ClientConfig>, Client)>>,
+    clients: Mutex<Vec<(Arc<ClientConfig>, Client)>>,
 }
 
 impl std::fmt::Debug for FhirClient {
@@ -120,25 +164,26 @@ impl FhirClient {
             operation: join(&base, OPERATION_PATH),
             settings: settings.clone(),
             identity,
-            client: Mutex::new(None),
+            clients: Mutex::new(Vec::new()),
         })
     }
 
-    /// The HTTP client for `tls`, built once per TLS configuration.
+    /// The HTTP client for `tls`, built once per TLS configuration. A configuration the
+    /// identity no longer holds (a certificate deposited anew) is dropped with its client.
     fn client(&self, tls: Arc<ClientConfig>) -> Result<Client, TransportError> {
-        let mut cached = self.client.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((config, client)) = cached.as_ref() {
-            if Arc::ptr_eq(config, &tls) {
-                return Ok(client.clone());
-            }
+        let mut cached = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, client)) = cached.iter().find(|(config, _)| Arc::ptr_eq(config, &tls)) {
+            return Ok(client.clone());
         }
+        // Held here and by `tls` only: nobody hands it out any more.
+        cached.retain(|(config, _)| Arc::strong_count(config) > 1);
         let client = client_builder(&self.settings)
             .use_preconfigured_tls((*tls).clone())
             .build()
             .map_err(|e| {
                 TransportError::Transient(format!("cannot build the HTTP client: {}", chain(&e)))
             })?;
-        *cached = Some((tls, client.clone()));
+        cached.push((tls, client.clone()));
         Ok(client)
     }
 }

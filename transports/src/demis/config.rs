@@ -34,9 +34,10 @@ pub struct DemisConfig {
     /// chain to it, and the service's client (`url` mode) takes only a server certificate that
     /// chains to it. Required in `url` mode and by the simulator's process.
     pub ca: Option<PathBuf>,
-    /// `url` mode: the certificate chain (PEM) the service presents as the facility.
+    /// `url` mode: a certificate chain (PEM) presented for deliveries that name no sending
+    /// facility; one that names a facility always presents the certificate deposited for it.
     pub client_certificate: Option<PathBuf>,
-    /// `url` mode: the private key (PEM) of `client_certificate`.
+    /// `url` mode: the private key (PEM) of `client_certificate`; both or neither.
     pub client_key: Option<PathBuf>,
 }
 

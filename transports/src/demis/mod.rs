@@ -29,7 +29,8 @@ use meldewerk_fhir::check::{self, BundleKind, Received};
 use meldewerk_fhir::RandomIds;
 use meldewerk_storage::{Journal, Outcome};
 
-pub use client::{ClientIdentity, FhirClient, PemIdentity, OPERATION_PATH};
+pub use client::{identity, FhirClient, PemIdentity, SenderIdentity, OPERATION_PATH};
+pub use crate::tls::ClientIdentity;
 pub use config::DemisConfig;
 pub use records::{Decision, ReceivedNotification};
 
@@ -62,10 +63,10 @@ pub const KIND: TransportKind = TransportKind {
         Ok(Arc::new(Simulator::open(dir, config)?))
     },
     simulator_defaults: || serde_json::to_value(DemisConfig::default()).unwrap_or_default(),
-    connect: |kind, settings, config| {
+    connect: |kind, settings, config, credentials| {
         let config: DemisConfig = read_config(kind.name, config).map_err(|e| e.to_string())?;
-        let identity = PemIdentity::from_config(&config)?;
-        Ok(Arc::new(FhirClient::new(kind.name, settings, Arc::new(identity))?))
+        let identity = client::identity(&config, credentials)?;
+        Ok(Arc::new(FhirClient::new(kind.name, settings, identity)?))
     },
     protocol: Protocol::FhirOperation {
         operation: "process-notification",

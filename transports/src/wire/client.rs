@@ -181,6 +181,7 @@ pub fn connect(
     kind: &'static crate::TransportKind,
     settings: &HttpTransportSettings,
     _config: serde_json::Value,
+    _credentials: &dyn crate::tls::Credentials,
 ) -> Result<std::sync::Arc<dyn Transport>, String> {
     Ok(std::sync::Arc::new(HttpTransport::new(
         kind.name, settings, kind.inbox,

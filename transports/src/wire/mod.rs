@@ -310,6 +310,7 @@ mod tests {
             content_type: "application/xml".into(),
             body: b"<x/>".to_vec(),
             signature: None,
+            sender: None,
         };
         let json = serde_json::to_value(&delivery).unwrap();
         assert_eq!(json["body"], "PHgvPg==");

@@ -353,6 +353,7 @@ impl Inner {
             content_type,
             body,
             signature,
+            sender: _,
         } = delivery;
         // Durable before the answer: once the sender holds a transport reference, the office
         // must remember it across any crash. The body goes in once, apart from the record,

@@ -64,6 +64,7 @@ pub fn unsigned_delivery(key: &str) -> Delivery {
         content_type: "application/xml".to_owned(),
         body: format!("<geburt><kind>Jürgen Müßig</kind><key>{key}</key></geburt>").into_bytes(),
         signature: None,
+        sender: None,
     }
 }
 

@@ -279,19 +279,8 @@ fn every_endpoint_needs_the_api_users_credentials() {
 
 #[test]
 fn a_wait_out_of_bounds_stops_the_start() {
-    let data = tempfile::tempdir().unwrap();
     for value in ["0", "301"] {
-        let output = std::process::Command::new(common::binary())
-            .arg("--data-dir")
-            .arg(data.path())
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .env_remove("MELDEWERK_DATA_DIR")
-            .env("MELDEWERK_OPERATOR__PASSWORD", common::OPERATOR.1)
-            .env("MELDEWERK_MODULES__BEDREPORT__ANSWER_WAIT_SECS", value)
-            .output()
-            .unwrap();
-        assert!(!output.status.success(), "answer_wait_secs={value}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stderr = refused_start(&[("MELDEWERK_MODULES__BEDREPORT__ANSWER_WAIT_SECS", value)]);
         assert!(
             stderr.contains("modules.bedreport: answer_wait_secs must be from 1 to 300"),
             "{value}: {stderr}"

@@ -166,11 +166,28 @@ fn assert_undeliverable(page: &common::Form) {
     }
 }
 
-/// The magic link of `request`, as the integrator hands it out again.
-fn link_form(server: &common::Server, browser: &common::Browser, request: &Value) -> common::Form {
+/// Asserts that the report `id` of `request`, which ended without the reporting system's
+/// decision, stays: the form posted (again) answers 400 with the page saying it could not be
+/// delivered and sends nothing; the link, handed out again, opens that page instead of the
+/// form; reads know only successes.
+fn assert_stays_undeliverable(
+    server: &common::Server,
+    browser: &common::Browser,
+    form: &common::Form,
+    request: &Value,
+    id: &str,
+) {
+    let (status, location, page) = post(server, browser, form);
+    assert_eq!((status, location), (400, None));
+    assert_undeliverable(&page);
     let link: Value = memento(server, request).json().unwrap();
     let url = server.url(&format!("{FORM}?m={}", link["memento"].as_str().unwrap()));
-    browser.form(&url)
+    let later = browser.form(&url);
+    assert_eq!(later.status, 200);
+    assert_undeliverable(&later);
+    assert_eq!(api_get(server, &format!("reports/{id}")).status(), 404);
+    assert!(pending(server).is_empty());
+    assert!(received(server, id).is_empty());
 }
 
 #[test]
@@ -195,17 +212,7 @@ fn a_report_whose_delivery_ran_out_of_attempts_stays_and_its_id_is_not_sent_agai
     assert_undeliverable(&page);
 
     // Sending again sends nothing: the report stays, its id used.
-    let (status, location, page) = post(&server, &browser, &form);
-    assert_eq!((status, location), (400, None));
-    assert_undeliverable(&page);
-    assert!(received(&server, id).is_empty());
-    // The link opens the same page, not the form; reads know only successes.
-    let later = link_form(&server, &browser, &request);
-    assert_eq!(later.status, 200);
-    assert_undeliverable(&later);
-    assert_eq!(api_get(&server, &format!("reports/{id}")).status(), 404);
-    assert!(pending(&server).is_empty());
-    assert!(received(&server, id).is_empty());
+    assert_stays_undeliverable(&server, &browser, &form, &request, id);
 }
 
 #[test]
@@ -240,14 +247,7 @@ fn a_report_an_operator_discarded_stays_and_its_id_is_not_sent_again() {
 
     // The next submit, as the form came back, finds the discarded report: nothing is sent
     // (the script would accept a second delivery now).
-    let (status, location, page) = post(&server, &browser, &form);
-    assert_eq!((status, location), (400, None));
-    assert_undeliverable(&page);
-    let later = link_form(&server, &browser, &request);
-    assert_eq!(later.status, 200);
-    assert_undeliverable(&later);
-    assert_eq!(api_get(&server, &format!("reports/{id}")).status(), 404);
-    assert!(received(&server, id).is_empty());
+    assert_stays_undeliverable(&server, &browser, &form, &request, id);
 }
 
 #[test]
@@ -291,7 +291,6 @@ fn in_the_production_environment_a_test_certificate_sends_nothing() {
 
 #[test]
 fn settings_out_of_bounds_stop_the_start() {
-    let data = tempfile::tempdir().unwrap();
     for (key, value, message) in [
         (
             "ANSWER_WAIT_SECS",
@@ -304,17 +303,8 @@ fn settings_out_of_bounds_stop_the_start() {
             "modules.hospreport: unknown variant: found `staging`",
         ),
     ] {
-        let output = std::process::Command::new(common::binary())
-            .arg("--data-dir")
-            .arg(data.path())
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .env_remove("MELDEWERK_DATA_DIR")
-            .env("MELDEWERK_OPERATOR__PASSWORD", common::OPERATOR.1)
-            .env(format!("MELDEWERK_MODULES__HOSPREPORT__{key}"), value)
-            .output()
-            .unwrap();
-        assert!(!output.status.success(), "{key}={value}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let var = format!("MELDEWERK_MODULES__HOSPREPORT__{key}");
+        let stderr = common::refused_start(&[(var.as_str(), value)]);
         assert!(stderr.contains(message), "{key}: {stderr}");
     }
 }

@@ -162,11 +162,14 @@ mod tests {
             };
             build(&setup).map(|_| ()).map_err(|e| e.to_string())
         };
+        assert_eq!(wait(1), Ok(()));
         assert_eq!(wait(300), Ok(()));
-        assert_eq!(
-            wait(301),
-            Err("modules.bedreport: answer_wait_secs must be at most 300".to_owned())
-        );
+        for out in [0, 301] {
+            assert_eq!(
+                wait(out),
+                Err("modules.bedreport: answer_wait_secs must be from 1 to 300".to_owned())
+            );
+        }
     }
 
     #[test]

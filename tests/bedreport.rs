@@ -2,8 +2,9 @@
 //! §4.3, spec/04): `POST /report` answered with the reporting system's decision (accepted with a
 //! receipt, refused with its reason, slower than the wait, a transient fault retried), the
 //! status and its consumption, the list of reports not yet retrieved, a used id, another
-//! user's report and missing credentials. Every notification the simulated reporting system
-//! recorded is validated as FHIR and compared with the DEMIS example.
+//! user's report, missing credentials and a wait out of bounds. Every notification the
+//! simulated reporting system recorded is validated as FHIR and compared with the DEMIS
+//! example.
 
 mod common;
 
@@ -274,4 +275,15 @@ fn every_endpoint_needs_the_api_users_credentials() {
         assert_eq!(response.text().unwrap(), "");
     }
     assert!(received_notifications(&server, "bedreport").is_empty());
+}
+
+#[test]
+fn a_wait_out_of_bounds_stops_the_start() {
+    for value in ["0", "301"] {
+        let stderr = refused_start(&[("MELDEWERK_MODULES__BEDREPORT__ANSWER_WAIT_SECS", value)]);
+        assert!(
+            stderr.contains("modules.bedreport: answer_wait_secs must be from 1 to 300"),
+            "{value}: {stderr}"
+        );
+    }
 }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use meldewerk_actors::Engine;
+use meldewerk_actors::{Engine, Watch};
 use meldewerk_storage::{FinishedReport, Report, Store, StoreResult};
 
 /// How far a report had come when [`dispatch_and_await_end`] stopped waiting.
@@ -30,6 +30,18 @@ pub(crate) async fn dispatch_and_await_end(
     limit: Duration,
 ) -> StoreResult<Awaited> {
     let watch = engine.watch(report.key.clone());
+    dispatch_watched(store, engine, watch, report, limit).await
+}
+
+/// [`dispatch_and_await_end`] with `watch` on the report's key registered already (by a caller
+/// that read the store under it first, so that an end told since that read is not missed).
+pub(crate) async fn dispatch_watched(
+    store: &dyn Store,
+    engine: &Engine,
+    watch: Watch,
+    report: Report,
+    limit: Duration,
+) -> StoreResult<Awaited> {
     let job = store.dispatch_report(report).await?;
     engine.queued(job);
     Ok(match watch.ended(limit).await {

@@ -132,8 +132,10 @@ async fn results_among(
     let mut kept = Vec::with_capacity(ids.len());
     for id in ids {
         let key = key(user, context.info, &id);
-        let result = store.report_result(&key).await?;
-        if result.is_some_and(|r| is_result(context, r.status)) {
+        // The state alone: a receipt read and encoded per listed id would make each list
+        // cost every unretrieved receipt.
+        let status = store.report_status(&key).await?;
+        if status.is_some_and(|status| is_result(context, status)) {
             kept.push(key.id);
         }
     }
@@ -236,10 +238,13 @@ async fn read(
         return Ok(HttpResponse::Ok().json(mock::result(info, id, outcome)));
     }
     let key = key(user, info, id);
-    if !every_report_is_a_result(context) {
-        // A report that is no result (yet) answers as if there were none, and is not consumed.
-        let result = store.report_result(&key).await?;
-        if result.is_some_and(|r| !is_result(context, r.status)) {
+    let only_results = !every_report_is_a_result(context);
+    if only_results {
+        // A report that is no result (yet) answers as if there were none, and is not consumed
+        // (a refused one of a module answering at once, say). Only a first look: the report
+        // may change before the read below, which is checked again.
+        let status = store.report_status(&key).await?;
+        if status.is_some_and(|status| !is_result(context, status)) {
             return Err(ApiError::NotFound(id.into()));
         }
     }
@@ -256,6 +261,11 @@ async fn read(
             Consumed::NotFound => return Err(ApiError::NotFound(id.into())),
         }
     };
+    // The result answered is the one checked: a report dispatched since the first look comes
+    // back PENDING (never consumed) and is no result either.
+    if only_results && !is_result(context, result.status) {
+        return Err(ApiError::NotFound(id.into()));
+    }
     if let Some(body) = context.module.result_body(id, &result) {
         return Ok(HttpResponse::Ok().json(body));
     }

@@ -133,6 +133,10 @@ pub trait Store: Send + Sync + 'static {
             .await?
             .map(|report| ReportResult::from(&report)))
     }
+    /// The state of the report under `key` alone, without its result (a receipt is neither
+    /// read nor encoded): for a check on many reports, such as which of a pending list are
+    /// results. `None` if there is no report under the key.
+    async fn report_status(&self, key: &ReportKey) -> StoreResult<Option<ReportStatus>>;
     /// Reads a report the way a poll without `peek` does: a final, unpolled report is marked polled
     /// and leaves the pending list atomically, so two concurrent consumers never both get it.
     async fn consume_report(&self, key: &ReportKey) -> StoreResult<Consumed>;
@@ -140,10 +144,12 @@ pub trait Store: Send + Sync + 'static {
     async fn pending_ids(&self, owner: &str, module: &str) -> StoreResult<Vec<String>>;
     /// Every report with this module and id, whatever its owner (operator look-ups).
     async fn reports_with_id(&self, module: &str, id: &str) -> StoreResult<Vec<ReportKey>>;
-    /// Removes the report under `key` whole if it ended in FAILURE, so that its id is free for
-    /// a new dispatch: for a module whose authority answers at once, a refused submission is
-    /// no report (the end user corrects the form and sends again). `false` if there was no
-    /// report under the key or it did not fail; nothing else is touched.
+    /// Removes the report under `key` whole if the authority refused it at once
+    /// ([`Report::refused_on_delivery`]), so that its id is free for a new dispatch: for a
+    /// module whose authority answers at once, a refused submission is no report (the end user
+    /// corrects the form and sends again). `false` if there was no report under the key, or it
+    /// did not fail, or it failed otherwise (attempts run out, discarded: the authority may
+    /// have registered it, so its id stays used); nothing else is touched.
     async fn forget_refused(&self, key: &ReportKey) -> StoreResult<bool>;
     /// Removes the payload (submission, message, receipt) of the module's final reports that
     /// finished before `cutoff` and marks them expired; returns how many. Later reads answer as

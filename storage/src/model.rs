@@ -279,6 +279,19 @@ impl Report {
             result_members: serde_json::Map::new(),
         }
     }
+
+    /// Whether the report ended in FAILURE by the transport's answer to its delivery, i.e. the
+    /// authority refused it at once ([`crate::Store::record_delivered`] with a finished
+    /// outcome records the delivery and the end together, at the same instant). Every other
+    /// FAILURE (attempts run out, an operator's discard, a message that could not be built, a
+    /// refusal acknowledged later) is not: the authority may have registered the report, or
+    /// never said anything about it.
+    pub fn refused_on_delivery(&self) -> bool {
+        self.status == ReportStatus::Failure
+            && self.transport.is_some()
+            && self.delivered_at.is_some()
+            && self.delivered_at == self.finished_at
+    }
 }
 
 /// The end user's signature act: who signed in the form, and when.

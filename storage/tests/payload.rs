@@ -404,3 +404,32 @@ async fn a_report_decided_at_once_keeps_its_receipt_type_and_result_members() {
         Some("application/xml")
     );
 }
+
+#[tokio::test]
+async fn the_state_alone_is_read_for_every_stage_of_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    assert_eq!(store.report_status(&key("absent")).await.unwrap(), None);
+    store.dispatch_report(report("open")).await.unwrap();
+    assert_eq!(
+        store.report_status(&key("open")).await.unwrap(),
+        Some(ReportStatus::Pending)
+    );
+    journey(&store, "done").await;
+    assert_eq!(
+        store.report_status(&key("done")).await.unwrap(),
+        Some(ReportStatus::Success)
+    );
+    // The state is the one a full read gives, and reading it consumes nothing.
+    let result = store.report_result(&key("done")).await.unwrap().unwrap();
+    assert_eq!(result.status, ReportStatus::Success);
+    assert!(!result.polled);
+    assert!(matches!(
+        store.consume_report(&key("done")).await.unwrap(),
+        Consumed::Result(_)
+    ));
+    assert_eq!(
+        store.report_status(&key("done")).await.unwrap(),
+        Some(ReportStatus::Success)
+    );
+}

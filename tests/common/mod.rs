@@ -37,6 +37,23 @@ pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_meldewerk")
 }
 
+/// Starts the server on a fresh data directory with `env` added, expecting the start to stop:
+/// its standard error, which says why.
+pub fn refused_start(env: &[(&str, &str)]) -> String {
+    let data = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(binary())
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env_remove("MELDEWERK_DATA_DIR")
+        .env("MELDEWERK_OPERATOR__PASSWORD", OPERATOR.1)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "the start went on with {env:?}");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 /// A data directory that lives as long as the test.
 pub struct DataDir {
     dir: tempfile::TempDir,

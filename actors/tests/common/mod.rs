@@ -258,6 +258,15 @@ impl Store for MemStore {
     async fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
         Ok(self.state.lock().unwrap().reports.get(key).cloned())
     }
+    async fn report_status(&self, key: &ReportKey) -> StoreResult<Option<ReportStatus>> {
+        Ok(self
+            .state
+            .lock()
+            .unwrap()
+            .reports
+            .get(key)
+            .map(|r| r.status))
+    }
     async fn report_to_deliver(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
         let mut report = self.report(key).await?;
         // As the sled store: the submission is left out once a message is stored.

@@ -43,7 +43,9 @@ pub struct FormQuery {
     pub m: Option<String>,
 }
 
-fn invalid_link() -> HttpResponse {
+/// The page of a link whose memento does not open (400): for the forms and for a module's own
+/// page before them.
+pub(crate) fn invalid_link() -> HttpResponse {
     message_page(
         StatusCode::BAD_REQUEST,
         "Link ungültig",
@@ -112,7 +114,7 @@ pub(crate) async fn show(
         };
         match at_once::refused_meanwhile(store.as_ref().as_ref(), &key).await {
             Ok(reason) => problems.general.extend(reason),
-            Err(unavailable) => return unavailable,
+            Err(page) => return page,
         }
     }
     if let Some(page) = sent::already_sent(
@@ -197,6 +199,23 @@ pub(crate) async fn submit(
         .flatten();
     let fields: Vec<&'static Field> = form.fields(info.fields).collect();
     let inputs = inputs(&fields, &values::rows_in_post(&fields, &posted_form));
+    // "Weitere Zeile" asks for one more row of an array: the form again, nothing checked yet.
+    let more_rows = posted(&posted_form, "_zeile").is_some();
+    let key = ReportKey {
+        owner: session.user.name.clone(),
+        module: info.module.into(),
+        id: id.clone(),
+    };
+    // A module answering at once looks at what is under the id before checking anything.
+    let in_delivery = match info.at_once.is_some() && !more_rows {
+        true => match at_once::in_delivery(store.as_ref().as_ref(), &key).await {
+            Ok(in_delivery) => in_delivery,
+            Err(page) => return page,
+        },
+        false => false,
+    };
+    // The checks below only decide whether a new report is dispatched.
+    let checking = !more_rows && !in_delivery;
 
     let (mut object, format_problems) = values::read(&inputs, &posted_form, &settings.time_zone);
     if let IdMember::Generated(member) = info.id {
@@ -215,9 +234,8 @@ pub(crate) async fn submit(
         ));
     }
     // Values refused while reading the post are left out: the checks below see the rest, so
-    // that one submit reports every problem.
-    // "Weitere Zeile" asks for one more row of an array: the form again, nothing checked yet.
-    let more_rows = posted(&posted_form, "_zeile").is_some();
+    // that one submit reports every problem. The look-up runs for a report in delivery too:
+    // what it adds is part of the content compared with that report's.
     if !more_rows {
         let look_up = LookUp {
             store: store.as_ref().as_ref(),
@@ -239,7 +257,7 @@ pub(crate) async fn submit(
     }
     let content = Value::Object(object);
     let mut built = None;
-    if !more_rows {
+    if checking {
         match context.module.checked_message(form, &id, &content) {
             Ok(message) => built = Some(message),
             Err(found) => {
@@ -256,7 +274,7 @@ pub(crate) async fn submit(
         .to_string();
     let signed = posted(&posted_form, "signatur.bestaetigt") == Some("true");
     let needs_signature = form.signature == SignatureRule::SealOrEndUser && !sealed;
-    if needs_signature && !more_rows && (signatory.is_empty() || !signed) {
+    if needs_signature && checking && (signatory.is_empty() || !signed) {
         problems.signature = Some(
             "Signatur: Bitte geben Sie Ihren Namen an und bestätigen Sie die Unterschrift. \
              Ohne Siegel oder Signatur kann die Meldung nicht versendet werden."
@@ -288,7 +306,31 @@ pub(crate) async fn submit(
         };
         html_response(status, form.title, render(&view))
     };
-    if info.at_once.is_some() && !more_rows && problems.is_empty() {
+    let at_once_answer = |decided: at_once::Decided, success: &str| match decided {
+        at_once::Decided::Accepted => HttpResponse::Found()
+            .insert_header(("Location", success))
+            .finish(),
+        at_once::Decided::Answer(answer) => answer,
+        at_once::Decided::Refused(reason) => {
+            let problems = Problems {
+                general: vec![reason],
+                ..Problems::default()
+            };
+            again(StatusCode::BAD_REQUEST, problems, None)
+        }
+        at_once::Decided::StillSending => again(
+            StatusCode::ACCEPTED,
+            Problems::default(),
+            Some(STILL_SENDING),
+        ),
+    };
+    if let (Some(at_once), true) = (info.at_once, in_delivery) {
+        let wait = context.module.answer_wait();
+        let store = store.as_ref().as_ref();
+        let decided = at_once::wait_for_delivery(store, &engine, wait, &key, &content).await;
+        return at_once_answer(decided, at_once.success);
+    }
+    if info.at_once.is_some() && checking && problems.is_empty() {
         if let Some((bsnr, environment)) = context.module.required_certificate(&content) {
             match at_once::certificate_problem(store.as_ref().as_ref(), &master, &bsnr, environment)
                 .await
@@ -311,11 +353,7 @@ pub(crate) async fn submit(
     let now = Utc::now();
     let result_members = context.module.result_members(form, &content);
     let mut report = Report::new_pending(
-        ReportKey {
-            owner: session.user.name.clone(),
-            module: info.module.into(),
-            id: id.clone(),
-        },
+        key,
         content,
         client_reference,
         uuid::Uuid::new_v4().to_string(),
@@ -332,21 +370,8 @@ pub(crate) async fn submit(
     if let Some(at_once) = info.at_once {
         let wait = context.module.answer_wait();
         let store = store.as_ref().as_ref();
-        return match at_once::dispatch_and_wait(store, &engine, at_once, wait, report).await {
-            at_once::Decided::Answer(answer) => answer,
-            at_once::Decided::Refused(reason) => {
-                let problems = Problems {
-                    general: vec![reason],
-                    ..Problems::default()
-                };
-                again(StatusCode::BAD_REQUEST, problems, None)
-            }
-            at_once::Decided::StillSending => again(
-                StatusCode::ACCEPTED,
-                Problems::default(),
-                Some(STILL_SENDING),
-            ),
-        };
+        let decided = at_once::dispatch_and_wait(store, &engine, wait, report).await;
+        return at_once_answer(decided, at_once.success);
     }
     match store.dispatch_report(report).await {
         Ok(job) => {

@@ -70,10 +70,12 @@ struct Bedreport {
 /// `retention_secs`).
 pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
     let settings: BedreportSettings = setup.settings(INFO.module)?;
-    if settings.answer_wait_secs > MAX_ANSWER_WAIT_SECS {
+    // Not 0 either: a submission that never waits would always answer 202, even for a
+    // decision the reporting system gives at once.
+    if !(1..=MAX_ANSWER_WAIT_SECS).contains(&settings.answer_wait_secs) {
         return Err(SetupError {
             module: INFO.module.to_owned(),
-            reason: format!("answer_wait_secs must be at most {MAX_ANSWER_WAIT_SECS}"),
+            reason: format!("answer_wait_secs must be from 1 to {MAX_ANSWER_WAIT_SECS}"),
         });
     }
     Ok(Arc::new(Bedreport {
@@ -160,11 +162,14 @@ mod tests {
             };
             build(&setup).map(|_| ()).map_err(|e| e.to_string())
         };
+        assert_eq!(wait(1), Ok(()));
         assert_eq!(wait(300), Ok(()));
-        assert_eq!(
-            wait(301),
-            Err("modules.bedreport: answer_wait_secs must be at most 300".to_owned())
-        );
+        for out in [0, 301] {
+            assert_eq!(
+                wait(out),
+                Err("modules.bedreport: answer_wait_secs must be from 1 to 300".to_owned())
+            );
+        }
     }
 
     #[test]

@@ -160,7 +160,9 @@ impl Module for Hospreport {
         let member = |name: &str| result.result_members.get(name).cloned();
         Some(json!({
             "reportId": id,
-            "status": "SUCCESS",
+            // The layer answers only successful reports of this module; the state is the
+            // result's all the same, so that a body never says more than the store.
+            "status": result.status,
             "module": INFO.module,
             "diseaseCode": member("diseaseCode"),
             "description": member("description"),

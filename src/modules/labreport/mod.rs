@@ -24,8 +24,9 @@ use serde_json::{json, Map, Value};
 use crate::demis;
 use crate::facilities::{resolve, Unresolved};
 use crate::module_layer::context::ModuleContext;
+use crate::module_layer::errors::ModuleError;
 use crate::module_layer::{
-    rfc3339, DispatchProblem, Form, IdMember, LookUp, Module, ModuleInfo, ModuleSetup, NoSettings,
+    rfc3339, ApiError, DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo, ModuleSetup, NoSettings,
     SetupError, SignatureRule, Violation,
 };
 use content::{mixed_patient, Laborbefund, KRANKHEIT, MANDATORY, REGISTER, REPORT_ID};
@@ -244,21 +245,16 @@ impl Module for Labreport {
     }
 
     fn duplicate_answer(&self, id: &str, request_path: &str) -> Option<HttpResponse> {
-        let body = json!({
-            "type": format!("{}/Products/{MODULE}/problems/report-id-duplicate", self.problems_base),
-            "title": "Report id already used",
-            "status": 409,
-            "detail": format!(
-                "report {id} was already submitted; a reportId can be submitted once, use a \
-                 fresh one"
-            ),
-            "instance": request_path,
-        });
-        Some(
-            HttpResponse::Conflict()
-                .content_type("application/problem+json")
-                .body(body.to_string()),
-        )
+        // The form answers the layer's problem of a used id, as a JSON API of the module would.
+        let problem = ModuleError {
+            error: ApiError::Duplicate(id.to_owned()),
+            style: ErrorStyle::Problem {
+                base: self.problems_base.clone(),
+            },
+            module: MODULE,
+            instance: request_path.to_owned(),
+        };
+        Some(actix_web::ResponseError::error_response(&problem))
     }
 
     fn routes(&self, cfg: &mut web::ServiceConfig, context: &web::Data<ModuleContext>) {

@@ -10,7 +10,7 @@ use super::{FORM_PATHS, INDEX, TITLES};
 use crate::auth::SessionUser;
 use crate::crypto::MasterKey;
 use crate::module_layer::context::ModuleContext;
-use crate::module_layer::form::{html_response, message_page, open_memento_of, FormQuery};
+use crate::module_layer::form::{html_response, invalid_link, open_memento_of, FormQuery};
 use crate::routes::login::logout_button;
 use crate::routes::magic_link::append_query;
 
@@ -32,12 +32,7 @@ async fn index(
 ) -> HttpResponse {
     let memento = query.m.clone().unwrap_or_default();
     if open_memento_of(&master, &session, context.info, &memento).is_none() {
-        return message_page(
-            StatusCode::BAD_REQUEST,
-            "Link ungültig",
-            "Die Formulardaten dieses Links sind ungültig oder gehören zu einem anderen Zugang. \
-             Bitte öffnen Sie den Link erneut oder fordern Sie einen neuen an.",
-        );
+        return invalid_link();
     }
     let body = html! {
         h1 { "Erregernachweis melden" }

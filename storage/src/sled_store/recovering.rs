@@ -12,7 +12,8 @@ use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
     AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
     FacilityCertificate, FacilityPut, FinishedReport, Job, Outcome, PreparedMessage, Report,
-    ReportKey, ReportResult, Store, StoreCondition, StoreError, StoreResult, UserRecord,
+    ReportKey, ReportResult, ReportStatus, Store, StoreCondition, StoreError, StoreResult,
+    UserRecord,
 };
 
 /// The sled engine of [`Store`]: one embedded database in the data directory, for a single node.
@@ -174,6 +175,7 @@ on_the_engine! {
     fn report(&self, key: &ReportKey) -> StoreResult<Option<Report>>;
     fn report_to_deliver(&self, key: &ReportKey) -> StoreResult<Option<Report>>;
     fn report_result(&self, key: &ReportKey) -> StoreResult<Option<ReportResult>>;
+    fn report_status(&self, key: &ReportKey) -> StoreResult<Option<ReportStatus>>;
     fn consume_report(&self, key: &ReportKey) -> StoreResult<Consumed>;
     fn pending_ids(&self, owner: &str, module: &str) -> StoreResult<Vec<String>>;
     fn reports_with_id(&self, module: &str, id: &str) -> StoreResult<Vec<ReportKey>>;

@@ -282,6 +282,20 @@ impl Store for Engine {
         self.read_report(key, false)
     }
 
+    async fn report_status(&self, key: &ReportKey) -> StoreResult<Option<ReportStatus>> {
+        /// What the state needs of a stored report: serde skips the rest without building it.
+        #[derive(serde::Deserialize)]
+        struct StoredStatus {
+            status: ReportStatus,
+        }
+        let Some(bytes) = self.reports.get(keys::report(key)).map_err(backend)? else {
+            return Ok(None);
+        };
+        serde_json::from_slice::<StoredStatus>(&bytes)
+            .map(|stored| Some(stored.status))
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", report_what(key))))
+    }
+
     async fn report_result(&self, key: &ReportKey) -> StoreResult<Option<ReportResult>> {
         let report_key = keys::report(key);
         let Some(bytes) = self.reports.get(&report_key).map_err(backend)? else {

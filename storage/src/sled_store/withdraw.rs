@@ -72,7 +72,8 @@ impl Engine {
 }
 
 impl Engine {
-    /// Removes the report under `key` if it ended in FAILURE: the report, its listing, its
+    /// Removes the report under `key` if the authority refused it at once
+    /// ([`Report::refused_on_delivery`]): the report, its listing, its
     /// payload and its retention entry, in one transaction, flushed. Its job left the outbox
     /// when it ended. Whether one was removed.
     pub(super) async fn forget_failed(&self, key: &ReportKey) -> StoreResult<bool> {
@@ -93,7 +94,8 @@ impl Engine {
                     let Some(report) = stored_report(reports, &report_key)? else {
                         return Ok(false);
                     };
-                    if report.status != ReportStatus::Failure {
+                    // Checked in the transaction: only the authority's own refusal frees the id.
+                    if !report.refused_on_delivery() {
                         return Ok(false);
                     }
                     for tree in [reports, pending, submissions, messages, receipts] {
@@ -256,16 +258,30 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn only_a_failed_report_is_forgotten_and_whole() {
-        use crate::{Outcome, Receipt};
+    async fn only_a_report_refused_on_delivery_is_forgotten_and_whole() {
+        use crate::{AfterDelivery, Outcome, Receipt};
         let dir = tempfile::tempdir().unwrap();
         let engine = Engine::open(dir.path(), 1 << 20).unwrap();
         let failed = engine.dispatch_report(dispatched("failed")).await.unwrap();
-        let failure = Outcome::Failure {
+        let failed = engine.begin_attempt(&failed).await.unwrap();
+        let refusal = AfterDelivery::Finished(Outcome::Failure {
             reason: "refused".into(),
+        });
+        engine
+            .record_delivered(&failed, "demis", None, Utc::now(), refusal)
+            .await
+            .unwrap();
+        // Ended in FAILURE without the authority's answer: attempts run out, or discarded.
+        let given_up = engine
+            .dispatch_report(dispatched("given-up"))
+            .await
+            .unwrap();
+        let given_up = engine.begin_attempt(&given_up).await.unwrap();
+        let failure = Outcome::Failure {
+            reason: "delivery failed after 1 attempts: HTTP 503".into(),
         };
         engine
-            .record_outcome(&failed, failure, Utc::now())
+            .record_outcome(&given_up, failure, Utc::now())
             .await
             .unwrap();
         let succeeded = engine.dispatch_report(dispatched("ok")).await.unwrap();
@@ -286,6 +302,9 @@ mod tests {
         assert!(!engine.forget_failed(&key("ok")).await.unwrap());
         assert!(!engine.forget_failed(&key("open")).await.unwrap());
         assert!(!engine.forget_failed(&key("absent")).await.unwrap());
+        // Nor one the authority may have registered.
+        assert!(!engine.forget_failed(&key("given-up")).await.unwrap());
+        assert!(engine.report(&key("given-up")).await.unwrap().is_some());
 
         assert!(engine.forget_failed(&key("failed")).await.unwrap());
         assert!(engine.report(&key("failed")).await.unwrap().is_none());
@@ -296,16 +315,17 @@ mod tests {
             .is_empty());
         assert_eq!(
             engine.pending_ids("alice", "birthnotice").await.unwrap(),
-            ["ok", "open"]
+            ["given-up", "ok", "open"]
         );
-        // Its retention entry went with it: the sweep finds only the report that succeeded.
+        // Its retention entry went with it: the sweep finds only the reports that ended
+        // otherwise.
         let later = Utc::now() + chrono::Duration::days(1);
         assert_eq!(
             engine
                 .expire_finished_before("birthnotice", later)
                 .await
                 .unwrap(),
-            1
+            2
         );
         // The id can be sent again.
         engine.dispatch_report(dispatched("failed")).await.unwrap();

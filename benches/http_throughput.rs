@@ -1,10 +1,12 @@
 //! Throughput of the HTTP API against the same server's cheapest endpoint, measured side by side
-//! in one run: `/healthz`, authenticated memento creation, and result polling (`peek=true`).
+//! in one run: `/healthz`, authenticated memento creation of the birth notice and of the three
+//! health modules (labreport's with its facility looked up in the registry), and result polling
+//! (`peek=true`).
 //!
-//! Run with `cargo bench --bench http_throughput` (release build). The three endpoints take turns
+//! Run with `cargo bench --bench http_throughput` (release build). The endpoints take turns
 //! in slices of `BENCH_SLICE_MS` milliseconds (default 1000) for `BENCH_ROUNDS` rounds (default
 //! 10), each loaded by `BENCH_CONNECTIONS` keep-alive connections (default 4), one thread each,
-//! over loopback. Taking turns means that whatever else the machine does hits all three alike, so
+//! over loopback. Taking turns means that whatever else the machine does hits all of them alike, so
 //! the ratios hold even when the absolute numbers move. The load generator writes raw HTTP/1.1 so
 //! that the client's own cost stays small next to the server's; client and server share the cores.
 //!
@@ -14,6 +16,10 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "../tests/hospreport_common/mod.rs"]
+mod hospreport_common;
+#[path = "../tests/labreport_support/mod.rs"]
+mod labreport_support;
 #[path = "support/mod.rs"]
 mod support;
 
@@ -136,8 +142,10 @@ fn main() {
     let connections: usize = setting("BENCH_CONNECTIONS", 4);
     let with_wrk = std::env::var("BENCH_LOAD").is_ok_and(|load| load == "wrk");
 
-    let dir = DataDir::new();
+    // The laboratory reports' facility and customer scope come with the data directory.
+    let dir = labreport_support::data_dir();
     dir.add_user("bench");
+    labreport_support::ok(&dir, &["user", "customer", "bench", "K-1"]);
     let server = Server::start(&dir, &[("MELDEWERK_LOG__LEVEL", "warn")]);
     let id = dispatch(&server, "bench", &complete_notice("bench-1"));
     server.wait_for_status("bench", &id, "SUCCESS");
@@ -145,54 +153,67 @@ fn main() {
     let auth = base64::engine::general_purpose::STANDARD.encode(format!("bench:{PASSWORD}"));
 
     let healthz = format!("GET /healthz HTTP/1.1\r\nHost: {address}\r\n\r\n").into_bytes();
-    let body = serde_json::to_string(&complete_notice("bench-memento")).unwrap();
-    let memento = format!(
-        "POST /api/birthnotice/v1/memento HTTP/1.1\r\nHost: {address}\r\nAuthorization: Basic {auth}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes();
+    let post = |path: &str, body: &str| {
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Basic {auth}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    };
+    let mementos: Vec<(String, String)> = [
+        ("birthnotice", complete_notice("bench-memento")),
+        ("labreport", labreport_support::standard("bench-lab")),
+        (
+            "hospreport",
+            hospreport_common::complete(Some("bench-hosp"), "123456789"),
+        ),
+        ("bedreport", common::demis::complete_bed_report("bench-bed")),
+    ]
+    .into_iter()
+    .map(|(module, body)| (format!("/api/{module}/v1/memento"), body.to_string()))
+    .collect();
     let peek = format!(
         "GET /api/birthnotice/v1/reports/{id}?peek=true HTTP/1.1\r\nHost: {address}\r\nAuthorization: Basic {auth}\r\n\r\n"
     )
     .into_bytes();
+    let memento = post(&mementos[0].0, &mementos[0].1);
 
     // Warm-up: the first authenticated request runs argon2 once; later ones hit the cache.
     run_slice(&address, &memento, 1, Duration::from_millis(500));
 
     let authorization = ("Authorization", format!("Basic {auth}"));
-    let wrk_requests = [
-        WrkRequest {
-            method: "GET",
-            path: "/healthz".into(),
-            headers: vec![],
-            body: None,
-        },
-        WrkRequest {
+    let mut wrk_requests = vec![WrkRequest {
+        method: "GET",
+        path: "/healthz".into(),
+        headers: vec![],
+        body: None,
+    }];
+    let mut endpoints: Vec<(String, Vec<u8>)> = vec![("GET /healthz".into(), healthz)];
+    for (path, body) in &mementos {
+        wrk_requests.push(WrkRequest {
             method: "POST",
-            path: "/api/birthnotice/v1/memento".into(),
+            path: path.clone(),
             headers: vec![
                 authorization.clone(),
                 ("Content-Type", "application/json".into()),
             ],
-            body: Some(body),
-        },
-        WrkRequest {
-            method: "GET",
-            path: format!("/api/birthnotice/v1/reports/{id}?peek=true"),
-            headers: vec![authorization],
-            body: None,
-        },
-    ];
-    let endpoints: [(&str, Vec<u8>); 3] = [
-        ("GET /healthz", healthz),
-        ("POST /api/birthnotice/v1/memento", memento),
-        ("GET /api/birthnotice/v1/reports/{id}?peek", peek),
-    ];
-    let mut totals = [(0u64, 0f64); 3];
-    let mut round_ratios: [Vec<f64>; 3] = Default::default();
+            body: Some(body.clone()),
+        });
+        endpoints.push((format!("POST {path}"), post(path, body)));
+    }
+    wrk_requests.push(WrkRequest {
+        method: "GET",
+        path: format!("/api/birthnotice/v1/reports/{id}?peek=true"),
+        headers: vec![authorization],
+        body: None,
+    });
+    endpoints.push(("GET /api/birthnotice/v1/reports/{id}?peek".into(), peek));
+    let count = endpoints.len();
+    let mut totals = vec![(0u64, 0f64); count];
+    let mut round_ratios: Vec<Vec<f64>> = vec![Vec::new(); count];
     for _ in 0..rounds {
-        let mut round = [0f64; 3];
+        let mut round = vec![0f64; count];
         for (i, (_, request)) in endpoints.iter().enumerate() {
             let (done, took) = if with_wrk {
                 run_wrk(&server.base, &wrk_requests[i], connections, slice)
@@ -203,8 +224,8 @@ fn main() {
             totals[i].1 += took;
             round[i] = done as f64 / took;
         }
-        for i in 0..3 {
-            round_ratios[i].push(round[i] / round[0]);
+        for (ratios, rate) in round_ratios.iter_mut().zip(&round) {
+            ratios.push(rate / round[0]);
         }
     }
 

@@ -51,4 +51,5 @@ if [ -n "${CI:-}" ]; then
   export CARGO_INCREMENTAL=0
 fi
 
-cargo test --workspace "$@"
+# Every test binary runs even after one fails, so that a run lists every failure at once.
+cargo test --workspace --no-fail-fast "$@"

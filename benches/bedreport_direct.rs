@@ -15,8 +15,6 @@ mod common;
 #[path = "support/mod.rs"]
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -26,12 +24,8 @@ use support::*;
 
 /// One connection sending reports until `until`; the time each answer took.
 fn load(address: &str, auth: &str, connection: usize, until: Instant) -> Vec<Duration> {
-    let stream = TcpStream::connect(address).expect("connect");
-    stream.set_nodelay(true).unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    let mut reader = BufReader::new(stream);
+    let mut raw = RawConnection::open(address);
     let mut took = Vec::new();
-    let mut line = String::new();
     while Instant::now() < until {
         let body = complete_bed_report(&format!("bed-{connection}-{}", took.len())).to_string();
         let request = format!(
@@ -40,26 +34,7 @@ fn load(address: &str, auth: &str, connection: usize, until: Instant) -> Vec<Dur
             body.len()
         );
         let sent = Instant::now();
-        writer.write_all(request.as_bytes()).unwrap();
-        line.clear();
-        reader.read_line(&mut line).unwrap();
-        assert!(
-            line.starts_with("HTTP/1.1 200"),
-            "unexpected answer: {line}"
-        );
-        let mut length = 0usize;
-        loop {
-            line.clear();
-            reader.read_line(&mut line).unwrap();
-            if line == "\r\n" {
-                break;
-            }
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap();
-            }
-        }
-        let mut answer = vec![0; length];
-        reader.read_exact(&mut answer).unwrap();
+        let answer = raw.ok(request.as_bytes());
         let answer = String::from_utf8_lossy(&answer);
         assert!(
             answer.contains(r#""succeeded":true"#),

@@ -23,8 +23,6 @@ mod labreport_support;
 #[path = "support/mod.rs"]
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -33,33 +31,10 @@ use support::*;
 
 /// One keep-alive connection sending the same request again and again.
 fn load(address: &str, request: &[u8], until: Instant) -> u64 {
-    let stream = TcpStream::connect(address).expect("connect");
-    stream.set_nodelay(true).unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    let mut reader = BufReader::new(stream);
+    let mut connection = RawConnection::open(address);
     let mut done = 0;
-    let mut line = String::new();
     while Instant::now() < until {
-        writer.write_all(request).unwrap();
-        line.clear();
-        reader.read_line(&mut line).unwrap();
-        assert!(
-            line.starts_with("HTTP/1.1 200"),
-            "unexpected answer: {line}"
-        );
-        let mut length = 0usize;
-        loop {
-            line.clear();
-            reader.read_line(&mut line).unwrap();
-            if line == "\r\n" {
-                break;
-            }
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap();
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
+        connection.ok(request);
         done += 1;
     }
     done

@@ -142,3 +142,48 @@ pub fn run_browsers<T: Send>(
         .map(|slot| slot.into_inner().unwrap().expect("every index worked"))
         .collect()
 }
+
+/// One keep-alive HTTP/1.1 connection of a load generator that writes raw requests, so that the
+/// client's own cost stays small next to the server's.
+pub struct RawConnection {
+    writer: std::net::TcpStream,
+    reader: std::io::BufReader<std::net::TcpStream>,
+}
+
+impl RawConnection {
+    /// A connection to `address` (`host:port`).
+    pub fn open(address: &str) -> Self {
+        let stream = std::net::TcpStream::connect(address).expect("connect");
+        stream.set_nodelay(true).unwrap();
+        RawConnection {
+            writer: stream.try_clone().unwrap(),
+            reader: std::io::BufReader::new(stream),
+        }
+    }
+
+    /// Sends `request` and reads its answer, which must be a `200`; its body.
+    pub fn ok(&mut self, request: &[u8]) -> Vec<u8> {
+        use std::io::{BufRead, Read, Write};
+        self.writer.write_all(request).unwrap();
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        assert!(
+            line.starts_with("HTTP/1.1 200"),
+            "unexpected answer: {line}"
+        );
+        let mut length = 0usize;
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        self.reader.read_exact(&mut body).unwrap();
+        body
+    }
+}

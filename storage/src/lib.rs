@@ -11,6 +11,7 @@
 //! - outbox jobs are never lost: a job leaves the outbox only in the transaction that records
 //!   its result.
 
+mod certificates;
 mod checkpoint;
 mod facilities;
 mod group_commit;
@@ -22,6 +23,7 @@ mod reopen;
 mod sled_gate;
 mod sled_store;
 
+pub use certificates::*;
 pub use checkpoint::checkpoint;
 pub use facilities::*;
 pub use journal::{Journal, JournalError, PendingAppend};

@@ -47,6 +47,7 @@ mod finished;
 mod keys;
 mod payload;
 mod queue;
+mod reading;
 mod recovering;
 mod store_impl;
 mod user_cache;

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::reading::report_what;
 use super::{
     abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, stored_turn,
     tx_error, utf8, Engine,
@@ -21,74 +22,6 @@ use crate::{
 
 fn user_what(name: &str) -> String {
     format!("user {name}")
-}
-
-fn report_what(key: &ReportKey) -> String {
-    format!("report {key}")
-}
-
-/// The members of a stored [`Report`] that make up its [`ReportResult`], under `Report`'s own
-/// names. serde skips what else the state holds without building it, and a receipt stored inline
-/// (before the payload moved to trees of its own, see `payload.rs`) stays the base64 text it is
-/// stored as: polls read reports far more often than anything else.
-#[derive(serde::Deserialize)]
-struct StoredResult {
-    status: ReportStatus,
-    submitted_at: DateTime<Utc>,
-    client_reference: Option<String>,
-    portal: Option<String>,
-    #[serde(alias = "receipt_pdf")]
-    receipt: Option<String>,
-    #[serde(default)]
-    receipt_media_type: Option<String>,
-    failure_reason: Option<String>,
-    polled: bool,
-    expired_at: Option<DateTime<Utc>>,
-    #[serde(default)]
-    result_members: serde_json::Map<String, serde_json::Value>,
-}
-
-impl From<StoredResult> for ReportResult {
-    fn from(stored: StoredResult) -> Self {
-        ReportResult {
-            status: stored.status,
-            submitted_at: stored.submitted_at,
-            client_reference: stored.client_reference,
-            portal: stored.portal,
-            receipt_media_type: (stored.status == ReportStatus::Success).then(|| {
-                crate::Receipt::media_type_or_pdf(stored.receipt_media_type.as_deref()).into()
-            }),
-            receipt_base64: stored.receipt,
-            failure_reason: stored.failure_reason,
-            polled: stored.polled,
-            expired_at: stored.expired_at,
-            result_members: stored.result_members,
-        }
-    }
-}
-
-impl Engine {
-    /// The report under `key` with its parts; without its submission if `submission` is false
-    /// and a message is stored (a delivery reads nothing else of it).
-    fn read_report(&self, key: &ReportKey, submission: bool) -> StoreResult<Option<Report>> {
-        let report_key = keys::report(key);
-        let Some(bytes) = self.reports.get(&report_key).map_err(backend)? else {
-            return Ok(None);
-        };
-        let mut report: Report = decode(&report_what(key), &bytes)?;
-        let with_submission = submission || report.message.is_none();
-        match self.attach_parts(&report_key, &mut report, with_submission) {
-            Ok(()) => Ok(Some(report)),
-            // Retention (or forgetting a refused report) removed the parts between the two
-            // reads: the state, read again, says so. Only parts missing from an unchanged state
-            // are an error.
-            Err(missing) => match self.reports.get(&report_key).map_err(backend)? {
-                Some(again) if again != bytes => self.read_report(key, submission),
-                Some(_) => Err(missing),
-                None => Ok(None),
-            },
-        }
-    }
 }
 
 #[async_trait]
@@ -283,44 +216,11 @@ impl Store for Engine {
     }
 
     async fn report_status(&self, key: &ReportKey) -> StoreResult<Option<ReportStatus>> {
-        /// What the state needs of a stored report: serde skips the rest without building it.
-        #[derive(serde::Deserialize)]
-        struct StoredStatus {
-            status: ReportStatus,
-        }
-        let Some(bytes) = self.reports.get(keys::report(key)).map_err(backend)? else {
-            return Ok(None);
-        };
-        serde_json::from_slice::<StoredStatus>(&bytes)
-            .map(|stored| Some(stored.status))
-            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", report_what(key))))
+        self.read_status(key)
     }
 
     async fn report_result(&self, key: &ReportKey) -> StoreResult<Option<ReportResult>> {
-        let report_key = keys::report(key);
-        let Some(bytes) = self.reports.get(&report_key).map_err(backend)? else {
-            return Ok(None);
-        };
-        let decode_result = |bytes: &[u8]| {
-            serde_json::from_slice::<StoredResult>(bytes)
-                .map(ReportResult::from)
-                .map_err(|e| StoreError::Corrupt(format!("{}: {e}", report_what(key))))
-        };
-        let mut result = decode_result(&bytes)?;
-        if result.status == ReportStatus::Success
-            && result.expired_at.is_none()
-            && result.receipt_base64.is_none()
-        {
-            result.receipt_base64 = self.receipt_base64(&report_key)?;
-            if result.receipt_base64.is_none() {
-                // Retention removed it between the two reads: the state says so now.
-                return match self.reports.get(&report_key).map_err(backend)? {
-                    Some(bytes) => decode_result(&bytes).map(Some),
-                    None => Ok(None),
-                };
-            }
-        }
-        Ok(Some(result))
+        self.read_result(key)
     }
 
     /// A consumed report answers as stored after consuming, i.e. with `polled` set.

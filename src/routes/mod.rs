@@ -5,6 +5,7 @@ pub mod bal;
 pub(crate) mod body_deadline;
 pub mod health;
 pub(crate) mod json;
+pub(crate) mod multipart;
 pub mod login;
 pub mod magic_link;
 pub mod security_headers;

@@ -5,7 +5,8 @@
 //! it is a real network fault. Over TLS, requiring client certificates, when the entry says so
 //! ([`TransportKind::process_tls`]).
 //!
-//! The process serves the protocol's calls (`POST /deliveries`, `GET /acknowledgements`; or
+//! The process serves the protocol's calls (`POST /deliveries`, `GET /acknowledgements`, the
+//! mailbox face `/mailboxes/{safeId}/messages` with testers' drops there; or
 //! `POST [base]/$<operation>`) and, for testers, the simulator's script and received log at the same paths and with the same
 //! bodies as the service's operator API for an in-process simulator (`/script`,
 //! `/script/rules`, `/received`). It asks for no credentials: it is a test tool, listening on

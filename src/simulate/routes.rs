@@ -10,6 +10,7 @@ use meldewerk_transports::wire::{
 use meldewerk_transports::{Delivery, Protocol, TransportError};
 
 use super::Shared;
+use crate::routes::admin::transport_mailbox;
 use crate::routes::admin::transport_script::{append, change_script, current, replace, reset};
 use crate::routes::admin::transports::page;
 use crate::routes::json::read_json;
@@ -31,6 +32,10 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, protocol: Protocol) {
         .service(add_rule)
         .service(reset_script)
         .service(received)
+        .service(post_mailbox_message)
+        .service(list_mailbox)
+        .service(get_mailbox_message)
+        .service(delete_mailbox_message)
         .service(healthz)
         .default_service(web::to(|| async {
             wire_error(StatusCode::NOT_FOUND, "not found".to_owned())
@@ -192,6 +197,55 @@ async fn reset_script(shared: web::Data<Shared>) -> HttpResponse {
 #[get("/received")]
 async fn received(req: HttpRequest, shared: web::Data<Shared>) -> HttpResponse {
     page(std::sync::Arc::clone(&shared.simulator), req.query_string()).await
+}
+
+/// `POST /mailboxes/{safeId}/messages`: testers drop a court's message, as the operator API's
+/// (answers in the wire protocol's error shape).
+#[post("/mailboxes/{safe_id}/messages")]
+async fn post_mailbox_message(
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+    shared: web::Data<Shared>,
+) -> HttpResponse {
+    let simulator = std::sync::Arc::clone(&shared.simulator);
+    transport_mailbox::drop_message(&req, payload, simulator, path.into_inner(), wire_error).await
+}
+
+/// `GET /mailboxes/{safeId}/messages?cursor=…&limit=…`: the wire protocol's listing.
+#[get("/mailboxes/{safe_id}/messages")]
+async fn list_mailbox(
+    req: HttpRequest,
+    path: web::Path<String>,
+    shared: web::Data<Shared>,
+) -> HttpResponse {
+    let simulator = std::sync::Arc::clone(&shared.simulator);
+    let query = req.query_string();
+    transport_mailbox::list(simulator, shared.kind.name, &path, query, wire_error).await
+}
+
+/// `GET /mailboxes/{safeId}/messages/{messageId}`: the wire protocol's fetch.
+#[get("/mailboxes/{safe_id}/messages/{message_id}")]
+async fn get_mailbox_message(
+    path: web::Path<(String, String)>,
+    shared: web::Data<Shared>,
+) -> HttpResponse {
+    let simulator = std::sync::Arc::clone(&shared.simulator);
+    let (safe_id, message_id) = path.into_inner();
+    let ids = (safe_id.as_str(), message_id.as_str());
+    transport_mailbox::fetch(simulator, shared.kind.name, ids, wire_error).await
+}
+
+/// `DELETE /mailboxes/{safeId}/messages/{messageId}`: the wire protocol's delete.
+#[delete("/mailboxes/{safe_id}/messages/{message_id}")]
+async fn delete_mailbox_message(
+    path: web::Path<(String, String)>,
+    shared: web::Data<Shared>,
+) -> HttpResponse {
+    let simulator = std::sync::Arc::clone(&shared.simulator);
+    let (safe_id, message_id) = path.into_inner();
+    let ids = (safe_id.as_str(), message_id.as_str());
+    transport_mailbox::delete(simulator, shared.kind.name, ids, wire_error).await
 }
 
 /// `GET /healthz`: 200 `{"status": "ok", "simulator": name}` while the process serves.

@@ -5,9 +5,11 @@
 //! collected in batches from the portal's inbox), keep a durable journal of what they received
 //! (so that a tester can assert on the exact payload and on exactly-once delivery), and hand back
 //! receipt PDFs ([`receipt`]). [`wire`] is the HTTP protocol to an authority running as its own
-//! process (a simulator or a tester's mock) and the transport that speaks it.
+//! process (a simulator or a tester's mock) and the transport that speaks it. [`mailbox`] is the
+//! third kind of authority: one the service reads from (a court mailbox).
 
 mod claims;
+pub mod mailbox;
 pub mod receipt;
 pub mod received;
 pub mod script;
@@ -15,6 +17,7 @@ pub mod simulated;
 pub mod tls;
 pub mod wire;
 
+pub use mailbox::{Mailbox, MailboxServer};
 pub use simulated::{kind, Protocol, Simulated, SimulatorError, TransportKind};
 
 /// Declares each transport's folder and lists its [`TransportKind`] in [`TRANSPORTS`].
@@ -31,6 +34,7 @@ macro_rules! transports {
 transports! {
     xpersonenstand,
     demis,
+    egvp,
 }
 
 pub use meldewerk_storage::{MessageSignature, Outcome, Receipt, Sender};
@@ -173,9 +177,10 @@ pub enum TransportError {
     /// it against the transport's circuit breaker.
     #[error("refused: {0}")]
     Refused(String),
-    /// Only from [`Inbox::acknowledgements`]: the inbox does not know the cursor it was given
-    /// (the office restarted with a fresh journal, or the cursor came from another office). Not
-    /// a verdict on any report: the caller starts again from the inbox's oldest entry.
+    /// Only from [`Inbox::acknowledgements`] and [`Mailbox::list`]: the inbox or mailbox does not
+    /// know the cursor it was given (the office restarted with a fresh journal, or the cursor
+    /// came from another office). Not a verdict on any report: the caller starts again from the
+    /// oldest entry.
     #[error("unknown inbox cursor: {0}")]
     UnknownCursor(String),
 }
@@ -198,6 +203,11 @@ pub trait Transport: Send + Sync + 'static {
     /// The portal's inbox, for an authority that acknowledges later; `None` (the default) for
     /// one that always decides at once.
     fn inbox(&self) -> Option<&dyn Inbox> {
+        None
+    }
+    /// The court mailbox the service reads from, for an authority that keeps mailboxes
+    /// ([`mailbox`]); `None` (the default) for every other.
+    fn mailbox(&self) -> Option<&dyn Mailbox> {
         None
     }
 }

@@ -72,6 +72,10 @@ pub struct TransportKind {
     /// Whether the authority acknowledges later through an inbox (the engine then collects it,
     /// and a transport over HTTP fetches `/acknowledgements`), or decides every delivery at once.
     pub inbox: bool,
+    /// Whether the authority keeps mailboxes the service reads from ([`crate::Mailbox`]): the
+    /// operator routes `/admin/api/v1/transports/<name>/mailboxes/…` and, over HTTP, the wire
+    /// protocol's mailbox face are then there.
+    pub mailbox: bool,
     /// Opens the simulated authority on its journal in `dir`, behaving as `config` says (the
     /// simulator keys of the section, as JSON; absent keys take their defaults). A key the
     /// simulator does not know, or a value of the wrong type, is a [`SimulatorError::Config`].
@@ -92,6 +96,7 @@ impl std::fmt::Debug for TransportKind {
         f.debug_struct("TransportKind")
             .field("name", &self.name)
             .field("inbox", &self.inbox)
+            .field("mailbox", &self.mailbox)
             .finish_non_exhaustive()
     }
 }
@@ -116,6 +121,11 @@ pub trait Simulated: Transport {
     fn recorded_answer(&self, transport_ref: &str) -> Result<Option<Vec<u8>>, SimulatorError> {
         let _ = transport_ref;
         Ok(None)
+    }
+    /// The simulated mailbox server operators drop court messages into, for an authority that
+    /// keeps mailboxes; `None` (the default) for every other.
+    fn mailbox_server(&self) -> Option<&dyn crate::MailboxServer> {
+        None
     }
 }
 

@@ -11,6 +11,7 @@ pub mod jobs;
 pub mod messages;
 pub mod modules;
 pub mod transport_health;
+pub mod transport_mailbox;
 pub mod transport_script;
 pub mod transports;
 pub mod users;
@@ -44,6 +45,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(transport_script::put_script)
             .service(transport_script::add_rule)
             .service(transport_script::reset_script)
+            .service(transport_mailbox::post_message)
+            .service(transport_mailbox::list_messages)
+            .service(transport_mailbox::get_message)
+            .service(transport_mailbox::delete_message)
             .service(users::list_users)
             .service(users::add_user)
             .service(users::change_password)

@@ -58,6 +58,7 @@ pub const KIND: TransportKind = TransportKind {
     authority: "the national infectious-disease reporting system (DEMIS), FHIR notifications, \
                 decided at once",
     inbox: false,
+    mailbox: false,
     simulate: |dir, config| {
         let config = read_config(NAME, config)?;
         Ok(Arc::new(Simulator::open(dir, config)?))

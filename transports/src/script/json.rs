@@ -1,7 +1,8 @@
 //! The JSON form of a [`Script`] and its [`Rule`]s, as the operator API reads and writes them.
 //!
-//! A rule is one flat object: `kind` says what it does, `count`, `module` and `report_id` say
-//! which deliveries it applies to, and the members of its kind say how:
+//! A rule is one flat object: `kind` says what it does, `count`, `module`, `report_id`, `call`
+//! (`deliver`, `list`, `fetch`, `delete`) and `message_id` say which calls it applies to, and
+//! the members of its kind say how:
 //!
 //! | `kind` | members |
 //! |---|---|
@@ -9,7 +10,7 @@
 //! | `transient` | `message` (optional) |
 //! | `timeout` | `after_ms` (optional, default 1000) |
 //! | `panic` | `message` (optional) |
-//! | `reset`, `accept`, `ack_lost` | none |
+//! | `reset`, `accept`, `ack_lost`, `unfetchable`, `truncated` | none |
 //! | `reject` | `reason` |
 //! | `ack_delay` | `delay_ms` |
 //!
@@ -24,7 +25,7 @@ use serde_json::{json, Map, Value};
 use super::{Effect, Rule, Script, ScriptError};
 
 /// Every rule kind, in the order error messages list them.
-pub const KINDS: [&str; 9] = [
+pub const KINDS: [&str; 11] = [
     "latency",
     "transient",
     "timeout",
@@ -34,10 +35,12 @@ pub const KINDS: [&str; 9] = [
     "accept",
     "ack_delay",
     "ack_lost",
+    "unfetchable",
+    "truncated",
 ];
 
 /// Members every rule may have, whatever its kind.
-const COMMON: [&str; 4] = ["kind", "count", "module", "report_id"];
+const COMMON: [&str; 6] = ["kind", "count", "module", "report_id", "call", "message_id"];
 
 /// Message of a transient fault when the rule gives none.
 const DEFAULT_TRANSIENT: &str = "service unavailable (scripted)";
@@ -134,8 +137,22 @@ pub fn rule_from_json(value: &Value) -> Result<Rule, ScriptError> {
     });
     let module = reader.text("module");
     let report_id = reader.text("report_id");
+    let message_id = reader.text("message_id");
+    let call = reader.text("call").and_then(|name| {
+        let call = super::Call::named(&name);
+        if call.is_none() {
+            let names: Vec<&str> = super::Call::ALL.iter().map(|(_, n)| *n).collect();
+            reader.problem(format!("call must be one of {}", names.join(", ")));
+        }
+        call
+    });
     // Here as well as in `Rule::problems`, so that they are told with the other problems.
-    super::scope_problems(module.as_deref(), report_id.as_deref(), reader.problems);
+    super::scope_problems(
+        module.as_deref(),
+        report_id.as_deref(),
+        message_id.as_deref(),
+        reader.problems,
+    );
     let effect = kind.and_then(|kind| effect_of(kind, &mut reader));
     let Some(effect) = effect.filter(|_| problems.is_empty()) else {
         return Err(ScriptError(problems));
@@ -143,6 +160,8 @@ pub fn rule_from_json(value: &Value) -> Result<Rule, ScriptError> {
     let rule = Rule {
         module,
         report_id,
+        call,
+        message_id,
         count,
         effect,
     };
@@ -206,6 +225,8 @@ fn effect_of(kind: &str, reader: &mut Reader<'_>) -> Option<Effect> {
             reason: reader.required_text("reason", kind)?,
         },
         "accept" => Effect::Accept,
+        "unfetchable" => Effect::Unfetchable,
+        "truncated" => Effect::Truncated,
         "ack_delay" => Effect::AckDelay {
             delay_ms: reader.required_integer("delay_ms", kind)?,
         },
@@ -299,6 +320,8 @@ pub fn rule_to_json(rule: &Rule) -> Value {
         Effect::Accept => ("accept", vec![]),
         Effect::AckDelay { delay_ms } => ("ack_delay", vec![("delay_ms", json!(delay_ms))]),
         Effect::AckLost => ("ack_lost", vec![]),
+        Effect::Unfetchable => ("unfetchable", vec![]),
+        Effect::Truncated => ("truncated", vec![]),
     };
     object.insert("kind".to_owned(), json!(kind));
     for (name, value) in members {
@@ -308,6 +331,8 @@ pub fn rule_to_json(rule: &Rule) -> Value {
         ("count", rule.count.map(Value::from)),
         ("module", rule.module.clone().map(Value::from)),
         ("report_id", rule.report_id.clone().map(Value::from)),
+        ("call", rule.call.map(|call| Value::from(call.name()))),
+        ("message_id", rule.message_id.clone().map(Value::from)),
     ];
     for (name, value) in scope {
         if let Some(value) = value {

@@ -40,8 +40,12 @@
 
 pub mod json;
 mod plan;
+mod scope;
 
 pub use plan::{Plan, Reply};
+pub use scope::{Call, Target};
+
+use scope::{count_range, scope_problems};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -88,6 +92,11 @@ pub struct Rule {
     pub module: Option<String>,
     /// Only deliveries of this report id; `None`: any report.
     pub report_id: Option<String>,
+    /// Only this call (a delivery, or a mailbox's list, fetch or delete); `None`: every call
+    /// its effect applies to.
+    pub call: Option<Call>,
+    /// Only mailbox calls naming this message (fetch, delete); `None`: any message.
+    pub message_id: Option<String>,
     /// Used up after deciding this many deliveries (at least 1); `None`: standing.
     pub count: Option<u32>,
     /// What the rule does.
@@ -139,6 +148,12 @@ pub enum Effect {
     },
     /// Never acknowledge: nothing reaches the inbox for the message while the rule holds.
     AckLost,
+    /// A mailbox message that cannot be fetched: the fetch answers a transient fault, every time
+    /// while the rule holds (the message stays listed).
+    Unfetchable,
+    /// A truncated body: the fetch answers the message with each file cut to half its length,
+    /// as a transfer broken off would leave it.
+    Truncated,
 }
 
 /// The phase of a delivery an [`Effect`] belongs to.
@@ -165,6 +180,8 @@ impl Rule {
         Rule {
             module: None,
             report_id: None,
+            call: None,
+            message_id: None,
             count: None,
             effect,
         }
@@ -195,9 +212,13 @@ impl Rule {
         }
     }
 
-    fn matches(&self, module: &str, report_id: &str) -> bool {
-        self.module.as_deref().is_none_or(|m| m == module)
-            && self.report_id.as_deref().is_none_or(|r| r == report_id)
+    /// Whether the rule speaks about `target`.
+    fn matches(&self, target: &Target<'_>) -> bool {
+        self.effect.applies_to(target.call)
+            && self.call.is_none_or(|call| call == target.call)
+            && self.module.as_deref().is_none_or(|m| m == target.module)
+            && self.report_id.as_deref().is_none_or(|r| r == target.report_id)
+            && self.message_id.as_deref().is_none_or(|m| m == target.message_id)
     }
 
     /// Problems with this rule, each a sentence; empty when it is fine.
@@ -209,6 +230,7 @@ impl Rule {
         scope_problems(
             self.module.as_deref(),
             self.report_id.as_deref(),
+            self.message_id.as_deref(),
             &mut problems,
         );
         let delay = |name: &str, ms: u64, problems: &mut Vec<String>| {
@@ -243,45 +265,14 @@ impl Rule {
             Effect::Timeout { after_ms } => delay("after_ms", *after_ms, &mut problems),
             Effect::Reject { reason } => text("reason", reason, &mut problems),
             Effect::AckDelay { delay_ms } => delay("delay_ms", *delay_ms, &mut problems),
-            Effect::Reset | Effect::Accept | Effect::AckLost => {}
+            Effect::Reset
+            | Effect::Accept
+            | Effect::AckLost
+            | Effect::Unfetchable
+            | Effect::Truncated => {}
         }
         problems
     }
-}
-
-/// What a `count` out of range is told.
-fn count_range() -> String {
-    format!("count must be an integer from 1 to {MAX_COUNT}")
-}
-
-/// Problems with the `module` and `report_id` a rule is limited to.
-fn scope_problems(module: Option<&str>, report_id: Option<&str>, problems: &mut Vec<String>) {
-    if module.is_some_and(|module| !is_module_name(module)) {
-        problems.push(format!(
-            "module must be a module's name: a lowercase letter, then up to {} lowercase letters \
-             or digits",
-            MAX_MODULE_CHARS - 1
-        ));
-    }
-    if let Some(report_id) = report_id {
-        if report_id.is_empty() || report_id.chars().count() > MAX_REPORT_ID_CHARS {
-            problems.push(format!(
-                "report_id must have 1 to {MAX_REPORT_ID_CHARS} characters"
-            ));
-        }
-        if report_id.chars().any(char::is_control) {
-            problems.push("report_id must not contain control characters".to_owned());
-        }
-    }
-}
-
-/// Whether `name` can be a module's path segment: `^[a-z][a-z0-9]{0,31}$`. A rule naming
-/// anything else could never match (and `../x` has no business in the received log's groups).
-fn is_module_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && name.len() <= MAX_MODULE_CHARS
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
 }
 
 impl Script {
@@ -423,6 +414,22 @@ impl Scripted {
         idempotency_key: &str,
         default_latency_ms: u64,
     ) -> Plan {
+        self.plan_call(
+            &Target::delivery(module, report_id),
+            idempotency_key,
+            default_latency_ms,
+        )
+    }
+
+    /// Decides one call of `target` and uses up what decided it; `idempotency_key` keys its
+    /// attempts (a delivery's key; for a mailbox call, one naming the call and its message, so
+    /// that [`Script::transient_rate`] gives each retry a fresh chance).
+    pub fn plan_call(
+        &self,
+        target: &Target<'_>,
+        idempotency_key: &str,
+        default_latency_ms: u64,
+    ) -> Plan {
         let mut state = self.lock();
         if state.attempts.len() >= MAX_REMEMBERED_ATTEMPTS {
             state.attempts.clear();
@@ -437,7 +444,7 @@ impl Scripted {
         };
         let draw = |salt: &str| unit_draw(idempotency_key, attempt, salt);
 
-        let reply = match state.take(Phase::Outcome, module, report_id) {
+        let reply = match state.take(Phase::Outcome, target) {
             Some(Effect::Transient { message }) => transient(message, 0),
             Some(Effect::Timeout { after_ms }) => {
                 transient(format!("timeout after {after_ms} ms (scripted)"), after_ms)
@@ -445,6 +452,10 @@ impl Scripted {
             Some(Effect::Reset) => transient("connection reset by peer (scripted)".to_owned(), 0),
             Some(Effect::Panic { message }) => Reply::Panic(message),
             Some(Effect::Reject { reason }) => Reply::Reject(reason),
+            Some(Effect::Unfetchable) => {
+                transient("the message cannot be fetched (scripted)".to_owned(), 0)
+            }
+            Some(Effect::Truncated) => Reply::Truncated,
             Some(_) => Reply::Accept,
             None if draw("transient") < state.script.transient_rate => transient(
                 "service unavailable (scripted transient_rate)".to_owned(),
@@ -455,7 +466,7 @@ impl Scripted {
         // A panic comes at once, so it neither waits nor uses up a latency rule.
         let latency = match reply {
             Reply::Panic(_) => 0,
-            _ => state.latency(module, report_id, draw, default_latency_ms),
+            _ => state.latency(target, draw, default_latency_ms),
         };
         if matches!(reply, Reply::Reject(_)) {
             state.attempts.remove(idempotency_key);
@@ -480,7 +491,7 @@ impl Scripted {
         let counted = state.script.rules.iter().position(|rule| {
             rule.count.is_some()
                 && rule.effect.phase() == Phase::Ack
-                && rule.matches(module, report_id)
+                && rule.matches(&Target::delivery(module, report_id))
         });
         if let Some(effect) = counted.and_then(|index| state.use_rule(index)) {
             let bound = match effect {
@@ -508,7 +519,9 @@ impl Scripted {
             .script
             .rules
             .iter()
-            .filter(|rule| rule.count.is_none() && rule.matches(module, report_id))
+            .filter(|rule| {
+                rule.count.is_none() && rule.matches(&Target::delivery(module, report_id))
+            })
             .find_map(|rule| match rule.effect {
                 Effect::AckDelay { delay_ms } => Some(AckEffect::Delay(delay_ms)),
                 Effect::AckLost => Some(AckEffect::Lost),
@@ -528,14 +541,8 @@ impl Scripted {
 
 impl State {
     /// The latency of a delivery: the first matching latency rule, used up, or the configured one.
-    fn latency(
-        &mut self,
-        module: &str,
-        report_id: &str,
-        draw: impl Fn(&str) -> f64,
-        default_ms: u64,
-    ) -> u64 {
-        match self.take(Phase::Latency, module, report_id) {
+    fn latency(&mut self, target: &Target<'_>, draw: impl Fn(&str) -> f64, default_ms: u64) -> u64 {
+        match self.take(Phase::Latency, target) {
             Some(Effect::Latency { ms, random_ms }) => {
                 let varying = random_ms.map_or(0, |(min, max)| {
                     // Truncation is fine: the draw is below 1, so the result stays in range.
@@ -547,13 +554,13 @@ impl State {
         }
     }
 
-    /// The effect of the first rule of `phase` matching the delivery, using it up.
-    fn take(&mut self, phase: Phase, module: &str, report_id: &str) -> Option<Effect> {
+    /// The effect of the first rule of `phase` matching the call, using it up.
+    fn take(&mut self, phase: Phase, target: &Target<'_>) -> Option<Effect> {
         let index = self
             .script
             .rules
             .iter()
-            .position(|rule| rule.effect.phase() == phase && rule.matches(module, report_id))?;
+            .position(|rule| rule.effect.phase() == phase && rule.matches(target))?;
         self.use_rule(index)
     }
 

@@ -18,6 +18,8 @@ pub enum Reply {
     Reject(String),
     /// Panic with this text instead of answering.
     Panic(String),
+    /// Go on, and answer the fetched mailbox message cut short (only for a fetch).
+    Truncated,
 }
 
 /// The script's decision for one delivery.
@@ -43,7 +45,7 @@ impl Plan {
         report_id: &str,
     ) -> Result<(), Result<crate::Answer, crate::TransportError>> {
         match self.reply {
-            Reply::Accept => {
+            Reply::Accept | Reply::Truncated => {
                 tokio::time::sleep(self.latency).await;
                 Ok(())
             }

@@ -317,8 +317,8 @@ fn json_reports_every_problem_at_once() {
             "rules[0]: field \"message\" does not apply to kind \"reject\"",
             "rules[0]: count must be an integer from 1 to 1000000",
             "rules[0]: reason is required for kind \"reject\"",
-            "rules[1]: kind \"explode\" is not one of latency, transient, timeout, reset, panic, reject, accept, ack_delay, ack_lost",
-            "rules[2]: kind is required, one of latency, transient, timeout, reset, panic, reject, accept, ack_delay, ack_lost",
+            "rules[1]: kind \"explode\" is not one of latency, transient, timeout, reset, panic, reject, accept, ack_delay, ack_lost, unfetchable, truncated",
+            "rules[2]: kind is required, one of latency, transient, timeout, reset, panic, reject, accept, ack_delay, ack_lost, unfetchable, truncated",
             "rules[2]: unknown field \"delay\"",
             "rules[3]: min_ms and max_ms go together",
             "rules[4]: report_id must be a non-empty string",
@@ -374,4 +374,44 @@ fn counts_scopes_and_texts_are_bounded() {
     )
     .times(MAX_COUNT);
     assert_eq!(fine.problems(), Vec::<String>::new());
+}
+
+#[test]
+fn mailbox_calls_meet_only_the_rules_that_speak_about_them() {
+    let scripted = Scripted::default();
+    let fetch = |id: &str| {
+        scripted
+            .plan_call(&Target::mailbox(Call::Fetch, id), &format!("fetch:{id}"), 0)
+            .reply
+    };
+    let rule = |value| rule_from_json(&value).unwrap();
+    scripted
+        .push(rule(json!({"kind": "unfetchable", "message_id": "m-1"})))
+        .unwrap();
+    scripted
+        .push(rule(json!({"kind": "truncated", "count": 1})))
+        .unwrap();
+    scripted
+        .push(rule(json!({"kind": "transient", "call": "delete", "count": 1})))
+        .unwrap();
+    scripted
+        .push(rule(json!({"kind": "reject", "reason": "nein"})))
+        .unwrap();
+    // Standing: m-1 cannot be fetched, every time.
+    assert!(is_transient(&fetch("m-1")));
+    assert!(is_transient(&fetch("m-1")));
+    assert_eq!(fetch("m-2"), Reply::Truncated);
+    assert_eq!(fetch("m-2"), Reply::Accept);
+    // A listing meets neither the fetch rules, nor the delete rule, nor a refusal.
+    let list = scripted.plan_call(&Target::mailbox(Call::List, ""), "list", 0);
+    assert_eq!(list.reply, Reply::Accept);
+    let delete = scripted.plan_call(&Target::mailbox(Call::Delete, "m-2"), "delete", 0);
+    assert!(is_transient(&delete.reply));
+    // A delivery meets neither fetch rule, but the refusal.
+    assert_eq!(outcome(&scripted, "r", "k"), Reply::Reject("nein".to_owned()));
+
+    let written = script_to_json(&scripted.script());
+    assert_eq!(written["rules"][0]["message_id"], "m-1");
+    let bad = rule_from_json(&json!({"kind": "truncated", "call": "sing"})).unwrap_err();
+    assert!(bad.0[0].contains("call must be one of deliver, list, fetch, delete"), "{bad:?}");
 }

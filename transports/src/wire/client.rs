@@ -8,11 +8,13 @@ use chrono::Utc;
 use reqwest::{Client, Response, StatusCode, Url};
 use serde::de::DeserializeOwned;
 
+use super::mailbox::{WireDeleted, WireMailboxMessage, WireMailboxPage, MAILBOXES_PATH};
 use super::{
     check_url, WireAckBatch, WireAnswer, WireError, ACKNOWLEDGEMENTS_PATH, DELIVERIES_PATH,
     MAX_BODY_BYTES, MAX_WIRE_BATCH,
 };
-use crate::{AckBatch, Answer, Delivery, Finished, Inbox, Transport, TransportError};
+use crate::mailbox::{MailboxMessage, MailboxPage, MAX_LIST_PAGE};
+use crate::{AckBatch, Answer, Delivery, Finished, Inbox, Mailbox, Transport, TransportError};
 
 /// Longest error text of a peer kept in a transport error (operators read it in the transport's
 /// health, integrators in a failure reason); a peer's HTML error page is cut to this.
@@ -40,6 +42,8 @@ pub struct HttpTransport {
     deliveries: Url,
     /// The inbox's url, for an authority that acknowledges later.
     acknowledgements: Option<Url>,
+    /// The mailbox face's url, for an authority that keeps mailboxes.
+    mailboxes: Option<Url>,
     client: Client,
 }
 
@@ -56,8 +60,36 @@ impl HttpTransport {
             name: name.to_owned(),
             deliveries: join(&base, DELIVERIES_PATH),
             acknowledgements: inbox.then(|| join(&base, ACKNOWLEDGEMENTS_PATH)),
+            mailboxes: None,
             client,
         })
+    }
+
+    /// The same transport reading the authority's mailboxes too (the wire protocol's mailbox
+    /// face, [`super::mailbox`]).
+    pub fn with_mailbox(self) -> Self {
+        let mut base = self.deliveries.clone();
+        let path = base.path().trim_end_matches(DELIVERIES_PATH).to_owned();
+        base.set_path(&path);
+        let mailboxes = Some(join(&base, MAILBOXES_PATH));
+        HttpTransport { mailboxes, ..self }
+    }
+
+    /// `{url}/mailboxes/{safe_id}/messages[/{message_id}]`, each segment percent-encoded.
+    fn mailbox_url(&self, safe_id: &str, message_id: Option<&str>) -> Result<Url, TransportError> {
+        let mut url = self.mailboxes.clone().ok_or_else(|| {
+            TransportError::Refused(format!(
+                "{} keeps no mailboxes: nothing to read there",
+                self.name
+            ))
+        })?;
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.pop_if_empty().push(safe_id).push("messages");
+            if let Some(message_id) = message_id {
+                segments.push(message_id);
+            }
+        }
+        Ok(url)
     }
 
     /// Reads a `200` answer as `T`; a status of `refusals` is what its function makes of the
@@ -121,6 +153,75 @@ impl Transport for HttpTransport {
             .is_some()
             .then_some(self as &dyn Inbox)
     }
+
+    fn mailbox(&self) -> Option<&dyn Mailbox> {
+        self.mailboxes.is_some().then_some(self as &dyn Mailbox)
+    }
+}
+
+/// The mailbox face's refusal of an account the server does not keep.
+const UNKNOWN_ACCOUNT: fn(String) -> Result<WireDeleted, TransportError> =
+    |e| Err(TransportError::Refused(e));
+
+#[async_trait]
+impl Mailbox for HttpTransport {
+    async fn list(
+        &self,
+        safe_id: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<MailboxPage, TransportError> {
+        let mut url = self.mailbox_url(safe_id, None)?;
+        {
+            let mut query = url.query_pairs_mut();
+            if let Some(cursor) = cursor {
+                query.append_pair("cursor", cursor);
+            }
+            query.append_pair("limit", &limit.clamp(1, MAX_LIST_PAGE).to_string());
+        }
+        let sent = self.client.get(url.clone()).send().await;
+        let page: WireMailboxPage = self
+            .answer(
+                &url,
+                sent,
+                &[
+                    (StatusCode::GONE, |e| Err(TransportError::UnknownCursor(e))),
+                    (StatusCode::FORBIDDEN, |e| Err(TransportError::Refused(e))),
+                ],
+            )
+            .await?;
+        Ok(page.into())
+    }
+
+    async fn fetch(
+        &self,
+        safe_id: &str,
+        message_id: &str,
+    ) -> Result<Option<MailboxMessage>, TransportError> {
+        let url = self.mailbox_url(safe_id, Some(message_id))?;
+        let sent = self.client.get(url.clone()).send().await;
+        // Gone is an answer, not a fault: read as `None` before the body is judged.
+        let message: Option<WireMailboxMessage> = self
+            .answer(
+                &url,
+                sent,
+                &[
+                    (StatusCode::NOT_FOUND, |_| Ok(None)),
+                    (StatusCode::FORBIDDEN, |e| Err(TransportError::Refused(e))),
+                ],
+            )
+            .await?;
+        Ok(message.map(MailboxMessage::from))
+    }
+
+    async fn delete(&self, safe_id: &str, message_id: &str) -> Result<bool, TransportError> {
+        let url = self.mailbox_url(safe_id, Some(message_id))?;
+        let sent = self.client.delete(url.clone()).send().await;
+        let deleted: WireDeleted = self
+            .answer(&url, sent, &[(StatusCode::FORBIDDEN, UNKNOWN_ACCOUNT)])
+            .await?;
+        Ok(deleted.deleted)
+    }
 }
 
 #[async_trait]
@@ -183,9 +284,12 @@ pub fn connect(
     _config: serde_json::Value,
     _credentials: &dyn crate::tls::Credentials,
 ) -> Result<std::sync::Arc<dyn Transport>, String> {
-    Ok(std::sync::Arc::new(HttpTransport::new(
-        kind.name, settings, kind.inbox,
-    )?))
+    let transport = HttpTransport::new(kind.name, settings, kind.inbox)?;
+    Ok(std::sync::Arc::new(if kind.mailbox {
+        transport.with_mailbox()
+    } else {
+        transport
+    }))
 }
 
 /// `base` with `path` appended to its own path (`http://h/mock` + `/deliveries` →

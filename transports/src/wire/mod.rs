@@ -13,11 +13,15 @@
 //!   starts again from the inbox's oldest entry); `403` a refusal of the fetch itself
 //!   ([`crate::TransportError::Refused`]); anything else is transient.
 //!
+//! An authority that keeps mailboxes the service reads from (a court mailbox) has a third face,
+//! below `{url}/mailboxes`: listing, fetching and deleting an account's messages ([`mailbox`]).
+//!
 //! The types here are the one definition of the format: the client ([`HttpTransport`]) and the
 //! simulator's server (in the service crate) both use them, and `docs/testing-integrations.md`
 //! describes them for mock authors. Byte fields travel as standard base64.
 
 pub(crate) mod client;
+pub mod mailbox;
 
 pub use client::{connect, HttpTransport, HttpTransportSettings};
 

@@ -53,6 +53,7 @@ pub const KIND: TransportKind = TransportKind {
     authority: "the civil-registry office (Standesamt), XPersonenstand messages, acknowledged \
                 later through the portal's inbox",
     inbox: true,
+    mailbox: false,
     simulate: |dir, config| {
         let config = read_config(NAME, config)?;
         Ok(Arc::new(Simulator::open(dir, config)?))

@@ -1,0 +1,345 @@
+//! The `egvp` transport: a simulated electronic court and administration mailbox (EGVP), the
+//! third kind of authority: one the service **reads from** ([`crate::Mailbox`]).
+//!
+//! The server keeps mailboxes per account (SAFE-ID, such as `DE.Justiz.ag-musterstadt`): the
+//! accounts configured in `[transports.egvp] accounts` ([`EgvpConfig`]), and any account an
+//! operator drops a court's message into. Sending is [`Transport::submit`] with a message package
+//! ([`MessagePackage`], built once by the sender): the server decides at once. A package from a
+//! known account to a known account is stored as OUTGOING in the sender's account and INCOMING in
+//! the recipient's, under one transport message id, which the answer carries as its
+//! `transport_ref` with a receipt PDF; an unknown sender or recipient, or a malformed package, is
+//! refused with the reason, and nothing is stored. Each idempotency key is stored once: a repeat
+//! gets the same message id. Operators drop incoming court messages
+//! ([`crate::MailboxServer::drop_incoming`]), list, fetch and delete them; testers script it like
+//! the other simulators ([`crate::script`]: latency and faults for every call, plus a message
+//! that cannot be fetched and a truncated body). It records what it received (the sends) in its
+//! received log.
+//!
+//! As its own process (`meldewerk simulate egvp`) it speaks the wire protocol, mailbox face
+//! included ([`crate::wire`]).
+
+mod config;
+mod package;
+mod records;
+mod server;
+
+use std::path::Path;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use meldewerk_storage::{Journal, Outcome, Receipt};
+
+pub use config::EgvpConfig;
+pub use package::{MessagePackage, MAX_PACKAGE_BYTES, MEDIA_TYPE};
+pub use records::{ReceivedSend, SendDecision, StoredMessage};
+
+use crate::claims::Claims;
+use crate::receipt::{render_receipt, sha256_hex, ReceiptFields};
+use crate::received::{fill_body, page, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
+use crate::script::{Reply, Scriptable, Scripted};
+use crate::simulated::{read_config, Protocol, Simulated, SimulatorError, TransportKind};
+use crate::{Answer, Delivery, Finished, Transport, TransportError};
+use records::BY_IDEMPOTENCY_KEY;
+
+/// The transport's name.
+const NAME: &str = "egvp";
+
+/// The mailbox server in the registry of transports.
+pub const KIND: TransportKind = TransportKind {
+    name: NAME,
+    authority: "the electronic court and administration mailbox (EGVP), XJustiz messages per \
+                account (SAFE-ID), read by the service; sending decided at once",
+    inbox: false,
+    mailbox: true,
+    simulate: |dir, config| {
+        let config = read_config(NAME, config)?;
+        Ok(Arc::new(Simulator::open(dir, config)?))
+    },
+    simulator_defaults: || serde_json::to_value(EgvpConfig::default()).unwrap_or_default(),
+    connect: crate::wire::connect,
+    protocol: Protocol::Wire,
+    process_tls: crate::simulated::plain_http,
+};
+
+/// The simulated mailbox server: a [`Transport`] named `egvp` with a [`crate::Mailbox`], backed
+/// by its own durable journals. Cheap to clone; clones share journals and configuration.
+#[derive(Clone)]
+pub struct Simulator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// The received log: every send, with its answer.
+    sent: Journal<ReceivedSend>,
+    /// The mailboxes: every copy of every message ([`StoredMessage`]).
+    messages: Journal<StoredMessage>,
+    config: RwLock<EgvpConfig>,
+    /// The testers' script; empty means "as configured".
+    script: Scripted,
+    /// Idempotency keys being decided and messages being changed right now.
+    claims: Arc<Claims>,
+}
+
+impl Simulator {
+    /// Opens (or creates) the server's journals below `dir`. Fails with
+    /// [`SimulatorError::Locked`] while another process has them open, and with
+    /// [`SimulatorError::Config`] for an account that is no SAFE-ID.
+    pub fn open(dir: &Path, config: EgvpConfig) -> Result<Self, SimulatorError> {
+        if let Some(problem) = config.problem() {
+            return Err(SimulatorError::Config(problem));
+        }
+        Ok(Simulator {
+            inner: Arc::new(Inner {
+                sent: Journal::open(&dir.join("received"), NAME)?,
+                messages: Journal::open(&dir.join("mailboxes"), NAME)?,
+                config: RwLock::new(config),
+                script: Scripted::default(),
+                claims: Default::default(),
+            }),
+        })
+    }
+
+    /// The current behaviour settings.
+    pub fn config(&self) -> EgvpConfig {
+        self.inner.config()
+    }
+
+    /// One page of the sends the server received, oldest first, filtered by `query`.
+    pub fn received_page(
+        &self,
+        query: &ReceivedQuery,
+    ) -> Result<ReceivedPage<ReceivedSend>, SimulatorError> {
+        let journal = &self.inner.sent;
+        Ok(page(journal, query, |mut record, seq| {
+            fill_body(&mut record.body, journal, seq)?;
+            Ok(record)
+        })?)
+    }
+
+    /// Runs journal work off the async executor: appending waits for the disk.
+    async fn blocking<T, F>(&self, work: F) -> Result<T, TransportError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, TransportError> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || work(&inner))
+            .await
+            .map_err(|e| TransportError::Transient(format!("simulated EGVP failed: {e}")))?
+    }
+}
+
+impl Simulated for Simulator {
+    fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError> {
+        Simulator::received_page(self, query)?.into_simulated()
+    }
+
+    fn into_transport(self: Arc<Self>) -> Arc<dyn Transport> {
+        self
+    }
+
+    fn scriptable(&self) -> &dyn Scriptable {
+        &self.inner.script
+    }
+
+    fn mailbox_server(&self) -> Option<&dyn crate::MailboxServer> {
+        Some(self)
+    }
+}
+
+impl std::fmt::Debug for Simulator {
+    /// The configuration only: journals and script tell nothing in a log line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "egvp::Simulator({:?})", self.config())
+    }
+}
+
+#[async_trait]
+impl Transport for Simulator {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
+        let key = delivery.idempotency_key.clone();
+        let registered = self
+            .blocking(move |inner| Ok(inner.sent.find(BY_IDEMPOTENCY_KEY, &key)?.is_some()))
+            .await?;
+        let latency_ms = self.config().latency_ms;
+        // A repeat is not a delivery: the script is not asked, as at the other simulators.
+        let mut answer_after = Duration::from_millis(latency_ms);
+        if !registered {
+            let plan = self.inner.script.plan(
+                &delivery.module,
+                &delivery.report_id,
+                &delivery.idempotency_key,
+                latency_ms,
+            );
+            match plan.reply {
+                // Stored first, answered after the latency: a sender who stops waiting and
+                // sends again meets its repeat.
+                Reply::Accept => answer_after = plan.latency,
+                _ => {
+                    if let Err(answer) = plan.carry_out("simulated EGVP", &delivery.report_id).await
+                    {
+                        return answer;
+                    }
+                }
+            }
+        }
+        let finished = self.blocking(move |inner| inner.decide(delivery)).await?;
+        tokio::time::sleep(answer_after).await;
+        Ok(Answer::Finished(finished))
+    }
+
+    fn mailbox(&self) -> Option<&dyn crate::Mailbox> {
+        Some(self)
+    }
+}
+
+impl Inner {
+    fn config(&self) -> EgvpConfig {
+        self.config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Answers a repeat with the original answer, or decides a new send, stores it and answers.
+    /// Blocks until everything is on disk. The sender's copy goes in first, under the
+    /// idempotency key: a crash after it is mended by the repeat, which finds it and stores what
+    /// is missing (the recipient's copy, the received log's record), so that no key is ever
+    /// stored twice.
+    fn decide(&self, delivery: Delivery) -> Result<Finished, TransportError> {
+        let _claim = self.claims.claim(&format!("key:{}", delivery.idempotency_key));
+        if let Some((seq, mut record)) =
+            self.sent.find(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?
+        {
+            record.repeat_submissions = record.repeat_submissions.saturating_add(1);
+            self.sent.replace(seq, &record)?;
+            tracing::info!(repeats = record.repeat_submissions, "simulated EGVP: repeat send");
+            return self.finished(&record, true);
+        }
+        let received_at = Utc::now();
+        let mut record = ReceivedSend {
+            received_at,
+            report_id: delivery.report_id,
+            module: delivery.module,
+            idempotency_key: delivery.idempotency_key,
+            message_uuid: delivery.message_uuid,
+            content_type: delivery.content_type,
+            body: Vec::new(),
+            sha256_hex: sha256_hex(&delivery.body),
+            repeat_submissions: 0,
+            sender: None,
+            recipient: None,
+            decision: SendDecision::Refused {
+                reason: String::new(),
+            },
+        };
+        let stored = self
+            .messages
+            .find(BY_IDEMPOTENCY_KEY, &record.idempotency_key)?;
+        let duplicate = stored.is_some();
+        record.decision = match stored {
+            // Stored before a crash that kept the received log's record from being written.
+            Some((_, outgoing)) => {
+                let package = MessagePackage::parse(&delivery.body)
+                    .map_err(|e| TransportError::Transient(format!("simulated EGVP: {e}")))?;
+                self.store_sent(&package, &outgoing.message_id, &record.idempotency_key)?;
+                record.sender = Some(package.from);
+                record.recipient = Some(package.to);
+                SendDecision::Accepted {
+                    message_id: outgoing.message_id,
+                }
+            }
+            None => match self.examine(&record.content_type, &delivery.body) {
+                Ok(package) => {
+                    let message_id = uuid::Uuid::new_v4().to_string();
+                    self.store_sent(&package, &message_id, &record.idempotency_key)?;
+                    record.sender = Some(package.from);
+                    record.recipient = Some(package.to);
+                    SendDecision::Accepted { message_id }
+                }
+                Err(reason) => SendDecision::Refused { reason },
+            },
+        };
+        self.sent.append_attached(
+            &record,
+            &delivery.body,
+            &[(BY_IDEMPOTENCY_KEY, &record.idempotency_key)],
+            &[(BY_REPORT, &record.report_id), (BY_MODULE, &record.module)],
+        )?;
+        tracing::info!(
+            accepted = matches!(record.decision, SendDecision::Accepted { .. }),
+            "simulated EGVP: message received for sending"
+        );
+        self.finished(&record, duplicate)
+    }
+
+    /// The server's checks of one send: its media type, the package, sender and recipient
+    /// accounts it keeps. `Err` is the refusal's reason.
+    fn examine(&self, content_type: &str, body: &[u8]) -> Result<MessagePackage, String> {
+        let media_type = content_type.split(';').next().unwrap_or_default().trim();
+        if !media_type.eq_ignore_ascii_case(MEDIA_TYPE) {
+            return Err(format!(
+                "Content-Type {:?} is not taken: a message is {MEDIA_TYPE}",
+                media_type.chars().take(80).collect::<String>()
+            ));
+        }
+        let package = MessagePackage::parse(body)?;
+        let known = |safe_id| self.known(safe_id).map_err(|e| e.to_string());
+        if !known(&package.from)? {
+            return Err(format!(
+                "unknown sender account: {} is no account of this mailbox server",
+                package.from
+            ));
+        }
+        if !known(&package.to)? {
+            return Err(format!(
+                "unknown recipient SAFE-ID: {} is no account of this mailbox server",
+                package.to
+            ));
+        }
+        Ok(package)
+    }
+
+    /// The answer a received log's record stands for: the receipt of an accepted send is
+    /// rendered from the record again (the same bytes every time).
+    fn finished(&self, record: &ReceivedSend, duplicate: bool) -> Result<Finished, TransportError> {
+        let message_id = match &record.decision {
+            SendDecision::Refused { reason } => {
+                return Ok(Finished {
+                    duplicate,
+                    ..Finished::refused(reason.clone())
+                })
+            }
+            SendDecision::Accepted { message_id } => message_id,
+        };
+        let pdf = render_receipt(&ReceiptFields {
+            authority: self.config().authority_name,
+            report_type: "EGVP-Nachricht (XJustiz)".to_owned(),
+            sender: record.sender.clone().unwrap_or_default(),
+            module: record.module.clone(),
+            report_id: record.report_id.clone(),
+            message_uuid: record.message_uuid.clone(),
+            message_sha256_hex: record.sha256_hex.clone(),
+            submitted_at: record.received_at,
+            received_at: record.received_at,
+            acknowledged_at: record.received_at,
+            time_zone: meldewerk_xml::local_time::LocalZone::BERLIN,
+            transport_ref: message_id.clone(),
+            mock: true,
+        });
+        Ok(Finished {
+            transport_ref: Some(message_id.clone()),
+            outcome: Outcome::Success {
+                receipt: Receipt::pdf(pdf),
+                portal: None,
+            },
+            duplicate,
+        })
+    }
+}

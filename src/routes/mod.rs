@@ -5,9 +5,9 @@ pub mod bal;
 pub(crate) mod body_deadline;
 pub mod health;
 pub(crate) mod json;
-pub(crate) mod multipart;
 pub mod login;
 pub mod magic_link;
+pub(crate) mod multipart;
 pub mod security_headers;
 
 use actix_web::http::header;

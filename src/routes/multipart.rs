@@ -68,7 +68,9 @@ pub(crate) fn parts(body: &[u8], boundary: &str) -> Result<Vec<Part>, String> {
         let end = find(rest, &next_delimiter).ok_or("the multipart body is cut short")?;
         parts.push(part(&rest[..end])?);
         if parts.len() > MAX_PARTS {
-            return Err(format!("a multipart body may have at most {MAX_PARTS} parts"));
+            return Err(format!(
+                "a multipart body may have at most {MAX_PARTS} parts"
+            ));
         }
         rest = &rest[end + next_delimiter.len()..];
     }
@@ -187,7 +189,10 @@ Content-Type: application/xml\r\n\r\n<x/>\r\n\
 --xyz--\r\n";
         let parts = parts(body, "xyz").unwrap();
         assert_eq!(parts.len(), 3);
-        assert_eq!((parts[0].name.as_str(), parts[0].content.as_slice()), ("sender", &b"DE.Justiz.ag"[..]));
+        assert_eq!(
+            (parts[0].name.as_str(), parts[0].content.as_slice()),
+            ("sender", &b"DE.Justiz.ag"[..])
+        );
         assert_eq!(parts[1].filename.as_deref(), Some("a \"b\".xml"));
         assert_eq!(parts[1].content, b"<x/>");
         assert_eq!(parts[2].filename.as_deref(), Some("../\u{7}b"));

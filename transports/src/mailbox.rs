@@ -158,7 +158,10 @@ pub fn safe_id_problem(safe_id: &str) -> Option<String> {
     let fits = safe_id
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'));
-    let starts = safe_id.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let starts = safe_id
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
     (!(fits && starts && safe_id.len() <= MAX_SAFE_ID_BYTES)).then(|| {
         format!(
             "a SAFE-ID has 1 to {MAX_SAFE_ID_BYTES} ASCII letters, digits, '.', '-', '_' or ':', \
@@ -197,7 +200,11 @@ mod tests {
 
     #[test]
     fn safe_ids_are_checked() {
-        for good in ["DE.Justiz.ag-musterstadt", "safe-1364893487236-012345678", "a"] {
+        for good in [
+            "DE.Justiz.ag-musterstadt",
+            "safe-1364893487236-012345678",
+            "a",
+        ] {
             assert_eq!(safe_id_problem(good), None, "{good}");
         }
         let long = "a".repeat(MAX_SAFE_ID_BYTES + 1);

@@ -107,11 +107,7 @@ fn urlencoding_segment(id: &str) -> String {
     id.chars()
         .map(|c| match c {
             c if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_') => c.to_string(),
-            c => c
-                .to_string()
-                .bytes()
-                .map(|b| format!("%{b:02X}"))
-                .collect(),
+            c => c.to_string().bytes().map(|b| format!("%{b:02X}")).collect(),
         })
         .collect()
 }
@@ -146,9 +142,10 @@ async fn read_drop(
     for part in multipart::parts(&body, &boundary).map_err(bad)? {
         match (part.name.as_str(), part.filename) {
             ("sender", None) if sender.is_none() => {
-                sender = Some(String::from_utf8(part.content).map_err(|_| {
-                    bad("the field sender must be a SAFE-ID in UTF-8".to_owned())
-                })?);
+                sender =
+                    Some(String::from_utf8(part.content).map_err(|_| {
+                        bad("the field sender must be a SAFE-ID in UTF-8".to_owned())
+                    })?);
             }
             ("sender", None) => return Err(bad("the field sender is given twice".to_owned())),
             (_, Some(name)) => files.push(MailboxFile {
@@ -357,7 +354,9 @@ mod tests {
         assert_eq!(list_query(""), Ok((None, DEFAULT_LIMIT)));
         assert_eq!(list_query("cursor=7&limit=2"), Ok((Some("7".into()), 2)));
         assert!(list_query("limit=0").is_err());
-        assert!(list_query("cursor=1&cursor=2").unwrap_err().contains("more than once"));
+        assert!(list_query("cursor=1&cursor=2")
+            .unwrap_err()
+            .contains("more than once"));
         assert!(list_query("since=x").unwrap_err().contains("unknown"));
     }
 

@@ -217,8 +217,14 @@ impl Rule {
         self.effect.applies_to(target.call)
             && self.call.is_none_or(|call| call == target.call)
             && self.module.as_deref().is_none_or(|m| m == target.module)
-            && self.report_id.as_deref().is_none_or(|r| r == target.report_id)
-            && self.message_id.as_deref().is_none_or(|m| m == target.message_id)
+            && self
+                .report_id
+                .as_deref()
+                .is_none_or(|r| r == target.report_id)
+            && self
+                .message_id
+                .as_deref()
+                .is_none_or(|m| m == target.message_id)
     }
 
     /// Problems with this rule, each a sentence; empty when it is fine.

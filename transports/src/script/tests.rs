@@ -392,7 +392,9 @@ fn mailbox_calls_meet_only_the_rules_that_speak_about_them() {
         .push(rule(json!({"kind": "truncated", "count": 1})))
         .unwrap();
     scripted
-        .push(rule(json!({"kind": "transient", "call": "delete", "count": 1})))
+        .push(rule(
+            json!({"kind": "transient", "call": "delete", "count": 1}),
+        ))
         .unwrap();
     scripted
         .push(rule(json!({"kind": "reject", "reason": "nein"})))
@@ -408,10 +410,16 @@ fn mailbox_calls_meet_only_the_rules_that_speak_about_them() {
     let delete = scripted.plan_call(&Target::mailbox(Call::Delete, "m-2"), "delete", 0);
     assert!(is_transient(&delete.reply));
     // A delivery meets neither fetch rule, but the refusal.
-    assert_eq!(outcome(&scripted, "r", "k"), Reply::Reject("nein".to_owned()));
+    assert_eq!(
+        outcome(&scripted, "r", "k"),
+        Reply::Reject("nein".to_owned())
+    );
 
     let written = script_to_json(&scripted.script());
     assert_eq!(written["rules"][0]["message_id"], "m-1");
     let bad = rule_from_json(&json!({"kind": "truncated", "call": "sing"})).unwrap_err();
-    assert!(bad.0[0].contains("call must be one of deliver, list, fetch, delete"), "{bad:?}");
+    assert!(
+        bad.0[0].contains("call must be one of deliver, list, fetch, delete"),
+        "{bad:?}"
+    );
 }

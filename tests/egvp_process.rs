@@ -223,3 +223,57 @@ fn the_service_points_operators_at_the_process() {
     );
     assert_eq!(drop.status(), 409);
 }
+
+#[test]
+fn a_python_mock_plays_a_court_through_the_same_face() {
+    let mock_dir = tempfile::tempdir().unwrap();
+    let mock = Peer::python_mock(mock_dir.path(), "127.0.0.1:0");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let transport = connect(&mock);
+    let mailbox = transport.mailbox().unwrap();
+    let content = base64::engine::general_purpose::STANDARD.encode(b"<n/>");
+    let drop = |n: usize| -> String {
+        let files = json!([{"name": format!("nachricht-{n}.xml"), "content": content}]);
+        let answer = mock
+            .client()
+            .post(mock.url(&format!("/mailboxes/{US}/messages")))
+            .json(&json!({"sender": COURT, "files": files}))
+            .send()
+            .unwrap();
+        assert_eq!(answer.status(), 201);
+        answer.json::<Value>().unwrap()["message_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let (first, second) = (drop(1), drop(2));
+    let page = runtime.block_on(mailbox.list(US, None, 1)).unwrap();
+    assert_eq!(
+        (page.entries[0].message_id.as_str(), page.more),
+        (first.as_str(), true)
+    );
+    let rest = runtime
+        .block_on(mailbox.list(US, page.cursor.as_deref(), 5))
+        .unwrap();
+    assert_eq!(rest.entries[0].message_id, second);
+    let message = runtime
+        .block_on(mailbox.fetch(US, &first))
+        .unwrap()
+        .unwrap();
+    assert_eq!(message.files[0].content, b"<n/>");
+    assert!(message.entry.received_at.is_some());
+    assert!(runtime.block_on(mailbox.delete(US, &first)).unwrap());
+    assert!(!runtime.block_on(mailbox.delete(US, &first)).unwrap());
+    assert_eq!(runtime.block_on(mailbox.fetch(US, &first)).unwrap(), None);
+    let all = runtime.block_on(mailbox.list(US, None, 5)).unwrap();
+    assert_eq!(all.entries.len(), 1);
+    let cursor = runtime
+        .block_on(mailbox.list(US, Some("x"), 5))
+        .unwrap_err();
+    assert!(
+        matches!(cursor, TransportError::UnknownCursor(_)),
+        "{cursor:?}"
+    );
+    let account = runtime.block_on(mailbox.list(COURT, None, 5)).unwrap_err();
+    assert!(matches!(account, TransportError::Refused(_)), "{account:?}");
+}

@@ -23,6 +23,12 @@ gets the same decision again, marked as a duplicate.
 
 Beyond the protocol it answers GET /deliveries with what it was sent (attempts per report), so
 that a test can tell a retry from a first attempt.
+
+It plays a court mailbox too (the protocol's mailbox face, below /mailboxes/{safeId}/messages):
+a tester drops a court's message with POST (JSON {"sender": ..., "files": [{"name", "content"}]},
+answered 201 with its entry), and the service lists (GET, cursor = list index), fetches (GET
+.../{messageId}, recording the first fetch as received_at) and deletes (DELETE) them. Any SAFE-ID
+is an account once something was dropped into it; listing another is 403.
 """
 
 import argparse
@@ -35,7 +41,7 @@ import time
 import uuid
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 PORTAL = "python-mock-standesamt"
 FINAL_REASON = "Mock-Standesamt: nicht zuständig"
@@ -138,7 +144,77 @@ class Office:
                          "more": start + len(batch) < len(self.inbox)}
 
 
+class Court:
+    """Mailboxes by SAFE-ID: each a list of messages in the order they were dropped (a deleted one
+    stays, marked, so that list indexes stay valid cursors)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.accounts = {}
+
+    def drop(self, safe_id, body):
+        files = body.get("files") if isinstance(body, dict) else None
+        if not isinstance(body.get("sender"), str) or not isinstance(files, list) or not files:
+            return 400, {"error": 'a drop is {"sender": "<SAFE-ID>", "files": [...]}'}
+        try:
+            size = sum(len(base64.b64decode(f["content"], validate=True)) for f in files)
+        except (KeyError, TypeError, binascii.Error) as e:
+            return 400, {"error": f"files must be name and base64 content: {e}"}
+        entry = {"message_id": str(uuid.uuid4()), "direction": "INCOMING",
+                 "created_at": datetime.now(timezone.utc).isoformat(), "received_at": None,
+                 "size": size}
+        with self.lock:
+            self.accounts.setdefault(safe_id, []).append(
+                {"entry": entry, "sender": body["sender"], "files": files, "deleted": False})
+        return 201, entry
+
+    def listing(self, safe_id, cursor, limit):
+        with self.lock:
+            if safe_id not in self.accounts:
+                return 403, {"error": f"{safe_id} is no account of this mock"}
+            messages = self.accounts[safe_id]
+            start = 0
+            if cursor is not None:
+                if not cursor.isdigit() or int(cursor) > len(messages):
+                    return 410, {"error": f"unknown cursor {cursor!r}"}
+                start = int(cursor)
+            page, end = [], start
+            while end < len(messages) and len(page) < limit:
+                if not messages[end]["deleted"]:
+                    page.append(messages[end]["entry"])
+                end += 1
+            more = any(not m["deleted"] for m in messages[end:])
+            return 200, {"messages": page, "cursor": str(end) if end or cursor else None,
+                         "more": more}
+
+    def message(self, safe_id, message_id, delete):
+        with self.lock:
+            if safe_id not in self.accounts:
+                return 403, {"error": f"{safe_id} is no account of this mock"}
+            found = [m for m in self.accounts[safe_id]
+                     if m["entry"]["message_id"] == message_id and not m["deleted"]]
+            if delete:
+                for m in found:
+                    m["deleted"] = True
+                return 200, {"deleted": bool(found)}
+            if not found:
+                return 404, {"error": "no such message"}
+            m = found[0]
+            if m["entry"]["received_at"] is None:
+                m["entry"]["received_at"] = datetime.now(timezone.utc).isoformat()
+            return 200, dict(m["entry"], sender=m["sender"], recipient=safe_id, files=m["files"])
+
+
 OFFICE = None
+COURT = Court()
+
+
+def mailbox_path(path):
+    """(safeId, messageId or None) of a /mailboxes/{safeId}/messages[/{messageId}] path."""
+    parts = [unquote(p) for p in path.split("/")]
+    if len(parts) in (4, 5) and parts[:2] == ["", "mailboxes"] and parts[3] == "messages":
+        return parts[2], (parts[4] if len(parts) == 5 else None)
+    return None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -155,6 +231,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        mailbox = mailbox_path(urlsplit(self.path).path)
+        if mailbox and mailbox[1] is None:
+            try:
+                return self.answer(*COURT.drop(mailbox[0], json.loads(raw)))
+            except ValueError as e:
+                return self.answer(400, {"error": f"not JSON: {e}"})
         if urlsplit(self.path).path != "/deliveries":
             return self.answer(404, {"error": "not found"})
         try:
@@ -180,6 +262,22 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/deliveries":
             with OFFICE.lock:
                 return self.answer(200, list(OFFICE.deliveries.values()))
+        mailbox = mailbox_path(url.path)
+        if mailbox and mailbox[1] is None:
+            try:
+                limit = int(query.get("limit", ["100"])[0])
+            except ValueError:
+                return self.answer(400, {"error": "limit must be a whole number"})
+            cursor = query.get("cursor", [None])[0]
+            return self.answer(*COURT.listing(mailbox[0], cursor, max(1, min(limit, 1000))))
+        if mailbox:
+            return self.answer(*COURT.message(mailbox[0], mailbox[1], delete=False))
+        self.answer(404, {"error": "not found"})
+
+    def do_DELETE(self):
+        mailbox = mailbox_path(urlsplit(self.path).path)
+        if mailbox and mailbox[1] is not None:
+            return self.answer(*COURT.message(mailbox[0], mailbox[1], delete=True))
         self.answer(404, {"error": "not found"})
 
     def log_message(self, format, *args):

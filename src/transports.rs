@@ -157,6 +157,12 @@ pub fn journal_dirs(settings: &Settings) -> Vec<PathBuf> {
     TRANSPORTS
         .iter()
         .filter(|kind| settings.transports.section(kind.name).http().is_none())
-        .map(|kind| settings.simulator_journal_dir(kind.name))
+        .flat_map(|kind| {
+            let dir = settings.simulator_journal_dir(kind.name);
+            kind.journals.iter().map(move |journal| match *journal {
+                "" => dir.clone(),
+                journal => dir.join(journal),
+            })
+        })
         .collect()
 }

@@ -620,7 +620,7 @@ fn serve_refuses_invalid_configuration() {
             &serve,
             &[("MELDEWERK_TRANSPORTS__NOSUCH__URL", "http://127.0.0.1:1")],
         ),
-        "transports.nosuch: no such transport (known: xpersonenstand, demis)",
+        "transports.nosuch: no such transport (known: xpersonenstand, demis, egvp)",
     );
     assert_fails_with(
         meldewerk(

@@ -124,12 +124,12 @@ fn court_messages_are_dropped_listed_fetched_and_deleted() {
             .unwrap(),
         200,
     );
-    assert_eq!(ids(&page), [first_id.clone()]);
+    assert_eq!(ids(&page), [first_id.as_str()]);
     assert_eq!(page["more"], true);
     let cursor = page["cursor"].as_str().unwrap();
     let next = format!("{MAILBOX}?limit=1&cursor={cursor}");
     let page = expect(operator(&server, "GET", &next).send().unwrap(), 200);
-    assert_eq!(ids(&page), [second_id.clone()]);
+    assert_eq!(ids(&page), [second_id.as_str()]);
     assert_eq!(page["more"], false);
 
     // Fetched: the files as dropped; the first retrieval is recorded once.

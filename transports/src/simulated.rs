@@ -80,6 +80,9 @@ pub struct TransportKind {
     /// simulator keys of the section, as JSON; absent keys take their defaults). A key the
     /// simulator does not know, or a value of the wrong type, is a [`SimulatorError::Config`].
     pub simulate: OpenSimulator,
+    /// Where below its directory the simulator keeps its journals (`""`: the directory itself),
+    /// so that the service's clean stop checkpoints each of them.
+    pub journals: &'static [&'static str],
     /// The simulator's keys with their defaults (for the configuration's check of unknown keys).
     pub simulator_defaults: fn() -> serde_json::Value,
     /// Builds the transport for `url` mode (the wire protocol's [`crate::wire::connect`], or the

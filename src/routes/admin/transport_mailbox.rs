@@ -252,13 +252,14 @@ pub(crate) async fn delete(
 
 /// The in-process mailbox server of the transport `name`, or the answer why there is none
 /// here.
-fn server(name: &str, transports: &Transports) -> Result<Arc<dyn Simulated>, HttpResponse> {
+fn server(name: &str, transports: &Transports) -> Result<Arc<dyn Simulated>, NoSimulator> {
     if !meldewerk_transports::kind(name).is_some_and(|kind| kind.mailbox) {
-        return Err(no_mailbox(error, name));
+        return Err(NoSimulator {
+            status: StatusCode::NOT_FOUND,
+            message: format!("the transport {name} keeps no mailboxes"),
+        });
     }
-    transports
-        .simulator(name, "/mailboxes", "play the courts there")
-        .map_err(|none: NoSimulator| none.answer())
+    transports.simulator(name, "/mailboxes", "play the courts there")
 }
 
 /// Records `operator`'s `action` on the account once `answer` says it succeeded.
@@ -291,7 +292,7 @@ pub async fn post_message(
     let (name, safe_id) = path.into_inner();
     let simulator = match server(&name, &transports) {
         Ok(simulator) => simulator,
-        Err(answer) => return answer,
+        Err(none) => return none.answer(),
     };
     let target = format!("transport {name} mailbox {safe_id}");
     let answer = drop_message(&req, payload, simulator, safe_id, error).await;
@@ -309,7 +310,7 @@ pub async fn list_messages(
     let (name, safe_id) = path.into_inner();
     match server(&name, &transports) {
         Ok(simulator) => list(simulator, &name, &safe_id, req.query_string(), error).await,
-        Err(answer) => answer,
+        Err(none) => none.answer(),
     }
 }
 
@@ -323,7 +324,7 @@ pub async fn get_message(
     let (name, safe_id, message_id) = path.into_inner();
     match server(&name, &transports) {
         Ok(simulator) => fetch(simulator, &name, (&safe_id, &message_id), error).await,
-        Err(answer) => answer,
+        Err(none) => none.answer(),
     }
 }
 
@@ -338,7 +339,7 @@ pub async fn delete_message(
     let (name, safe_id, message_id) = path.into_inner();
     let simulator = match server(&name, &transports) {
         Ok(simulator) => simulator,
-        Err(answer) => return answer,
+        Err(none) => return none.answer(),
     };
     let answer = delete(simulator, &name, (&safe_id, &message_id), error).await;
     let target = format!("transport {name} mailbox {safe_id} message {message_id}");

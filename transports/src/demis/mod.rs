@@ -63,6 +63,7 @@ pub const KIND: TransportKind = TransportKind {
         let config = read_config(NAME, config)?;
         Ok(Arc::new(Simulator::open(dir, config)?))
     },
+    journals: &[""],
     simulator_defaults: || serde_json::to_value(DemisConfig::default()).unwrap_or_default(),
     connect: |kind, settings, config, credentials| {
         let config: DemisConfig = read_config(kind.name, config).map_err(|e| e.to_string())?;

@@ -45,6 +45,10 @@ use records::BY_IDEMPOTENCY_KEY;
 
 /// The transport's name.
 const NAME: &str = "egvp";
+/// The received log's journal, below the simulator's directory.
+const RECEIVED_DIR: &str = "received";
+/// The mailboxes' journal, below the simulator's directory.
+const MAILBOXES_DIR: &str = "mailboxes";
 
 /// The mailbox server in the registry of transports.
 pub const KIND: TransportKind = TransportKind {
@@ -57,6 +61,7 @@ pub const KIND: TransportKind = TransportKind {
         let config = read_config(NAME, config)?;
         Ok(Arc::new(Simulator::open(dir, config)?))
     },
+    journals: &[RECEIVED_DIR, MAILBOXES_DIR],
     simulator_defaults: || serde_json::to_value(EgvpConfig::default()).unwrap_or_default(),
     connect: crate::wire::connect,
     protocol: Protocol::Wire,
@@ -92,8 +97,8 @@ impl Simulator {
         }
         Ok(Simulator {
             inner: Arc::new(Inner {
-                sent: Journal::open(&dir.join("received"), NAME)?,
-                messages: Journal::open(&dir.join("mailboxes"), NAME)?,
+                sent: Journal::open(&dir.join(RECEIVED_DIR), NAME)?,
+                messages: Journal::open(&dir.join(MAILBOXES_DIR), NAME)?,
                 config: RwLock::new(config),
                 script: Scripted::default(),
                 claims: Default::default(),

@@ -58,6 +58,7 @@ pub const KIND: TransportKind = TransportKind {
         let config = read_config(NAME, config)?;
         Ok(Arc::new(Simulator::open(dir, config)?))
     },
+    journals: &[""],
     simulator_defaults: || serde_json::to_value(SimulatorConfig::default()).unwrap_or_default(),
     connect: crate::wire::connect,
     protocol: crate::Protocol::Wire,

@@ -115,30 +115,7 @@ async fn acknowledgements(req: HttpRequest, shared: web::Data<Shared>) -> HttpRe
 /// `cursor` (optional) and `limit` (1 to [`MAX_WIRE_BATCH`], default [`DEFAULT_LIMIT`]); anything
 /// else, or either twice, is refused.
 fn inbox_query(query: &str) -> Result<(Option<String>, usize), String> {
-    let pairs = web::Query::<Vec<(String, String)>>::from_query(query)
-        .map_err(|e| format!("unreadable query: {e}"))?
-        .into_inner();
-    let (mut cursor, mut limit) = (None, None);
-    for (name, value) in pairs {
-        let slot_taken = match name.as_str() {
-            "cursor" => cursor.replace(value).is_some(),
-            "limit" => {
-                let parsed = value
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=MAX_WIRE_BATCH).contains(n))
-                    .ok_or_else(|| {
-                        format!("limit must be an integer from 1 to {MAX_WIRE_BATCH}")
-                    })?;
-                limit.replace(parsed).is_some()
-            }
-            other => return Err(format!("unknown query parameter {other:?}")),
-        };
-        if slot_taken {
-            return Err(format!("{name} is given more than once"));
-        }
-    }
-    Ok((cursor, limit.unwrap_or(DEFAULT_LIMIT)))
+    transport_mailbox::cursor_and_limit(query, MAX_WIRE_BATCH, DEFAULT_LIMIT)
 }
 
 /// `GET /script`, as the operator API's.

@@ -92,6 +92,22 @@ where
     Ok(())
 }
 
+/// One page of `journal` ([`page`]) with each record's `body` (reached by `body`) filled from
+/// its attachment ([`fill_body`]).
+pub(crate) fn page_with_bodies<T>(
+    journal: &meldewerk_storage::Journal<T>,
+    query: &ReceivedQuery,
+    body: fn(&mut T) -> &mut Vec<u8>,
+) -> Result<ReceivedPage<T>, crate::SimulatorError>
+where
+    T: Logged + serde::Serialize + serde::de::DeserializeOwned,
+{
+    Ok(page(journal, query, |mut record, seq| {
+        fill_body(body(&mut record), journal, seq)?;
+        Ok(record)
+    })?)
+}
+
 /// What the paging needs to know of a simulator's record.
 pub(crate) trait Logged {
     /// The module the record was delivered for.

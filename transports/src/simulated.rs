@@ -189,6 +189,24 @@ impl From<SimulatorError> for crate::TransportError {
     }
 }
 
+/// Runs a simulator's journal work on `inner` off the async executor (appending waits for the
+/// disk); a task that died is a transient fault of `authority` (e.g. `simulated DEMIS`).
+pub(crate) async fn blocking<I, T, F>(
+    inner: &Arc<I>,
+    authority: &'static str,
+    work: F,
+) -> Result<T, crate::TransportError>
+where
+    I: Send + Sync + 'static,
+    T: Send + 'static,
+    F: FnOnce(&Arc<I>) -> Result<T, crate::TransportError> + Send + 'static,
+{
+    let inner = Arc::clone(inner);
+    tokio::task::spawn_blocking(move || work(&inner))
+        .await
+        .map_err(|e| crate::TransportError::Transient(format!("{authority} failed: {e}")))?
+}
+
 /// A simulator's configuration read from the section's simulator keys: every key optional,
 /// unknown keys refused (each simulator's configuration type denies them).
 pub fn read_config<T: serde::de::DeserializeOwned>(

@@ -166,9 +166,13 @@ async fn read_drop(
     })
 }
 
-/// `cursor` (optional) and `limit` (1 to [`MAX_LIST_PAGE`], default [`DEFAULT_LIMIT`]); anything
-/// else, or either twice, is refused.
-fn list_query(query: &str) -> Result<(Option<String>, usize), String> {
+/// `cursor` (optional) and `limit` (1 to `most`, default `default`) of a paged read (the
+/// mailbox listing, the inbox); anything else, or either twice, is refused.
+pub(crate) fn cursor_and_limit(
+    query: &str,
+    most: usize,
+    default: usize,
+) -> Result<(Option<String>, usize), String> {
     let pairs = web::Query::<Vec<(String, String)>>::from_query(query)
         .map_err(|e| format!("unreadable query: {e}"))?
         .into_inner();
@@ -180,8 +184,8 @@ fn list_query(query: &str) -> Result<(Option<String>, usize), String> {
                 let parsed = value
                     .parse()
                     .ok()
-                    .filter(|n| (1..=MAX_LIST_PAGE).contains(n))
-                    .ok_or_else(|| format!("limit must be an integer from 1 to {MAX_LIST_PAGE}"))?;
+                    .filter(|n| (1..=most).contains(n))
+                    .ok_or_else(|| format!("limit must be an integer from 1 to {most}"))?;
                 limit.replace(parsed).is_some()
             }
             other => return Err(format!("unknown query parameter {other:?}")),
@@ -190,7 +194,7 @@ fn list_query(query: &str) -> Result<(Option<String>, usize), String> {
             return Err(format!("{name} is given more than once"));
         }
     }
-    Ok((cursor, limit.unwrap_or(DEFAULT_LIMIT)))
+    Ok((cursor, limit.unwrap_or(default)))
 }
 
 /// 200 [`WireMailboxPage`] of the account `safe_id`, as `query` asks.
@@ -201,7 +205,7 @@ pub(crate) async fn list(
     query: &str,
     error: ErrorAnswer,
 ) -> HttpResponse {
-    let (cursor, limit) = match list_query(query) {
+    let (cursor, limit) = match cursor_and_limit(query, MAX_LIST_PAGE, DEFAULT_LIMIT) {
         Ok(query) => query,
         Err(problem) => return error(StatusCode::BAD_REQUEST, problem),
     };
@@ -352,7 +356,11 @@ mod tests {
 
     #[test]
     fn the_list_query_is_read_strictly() {
+        let list_query = |query| cursor_and_limit(query, MAX_LIST_PAGE, DEFAULT_LIMIT);
         assert_eq!(list_query(""), Ok((None, DEFAULT_LIMIT)));
+        assert!(list_query("limit=1001")
+            .unwrap_err()
+            .contains("from 1 to 1000"));
         assert_eq!(list_query("cursor=7&limit=2"), Ok((Some("7".into()), 2)));
         assert!(list_query("limit=0").is_err());
         assert!(list_query("cursor=1&cursor=2")

@@ -37,7 +37,7 @@ pub use records::{ReceivedSend, SendDecision, StoredMessage};
 
 use crate::claims::Claims;
 use crate::receipt::{render_receipt, sha256_hex, ReceiptFields};
-use crate::received::{fill_body, page, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
+use crate::received::{page_with_bodies, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
 use crate::script::{Reply, Scriptable, Scripted};
 use crate::simulated::{read_config, Protocol, Simulated, SimulatorError, TransportKind};
 use crate::{Answer, Delivery, Finished, Transport, TransportError};
@@ -116,23 +116,16 @@ impl Simulator {
         &self,
         query: &ReceivedQuery,
     ) -> Result<ReceivedPage<ReceivedSend>, SimulatorError> {
-        let journal = &self.inner.sent;
-        Ok(page(journal, query, |mut record, seq| {
-            fill_body(&mut record.body, journal, seq)?;
-            Ok(record)
-        })?)
+        page_with_bodies(&self.inner.sent, query, |record| &mut record.body)
     }
 
-    /// Runs journal work off the async executor: appending waits for the disk.
+    /// Runs journal work off the async executor ([`crate::simulated::blocking`]).
     async fn blocking<T, F>(&self, work: F) -> Result<T, TransportError>
     where
         T: Send + 'static,
         F: FnOnce(&Inner) -> Result<T, TransportError> + Send + 'static,
     {
-        let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || work(&inner))
-            .await
-            .map_err(|e| TransportError::Transient(format!("simulated EGVP failed: {e}")))?
+        crate::simulated::blocking(&self.inner, "simulated EGVP", move |inner| work(inner)).await
     }
 }
 

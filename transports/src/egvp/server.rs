@@ -17,6 +17,7 @@ use crate::mailbox::{
     files_problems, safe_id_problem, Direction, MailboxEntry, MailboxFile, MailboxMessage,
     MailboxPage, MAX_LIST_PAGE,
 };
+use crate::claims::Claim;
 use crate::script::{Call, Reply, Target};
 use crate::{Mailbox, MailboxServer, TransportError};
 
@@ -133,21 +134,32 @@ impl Inner {
         })
     }
 
+    /// The copy of `message_id` in the account, with its claim held for a change, unless it is
+    /// gone (deleted, or never there).
+    fn present(
+        &self,
+        safe_id: &str,
+        message_id: &str,
+    ) -> Result<Option<(Claim, u64, StoredMessage)>, TransportError> {
+        self.account(safe_id)?;
+        let key = message_key(safe_id, message_id);
+        let claim = self.claims.claim(&key);
+        Ok(self
+            .messages
+            .find(BY_MESSAGE, &key)?
+            .filter(|(_, copy)| copy.deleted_at.is_none())
+            .map(|(seq, copy)| (claim, seq, copy)))
+    }
+
     fn fetch(
         &self,
         safe_id: &str,
         message_id: &str,
         truncated: bool,
     ) -> Result<Option<MailboxMessage>, TransportError> {
-        self.account(safe_id)?;
-        let key = message_key(safe_id, message_id);
-        let _claim = self.claims.claim(&key);
-        let Some((seq, mut copy)) = self.messages.find(BY_MESSAGE, &key)? else {
+        let Some((_claim, seq, mut copy)) = self.present(safe_id, message_id)? else {
             return Ok(None);
         };
-        if copy.deleted_at.is_some() {
-            return Ok(None);
-        }
         if copy.direction == Direction::Incoming && copy.received_at.is_none() {
             let now = Utc::now();
             copy.received_at = Some(now);
@@ -195,15 +207,9 @@ impl Inner {
     }
 
     fn delete(&self, safe_id: &str, message_id: &str) -> Result<bool, TransportError> {
-        self.account(safe_id)?;
-        let key = message_key(safe_id, message_id);
-        let _claim = self.claims.claim(&key);
-        let Some((seq, mut copy)) = self.messages.find(BY_MESSAGE, &key)? else {
+        let Some((_claim, seq, mut copy)) = self.present(safe_id, message_id)? else {
             return Ok(false);
         };
-        if copy.deleted_at.is_some() {
-            return Ok(false);
-        }
         copy.deleted_at = Some(Utc::now());
         // One transaction: the record marked and out of the account's listing.
         self.messages.settle(&[(seq, copy)], &[(ACCOUNT, safe_id)])?;

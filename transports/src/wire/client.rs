@@ -171,25 +171,14 @@ impl Mailbox for HttpTransport {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<MailboxPage, TransportError> {
-        let mut url = self.mailbox_url(safe_id, None)?;
-        {
-            let mut query = url.query_pairs_mut();
-            if let Some(cursor) = cursor {
-                query.append_pair("cursor", cursor);
-            }
-            query.append_pair("limit", &limit.clamp(1, MAX_LIST_PAGE).to_string());
-        }
+        let url = paged(
+            self.mailbox_url(safe_id, None)?,
+            cursor,
+            limit,
+            MAX_LIST_PAGE,
+        );
         let sent = self.client.get(url.clone()).send().await;
-        let page: WireMailboxPage = self
-            .answer(
-                &url,
-                sent,
-                &[
-                    (StatusCode::GONE, |e| Err(TransportError::UnknownCursor(e))),
-                    (StatusCode::FORBIDDEN, |e| Err(TransportError::Refused(e))),
-                ],
-            )
-            .await?;
+        let page: WireMailboxPage = self.answer(&url, sent, &paged_refusals()).await?;
         Ok(page.into())
     }
 
@@ -231,34 +220,40 @@ impl Inbox for HttpTransport {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<AckBatch, TransportError> {
-        let Some(mut url) = self.acknowledgements.clone() else {
+        let Some(url) = self.acknowledgements.clone() else {
             return Err(TransportError::Refused(format!(
                 "{} has no inbox: its authority decides every delivery at once",
                 self.name
             )));
         };
-        {
-            let mut query = url.query_pairs_mut();
-            if let Some(cursor) = cursor {
-                query.append_pair("cursor", cursor);
-            }
-            query.append_pair("limit", &limit.clamp(1, MAX_WIRE_BATCH).to_string());
-        }
+        let url = paged(url, cursor, limit, MAX_WIRE_BATCH);
         let sent = self.client.get(url.clone()).send().await;
-        let batch: WireAckBatch = self
-            .answer(
-                &url,
-                sent,
-                &[
-                    (StatusCode::GONE, |e| Err(TransportError::UnknownCursor(e))),
-                    (StatusCode::FORBIDDEN, |e| Err(TransportError::Refused(e))),
-                ],
-            )
-            .await?;
+        let batch: WireAckBatch = self.answer(&url, sent, &paged_refusals()).await?;
         batch
             .into_batch()
             .map_err(|e| TransportError::Transient(format!("{url}: unusable answer ({e})")))
     }
+}
+
+/// `url` asking for the page after `cursor` (none: from the start) of at most `limit` (1 to
+/// `most`): the inbox's and the mailbox listing's query.
+fn paged(mut url: Url, cursor: Option<&str>, limit: usize, most: usize) -> Url {
+    {
+        let mut query = url.query_pairs_mut();
+        if let Some(cursor) = cursor {
+            query.append_pair("cursor", cursor);
+        }
+        query.append_pair("limit", &limit.clamp(1, most).to_string());
+    }
+    url
+}
+
+/// What the peer refuses a paged read with: `410` an unknown cursor, `403` the read itself.
+fn paged_refusals<T>() -> [Refusal<T>; 2] {
+    [
+        (StatusCode::GONE, |e| Err(TransportError::UnknownCursor(e))),
+        (StatusCode::FORBIDDEN, |e| Err(TransportError::Refused(e))),
+    ]
 }
 
 /// What every HTTP client of a transport starts from: the timeouts of `settings`, no redirects,

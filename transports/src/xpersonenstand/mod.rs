@@ -180,10 +180,7 @@ impl Simulator {
         T: Send + 'static,
         F: FnOnce(&Arc<Inner>) -> Result<T, TransportError> + Send + 'static,
     {
-        let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || work(&inner))
-            .await
-            .map_err(|e| TransportError::Transient(format!("simulated Standesamt failed: {e}")))?
+        crate::simulated::blocking(&self.inner, "simulated Standesamt", work).await
     }
 
     /// Stores a delivery, or answers it as the repeat it is. The checks and the numbering run as

@@ -42,6 +42,7 @@ pub mod json;
 mod plan;
 mod scope;
 
+use plan::{transient, unit_draw};
 pub use plan::{Plan, Reply};
 pub use scope::{Call, Target};
 
@@ -51,8 +52,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
-
-use ring::digest;
 
 /// Longest latency, timeout or acknowledgement delay a rule may ask for (ten minutes): longer
 /// values are typos, and a delivery held that long would outlive any test.
@@ -582,24 +581,6 @@ impl State {
         }
         Some(effect)
     }
-}
-
-fn transient(message: String, wait_ms: u64) -> Reply {
-    Reply::Transient {
-        message,
-        wait: Duration::from_millis(wait_ms),
-    }
-}
-
-/// A number in `0.0..1.0` derived from the idempotency key, the attempt and what it is for: the
-/// same deliveries meet the same faults and latencies in every run.
-fn unit_draw(idempotency_key: &str, attempt: u32, salt: &str) -> f64 {
-    let input = format!("{salt}\0{idempotency_key}\0{attempt}");
-    let hash = digest::digest(&digest::SHA256, input.as_bytes());
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&hash.as_ref()[..8]);
-    // The top 53 bits fit a double exactly, so the result is strictly below 1.
-    (u64::from_be_bytes(first) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod demis;
+pub mod deposited;
 pub mod pkcs12;
 pub mod raw;
 pub mod remote;

@@ -187,3 +187,23 @@ fn a_bed_occupancy_report_goes_with_the_service_s_own_certificate() {
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(records[0]["decision"]["status"], "accepted", "{records:?}");
 }
+
+#[test]
+fn a_laboratory_environment_other_than_test_or_production_stops_the_start() {
+    for (key, value, message) in [
+        (
+            "ENVIRONMENT",
+            "staging",
+            "modules.labreport: unknown variant: found `staging`",
+        ),
+        (
+            "ENVIROMENT",
+            "test",
+            "modules.labreport: unknown field: found `enviroment`",
+        ),
+    ] {
+        let var = format!("MELDEWERK_MODULES__LABREPORT__{key}");
+        let stderr = common::refused_start(&[(var.as_str(), value)]);
+        assert!(stderr.contains(message), "{key}: {stderr}");
+    }
+}

@@ -190,20 +190,19 @@ fn a_bed_occupancy_report_goes_with_the_service_s_own_certificate() {
 
 #[test]
 fn a_laboratory_environment_other_than_test_or_production_stops_the_start() {
-    for (key, value, message) in [
-        (
-            "ENVIRONMENT",
-            "staging",
-            "modules.labreport: unknown variant: found `staging`",
-        ),
-        (
-            "ENVIROMENT",
-            "test",
-            "modules.labreport: unknown field: found `enviroment`",
-        ),
-    ] {
-        let var = format!("MELDEWERK_MODULES__LABREPORT__{key}");
-        let stderr = common::refused_start(&[(var.as_str(), value)]);
-        assert!(stderr.contains(message), "{key}: {stderr}");
-    }
+    common::assert_module_settings_refused(
+        "labreport",
+        &[
+            (
+                "ENVIRONMENT",
+                "staging",
+                "modules.labreport: unknown variant: found `staging`",
+            ),
+            (
+                "ENVIROMENT",
+                "test",
+                "modules.labreport: unknown field: found `enviroment`",
+            ),
+        ],
+    );
 }

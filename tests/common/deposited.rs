@@ -190,13 +190,8 @@ pub fn remove_certificate(server: &Server, bsnr: &str) -> u16 {
 
 /// The last error of the outbox job of report `id` (operator API), once it has one.
 pub fn last_error(server: &Server, id: &str) -> Option<String> {
-    let jobs: Value = server.admin_get("/admin/api/v1/jobs").json().unwrap();
-    jobs["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|job| job["report"] == id)
-        .and_then(|job| job["lastError"].as_str().map(str::to_owned))
+    let job = super::job_of_report(server, id)?;
+    job["lastError"].as_str().map(str::to_owned)
 }
 
 /// The job's error of a report waiting for want of the certificate of `bsnr` in `environment`.

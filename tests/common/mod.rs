@@ -455,6 +455,27 @@ pub fn wait_until<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// The outbox job of report `report` (operator API, `GET /admin/api/v1/jobs`), while it has one.
+pub fn job_of_report(server: &Server, report: &str) -> Option<Value> {
+    let page: Value = server.admin_get("/admin/api/v1/jobs").json().unwrap();
+    page["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|job| job["report"] == report)
+        .cloned()
+}
+
+/// Asserts that each `(key, value, message)` set in `[modules.<module>]` stops the start, the
+/// error output containing `message`.
+pub fn assert_module_settings_refused(module: &str, cases: &[(&str, &str, &str)]) {
+    for (key, value, message) in cases {
+        let var = format!("MELDEWERK_MODULES__{}__{key}", module.to_uppercase());
+        let stderr = refused_start(&[(var.as_str(), value)]);
+        assert!(stderr.contains(message), "{key}: {stderr}");
+    }
+}
+
 /// A memento request with everything a dispatch needs.
 pub fn complete_notice(id: &str) -> Value {
     json!({

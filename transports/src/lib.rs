@@ -192,6 +192,9 @@ pub enum TransportError {
 /// the other takes the message and drops its decision into the portal's inbox later (a
 /// civil-registry office). [`Transport::submit`] says which happened; a transport of the second
 /// kind also provides an [`Inbox`] through [`Transport::inbox`], and the engine collects from it.
+/// A third kind is read from: a court mailbox holds messages nobody asked for, which the service
+/// lists, fetches and deletes through [`Transport::mailbox`] ([`mailbox`]); sending to it decides
+/// at once.
 #[async_trait]
 pub trait Transport: Send + Sync + 'static {
     /// Short name for logs, metrics and configuration, e.g. `xpersonenstand`.

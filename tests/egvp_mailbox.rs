@@ -254,6 +254,14 @@ fn bad_requests_get_clear_errors() {
         .send()
         .unwrap();
     assert_eq!(text.status(), 415);
+    // Just over the 10 MiB a message may carry: read, and refused for its size.
+    let big = b64(&vec![b'x'; 10 * 1024 * 1024 + 1]);
+    let over = json!({"sender": COURT, "files": [{"name": "a.pdf", "content": big}]});
+    let got = error(drop_json(&server, MAILBOX, &over), 400);
+    assert!(
+        got.contains("more than the 10485760 a message may carry"),
+        "{got}"
+    );
     let huge = vec![b'a'; 14 * 1024 * 1024];
     let too_large = operator(&server, "POST", MAILBOX)
         .header("Content-Type", "application/json")

@@ -131,6 +131,8 @@ async fn refusals_say_why_and_store_nothing() {
             .unwrap(),
     );
     assert!(malformed.contains("not readable"), "{malformed}");
+    let to_itself = refusal(egvp.submit(delivery("e", package(US))).await.unwrap());
+    assert!(to_itself.contains("sending account itself"), "{to_itself}");
     let mut typed = delivery("d", package(COURT));
     typed.content_type = "application/xml".into();
     assert!(refusal(egvp.submit(typed).await.unwrap()).contains("Content-Type"));

@@ -288,6 +288,13 @@ impl Inner {
             ));
         }
         let package = MessagePackage::parse(body)?;
+        // One account holds one copy of a message id: a message to itself would have to be both.
+        if package.from == package.to {
+            return Err(format!(
+                "the recipient {} is the sending account itself: a message needs another account",
+                package.to
+            ));
+        }
         let known = |safe_id| self.known(safe_id).map_err(|e| e.to_string());
         if !known(&package.from)? {
             return Err(format!(

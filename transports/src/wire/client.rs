@@ -367,3 +367,40 @@ pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mailbox_face_lies_below_the_url_with_encoded_segments() {
+        let settings = HttpTransportSettings {
+            url: "http://127.0.0.1:9/mock/".into(),
+            connect_timeout: Duration::from_secs(1),
+            request_timeout: Duration::from_secs(1),
+        };
+        let plain = HttpTransport::new("egvp", &settings, false).unwrap();
+        assert!(plain.mailbox().is_none());
+        assert!(matches!(
+            plain.mailbox_url("a", None),
+            Err(TransportError::Refused(_))
+        ));
+        let reading = plain.with_mailbox();
+        assert!(reading.mailbox().is_some());
+        let url = reading.mailbox_url("DE.Justiz.ag", Some("a/b?c")).unwrap();
+        assert_eq!(
+            url.as_str(),
+            "http://127.0.0.1:9/mock/mailboxes/DE.Justiz.ag/messages/a%2Fb%3Fc"
+        );
+        let listing = paged(
+            reading.mailbox_url("x", None).unwrap(),
+            Some("7"),
+            5000,
+            1000,
+        );
+        assert_eq!(
+            listing.as_str(),
+            "http://127.0.0.1:9/mock/mailboxes/x/messages?cursor=7&limit=1000"
+        );
+    }
+}

@@ -44,7 +44,7 @@ fn not_found(bsnr: &Bsnr) -> Failure {
 }
 
 /// Members of `object` (at `prefix`, `""` or `address.`) that are not in `allowed`.
-fn unknown_members(
+pub(super) fn unknown_members(
     object: &Map<String, Value>,
     prefix: &str,
     allowed: &[&str],
@@ -58,7 +58,7 @@ fn unknown_members(
 }
 
 /// A string member as given; any other type is a problem under `path`.
-fn string_member<'a>(
+pub(super) fn string_member<'a>(
     object: &'a Map<String, Value>,
     name: &str,
     path: &str,

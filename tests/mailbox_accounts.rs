@@ -18,20 +18,6 @@ use serde_json::{json, Value};
 
 const ACCOUNTS: &str = "/admin/api/v1/mailbox-accounts";
 
-/// A request with operator credentials and a JSON body, if any.
-fn operator(server: &Server, method: Method, path: &str, body: Option<&Value>) -> Response {
-    let request = server
-        .client()
-        .request(method, server.url(path))
-        .basic_auth(OPERATOR.0, Some(OPERATOR.1));
-    match body {
-        Some(body) => request.json(body),
-        None => request,
-    }
-    .send()
-    .unwrap()
-}
-
 /// `PUT /admin/api/v1/mailbox-accounts/{id}` with `body`.
 fn put(server: &Server, id: &str, body: &Value) -> Response {
     operator(server, Method::PUT, &format!("{ACCOUNTS}/{id}"), Some(body))
@@ -49,19 +35,6 @@ fn grant(server: &Server, method: Method, id: &str, user: &str) -> Response {
 
 fn body(safe_id: &str, name: &str) -> Value {
     json!({ "safeId": safe_id, "name": name })
-}
-
-/// Asserts `status` and exactly `errors`.
-fn assert_errors(response: Response, status: u16, errors: &[&str]) {
-    assert_eq!(response.status(), status);
-    assert_eq!(
-        response.json::<Value>().unwrap(),
-        json!({ "errors": errors })
-    );
-}
-
-fn pair(action: &str, target: &str) -> (String, String) {
-    (action.to_owned(), target.to_owned())
 }
 
 /// The account without its times.
@@ -430,28 +403,7 @@ fn every_endpoint_needs_operator_credentials_and_changes_refuse_other_sites() {
             None,
         ),
     ];
-    for (method, path, body) in &attempts {
-        let request = || {
-            let request = server.client().request(method.clone(), server.url(path));
-            match body {
-                Some(body) => request.json(body),
-                None => request,
-            }
-        };
-        assert_operators_only(&format!("{method} {path}"), request, "anna");
-        if *method != Method::GET {
-            let cross_site = request()
-                .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-                .header("Sec-Fetch-Site", "cross-site")
-                .send()
-                .unwrap();
-            assert_errors(
-                cross_site,
-                403,
-                &["cross-site requests to the operator API are refused"],
-            );
-        }
-    }
+    assert_operator_routes(&server, &attempts, "anna");
     // Nothing changed.
     let read: Value = server.admin_get(&account).json().unwrap();
     assert_eq!(read["name"], "Sieben");

@@ -9,20 +9,6 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-/// Runs a command that must succeed; returns its standard output.
-fn ok(dir: &DataDir, args: &[&str]) -> String {
-    let (ok, out, err) = dir.cli(args, None);
-    assert!(ok, "meldewerk {args:?} failed: {err}");
-    out.trim_end().to_owned()
-}
-
-/// Runs a command that must fail; returns its standard error.
-fn fails(dir: &DataDir, args: &[&str]) -> String {
-    let (ok, out, err) = dir.cli(args, None);
-    assert!(!ok, "meldewerk {args:?} should fail: {out}");
-    err.trim_end().to_owned()
-}
-
 fn show(dir: &DataDir, id: &str) -> Value {
     serde_json::from_str(&ok(dir, &["mailbox", "show", id])).unwrap()
 }
@@ -252,21 +238,13 @@ fn grants_are_per_user_go_with_a_removed_user_and_are_audited() {
         .unwrap();
     assert_eq!(first["safeId"], "DE.Justiz.eins");
     assert_eq!(first["users"], json!([]));
-    let audit: Value = server.admin_get("/admin/api/v1/audit").json().unwrap();
-    let entries: Vec<(String, String)> = audit["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            let who = e["who"].as_str().unwrap();
+    let entries: Vec<(String, String)> = audit_entries(&server)
+        .into_iter()
+        .map(|(who, action, target)| {
             assert!(who.starts_with("command line ("), "{who}");
-            (
-                e["action"].as_str().unwrap().to_owned(),
-                e["target"].as_str().unwrap().to_owned(),
-            )
+            (action, target)
         })
         .collect();
-    let pair = |action: &str, target: &str| (action.to_owned(), target.to_owned());
     assert_eq!(
         entries,
         [

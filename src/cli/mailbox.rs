@@ -30,9 +30,9 @@ pub enum MailboxCommand {
     /// Configure a court-mailbox account under its id (the integrators' egvp_account_id, a
     /// positive whole number); active unless --inactive.
     Add {
-        /// The account id, e.g. 7.
-        #[arg(allow_hyphen_values = true)]
-        id: String,
+        /// The account.
+        #[command(flatten)]
+        account: AccountArg,
         /// The mailbox's SAFE-ID, e.g. DE.Justiz.1a2b-3c4d.
         #[arg(long)]
         safe_id: Option<String>,
@@ -45,9 +45,9 @@ pub enum MailboxCommand {
     },
     /// Change the SAFE-ID or name of an account.
     Set {
-        /// The account id.
-        #[arg(allow_hyphen_values = true)]
-        id: String,
+        /// The account.
+        #[command(flatten)]
+        account: AccountArg,
         /// The new SAFE-ID.
         #[arg(long)]
         safe_id: Option<String>,
@@ -65,45 +65,36 @@ pub enum MailboxCommand {
         json: bool,
     },
     /// Show one account as JSON, with the users granted it.
-    Show {
-        /// The account id.
-        #[arg(allow_hyphen_values = true)]
-        id: String,
-    },
+    Show(AccountArg),
     /// Deactivate an account: nothing is sent through it; its users keep seeing its messages.
-    Deactivate {
-        /// The account id.
-        #[arg(allow_hyphen_values = true)]
-        id: String,
-    },
+    Deactivate(AccountArg),
     /// Activate a deactivated account.
-    Activate {
-        /// The account id.
-        #[arg(allow_hyphen_values = true)]
-        id: String,
-    },
+    Activate(AccountArg),
     /// Remove an account (refused while users are granted it).
-    Remove {
-        /// The account id.
-        #[arg(allow_hyphen_values = true)]
-        id: String,
-    },
+    Remove(AccountArg),
     /// Let an API user see an account's messages and send through it.
-    Grant {
-        /// The account id.
-        #[arg(allow_hyphen_values = true)]
-        id: String,
-        /// The API user's name.
-        user: String,
-    },
+    Grant(GrantArgs),
     /// Take an API user's grant for an account back.
-    Revoke {
-        /// The account id.
-        #[arg(allow_hyphen_values = true)]
-        id: String,
-        /// The API user's name.
-        user: String,
-    },
+    Revoke(GrantArgs),
+}
+
+/// The account a command is about.
+#[derive(Debug, clap::Args)]
+pub struct AccountArg {
+    /// The account id, e.g. 7.
+    // Hyphen values taken, so that `-3` gets the id's own message rather than clap's.
+    #[arg(allow_hyphen_values = true)]
+    id: String,
+}
+
+/// The account and user of a grant.
+#[derive(Debug, clap::Args)]
+pub struct GrantArgs {
+    /// The account id, e.g. 7.
+    #[arg(allow_hyphen_values = true)]
+    id: String,
+    /// The API user's name.
+    user: String,
 }
 
 fn id_of(text: &str) -> Result<MailboxAccountId, CliError> {
@@ -186,7 +177,7 @@ pub(crate) async fn run_mailbox(
 ) -> Result<String, CliError> {
     match command {
         MailboxCommand::Add {
-            id,
+            account: AccountArg { id },
             safe_id,
             name,
             inactive,
@@ -205,7 +196,11 @@ pub(crate) async fn run_mailbox(
             };
             store_account(&store, id, input, "added").await
         }
-        MailboxCommand::Set { id, safe_id, name } => {
+        MailboxCommand::Set {
+            account: AccountArg { id },
+            safe_id,
+            name,
+        } => {
             let id = id_of(&id)?;
             if safe_id.is_none() && name.is_none() {
                 return Err(CliError("give --safe-id, --name or both".into()));
@@ -261,16 +256,16 @@ pub(crate) async fn run_mailbox(
             }
             Ok(out)
         }
-        MailboxCommand::Show { id } => {
+        MailboxCommand::Show(AccountArg { id }) => {
             let id = id_of(&id)?;
             let store = open_store(settings, false)?;
             let account = existing(&store, id).await?;
             let users = store.mailbox_account_users(id).await.map_err(err)?;
             serde_json::to_string_pretty(&account_view(&account, &users)).map_err(err)
         }
-        MailboxCommand::Deactivate { id } => set_active(settings, &id, false).await,
-        MailboxCommand::Activate { id } => set_active(settings, &id, true).await,
-        MailboxCommand::Remove { id } => {
+        MailboxCommand::Deactivate(AccountArg { id }) => set_active(settings, &id, false).await,
+        MailboxCommand::Activate(AccountArg { id }) => set_active(settings, &id, true).await,
+        MailboxCommand::Remove(AccountArg { id }) => {
             let id = id_of(&id)?;
             let store = open_store(settings, false)?;
             let who = who();
@@ -281,7 +276,7 @@ pub(crate) async fn run_mailbox(
             operations.remove(id).await.map_err(err)?;
             Ok(format!("mailbox account {id} removed"))
         }
-        MailboxCommand::Grant { id, user } => {
+        MailboxCommand::Grant(GrantArgs { id, user }) => {
             let id = id_of(&id)?;
             let user = user_of(&user)?;
             let store = open_store(settings, false)?;
@@ -298,7 +293,7 @@ pub(crate) async fn run_mailbox(
                 format!("{user} may use mailbox account {id} already")
             })
         }
-        MailboxCommand::Revoke { id, user } => {
+        MailboxCommand::Revoke(GrantArgs { id, user }) => {
             let id = id_of(&id)?;
             let user = user_of(&user)?;
             let store = open_store(settings, false)?;

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::failure::Failure;
 use super::jobs::{page_answer, Page};
-use super::{audit, error, store_failed};
+use super::{audit, store_failed};
 use crate::auth::Operator;
 use crate::facilities::{customer_id, FacilityInput, Given, BODY_FIELDS};
 use crate::routes::json;
@@ -83,13 +83,9 @@ pub async fn list(
     page: web::Query<Page<String>>,
     store: web::Data<Arc<dyn Store>>,
 ) -> HttpResponse {
-    let limit = match page.limit() {
-        Ok(limit) => limit,
+    let (limit, after) = match page.limit_after(Bsnr::parse) {
+        Ok(paging) => paging,
         Err(answer) => return *answer,
-    };
-    let after = match page.after.as_deref().map(Bsnr::parse).transpose() {
-        Ok(after) => after,
-        Err(e) => return error(StatusCode::BAD_REQUEST, format!("after {e}")),
     };
     match store.facilities(after.as_ref(), limit).await {
         Ok(facilities) => {

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use super::facilities::{string_member, unknown_members};
 use super::failure::Failure;
 use super::jobs::{page_answer, Page};
-use super::{error, store_failed};
+use super::store_failed;
 use crate::accounts::{AccountError, UserName};
 use crate::auth::Operator;
 use crate::mailbox_accounts::{
@@ -82,18 +82,9 @@ pub async fn list(
     page: web::Query<Page<String>>,
     store: web::Data<Arc<dyn Store>>,
 ) -> HttpResponse {
-    let limit = match page.limit() {
-        Ok(limit) => limit,
+    let (limit, after) = match page.limit_after(MailboxAccountId::parse) {
+        Ok(paging) => paging,
         Err(answer) => return *answer,
-    };
-    let after = match page
-        .after
-        .as_deref()
-        .map(MailboxAccountId::parse)
-        .transpose()
-    {
-        Ok(after) => after,
-        Err(e) => return error(StatusCode::BAD_REQUEST, format!("after {e}")),
     };
     let accounts = match store.mailbox_accounts(after, limit).await {
         Ok(accounts) => accounts,

@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::operator::*;
 use common::*;
 use reqwest::blocking::Response;
 use reqwest::Method;

@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::operator::*;
 use common::*;
 use serde_json::{json, Value};
 

@@ -11,6 +11,7 @@
 
 mod common;
 
+use common::operator::*;
 use common::*;
 use reqwest::blocking::Response;
 use reqwest::Method;

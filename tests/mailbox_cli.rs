@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::operator::*;
 use common::*;
 use serde_json::{json, Value};
 

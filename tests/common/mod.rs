@@ -17,8 +17,6 @@ use std::time::{Duration, Instant};
 use reqwest::blocking::{Client, Response};
 use serde_json::{json, Value};
 
-pub use operator::*;
-
 /// What every test client of a loopback server starts from: no redirects followed, a 30 s
 /// timeout, and no certificate store. The servers speak plain HTTP, and loading the system's
 /// root certificates costs milliseconds per client, which a benchmark that opens a browser per
@@ -806,7 +804,7 @@ pub fn received_in(server: &Server, module: &str, id: &str) -> Vec<Value> {
 /// The actions of the audit log (`GET /admin/api/v1/audit`) as (action, target), oldest first;
 /// each by the test servers' operator.
 pub fn audited(server: &Server) -> Vec<(String, String)> {
-    audit_entries(server)
+    operator::audit_entries(server)
         .into_iter()
         .map(|(who, action, target)| {
             assert_eq!(who, OPERATOR.0);

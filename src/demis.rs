@@ -129,7 +129,38 @@ pub struct Notifier {
     pub environment: Environment,
 }
 
+/// Where the laboratory and hospitalisation reports name the notifying facility's BSNR
+/// (`MeldendeEinrichtung.BSNR`), as a JSON pointer into the report's content.
+pub const MELDENDE_EINRICHTUNG_BSNR: &str = "/MeldendeEinrichtung/BSNR";
+
+/// The settings of a health module that sends as the facility its reports name
+/// (`[modules.labreport]`; `hospreport` has these beside its wait): the reporting system's
+/// environment its reports go to, and so whose deposited certificate they are sent with.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SendingSettings {
+    /// `test` (the default) or `production`.
+    pub environment: Environment,
+}
+
+impl Default for SendingSettings {
+    fn default() -> Self {
+        SendingSettings {
+            environment: Environment::Test,
+        }
+    }
+}
+
 impl Notifier {
+    /// The notifier of a report naming its facility at `MeldendeEinrichtung.BSNR`, sending to
+    /// `environment`.
+    pub const fn meldende_einrichtung(environment: Environment) -> Notifier {
+        Notifier {
+            bsnr_at: MELDENDE_EINRICHTUNG_BSNR,
+            environment,
+        }
+    }
+
     /// The sender of a report of `content`; `None` while its BSNR is missing or not one.
     pub fn sender(&self, content: &Value) -> Option<Sender> {
         let bsnr = content.pointer(self.bsnr_at)?.as_str()?;

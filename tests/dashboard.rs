@@ -85,13 +85,7 @@ fn add_rule(server: &Server, rule: Value) {
 
 /// Job ids of the outbox by report id.
 fn job_of(server: &Server, report: &str) -> u64 {
-    let page: Value = server.admin_get("/admin/api/v1/jobs").json().unwrap();
-    page["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|j| j["report"] == report)
-        .unwrap_or_else(|| panic!("no job of {report}: {page}"))["id"]
+    job_of_report(server, report).unwrap_or_else(|| panic!("no job of {report}"))["id"]
         .as_u64()
         .unwrap()
 }

@@ -291,20 +291,19 @@ fn in_the_production_environment_a_test_certificate_sends_nothing() {
 
 #[test]
 fn settings_out_of_bounds_stop_the_start() {
-    for (key, value, message) in [
-        (
-            "ANSWER_WAIT_SECS",
-            "0",
-            "modules.hospreport: answer_wait_secs must be from 1 to 120",
-        ),
-        (
-            "ENVIRONMENT",
-            "staging",
-            "modules.hospreport: unknown variant: found `staging`",
-        ),
-    ] {
-        let var = format!("MELDEWERK_MODULES__HOSPREPORT__{key}");
-        let stderr = common::refused_start(&[(var.as_str(), value)]);
-        assert!(stderr.contains(message), "{key}: {stderr}");
-    }
+    common::assert_module_settings_refused(
+        "hospreport",
+        &[
+            (
+                "ANSWER_WAIT_SECS",
+                "0",
+                "modules.hospreport: answer_wait_secs must be from 1 to 120",
+            ),
+            (
+                "ENVIRONMENT",
+                "staging",
+                "modules.hospreport: unknown variant: found `staging`",
+            ),
+        ],
+    );
 }

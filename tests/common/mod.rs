@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod demis;
+pub mod deposited;
 pub mod operator;
 pub mod pkcs12;
 pub mod raw;
@@ -33,9 +34,15 @@ pub const PASSWORD: &str = "correct horse battery";
 /// Operator credentials the test servers run with.
 pub const OPERATOR: (&str, &str) = ("operator", "operator-secret-1");
 
-/// The binary under test.
+/// The binary under test: this build's, or the one `MELDEWERK_BENCH_BINARY` names, so that a
+/// benchmark can compare two builds' servers in one run with the same client
+/// (docs/performance.md, "Comparing two builds").
 pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_meldewerk")
+    static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| {
+        std::env::var("MELDEWERK_BENCH_BINARY")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_meldewerk").to_owned())
+    })
 }
 
 /// Starts the server on a fresh data directory with `env` added, expecting the start to stop:
@@ -452,6 +459,27 @@ pub fn wait_until<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         }
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The outbox job of report `report` (operator API, `GET /admin/api/v1/jobs`), while it has one.
+pub fn job_of_report(server: &Server, report: &str) -> Option<Value> {
+    let page: Value = server.admin_get("/admin/api/v1/jobs").json().unwrap();
+    page["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|job| job["report"] == report)
+        .cloned()
+}
+
+/// Asserts that each `(key, value, message)` set in `[modules.<module>]` stops the start, the
+/// error output containing `message`.
+pub fn assert_module_settings_refused(module: &str, cases: &[(&str, &str, &str)]) {
+    for (key, value, message) in cases {
+        let var = format!("MELDEWERK_MODULES__{}__{key}", module.to_uppercase());
+        let stderr = refused_start(&[(var.as_str(), value)]);
+        assert!(stderr.contains(message), "{key}: {stderr}");
     }
 }
 

@@ -3,13 +3,12 @@
 //! system's received log, and the FHIR validation of what it received.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine as _;
 use reqwest::blocking::Response;
 use serde_json::{json, Value};
 
-use crate::common::pkcs12::{pkcs12, TestCa, PASSPHRASE};
-use crate::common::{Browser, DataDir, Form, Server, OPERATOR};
+pub use crate::common::deposited::deposit_pkcs12;
+use crate::common::pkcs12::{pkcs12, TestCa};
+use crate::common::{Browser, DataDir, Form, Server};
 
 pub const MODULE: &str = "hospreport";
 pub const USER: &str = "klinikum";
@@ -40,21 +39,6 @@ pub fn deposit_certificate(server: &Server, bsnr: &str) {
         201,
         "{bsnr}"
     );
-}
-
-/// Deposits the PKCS#12 `file` (encrypted with [`PASSPHRASE`]) as the test-environment
-/// certificate of `bsnr` through the operator API; the answer's status (201 new, 200 replaced).
-pub fn deposit_pkcs12(server: &Server, bsnr: &str, file: &[u8]) -> u16 {
-    let body = json!({"pkcs12": STANDARD.encode(file), "passphrase": PASSPHRASE});
-    server
-        .client()
-        .put(server.url(&format!("/admin/api/v1/certificates/{bsnr}/test")))
-        .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-        .json(&body)
-        .send()
-        .unwrap()
-        .status()
-        .as_u16()
 }
 
 /// A memento request with everything a report needs, under `id` (none: the form makes one).

@@ -99,10 +99,7 @@ pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
         });
     }
     Ok(Arc::new(Hospreport {
-        notifier: Notifier {
-            bsnr_at: "/MeldendeEinrichtung/BSNR",
-            environment: settings.environment,
-        },
+        notifier: Notifier::meldende_einrichtung(settings.environment),
         wait: Duration::from_secs(settings.answer_wait_secs),
     }))
 }

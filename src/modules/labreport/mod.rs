@@ -8,6 +8,12 @@
 //! The reporting facility (`MeldendeEinrichtung.BSNR`) must resolve in the facility registry,
 //! within the scope of the API user's customer, at memento creation and again at the submit;
 //! its name and address come from the registry. Results (§2.2) are kept 3 days, then 404.
+//!
+//! Reports are sent as their laboratory: the certificate deposited for
+//! `MeldendeEinrichtung.BSNR` in `[modules.labreport] environment`. Unlike `hospreport`'s
+//! form, the submit does not check that one is deposited: the report is queued, and a missing
+//! certificate is the delivery's error, retried until one is deposited or the attempts run out
+//! (docs/decisions.md, "The laboratory's certificate, and the bed report's").
 
 mod content;
 mod fields;
@@ -21,13 +27,13 @@ use meldewerk_fhir::codes::Disease;
 use meldewerk_storage::{ReportResult, ReportStatus, StoreError};
 use serde_json::{json, Map, Value};
 
-use crate::demis;
+use crate::demis::{self, Notifier, SendingSettings};
 use crate::facilities::{resolve, Unresolved};
 use crate::module_layer::context::ModuleContext;
 use crate::module_layer::errors::ModuleError;
 use crate::module_layer::{
-    rfc3339, ApiError, DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo, ModuleSetup, NoSettings,
-    SetupError, SignatureRule, Violation,
+    rfc3339, ApiError, DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo,
+    ModuleSetup, SetupError, SignatureRule, Violation,
 };
 use content::{mixed_patient, Laborbefund, KRANKHEIT, MANDATORY, REGISTER, REPORT_ID};
 
@@ -71,17 +77,22 @@ static INFO: LazyLock<ModuleInfo> = LazyLock::new(|| {
         .landing_at(INDEX)
 });
 
-/// The laboratory-report module; `problems_base` is the base of its problem types (the 409 of a
-/// used `reportId`).
+/// The laboratory-report module.
 struct Labreport {
+    /// The base of its problem types (the 409 of a used `reportId`).
     problems_base: String,
+    /// The laboratory of a report and the configured environment: the certificate its
+    /// messages are sent with.
+    notifier: Notifier,
 }
 
-/// Builds the module (`[modules.labreport]` has only the layer's `retention_secs`).
+/// Builds the module from `[modules.labreport]` (`environment`, beside the layer's
+/// `retention_secs`).
 pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
-    setup.settings::<NoSettings>(MODULE)?;
+    let settings = setup.settings::<SendingSettings>(MODULE)?;
     Ok(Arc::new(Labreport {
         problems_base: setup.base_url.trim_end_matches('/').to_owned(),
+        notifier: Notifier::meldende_einrichtung(settings.environment),
     }))
 }
 
@@ -199,6 +210,7 @@ impl Module for Labreport {
         // The content carries its `reportId` already (added at the look-up, so that the stored
         // submission has it for the engine's builder too).
         demis::checked_message::<Laborbefund>(content, "")
+            .map(|message| self.notifier.stamp(message, content))
     }
 
     fn mandatory_paths(&self, _form: &Form) -> Vec<String> {
@@ -206,7 +218,7 @@ impl Module for Labreport {
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {
-        demis::Builder::<Laborbefund>::shared()
+        demis::Builder::<Laborbefund>::sent_as(self.notifier)
     }
 
     fn result_members(&self, form: &Form, _content: &Value) -> Map<String, Value> {
@@ -264,7 +276,16 @@ impl Module for Labreport {
 
 #[cfg(test)]
 mod tests {
+    use meldewerk_storage::Environment;
+
     use super::*;
+
+    fn module() -> Labreport {
+        Labreport {
+            problems_base: String::new(),
+            notifier: Notifier::meldende_einrichtung(Environment::Test),
+        }
+    }
 
     #[test]
     fn each_disease_has_its_form_in_the_order_of_the_index() {
@@ -272,18 +293,14 @@ mod tests {
             assert_eq!(disease_of(&FORMS[i]), Some(disease));
             assert_eq!(FORMS[i].path, format!("/labreport/{}/", disease.code()));
             let submission = json!({ KRANKHEIT: disease.code() });
-            let module = Labreport {
-                problems_base: String::new(),
-            };
+            let module = module();
             assert!(std::ptr::eq(module.form_for(&submission).unwrap(), &FORMS[i]));
         }
     }
 
     #[test]
     fn a_request_mixing_the_patients_two_shapes_names_the_member() {
-        let module = Labreport {
-            problems_base: String::new(),
-        };
+        let module = module();
         let check = |v: Value| module.check_request(v.as_object().unwrap());
         assert!(check(json!({"Patient": {"Standard": {}}})).is_empty());
         assert!(check(json!({"Patient": {"IsAnonym": true, "Anonym": {}}})).is_empty());

@@ -32,7 +32,7 @@ use meldewerk_storage::{Journal, Outcome, Receipt};
 pub use client::{identity, FhirClient, PemIdentity, SenderIdentity, OPERATION_PATH};
 pub use crate::tls::ClientIdentity;
 pub use config::DemisConfig;
-pub use records::{Decision, ReceivedNotification};
+pub use records::{AnswerJson, Decision, ReceivedNotification};
 
 use crate::claims::Claims;
 use crate::receipt::{render_receipt, sha256_hex, ReceiptFields};
@@ -179,9 +179,7 @@ impl Simulated for Simulator {
     fn recorded_answer(&self, transport_ref: &str) -> Result<Option<Vec<u8>>, SimulatorError> {
         let found = self.inner.journal.find(BY_TRANSPORT_REF, transport_ref)?;
         match found.map(|(_, record)| record.decision) {
-            Some(Decision::Accepted { answer }) => serde_json::to_vec(&answer)
-                .map(Some)
-                .map_err(|e| SimulatorError::Corrupt(e.to_string())),
+            Some(Decision::Accepted { answer }) => Ok(Some(answer.as_bytes().to_vec())),
             _ => Ok(None),
         }
     }
@@ -317,7 +315,7 @@ impl Inner {
                 receipt_pdf = Some(receipt.document);
                 // As sent, with its `resourceType`.
                 Decision::Accepted {
-                    answer: serde_json::from_slice(&parameters.to_json()).map_err(|e| {
+                    answer: AnswerJson::new(parameters.to_json()).map_err(|e| {
                         TransportError::Transient(format!("simulated DEMIS: {e}"))
                     })?,
                 }

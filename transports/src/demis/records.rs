@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use meldewerk_fhir::answer;
 use meldewerk_storage::{base64_bytes, JournalError, Receipt};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use crate::received::Logged;
 
@@ -62,7 +63,7 @@ pub enum Decision {
     /// (as a `Binary`) inside.
     Accepted {
         /// The answer as sent.
-        answer: serde_json::Value,
+        answer: AnswerJson,
     },
     /// Refused by its checks: the reasons of its `OperationOutcome`, one per line.
     Refused {
@@ -71,15 +72,51 @@ pub enum Decision {
     },
 }
 
+/// The JSON text of an answer, kept as the reporting system sent it: recorded and handed out
+/// again without being parsed into a tree and written out anew (each was a tenth of the
+/// simulator's time per notification). As JSON it is that text, so records read and write as
+/// they did when the answer was a tree.
+#[derive(Debug, Clone, Serialize)]
+#[serde(transparent)]
+pub struct AnswerJson(Box<RawValue>);
+
+impl<'de> Deserialize<'de> for AnswerJson {
+    /// Through a tree: the record's internally tagged [`Decision`] buffers its members, which
+    /// cannot hand out raw text. Records are read only for repeats and the received log.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let tree = serde_json::Value::deserialize(deserializer)?;
+        RawValue::from_string(tree.to_string())
+            .map(AnswerJson)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl AnswerJson {
+    /// The answer's JSON; `Err` if `json` is not one JSON value.
+    pub(crate) fn new(json: Vec<u8>) -> Result<Self, serde_json::Error> {
+        let text = String::from_utf8(json).map_err(serde::de::Error::custom)?;
+        RawValue::from_string(text).map(AnswerJson)
+    }
+
+    /// The answer's JSON bytes, as sent.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.0.get().as_bytes()
+    }
+}
+
+impl PartialEq for AnswerJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
 impl ReceivedNotification {
     /// The receipt carried by an accepted notification's answer.
     pub(crate) fn receipt(&self) -> Result<Option<Receipt>, JournalError> {
         let Decision::Accepted { answer } = &self.decision else {
             return Ok(None);
         };
-        let bytes = serde_json::to_vec(answer)
-            .map_err(|e| JournalError::Corrupt(format!("recorded answer: {e}")))?;
-        match answer::read(&bytes) {
+        match answer::read(answer.as_bytes()) {
             Ok(answer::Answer::Accepted(receipt)) => Ok(Some(Receipt {
                 media_type: receipt.content_type,
                 bytes: receipt.document,

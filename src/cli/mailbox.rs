@@ -33,12 +33,9 @@ pub enum MailboxCommand {
         /// The account.
         #[command(flatten)]
         account: AccountArg,
-        /// The mailbox's SAFE-ID, e.g. DE.Justiz.1a2b-3c4d.
-        #[arg(long)]
-        safe_id: Option<String>,
-        /// What operators and users call the account.
-        #[arg(long)]
-        name: Option<String>,
+        /// Its values (both required).
+        #[command(flatten)]
+        values: AccountValues,
         /// Configure it deactivated: nothing is sent through it until it is activated.
         #[arg(long)]
         inactive: bool,
@@ -48,12 +45,9 @@ pub enum MailboxCommand {
         /// The account.
         #[command(flatten)]
         account: AccountArg,
-        /// The new SAFE-ID.
-        #[arg(long)]
-        safe_id: Option<String>,
-        /// The new name.
-        #[arg(long)]
-        name: Option<String>,
+        /// The values to change.
+        #[command(flatten)]
+        values: AccountValues,
     },
     /// List the accounts by id with the users granted each, or those one user may use.
     List {
@@ -85,6 +79,17 @@ pub struct AccountArg {
     // Hyphen values taken, so that `-3` gets the id's own message rather than clap's.
     #[arg(allow_hyphen_values = true)]
     id: String,
+}
+
+/// An account's values as options; `add` needs both, `set` changes those given.
+#[derive(Debug, clap::Args)]
+pub struct AccountValues {
+    /// The mailbox's SAFE-ID, e.g. DE.Justiz.1a2b-3c4d.
+    #[arg(long)]
+    safe_id: Option<String>,
+    /// What operators and users call the account.
+    #[arg(long)]
+    name: Option<String>,
 }
 
 /// The account and user of a grant.
@@ -178,8 +183,7 @@ pub(crate) async fn run_mailbox(
     match command {
         MailboxCommand::Add {
             account: AccountArg { id },
-            safe_id,
-            name,
+            values: AccountValues { safe_id, name },
             inactive,
         } => {
             let id = id_of(&id)?;
@@ -198,8 +202,7 @@ pub(crate) async fn run_mailbox(
         }
         MailboxCommand::Set {
             account: AccountArg { id },
-            safe_id,
-            name,
+            values: AccountValues { safe_id, name },
         } => {
             let id = id_of(&id)?;
             if safe_id.is_none() && name.is_none() {

@@ -5,12 +5,12 @@
 
 use meldewerk_storage::{
     MailboxAccount, MailboxAccountId, MailboxAccountPut, MailboxRefusal, SafeId, SledStore, Store,
-    StoreError, UserRecord, WrappedKey,
+    StoreError,
 };
 use tempfile::TempDir;
 
 mod common;
-use common::t;
+use common::{t, user};
 
 fn open_in(dir: &TempDir) -> SledStore {
     SledStore::open(&dir.path().join("db")).unwrap()
@@ -31,29 +31,15 @@ fn account(n: i64, safe_id: &str, active: bool, at: i64) -> MailboxAccount {
     }
 }
 
-fn user(name: &str) -> UserRecord {
-    UserRecord {
-        name: name.into(),
-        customer: None,
-        email: None,
-        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
-        memento_key: WrappedKey {
-            key_id: format!("key-{name}"),
-            wrapped: vec![1, 2, 3],
-        },
-        seal: None,
-        created_at: t(0),
-        password_changed_at: t(0),
-        magic_links: true,
-    }
-}
-
 /// A store with users `anna` and `bert` and accounts 1 (`DE.Justiz.eins`) and 2
 /// (`DE.BRAK.zwei`), both active.
 async fn populated(dir: &TempDir) -> SledStore {
     let store = open_in(dir);
     for name in ["anna", "bert"] {
-        store.create_user(user(name)).await.unwrap();
+        store
+            .create_user(user(name, &format!("key-{name}")))
+            .await
+            .unwrap();
     }
     store
         .put_mailbox_account(account(1, "DE.Justiz.eins", true, 0))

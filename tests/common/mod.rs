@@ -34,13 +34,13 @@ pub const PASSWORD: &str = "correct horse battery";
 /// Operator credentials the test servers run with.
 pub const OPERATOR: (&str, &str) = ("operator", "operator-secret-1");
 
-/// The binary under test: this build's, or the one `MELDEWERK_BENCH_BINARY` names, so that a
+/// The binary under test: this build's, or the one `BENCH_SERVER_BINARY` names, so that a
 /// benchmark can compare two builds' servers in one run with the same client
 /// (docs/performance.md, "Comparing two builds").
 pub fn binary() -> &'static str {
     static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BINARY.get_or_init(|| {
-        std::env::var("MELDEWERK_BENCH_BINARY")
+        std::env::var("BENCH_SERVER_BINARY")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_meldewerk").to_owned())
     })
 }

@@ -12,6 +12,7 @@ pub(crate) mod facilities;
 pub mod forms;
 pub(crate) mod http_server;
 pub mod mail;
+pub(crate) mod mailbox_accounts;
 pub mod metrics;
 pub mod module_layer;
 pub mod modules;

@@ -10,26 +10,13 @@
 
 mod common;
 
+use common::operator::*;
 use common::*;
 use reqwest::blocking::Response;
 use reqwest::Method;
 use serde_json::{json, Value};
 
 const FACILITIES: &str = "/admin/api/v1/facilities";
-
-/// A request with operator credentials and a JSON body, if any.
-fn operator(server: &Server, method: Method, path: &str, body: Option<&Value>) -> Response {
-    let request = server
-        .client()
-        .request(method, server.url(path))
-        .basic_auth(OPERATOR.0, Some(OPERATOR.1));
-    match body {
-        Some(body) => request.json(body),
-        None => request,
-    }
-    .send()
-    .unwrap()
-}
 
 /// `PUT /admin/api/v1/facilities/{bsnr}` with `body`.
 fn put(server: &Server, bsnr: &str, body: &Value) -> Response {
@@ -48,19 +35,6 @@ fn body(name: &str, ik: &str) -> Value {
         "address": {"street": "Hauptstraße 5", "postalCode": "10117", "city": "Berlin", "country": "DE"},
         "ik": ik,
     })
-}
-
-/// Asserts `status` and exactly `errors`.
-fn assert_errors(response: Response, status: u16, errors: &[&str]) {
-    assert_eq!(response.status(), status);
-    assert_eq!(
-        response.json::<Value>().unwrap(),
-        json!({ "errors": errors })
-    );
-}
-
-fn pair(action: &str, target: &str) -> (String, String) {
-    (action.to_owned(), target.to_owned())
 }
 
 #[test]
@@ -514,28 +488,7 @@ fn every_endpoint_needs_operator_credentials_and_changes_refuse_other_sites() {
             Some(json!({"customer": "K-9"})),
         ),
     ];
-    for (method, path, body) in &attempts {
-        let request = || {
-            let request = server.client().request(method.clone(), server.url(path));
-            match body {
-                Some(body) => request.json(body),
-                None => request,
-            }
-        };
-        assert_operators_only(&format!("{method} {path}"), request, "labor");
-        if *method != Method::GET {
-            let cross_site = request()
-                .basic_auth(OPERATOR.0, Some(OPERATOR.1))
-                .header("Sec-Fetch-Site", "cross-site")
-                .send()
-                .unwrap();
-            assert_errors(
-                cross_site,
-                403,
-                &["cross-site requests to the operator API are refused"],
-            );
-        }
-    }
+    assert_operator_routes(&server, &attempts, "labor");
     // Nothing changed.
     let read: Value = server.admin_get(&facility).json().unwrap();
     assert_eq!(read["name"], "Labor");

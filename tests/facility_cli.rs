@@ -5,24 +5,11 @@
 
 mod common;
 
+use common::operator::*;
 use common::*;
 use serde_json::{json, Value};
 
 const BSNR: &str = "123456789";
-
-/// Runs a command that must succeed; returns its standard output.
-fn ok(dir: &DataDir, args: &[&str]) -> String {
-    let (ok, out, err) = dir.cli(args, None);
-    assert!(ok, "meldewerk {args:?} failed: {err}");
-    out.trim_end().to_owned()
-}
-
-/// Runs a command that must fail; returns its standard error.
-fn fails(dir: &DataDir, args: &[&str]) -> String {
-    let (ok, out, err) = dir.cli(args, None);
-    assert!(!ok, "meldewerk {args:?} should fail: {out}");
-    err.trim_end().to_owned()
-}
 
 fn add_args(bsnr: &str) -> Vec<&str> {
     vec![

@@ -1,8 +1,9 @@
 //! The command line: `meldewerk serve`, `meldewerk simulate …`, `meldewerk user …`,
 //! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`,
-//! `meldewerk certificate …`.
+//! `meldewerk certificate …`, `meldewerk mailbox …`.
 
 mod facilities;
+mod mailbox;
 mod store;
 
 pub use store::CliError;
@@ -70,6 +71,10 @@ pub enum Command {
     /// Manage facilities' client certificates (server stopped, same data directory).
     #[command(subcommand)]
     Certificate(crate::certificates::CertificateCommand),
+    /// Manage court-mailbox accounts and which API users may use them (server stopped, same
+    /// data directory).
+    #[command(subcommand)]
+    Mailbox(mailbox::MailboxCommand),
 }
 
 /// The transports whose simulated authority `meldewerk simulate` can run: every one of the
@@ -191,7 +196,7 @@ fn accounts(settings: &Settings, create_data_dir: bool) -> Result<Accounts, CliE
     Ok(Accounts::new(store, Arc::new(master), hasher))
 }
 
-/// Runs a user, seal, facility, customer or certificate command and returns what to print.
+/// Runs a user, seal, facility, customer, certificate or mailbox command and returns what to print.
 pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, CliError> {
     match command {
         Command::Serve { .. } | Command::Simulate { .. } => Err(CliError(
@@ -328,5 +333,6 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
         Command::Facility(command) => run_facility(settings, command).await,
         Command::Customer(command) => run_customer(settings, command).await,
         Command::Certificate(command) => command.run(settings).await,
+        Command::Mailbox(command) => mailbox::run_mailbox(settings, command).await,
     }
 }

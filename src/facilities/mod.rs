@@ -98,15 +98,19 @@ impl FacilityInput<'_> {
         at: DateTime<Utc>,
         errors: &mut Vec<String>,
     ) -> Option<Facility> {
-        let name = taken(errors, names, names.name, self.name, text);
-        let street = taken(errors, names, names.street, self.street, text);
-        let country = taken(errors, names, names.country, self.country, country);
+        let name = taken(errors, names.missing, names.name, self.name, text);
+        let street = taken(errors, names.missing, names.street, self.street, text);
+        let country = taken(errors, names.missing, names.country, self.country, country);
         let in_country = self.country.text();
-        let postal_code = taken(errors, names, names.postal_code, self.postal_code, |code| {
-            postal_code(code, in_country)
-        });
-        let city = taken(errors, names, names.city, self.city, text);
-        let ik = taken(errors, names, names.ik, self.ik, |ik| {
+        let postal_code = taken(
+            errors,
+            names.missing,
+            names.postal_code,
+            self.postal_code,
+            |code| postal_code(code, in_country),
+        );
+        let city = taken(errors, names.missing, names.city, self.city, text);
+        let ik = taken(errors, names.missing, names.ik, self.ik, |ik| {
             Ik::parse(ik).map_err(|e| e.to_string())
         });
         let (
@@ -142,10 +146,11 @@ impl FacilityInput<'_> {
 }
 
 /// The checked value, or `None` with its problem added to `errors` under `name`; a value not
-/// given at all is a problem too (`names.missing`).
-fn taken<T>(
+/// given at all is a problem too (`missing`: `must not be null`, `is required`). Mailbox
+/// accounts' values are taken the same way.
+pub(crate) fn taken<T>(
     errors: &mut Vec<String>,
-    names: &FieldNames,
+    missing: &str,
     name: &str,
     given: Given<'_>,
     check: impl FnOnce(&str) -> Result<T, String>,
@@ -155,15 +160,16 @@ fn taken<T>(
             .map_err(|problem| errors.push(format!("{name} {problem}")))
             .ok(),
         Given::Missing => {
-            errors.push(format!("{name} {}", names.missing));
+            errors.push(format!("{name} {missing}"));
             None
         }
         Given::Refused => None,
     }
 }
 
-/// A name, street or city: not blank, no control characters, at most [`MAX_TEXT_CHARS`].
-fn text(value: &str) -> Result<String, String> {
+/// A name, street or city (or a mailbox account's name): not blank, no control characters, at
+/// most [`MAX_TEXT_CHARS`].
+pub(crate) fn text(value: &str) -> Result<String, String> {
     if value.trim().is_empty() {
         return Err("must not be empty".into());
     }

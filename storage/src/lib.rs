@@ -16,6 +16,7 @@ mod checkpoint;
 mod facilities;
 mod group_commit;
 pub mod journal;
+mod mailbox_accounts;
 mod model;
 mod packed;
 mod receipt_cache;
@@ -27,6 +28,7 @@ pub use certificates::*;
 pub use checkpoint::checkpoint;
 pub use facilities::*;
 pub use journal::{Journal, JournalError, PendingAppend};
+pub use mailbox_accounts::*;
 pub use model::*;
 pub use sled_store::{SledStore, DEFAULT_CACHE_CAPACITY};
 
@@ -102,7 +104,8 @@ pub trait Store: Send + Sync + 'static {
     /// Keeps the key-id index in step: the old memento key id stops resolving.
     async fn update_user(&self, user: UserRecord) -> StoreResult<()>;
     /// Removes a user; `false` if there was none. Reports stay (they belong to the audit trail),
-    /// and the name is never given to another user.
+    /// and the name is never given to another user. The user's mailbox grants go in the same
+    /// transaction: no account lists a user that no longer exists.
     async fn remove_user(&self, name: &str) -> StoreResult<bool>;
     /// Reads a user by name.
     async fn user(&self, name: &str) -> StoreResult<Option<UserRecord>>;
@@ -323,4 +326,74 @@ pub trait Store: Send + Sync + 'static {
     async fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>>;
     /// Removes the certificate of site `bsnr` for `environment`; `false` if there was none.
     async fn remove_certificate(&self, bsnr: &Bsnr, environment: Environment) -> StoreResult<bool>;
+
+    // ---- court-mailbox accounts and grants ----
+
+    /// Stores a mailbox account under its id, creating or replacing it, in one transaction. A
+    /// replaced record's `created_at` stays; the answer says which happened and holds the record
+    /// as stored. `Conflict` if another account has the SAFE-ID (compared as
+    /// [`SafeId::folded`]): two accounts of one mailbox would list its messages twice.
+    async fn put_mailbox_account(&self, account: MailboxAccount) -> StoreResult<MailboxAccountPut>;
+    /// The account with this id.
+    async fn mailbox_account(&self, id: MailboxAccountId) -> StoreResult<Option<MailboxAccount>>;
+    /// The account whose SAFE-ID is `safe_id` (compared as [`SafeId::folded`]).
+    async fn mailbox_account_by_safe_id(
+        &self,
+        safe_id: &SafeId,
+    ) -> StoreResult<Option<MailboxAccount>>;
+    /// Accounts in id order after `after` (exclusive), at most `limit` (paged listings).
+    async fn mailbox_accounts(
+        &self,
+        after: Option<MailboxAccountId>,
+        limit: usize,
+    ) -> StoreResult<Vec<MailboxAccount>>;
+    /// Removes the account; `false` if there was none. `Conflict` while any user is granted it:
+    /// who may read a court's mail is decided one grant at a time, never dropped in passing.
+    async fn remove_mailbox_account(&self, id: MailboxAccountId) -> StoreResult<bool>;
+    /// Lets `user` see account `id`'s messages and send through it; `true` if the grant is new,
+    /// `false` if the user held it already. `NotFound` if the account or the user does not exist.
+    async fn grant_mailbox_account(&self, id: MailboxAccountId, user: &str) -> StoreResult<bool>;
+    /// Takes the grant back; `false` if the user held none for the account.
+    async fn revoke_mailbox_account(&self, id: MailboxAccountId, user: &str) -> StoreResult<bool>;
+    /// The users granted account `id`, by name (none for an unknown account).
+    async fn mailbox_account_users(&self, id: MailboxAccountId) -> StoreResult<Vec<String>>;
+    /// Ids of the accounts `user` is granted, in order (none for an unknown user). Removing a
+    /// user ([`Store::remove_user`]) drops their grants in the same transaction.
+    async fn mailbox_account_ids_of(&self, user: &str) -> StoreResult<Vec<MailboxAccountId>>;
+    /// The accounts `user` may see, in id order, active or not. Reads the grants, then each
+    /// account: one revoked and removed in between is left out.
+    async fn mailbox_accounts_of(&self, user: &str) -> StoreResult<Vec<MailboxAccount>> {
+        let mut accounts = Vec::new();
+        for id in self.mailbox_account_ids_of(user).await? {
+            if let Some(account) = self.mailbox_account(id).await? {
+                accounts.push(account);
+            }
+        }
+        Ok(accounts)
+    }
+    /// Whether `user` may see account `id`'s messages (listing, download, acknowledgement):
+    /// whether they hold a grant, whatever the account's active flag.
+    async fn may_access_mailbox_account(
+        &self,
+        user: &str,
+        id: MailboxAccountId,
+    ) -> StoreResult<bool> {
+        Ok(self.mailbox_account_ids_of(user).await?.contains(&id))
+    }
+    /// Whether `user` may send through account `id` (a court form's `absender.egvp_account_id`):
+    /// the account, or why not ([`check_sending_account`]). Two reads, no transaction: an
+    /// operator's change made meanwhile counts from the next call.
+    async fn resolve_sending_account(
+        &self,
+        user: &str,
+        id: MailboxAccountId,
+    ) -> StoreResult<Result<MailboxAccount, MailboxRefusal>> {
+        let granted = self.may_access_mailbox_account(user, id).await?;
+        let account = if granted {
+            self.mailbox_account(id).await?
+        } else {
+            None
+        };
+        Ok(check_sending_account(id, granted, account))
+    }
 }

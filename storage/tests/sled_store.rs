@@ -5,12 +5,12 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use meldewerk_storage::{
     AfterDelivery, Consumed, Job, JobKind, Outcome, Receipt, Report, ReportKey, ReportResult,
-    ReportStatus, SledStore, Store, StoreError, UserRecord, WrappedKey,
+    ReportStatus, SledStore, Store, StoreError,
 };
 use tempfile::TempDir;
 
 mod common;
-use common::{message, t};
+use common::{message, t, user};
 
 const MODULE: &str = "birthnotice";
 
@@ -18,23 +18,6 @@ fn open() -> (TempDir, SledStore) {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(&dir.path().join("db")).unwrap();
     (dir, store)
-}
-
-fn user(name: &str, key_id: &str) -> UserRecord {
-    UserRecord {
-        name: name.into(),
-        customer: None,
-        email: None,
-        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
-        memento_key: WrappedKey {
-            key_id: key_id.into(),
-            wrapped: vec![1, 2, 3],
-        },
-        seal: None,
-        created_at: t(0),
-        password_changed_at: t(0),
-        magic_links: true,
-    }
 }
 
 fn key(owner: &str, module: &str, id: &str) -> ReportKey {

@@ -5,6 +5,7 @@
 pub mod browser;
 pub mod demis;
 pub mod deposited;
+pub mod operator;
 pub mod pkcs12;
 pub mod raw;
 pub mod remote;
@@ -831,17 +832,11 @@ pub fn received_in(server: &Server, module: &str, id: &str) -> Vec<Value> {
 /// The actions of the audit log (`GET /admin/api/v1/audit`) as (action, target), oldest first;
 /// each by the test servers' operator.
 pub fn audited(server: &Server) -> Vec<(String, String)> {
-    let audit: Value = server.admin_get("/admin/api/v1/audit").json().unwrap();
-    audit["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            assert_eq!(e["who"], OPERATOR.0);
-            (
-                e["action"].as_str().unwrap().to_owned(),
-                e["target"].as_str().unwrap().to_owned(),
-            )
+    operator::audit_entries(server)
+        .into_iter()
+        .map(|(who, action, target)| {
+            assert_eq!(who, OPERATOR.0);
+            (action, target)
         })
         .collect()
 }

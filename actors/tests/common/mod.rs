@@ -528,6 +528,64 @@ impl Store for MemStore {
     ) -> StoreResult<Option<meldewerk_storage::CustomerScope>> {
         unimplemented!("not used by the engine")
     }
+    // Nor are the court-mailbox accounts.
+    async fn put_mailbox_account(
+        &self,
+        _: meldewerk_storage::MailboxAccount,
+    ) -> StoreResult<meldewerk_storage::MailboxAccountPut> {
+        unimplemented!("not used by the engine")
+    }
+    async fn mailbox_account(
+        &self,
+        _: meldewerk_storage::MailboxAccountId,
+    ) -> StoreResult<Option<meldewerk_storage::MailboxAccount>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn mailbox_account_by_safe_id(
+        &self,
+        _: &meldewerk_storage::SafeId,
+    ) -> StoreResult<Option<meldewerk_storage::MailboxAccount>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn mailbox_accounts(
+        &self,
+        _: Option<meldewerk_storage::MailboxAccountId>,
+        _: usize,
+    ) -> StoreResult<Vec<meldewerk_storage::MailboxAccount>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn remove_mailbox_account(
+        &self,
+        _: meldewerk_storage::MailboxAccountId,
+    ) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
+    async fn grant_mailbox_account(
+        &self,
+        _: meldewerk_storage::MailboxAccountId,
+        _: &str,
+    ) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
+    async fn revoke_mailbox_account(
+        &self,
+        _: meldewerk_storage::MailboxAccountId,
+        _: &str,
+    ) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
+    async fn mailbox_account_users(
+        &self,
+        _: meldewerk_storage::MailboxAccountId,
+    ) -> StoreResult<Vec<String>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn mailbox_account_ids_of(
+        &self,
+        _: &str,
+    ) -> StoreResult<Vec<meldewerk_storage::MailboxAccountId>> {
+        unimplemented!("not used by the engine")
+    }
 }
 
 // ---------------------------------------------------------------- transport

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::failure::Failure;
 use super::jobs::{page_answer, Page};
-use super::{audit, error, store_failed};
+use super::{audit, store_failed};
 use crate::auth::Operator;
 use crate::facilities::{customer_id, FacilityInput, Given, BODY_FIELDS};
 use crate::routes::json;
@@ -44,7 +44,7 @@ fn not_found(bsnr: &Bsnr) -> Failure {
 }
 
 /// Members of `object` (at `prefix`, `""` or `address.`) that are not in `allowed`.
-fn unknown_members(
+pub(super) fn unknown_members(
     object: &Map<String, Value>,
     prefix: &str,
     allowed: &[&str],
@@ -58,7 +58,7 @@ fn unknown_members(
 }
 
 /// A string member as given; any other type is a problem under `path`.
-fn string_member<'a>(
+pub(super) fn string_member<'a>(
     object: &'a Map<String, Value>,
     name: &str,
     path: &str,
@@ -83,13 +83,9 @@ pub async fn list(
     page: web::Query<Page<String>>,
     store: web::Data<Arc<dyn Store>>,
 ) -> HttpResponse {
-    let limit = match page.limit() {
-        Ok(limit) => limit,
+    let (limit, after) = match page.limit_after(Bsnr::parse) {
+        Ok(paging) => paging,
         Err(answer) => return *answer,
-    };
-    let after = match page.after.as_deref().map(Bsnr::parse).transpose() {
-        Ok(after) => after,
-        Err(e) => return error(StatusCode::BAD_REQUEST, format!("after {e}")),
     };
     match store.facilities(after.as_ref(), limit).await {
         Ok(facilities) => {

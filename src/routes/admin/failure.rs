@@ -17,6 +17,8 @@ pub(super) enum Failure {
     Body(JsonError),
     /// 404 with this message.
     NotFound(String),
+    /// 409 with this message: the change contradicts what is stored.
+    Conflict(String),
     /// The store failed.
     Store(StoreError),
 }
@@ -47,7 +49,7 @@ impl std::fmt::Display for Failure {
         match self {
             Failure::Invalid(errors) => f.write_str(&errors.join("; ")),
             Failure::Body(e) => e.fmt(f),
-            Failure::NotFound(message) => f.write_str(message),
+            Failure::NotFound(message) | Failure::Conflict(message) => f.write_str(message),
             Failure::Store(e) => e.fmt(f),
         }
     }
@@ -62,6 +64,7 @@ impl actix_web::ResponseError for Failure {
             }
             Failure::Body(e) => error(e.status(), e.to_string()),
             Failure::NotFound(message) => error(StatusCode::NOT_FOUND, message.clone()),
+            Failure::Conflict(message) => error(StatusCode::CONFLICT, message.clone()),
             Failure::Store(e) => store_failed(e),
         }
     }

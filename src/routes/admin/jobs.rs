@@ -50,6 +50,24 @@ impl<K> Page<K> {
     }
 }
 
+impl Page<String> {
+    /// The page size and the key to continue after, read by `parse` (a BSNR, an account id); or
+    /// a 400 answer (`after <problem>`, `limit must be …`).
+    pub(super) fn limit_after<K, E: std::fmt::Display>(
+        &self,
+        parse: impl Fn(&str) -> Result<K, E>,
+    ) -> Result<(usize, Option<K>), Box<HttpResponse>> {
+        let limit = self.limit()?;
+        let after = self
+            .after
+            .as_deref()
+            .map(parse)
+            .transpose()
+            .map_err(|e| Box::new(error(StatusCode::BAD_REQUEST, format!("after {e}"))))?;
+        Ok((limit, after))
+    }
+}
+
 fn view(job: &Job) -> serde_json::Value {
     json!({
         "id": job.id,

@@ -8,6 +8,7 @@ mod dashboard;
 pub mod facilities;
 mod failure;
 pub mod jobs;
+pub mod mailbox_accounts;
 pub mod messages;
 pub mod modules;
 pub mod transport_health;
@@ -65,7 +66,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(facilities::put_scope)
             .service(certificates::list)
             .service(certificates::deposit)
-            .service(certificates::remove),
+            .service(certificates::remove)
+            .service(mailbox_accounts::list)
+            .service(mailbox_accounts::show)
+            .service(mailbox_accounts::put_account)
+            .service(mailbox_accounts::remove)
+            .service(mailbox_accounts::grant)
+            .service(mailbox_accounts::revoke)
+            .service(mailbox_accounts::of_user),
     );
     // After the API's scope, which owns `/admin/api/v1/`.
     dashboard::configure(cfg);

@@ -23,6 +23,7 @@
 //! | `facilities`    | BSNR                         | [`crate::Facility`]   |
 //! | `customer_scopes` | customer id                | [`crate::CustomerScope`] |
 //! | `certificates`  | `bsnr\0environment`          | [`crate::FacilityCertificate`] |
+//! | `mailbox_accounts`, `mailbox_safe_ids`, `mailbox_account_users`, `mailbox_user_accounts` | see `mailbox_accounts.rs` | court-mailbox accounts and grants |
 //!
 //! `finished` lists the final reports that still have their payload, in the order they finished,
 //! for the retention sweep (see `finished.rs`); its entry `\0complete` marks it as covering every
@@ -45,6 +46,7 @@ mod delivery;
 mod facilities;
 mod finished;
 mod keys;
+mod mailbox_accounts;
 mod payload;
 mod queue;
 mod reading;
@@ -105,6 +107,11 @@ pub(crate) struct Engine {
     customer_scopes: Tree,
     /// Facilities' certificates by site and environment (see `certificates.rs`).
     certificates: Tree,
+    /// Court-mailbox accounts, their SAFE-IDs and grants (see `mailbox_accounts.rs`).
+    mailbox_accounts: Tree,
+    mailbox_safe_ids: Tree,
+    mailbox_account_users: Tree,
+    mailbox_user_accounts: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
@@ -162,6 +169,10 @@ impl Engine {
             facilities: tree("facilities")?,
             customer_scopes: tree("customer_scopes")?,
             certificates: tree("certificates")?,
+            mailbox_accounts: tree("mailbox_accounts")?,
+            mailbox_safe_ids: tree("mailbox_safe_ids")?,
+            mailbox_account_users: tree("mailbox_account_users")?,
+            mailbox_user_accounts: tree("mailbox_user_accounts")?,
             outbox_jobs,
             user_cache: Default::default(),
             receipt_cache: std::sync::Arc::new(crate::receipt_cache::ReceiptCache::new(

@@ -11,9 +11,9 @@ use super::{Engine, DEFAULT_CACHE_CAPACITY};
 use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
     AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
-    FacilityCertificate, FacilityPut, FinishedReport, Job, Outcome, PreparedMessage, Report,
-    ReportKey, ReportResult, ReportStatus, Store, StoreCondition, StoreError, StoreResult,
-    UserRecord,
+    FacilityCertificate, FacilityPut, FinishedReport, Job, MailboxAccount, MailboxAccountId,
+    MailboxAccountPut, Outcome, PreparedMessage, Report, ReportKey, ReportResult, ReportStatus,
+    SafeId, Store, StoreCondition, StoreError, StoreResult, UserRecord,
 };
 
 /// The sled engine of [`Store`]: one embedded database in the data directory, for a single node.
@@ -236,4 +236,17 @@ on_the_engine! {
     ) -> StoreResult<Option<FacilityCertificate>>;
     fn certificates(&self) -> StoreResult<Vec<FacilityCertificate>>;
     fn remove_certificate(&self, bsnr: &Bsnr, environment: Environment) -> StoreResult<bool>;
+    fn put_mailbox_account(&self, account: MailboxAccount) -> StoreResult<MailboxAccountPut>;
+    fn mailbox_account(&self, id: MailboxAccountId) -> StoreResult<Option<MailboxAccount>>;
+    fn mailbox_account_by_safe_id(&self, safe_id: &SafeId) -> StoreResult<Option<MailboxAccount>>;
+    fn mailbox_accounts(
+        &self,
+        after: Option<MailboxAccountId>,
+        limit: usize
+    ) -> StoreResult<Vec<MailboxAccount>>;
+    fn remove_mailbox_account(&self, id: MailboxAccountId) -> StoreResult<bool>;
+    fn grant_mailbox_account(&self, id: MailboxAccountId, user: &str) -> StoreResult<bool>;
+    fn revoke_mailbox_account(&self, id: MailboxAccountId, user: &str) -> StoreResult<bool>;
+    fn mailbox_account_users(&self, id: MailboxAccountId) -> StoreResult<Vec<String>>;
+    fn mailbox_account_ids_of(&self, user: &str) -> StoreResult<Vec<MailboxAccountId>>;
 }

@@ -10,14 +10,15 @@ use chrono::{DateTime, Utc};
 
 use super::reading::report_what;
 use super::{
-    abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, stored_turn,
-    tx_error, utf8, Engine,
+    abort, backend, decode, encode, in_tx, keys, mailbox_accounts, payload, put_job, stored_job,
+    stored_turn, tx_error, utf8, Engine,
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
     AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
-    FacilityCertificate, FacilityPut, FinishedReport, Job, JobKind, Outcome, PreparedMessage,
-    Report, ReportKey, ReportResult, ReportStatus, Store, StoreError, StoreResult, UserRecord,
+    FacilityCertificate, FacilityPut, FinishedReport, Job, JobKind, MailboxAccount,
+    MailboxAccountId, MailboxAccountPut, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
+    ReportStatus, SafeId, Store, StoreError, StoreResult, UserRecord,
 };
 
 fn user_what(name: &str) -> String {
@@ -93,12 +94,19 @@ impl Store for Engine {
     }
 
     async fn remove_user(&self, name: &str) -> StoreResult<bool> {
-        let removed = (&self.users, &self.user_key_ids, &self.retired_users)
-            .gated_transaction(|(users, key_ids, retired)| {
+        let removed = (
+            &self.users,
+            &self.user_key_ids,
+            &self.retired_users,
+            &self.mailbox_account_users,
+            &self.mailbox_user_accounts,
+        )
+            .gated_transaction(|(users, key_ids, retired, account_users, user_accounts)| {
                 let Some(old) = users.remove(name.as_bytes())? else {
                     return Ok(false);
                 };
                 retired.insert(name.as_bytes(), &[])?;
+                mailbox_accounts::drop_user_grants(account_users, user_accounts, name)?;
                 let old: UserRecord = in_tx(decode(&user_what(name), &old))?;
                 let key_id = old.memento_key.key_id.as_bytes();
                 if key_ids.get(key_id)?.as_deref() == Some(name.as_bytes()) {
@@ -510,5 +518,50 @@ impl Store for Engine {
 
     async fn remove_certificate(&self, bsnr: &Bsnr, environment: Environment) -> StoreResult<bool> {
         self.certificate_remove(bsnr, environment).await
+    }
+
+    // ---- court-mailbox accounts (mailbox_accounts.rs) ----
+
+    async fn put_mailbox_account(&self, account: MailboxAccount) -> StoreResult<MailboxAccountPut> {
+        self.mailbox_put(account).await
+    }
+
+    async fn mailbox_account(&self, id: MailboxAccountId) -> StoreResult<Option<MailboxAccount>> {
+        self.mailbox_get(id)
+    }
+
+    async fn mailbox_account_by_safe_id(
+        &self,
+        safe_id: &SafeId,
+    ) -> StoreResult<Option<MailboxAccount>> {
+        self.mailbox_by_safe_id(safe_id)
+    }
+
+    async fn mailbox_accounts(
+        &self,
+        after: Option<MailboxAccountId>,
+        limit: usize,
+    ) -> StoreResult<Vec<MailboxAccount>> {
+        self.mailbox_page(after, limit)
+    }
+
+    async fn remove_mailbox_account(&self, id: MailboxAccountId) -> StoreResult<bool> {
+        self.mailbox_remove(id).await
+    }
+
+    async fn grant_mailbox_account(&self, id: MailboxAccountId, user: &str) -> StoreResult<bool> {
+        self.mailbox_grant(id, user, true).await
+    }
+
+    async fn revoke_mailbox_account(&self, id: MailboxAccountId, user: &str) -> StoreResult<bool> {
+        self.mailbox_grant(id, user, false).await
+    }
+
+    async fn mailbox_account_users(&self, id: MailboxAccountId) -> StoreResult<Vec<String>> {
+        self.mailbox_users(id)
+    }
+
+    async fn mailbox_account_ids_of(&self, user: &str) -> StoreResult<Vec<MailboxAccountId>> {
+        self.mailbox_ids_of(user)
     }
 }

@@ -4,12 +4,31 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeZone, Utc};
-use meldewerk_storage::PreparedMessage;
+use meldewerk_storage::{PreparedMessage, UserRecord, WrappedKey};
 
 /// A fixed moment `secs` seconds after the tests' epoch.
 #[allow(dead_code)] // not every test file needs it
 pub fn t(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
+}
+
+/// A user `name` whose memento key has id `key_id`, created at `t(0)`.
+#[allow(dead_code)] // not every test file needs it
+pub fn user(name: &str, key_id: &str) -> UserRecord {
+    UserRecord {
+        name: name.into(),
+        customer: None,
+        email: None,
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
+        memento_key: WrappedKey {
+            key_id: key_id.into(),
+            wrapped: vec![1, 2, 3],
+        },
+        seal: None,
+        created_at: t(0),
+        password_changed_at: t(0),
+        magic_links: true,
+    }
 }
 
 /// A small built message with UUID `uuid`, prepared at `t(1)`.

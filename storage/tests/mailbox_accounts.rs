@@ -1,0 +1,346 @@
+//! Court-mailbox accounts and grants of the sled engine against the `Store` contract: put creates
+//! or replaces (keeping `created_at`), one account per SAFE-ID, pages in id order, removal refused
+//! while grants exist, grants and revocations per user without leaking to another, a removed
+//! user's grants gone with them, the sending check, and everything still there after a reopen.
+
+use meldewerk_storage::{
+    MailboxAccount, MailboxAccountId, MailboxAccountPut, MailboxRefusal, SafeId, SledStore, Store,
+    StoreError,
+};
+use tempfile::TempDir;
+
+mod common;
+use common::{t, user};
+
+fn open_in(dir: &TempDir) -> SledStore {
+    SledStore::open(&dir.path().join("db")).unwrap()
+}
+
+fn id(n: i64) -> MailboxAccountId {
+    MailboxAccountId::try_from(n).unwrap()
+}
+
+fn account(n: i64, safe_id: &str, active: bool, at: i64) -> MailboxAccount {
+    MailboxAccount {
+        egvp_account_id: id(n),
+        safe_id: SafeId::parse(safe_id).unwrap(),
+        name: format!("Betreuungsstelle {n}"),
+        active,
+        created_at: t(at),
+        updated_at: t(at),
+    }
+}
+
+/// A store with users `anna` and `bert` and accounts 1 (`DE.Justiz.eins`) and 2
+/// (`DE.BRAK.zwei`), both active.
+async fn populated(dir: &TempDir) -> SledStore {
+    let store = open_in(dir);
+    for name in ["anna", "bert"] {
+        store
+            .create_user(user(name, &format!("key-{name}")))
+            .await
+            .unwrap();
+    }
+    store
+        .put_mailbox_account(account(1, "DE.Justiz.eins", true, 0))
+        .await
+        .unwrap();
+    store
+        .put_mailbox_account(account(2, "DE.BRAK.zwei", true, 0))
+        .await
+        .unwrap();
+    store
+}
+
+fn ids(numbers: &[i64]) -> Vec<MailboxAccountId> {
+    numbers.iter().map(|&n| id(n)).collect()
+}
+
+#[tokio::test]
+async fn put_creates_then_replaces_keeping_when_it_was_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_in(&dir);
+    let first = account(7, "DE.Justiz.sieben", true, 0);
+    assert_eq!(
+        store.put_mailbox_account(first.clone()).await.unwrap(),
+        MailboxAccountPut::Created(first.clone())
+    );
+    // A new SAFE-ID, name and state; the old SAFE-ID is free again afterwards.
+    let changed = account(7, "DE.Justiz.neu", false, 50);
+    let put = store.put_mailbox_account(changed.clone()).await.unwrap();
+    let expected = MailboxAccount {
+        created_at: t(0),
+        ..changed
+    };
+    assert_eq!(put, MailboxAccountPut::Replaced(expected.clone()));
+    assert_eq!(put.account(), &expected);
+    assert_eq!(
+        store.mailbox_account(id(7)).await.unwrap(),
+        Some(expected.clone())
+    );
+    assert_eq!(store.mailbox_account(id(8)).await.unwrap(), None);
+    let by = |text: &str| SafeId::parse(text).unwrap();
+    assert_eq!(
+        store
+            .mailbox_account_by_safe_id(&by("DE.Justiz.neu"))
+            .await
+            .unwrap(),
+        Some(expected)
+    );
+    assert_eq!(
+        store
+            .mailbox_account_by_safe_id(&by("DE.Justiz.sieben"))
+            .await
+            .unwrap(),
+        None
+    );
+    store
+        .put_mailbox_account(account(8, "DE.Justiz.sieben", true, 0))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_mailbox_belongs_to_one_account_whatever_the_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = populated(&dir).await;
+    for taken in ["DE.Justiz.eins", "DE.JUSTIZ.Eins"] {
+        let Err(StoreError::Conflict(message)) =
+            store.put_mailbox_account(account(3, taken, true, 0)).await
+        else {
+            panic!("{taken} was taken");
+        };
+        assert_eq!(
+            message,
+            format!("SAFE-ID {taken} is the mailbox of account 1")
+        );
+    }
+    assert_eq!(store.mailbox_account(id(3)).await.unwrap(), None);
+    // Replacing an account with its own SAFE-ID is no conflict.
+    store
+        .put_mailbox_account(account(1, "DE.Justiz.eins", false, 5))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn accounts_are_listed_in_id_order_page_by_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_in(&dir);
+    for n in [300, 2, 70_000_000_000, 1, 45] {
+        store
+            .put_mailbox_account(account(n, &format!("DE.Justiz.a{n}"), true, 0))
+            .await
+            .unwrap();
+    }
+    let numbers = |page: &[MailboxAccount]| -> Vec<i64> {
+        page.iter().map(|a| a.egvp_account_id.get()).collect()
+    };
+    let first = store.mailbox_accounts(None, 2).await.unwrap();
+    assert_eq!(numbers(&first), [1, 2]);
+    let second = store.mailbox_accounts(Some(id(2)), 2).await.unwrap();
+    assert_eq!(numbers(&second), [45, 300]);
+    let third = store.mailbox_accounts(Some(id(300)), 2).await.unwrap();
+    assert_eq!(numbers(&third), [70_000_000_000]);
+    assert!(store
+        .mailbox_accounts(Some(id(70_000_000_000)), 2)
+        .await
+        .unwrap()
+        .is_empty());
+    // `after` need not be a stored id.
+    assert_eq!(
+        numbers(&store.mailbox_accounts(Some(id(3)), 10).await.unwrap()),
+        [45, 300, 70_000_000_000]
+    );
+}
+
+#[tokio::test]
+async fn grants_are_per_user_and_do_not_leak_to_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = populated(&dir).await;
+    assert!(store.grant_mailbox_account(id(1), "anna").await.unwrap());
+    assert!(!store.grant_mailbox_account(id(1), "anna").await.unwrap());
+    assert!(store.grant_mailbox_account(id(2), "bert").await.unwrap());
+    assert!(store.grant_mailbox_account(id(1), "bert").await.unwrap());
+
+    assert_eq!(
+        store.mailbox_account_ids_of("anna").await.unwrap(),
+        ids(&[1])
+    );
+    assert_eq!(
+        store.mailbox_account_ids_of("bert").await.unwrap(),
+        ids(&[1, 2])
+    );
+    assert_eq!(
+        store.mailbox_account_ids_of("carl").await.unwrap(),
+        ids(&[])
+    );
+    assert_eq!(
+        store.mailbox_account_users(id(1)).await.unwrap(),
+        ["anna", "bert"]
+    );
+    assert_eq!(store.mailbox_account_users(id(2)).await.unwrap(), ["bert"]);
+    let of_anna = store.mailbox_accounts_of("anna").await.unwrap();
+    assert_eq!(of_anna, [account(1, "DE.Justiz.eins", true, 0)]);
+    assert!(store
+        .may_access_mailbox_account("anna", id(1))
+        .await
+        .unwrap());
+    assert!(!store
+        .may_access_mailbox_account("anna", id(2))
+        .await
+        .unwrap());
+    assert!(store
+        .may_access_mailbox_account("bert", id(2))
+        .await
+        .unwrap());
+    assert!(!store
+        .may_access_mailbox_account("carl", id(1))
+        .await
+        .unwrap());
+
+    assert!(store.revoke_mailbox_account(id(1), "bert").await.unwrap());
+    assert!(!store.revoke_mailbox_account(id(1), "bert").await.unwrap());
+    assert!(!store.revoke_mailbox_account(id(9), "bert").await.unwrap());
+    assert_eq!(
+        store.mailbox_account_ids_of("bert").await.unwrap(),
+        ids(&[2])
+    );
+    assert_eq!(store.mailbox_account_users(id(1)).await.unwrap(), ["anna"]);
+    assert!(store
+        .may_access_mailbox_account("anna", id(1))
+        .await
+        .unwrap());
+}
+
+#[tokio::test]
+async fn a_grant_needs_the_account_and_the_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = populated(&dir).await;
+    let not_found = |result: Result<bool, StoreError>| match result {
+        Err(StoreError::NotFound(what)) => what,
+        other => panic!("not NotFound: {other:?}"),
+    };
+    assert_eq!(
+        not_found(store.grant_mailbox_account(id(9), "anna").await),
+        "mailbox account 9"
+    );
+    assert_eq!(
+        not_found(store.grant_mailbox_account(id(1), "carl").await),
+        "user carl"
+    );
+    assert!(store
+        .mailbox_account_ids_of("carl")
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store.mailbox_account_users(id(9)).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_account_is_removed_only_once_no_user_is_granted_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = populated(&dir).await;
+    store.grant_mailbox_account(id(1), "anna").await.unwrap();
+    store.grant_mailbox_account(id(1), "bert").await.unwrap();
+    let Err(StoreError::Conflict(message)) = store.remove_mailbox_account(id(1)).await else {
+        panic!("removed while granted");
+    };
+    assert_eq!(
+        message,
+        "mailbox account 1 is granted to 2 users (anna, bert); revoke the grants first"
+    );
+    assert!(store.mailbox_account(id(1)).await.unwrap().is_some());
+    store.revoke_mailbox_account(id(1), "anna").await.unwrap();
+    store.revoke_mailbox_account(id(1), "bert").await.unwrap();
+    assert!(store.remove_mailbox_account(id(1)).await.unwrap());
+    assert!(!store.remove_mailbox_account(id(1)).await.unwrap());
+    assert_eq!(store.mailbox_account(id(1)).await.unwrap(), None);
+    // Its SAFE-ID is free for another account.
+    store
+        .put_mailbox_account(account(3, "DE.Justiz.eins", true, 0))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn removing_a_user_drops_their_grants_and_no_one_elses() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = populated(&dir).await;
+    store.grant_mailbox_account(id(1), "anna").await.unwrap();
+    store.grant_mailbox_account(id(2), "anna").await.unwrap();
+    store.grant_mailbox_account(id(1), "bert").await.unwrap();
+    assert!(store.remove_user("anna").await.unwrap());
+    assert!(store
+        .mailbox_account_ids_of("anna")
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.mailbox_account_users(id(1)).await.unwrap(), ["bert"]);
+    assert!(store.mailbox_account_users(id(2)).await.unwrap().is_empty());
+    assert_eq!(
+        store.mailbox_account_ids_of("bert").await.unwrap(),
+        ids(&[1])
+    );
+    // Account 2 has no grant left: it can go.
+    assert!(store.remove_mailbox_account(id(2)).await.unwrap());
+}
+
+#[tokio::test]
+async fn sending_needs_a_grant_and_an_active_account() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = populated(&dir).await;
+    store.grant_mailbox_account(id(1), "anna").await.unwrap();
+    assert_eq!(
+        store.resolve_sending_account("anna", id(1)).await.unwrap(),
+        Ok(account(1, "DE.Justiz.eins", true, 0))
+    );
+    // Another's account and an unknown one are one answer.
+    assert_eq!(
+        store.resolve_sending_account("anna", id(2)).await.unwrap(),
+        Err(MailboxRefusal::NotGranted(id(2)))
+    );
+    assert_eq!(
+        store.resolve_sending_account("anna", id(9)).await.unwrap(),
+        Err(MailboxRefusal::NotGranted(id(9)))
+    );
+    store
+        .put_mailbox_account(account(1, "DE.Justiz.eins", false, 0))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.resolve_sending_account("anna", id(1)).await.unwrap(),
+        Err(MailboxRefusal::Inactive(id(1)))
+    );
+    // A deactivated account's messages stay visible to its users.
+    assert!(store
+        .may_access_mailbox_account("anna", id(1))
+        .await
+        .unwrap());
+    assert_eq!(store.mailbox_accounts_of("anna").await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn accounts_and_grants_are_on_disk_after_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = populated(&dir).await;
+        store.grant_mailbox_account(id(2), "bert").await.unwrap();
+    }
+    let store = common::reopen(&dir.path().join("db"));
+    assert_eq!(
+        store.mailbox_account(id(2)).await.unwrap(),
+        Some(account(2, "DE.BRAK.zwei", true, 0))
+    );
+    assert_eq!(
+        store.mailbox_account_ids_of("bert").await.unwrap(),
+        ids(&[2])
+    );
+    assert_eq!(store.mailbox_account_users(id(2)).await.unwrap(), ["bert"]);
+    assert!(matches!(
+        store
+            .put_mailbox_account(account(5, "DE.BRAK.zwei", true, 0))
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+}

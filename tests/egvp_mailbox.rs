@@ -219,7 +219,7 @@ fn bad_requests_get_clear_errors() {
         (json!({"sender": COURT, "files": []}), "1 to 100 files"),
         (
             json!({"sender": "kein safe", "files": [xml]}),
-            "sender: a SAFE-ID has",
+            "sender: must be a SAFE-ID",
         ),
         (
             json!({"sender": COURT, "files": [{"name": "", "content": ""}]}),
@@ -239,7 +239,7 @@ fn bad_requests_get_clear_errors() {
         ),
         400,
     );
-    assert!(got.contains("safeId: a SAFE-ID has"), "{got}");
+    assert!(got.contains("safeId: must be a SAFE-ID"), "{got}");
     let duplicated = operator(&server, "POST", MAILBOX)
         .header("Content-Type", "application/json")
         .body(format!(

@@ -33,8 +33,6 @@ use crate::TransportError;
 
 /// Name of the XJustiz message among a court message's files.
 pub const XJUSTIZ_FILE: &str = "xjustiz_nachricht.xml";
-/// Longest SAFE-ID, in bytes.
-pub const MAX_SAFE_ID_BYTES: usize = 128;
 /// Most files one message may carry.
 pub const MAX_FILES: usize = 100;
 /// Longest file name, in bytes.
@@ -151,23 +149,14 @@ pub trait MailboxServer: Mailbox {
     ) -> Result<MailboxEntry, TransportError>;
 }
 
-/// Why `safe_id` is not a SAFE-ID the service takes, if it is not: 1 to [`MAX_SAFE_ID_BYTES`]
-/// ASCII letters, digits and `.` `-` `_` `:`, starting with a letter or digit (such as
-/// `DE.Justiz.ag-musterstadt` or `safe-1364893487236-012345678`).
+/// Why `safe_id` is not a SAFE-ID, if it is not: the shapes the store's mailbox accounts take
+/// ([`meldewerk_storage::SafeId`], one definition for both), such as `DE.Justiz.ag-musterstadt`
+/// or `safe-1364893487236-012345678`. None of them holds a `/`, so a SAFE-ID is a path segment
+/// as it is.
 pub fn safe_id_problem(safe_id: &str) -> Option<String> {
-    let fits = safe_id
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'));
-    let starts = safe_id
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric());
-    (!(fits && starts && safe_id.len() <= MAX_SAFE_ID_BYTES)).then(|| {
-        format!(
-            "a SAFE-ID has 1 to {MAX_SAFE_ID_BYTES} ASCII letters, digits, '.', '-', '_' or ':', \
-             starting with a letter or digit (such as DE.Justiz.ag-musterstadt)"
-        )
-    })
+    meldewerk_storage::SafeId::parse(safe_id)
+        .err()
+        .map(|problem| problem.to_string())
 }
 
 /// Problems with the files of one message (count, total size, empty or over-long names), each a
@@ -200,15 +189,18 @@ mod tests {
 
     #[test]
     fn safe_ids_are_checked() {
-        for good in [
-            "DE.Justiz.ag-musterstadt",
-            "safe-1364893487236-012345678",
-            "a",
-        ] {
+        for good in ["DE.Justiz.ag-musterstadt", "safe-1364893487236-012345678"] {
             assert_eq!(safe_id_problem(good), None, "{good}");
         }
-        let long = "a".repeat(MAX_SAFE_ID_BYTES + 1);
-        for bad in ["", ".x", "DE Justiz", "DE/Justiz", "Ä", long.as_str()] {
+        let long = format!("DE.Justiz.{}", "a".repeat(120));
+        for bad in [
+            "",
+            "a",
+            "DE.Justiz",
+            "DE.Justiz.a/b",
+            "DE.Justiz.Ä",
+            long.as_str(),
+        ] {
             assert!(safe_id_problem(bad).is_some(), "{bad}");
         }
     }

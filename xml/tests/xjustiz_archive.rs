@@ -40,7 +40,10 @@ print(json.dumps({"entries": entries, "bad": bad, "meta": meta}))
 
 fn sha256_hex(bytes: &[u8]) -> String {
     let output = Command::new("python3")
-        .args(["-c", "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())"])
+        .args([
+            "-c",
+            "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())",
+        ])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -55,7 +58,8 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 fn xml() -> Vec<u8> {
     std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/xjustiz/betreuung_beschluss.xml"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/xjustiz/betreuung_beschluss.xml"),
     )
     .unwrap()
 }
@@ -116,8 +120,14 @@ fn the_archive_holds_the_xml_the_attachments_and_the_metadata() {
     let summary = read_message(&xml).unwrap();
     let pdf = b"%PDF-1.7\n\xe2\xe3\xcf\xd3 Beschluss".repeat(500);
     let attachments = [
-        Attachment { name: "Beschluss_50_XVII_123-26.pdf", content: &pdf },
-        Attachment { name: "leer.txt", content: b"" },
+        Attachment {
+            name: "Beschluss_50_XVII_123-26.pdf",
+            content: &pdf,
+        },
+        Attachment {
+            name: "leer.txt",
+            content: b"",
+        },
     ];
     let path = write_archive(&folder, 42, &input(&xml, Some(&summary), &attachments)).unwrap();
     assert_eq!(path, folder.join("42.zip"));
@@ -139,21 +149,34 @@ fn the_archive_holds_the_xml_the_attachments_and_the_metadata() {
         })
         .collect();
     assert_eq!(entries.len(), 4);
-    assert_eq!(entries[0], (MESSAGE_FILE.into(), xml.len() as u64, sha256_hex(&xml)));
+    assert_eq!(
+        entries[0],
+        (MESSAGE_FILE.into(), xml.len() as u64, sha256_hex(&xml))
+    );
     assert_eq!(
         entries[1],
-        ("Beschluss_50_XVII_123-26.pdf".into(), pdf.len() as u64, sha256_hex(&pdf))
+        (
+            "Beschluss_50_XVII_123-26.pdf".into(),
+            pdf.len() as u64,
+            sha256_hex(&pdf)
+        )
     );
     assert_eq!(entries[2], ("leer.txt".into(), 0, sha256_hex(b"")));
     assert_eq!(entries[3].0, METADATA_FILE);
     assert_eq!(std::fs::read(extract.join(MESSAGE_FILE)).unwrap(), xml);
-    assert_eq!(std::fs::read(extract.join("Beschluss_50_XVII_123-26.pdf")).unwrap(), pdf);
+    assert_eq!(
+        std::fs::read(extract.join("Beschluss_50_XVII_123-26.pdf")).unwrap(),
+        pdf
+    );
     assert_eq!(std::fs::read(extract.join("leer.txt")).unwrap(), b"");
 
     let meta = &read["meta"];
     assert_eq!(meta["format"], 1);
     assert_eq!(meta["messageId"], "egvp-4711");
-    assert_eq!(meta["accountSafeId"], "DE.Justiz.1a2b3c4d-0000-4000-8000-000000000001.0815");
+    assert_eq!(
+        meta["accountSafeId"],
+        "DE.Justiz.1a2b3c4d-0000-4000-8000-000000000001.0815"
+    );
     assert_eq!(meta["direction"], "INCOMING");
     assert_eq!(meta["createdAt"], "2026-11-20T08:30:00Z");
     assert_eq!(meta["receivedAt"], "2026-11-20T08:31:05Z");
@@ -204,7 +227,9 @@ fn hostile_and_duplicate_names_stay_inside_the_archive() {
         &format!("{}.pdf", "x".repeat(5000)),
         "NUL",
     ];
-    let contents: Vec<Vec<u8>> = (0..hostile.len()).map(|i| format!("file {i}").into_bytes()).collect();
+    let contents: Vec<Vec<u8>> = (0..hostile.len())
+        .map(|i| format!("file {i}").into_bytes())
+        .collect();
     let attachments: Vec<Attachment> = hostile
         .iter()
         .zip(&contents)
@@ -264,7 +289,8 @@ fn hostile_and_duplicate_names_stay_inside_the_archive() {
 #[test]
 fn an_unreadable_message_is_archived_with_its_read_error() {
     let folder = tempfile::tempdir().unwrap();
-    let broken = b"<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><nachricht.x>&e;</nachricht.x>";
+    let broken =
+        b"<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><nachricht.x>&e;</nachricht.x>";
     let error = read_message(broken).unwrap_err().to_string();
     let mut archive_input = input(broken, None, &[]);
     archive_input.read_error = Some(&error);
@@ -274,16 +300,28 @@ fn an_unreadable_message_is_archived_with_its_read_error() {
     let read = python_reads(&path, extract.path());
     assert_eq!(read["meta"]["xjustiz"], Value::Null);
     assert_eq!(read["meta"]["receivedAt"], Value::Null);
-    assert!(read["meta"]["readError"].as_str().unwrap().contains("DOCTYPE"));
-    assert_eq!(std::fs::read(extract.path().join(MESSAGE_FILE)).unwrap(), broken);
+    assert!(read["meta"]["readError"]
+        .as_str()
+        .unwrap()
+        .contains("DOCTYPE"));
+    assert_eq!(
+        std::fs::read(extract.path().join(MESSAGE_FILE)).unwrap(),
+        broken
+    );
 }
 
 #[test]
 fn writing_again_replaces_the_archive_and_leaves_no_temporary_file() {
     let folder = tempfile::tempdir().unwrap();
     let xml = xml();
-    let first = [Attachment { name: "a.pdf", content: b"first" }];
-    let second = [Attachment { name: "b.pdf", content: b"second" }];
+    let first = [Attachment {
+        name: "a.pdf",
+        content: b"first",
+    }];
+    let second = [Attachment {
+        name: "b.pdf",
+        content: b"second",
+    }];
     write_archive(folder.path(), 3, &input(&xml, None, &first)).unwrap();
     let path = write_archive(folder.path(), 3, &input(&xml, None, &second)).unwrap();
     assert_eq!(listing(folder.path()), ["3.zip"]);

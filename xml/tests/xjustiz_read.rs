@@ -7,7 +7,9 @@ use std::process::Command;
 use meldewerk_xml::xjustiz::*;
 
 fn fixture(name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/xjustiz").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/xjustiz")
+        .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -19,17 +21,24 @@ const FIXTURES: [&str; 3] = [
 
 /// `xmllint --schema` against the XJustiz 0005 message schema: (valid, output).
 fn xmllint(name: &str) -> (bool, String) {
-    let schemas = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/reference/xjustiz-3.6.2");
+    let schemas =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/xjustiz-3.6.2");
     let schemas = if schemas.exists() {
         schemas
     } else {
         PathBuf::from("/work/shared/reference/xjustiz-3.6.2")
     };
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/xjustiz").join(name);
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/xjustiz")
+        .join(name);
     let output = Command::new("xmllint")
         .current_dir(&schemas)
-        .args(["--noout", "--nonet", "--schema", "xjustiz_0005_nachrichten_3_2.xsd"])
+        .args([
+            "--noout",
+            "--nonet",
+            "--schema",
+            "xjustiz_0005_nachrichten_3_2.xsd",
+        ])
         .arg(&file)
         .output()
         .expect("xmllint is not installed (apt-get install -y libxml2-utils)");
@@ -45,7 +54,10 @@ fn xmllint(name: &str) -> (bool, String) {
 fn the_fixtures_are_valid_xjustiz_0005005_messages() {
     for name in FIXTURES {
         let (ok, text) = xmllint(name);
-        assert!(ok, "{name} is not valid against the XJustiz schemas:\n{text}");
+        assert!(
+            ok,
+            "{name} is not valid against the XJustiz schemas:\n{text}"
+        );
     }
 }
 
@@ -57,7 +69,10 @@ fn reads_the_recipients_case_reference_the_parties_and_the_documents() {
         "nachricht.gds.uebermittlungSchriftgutobjekte.0005005"
     );
     assert_eq!(summary.aktenzeichen.as_deref(), Some("BV-2026/0815"));
-    assert_eq!(summary.aktenzeichen_quelle, Some(AktenzeichenQuelle::Empfaenger));
+    assert_eq!(
+        summary.aktenzeichen_quelle,
+        Some(AktenzeichenQuelle::Empfaenger)
+    );
     assert_eq!(
         summary.nachrichten_id.as_deref(),
         Some("6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b")
@@ -102,10 +117,16 @@ fn reads_the_recipients_case_reference_the_parties_and_the_documents() {
 fn falls_back_to_the_senders_case_reference_and_keeps_file_names_as_written() {
     let summary = read_message(&fixture("absender_aktenzeichen.xml")).unwrap();
     assert_eq!(summary.aktenzeichen.as_deref(), Some("12 XIV 77/26 (L)"));
-    assert_eq!(summary.aktenzeichen_quelle, Some(AktenzeichenQuelle::Absender));
+    assert_eq!(
+        summary.aktenzeichen_quelle,
+        Some(AktenzeichenQuelle::Absender)
+    );
     assert!(summary.beteiligte.is_empty());
     assert_eq!(summary.dokumente.len(), 1);
-    assert_eq!(summary.dokumente[0].anzeigename.as_deref(), Some("Ladung zur Anhörung"));
+    assert_eq!(
+        summary.dokumente[0].anzeigename.as_deref(),
+        Some("Ladung zur Anhörung")
+    );
     // Read, not trusted: the archive gives it a safe stored name.
     assert_eq!(summary.dokumente[0].dateinamen, ["../../etc/passwd"]);
 }
@@ -149,7 +170,10 @@ fn refuses_an_external_entity() {
         </absender></nachrichtenkopf></nachricht.x>";
     assert_eq!(read_message(xxe.as_bytes()), Err(ReadError::Doctype));
     let external_dtd = "<!DOCTYPE n SYSTEM \"http://example.org/evil.dtd\"><nachricht.x/>";
-    assert_eq!(read_message(external_dtd.as_bytes()), Err(ReadError::Doctype));
+    assert_eq!(
+        read_message(external_dtd.as_bytes()),
+        Err(ReadError::Doctype)
+    );
 }
 
 #[test]
@@ -166,7 +190,10 @@ fn refuses_nesting_deeper_than_the_bound() {
     let nest = |depth: usize| "<a>".repeat(depth) + &"</a>".repeat(depth);
     // The root is level 1: MAX_DEPTH - 1 levels below it are read.
     assert!(read_message(&wrap(&nest(MAX_DEPTH - 1))).is_ok());
-    assert_eq!(read_message(&wrap(&nest(MAX_DEPTH))), Err(ReadError::TooDeep));
+    assert_eq!(
+        read_message(&wrap(&nest(MAX_DEPTH))),
+        Err(ReadError::TooDeep)
+    );
     // Far deeper, and unclosed: refused at the bound, not after reading it all.
     let deep = wrap(&"<a>".repeat(1_000_000));
     assert_eq!(read_message(&deep), Err(ReadError::TooDeep));
@@ -180,7 +207,10 @@ fn refuses_a_message_larger_than_the_bound() {
     assert_eq!(at_bound.len(), MAX_MESSAGE_BYTES);
     assert!(read_message(&at_bound).is_ok());
     let over = wrap(&format!("<!--{padding}c-->"));
-    assert_eq!(read_message(&over), Err(ReadError::TooLarge(MAX_MESSAGE_BYTES + 1)));
+    assert_eq!(
+        read_message(&over),
+        Err(ReadError::TooLarge(MAX_MESSAGE_BYTES + 1))
+    );
 }
 
 #[test]
@@ -191,7 +221,9 @@ fn refuses_a_text_longer_than_the_bound() {
     )))
     .unwrap();
     assert_eq!(ok.aktenzeichen.map(|a| a.len()), Some(MAX_TEXT_BYTES));
-    let err = read_message(&wrap(&format!("<verfahrensnummer>{at_bound}y</verfahrensnummer>")));
+    let err = read_message(&wrap(&format!(
+        "<verfahrensnummer>{at_bound}y</verfahrensnummer>"
+    )));
     assert_eq!(
         err,
         Err(ReadError::TextTooLong {
@@ -200,8 +232,15 @@ fn refuses_a_text_longer_than_the_bound() {
     );
     // Split across CDATA sections, it is still one value.
     let half = "x".repeat(MAX_TEXT_BYTES / 2 + 1);
-    let err = read_message(&wrap(&format!("<v><![CDATA[{half}]]><![CDATA[{half}]]></v>")));
-    assert_eq!(err, Err(ReadError::TextTooLong { element: "v".into() }));
+    let err = read_message(&wrap(&format!(
+        "<v><![CDATA[{half}]]><![CDATA[{half}]]></v>"
+    )));
+    assert_eq!(
+        err,
+        Err(ReadError::TextTooLong {
+            element: "v".into()
+        })
+    );
 }
 
 #[test]
@@ -226,17 +265,29 @@ fn every_truncation_of_a_real_message_is_an_error() {
         // A cut inside a multi-byte character is invalid UTF-8; every other cut is truncated
         // or (inside a tag) malformed. None reads as a message.
         let result = read_message(prefix);
-        assert!(result.is_err(), "a message cut at byte {cut} was read: {result:?}");
+        assert!(
+            result.is_err(),
+            "a message cut at byte {cut} was read: {result:?}"
+        );
     }
     // Cut between two elements: everything read is well-formed, the end is missing.
-    let before_grunddaten = xml.windows(15).position(|w| w == b"<tns:grunddaten").unwrap();
-    assert_eq!(read_message(&xml[..before_grunddaten]), Err(ReadError::Truncated));
+    let before_grunddaten = xml
+        .windows(15)
+        .position(|w| w == b"<tns:grunddaten")
+        .unwrap();
+    assert_eq!(
+        read_message(&xml[..before_grunddaten]),
+        Err(ReadError::Truncated)
+    );
 }
 
 #[test]
 fn refuses_what_is_not_one_xjustiz_message() {
     assert_eq!(read_message(b""), Err(ReadError::Truncated));
-    assert_eq!(read_message(b"<?xml version=\"1.0\"?>"), Err(ReadError::Truncated));
+    assert_eq!(
+        read_message(b"<?xml version=\"1.0\"?>"),
+        Err(ReadError::Truncated)
+    );
     assert_eq!(
         read_message(b"<html/>"),
         Err(ReadError::NotXJustiz("html".into()))
@@ -266,4 +317,28 @@ fn refuses_more_entries_than_the_bound() {
         read_message(&many),
         Err(ReadError::TooManyEntries("documents"))
     );
+}
+
+#[test]
+fn refuses_an_element_with_more_attributes_than_the_bound() {
+    let attributes = |n: usize| (0..n).map(|i| format!(" a{i}=\"\"")).collect::<String>();
+    assert!(read_message(&wrap(&format!("<v{}/>", attributes(MAX_ATTRIBUTES)))).is_ok());
+    assert_eq!(
+        read_message(&wrap(&format!("<v{}/>", attributes(MAX_ATTRIBUTES + 1)))),
+        Err(ReadError::TooManyAttributes {
+            element: "v".into()
+        })
+    );
+    // 400,000 of them (4 MB, under the size bound) are refused at the bound, not checked
+    // pairwise.
+    let many = wrap(&format!("<v{}/>", attributes(400_000)));
+    assert!(many.len() < MAX_MESSAGE_BYTES);
+    assert_eq!(
+        read_message(&many),
+        Err(ReadError::TooManyAttributes {
+            element: "v".into()
+        })
+    );
+    let err = read_message(&wrap("<v a=\"1\" a=\"2\"/>")).unwrap_err();
+    assert!(matches!(err, ReadError::Malformed { .. }), "{err:?}");
 }

@@ -12,7 +12,10 @@ mod summary;
 
 pub use archive::{
     is_leftover_temp_file, safe_stored_names, write_archive, ArchiveError, ArchiveInput,
-    Attachment, Direction, METADATA_FILE, MESSAGE_FILE, TEMP_PREFIX,
+    Attachment, Direction, MESSAGE_FILE, METADATA_FILE, TEMP_PREFIX,
 };
-pub use read::{read_message, ReadError, MAX_DEPTH, MAX_MESSAGE_BYTES, MAX_TEXT_BYTES, MAX_ENTRIES};
+pub use read::{
+    read_message, ReadError, MAX_ATTRIBUTES, MAX_DEPTH, MAX_ENTRIES, MAX_MESSAGE_BYTES,
+    MAX_TEXT_BYTES,
+};
 pub use summary::{AktenzeichenQuelle, Beteiligter, Dokument, Nachrichtenzusammenfassung};

@@ -18,6 +18,9 @@ pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 pub const MAX_DEPTH: usize = 64;
 /// Longest text value (one element's text, after entity references), in bytes (64 KiB).
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+/// Most attributes on one element: XJustiz uses at most a few (plus namespace declarations),
+/// and the parser's duplicate check is quadratic in their number.
+pub const MAX_ATTRIBUTES: usize = 32;
 /// Most parties, documents, and file names per message read; beyond is an error rather than an
 /// unbounded list (an empty `<dokument/>` costs 11 bytes of input but a whole entry).
 pub const MAX_ENTRIES: usize = 10_000;
@@ -45,6 +48,12 @@ pub enum ReadError {
     /// One text value longer than [`MAX_TEXT_BYTES`].
     #[error("the element {element:?} has a text longer than {MAX_TEXT_BYTES} bytes")]
     TextTooLong {
+        /// Local name of the element.
+        element: String,
+    },
+    /// An element with more than [`MAX_ATTRIBUTES`] attributes.
+    #[error("the element {element:?} has more than {MAX_ATTRIBUTES} attributes")]
+    TooManyAttributes {
         /// Local name of the element.
         element: String,
     },
@@ -155,12 +164,23 @@ impl State {
         if self.path.len() >= MAX_DEPTH {
             return Err(ReadError::TooDeep);
         }
-        // None is read, but a broken or repeated attribute makes the document malformed.
+        let local = start.local_name();
+        let name = String::from_utf8_lossy(local.as_ref()).into_owned();
+        // None is read, but a broken or repeated attribute makes the document malformed. Counted
+        // first without checks, so that the quadratic duplicate check runs on few.
+        if start
+            .attributes()
+            .with_checks(false)
+            .nth(MAX_ATTRIBUTES)
+            .is_some()
+        {
+            return Err(ReadError::TooManyAttributes {
+                element: bounded(&name),
+            });
+        }
         for attribute in start.attributes() {
             attribute.map_err(|e| malformed(position, e))?;
         }
-        let local = start.local_name();
-        let name = String::from_utf8_lossy(local.as_ref()).into_owned();
         if self.path.is_empty() {
             if !self.summary.nachrichtentyp.is_empty() {
                 return Err(ReadError::Malformed {
@@ -239,7 +259,9 @@ impl State {
 
     fn close_outside_document(&mut self, rel: &[&str], value: Option<String>) {
         match rel {
-            ["nachrichtenkopf", "erstellungszeitpunkt"] => self.summary.erstellungszeitpunkt = value,
+            ["nachrichtenkopf", "erstellungszeitpunkt"] => {
+                self.summary.erstellungszeitpunkt = value
+            }
             ["nachrichtenkopf", "absender", "aktenzeichen"] => self.absender_aktenzeichen = value,
             ["nachrichtenkopf", "absender", "eigeneNachrichtenID"] => {
                 self.summary.nachrichten_id = value
@@ -288,7 +310,12 @@ impl State {
         value: Option<String>,
     ) -> Result<(), ReadError> {
         let below: Vec<&str> = path[depth..].iter().map(String::as_str).collect();
-        let file_names: usize = self.summary.dokumente.iter().map(|d| d.dateinamen.len()).sum();
+        let file_names: usize = self
+            .summary
+            .dokumente
+            .iter()
+            .map(|d| d.dateinamen.len())
+            .sum();
         let Some(document) = self.summary.dokumente.last_mut() else {
             return Ok(());
         };

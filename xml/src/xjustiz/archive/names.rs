@@ -60,7 +60,12 @@ fn clean(original: &str) -> String {
     if name.is_empty() {
         name = FALLBACK.to_owned();
     }
-    let device = name.split('.').next().unwrap_or("").trim_end().to_ascii_uppercase();
+    let device = name
+        .split('.')
+        .next()
+        .unwrap_or("")
+        .trim_end()
+        .to_ascii_uppercase();
     let is_device = matches!(device.as_str(), "CON" | "PRN" | "AUX" | "NUL")
         || (device.len() == 4
             && (device.starts_with("COM") || device.starts_with("LPT"))
@@ -137,7 +142,12 @@ mod tests {
         let names = safe_stored_names(&["Brief.pdf", "brief.PDF", "Brief.pdf", "Brief (2).pdf"]);
         assert_eq!(
             names,
-            ["Brief.pdf", "brief (2).PDF", "Brief (3).pdf", "Brief (2) (2).pdf"]
+            [
+                "Brief.pdf",
+                "brief (2).PDF",
+                "Brief (3).pdf",
+                "Brief (2) (2).pdf"
+            ]
         );
     }
 

@@ -342,3 +342,27 @@ fn refuses_an_element_with_more_attributes_than_the_bound() {
     let err = read_message(&wrap("<v a=\"1\" a=\"2\"/>")).unwrap_err();
     assert!(matches!(err, ReadError::Malformed { .. }), "{err:?}");
 }
+
+#[test]
+fn reads_documents_inside_an_akte_and_ignores_same_named_elements_elsewhere() {
+    let summary = read_message(&wrap(
+        "<grunddaten><dokument><xjustiz.fachspezifischeDaten><anzeigename>not a document\
+         </anzeigename></xjustiz.fachspezifischeDaten></dokument></grunddaten>\
+         <schriftgutobjekte><akte><xjustiz.fachspezifischeDaten><inhalt><dokument>\
+         <xjustiz.fachspezifischeDaten><anzeigename>In der Akte</anzeigename><datei>\
+         <dateiname>akte.pdf</dateiname></datei></xjustiz.fachspezifischeDaten></dokument>\
+         </inhalt></xjustiz.fachspezifischeDaten></akte><dokument/></schriftgutobjekte>",
+    ))
+    .unwrap();
+    assert_eq!(
+        summary.dokumente,
+        [
+            Dokument {
+                anzeigename: Some("In der Akte".into()),
+                dateinamen: vec!["akte.pdf".into()],
+                ..Default::default()
+            },
+            Dokument::default(),
+        ]
+    );
+}

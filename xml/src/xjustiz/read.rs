@@ -95,7 +95,8 @@ pub fn read_message(xml: &[u8]) -> Result<Nachrichtenzusammenfassung, ReadError>
         let event = reader.read_event().map_err(|e| malformed(position, e))?;
         match event {
             Event::Decl(decl) => {
-                if let Some(Ok(encoding)) = decl.encoding() {
+                if let Some(encoding) = decl.encoding() {
+                    let encoding = encoding.map_err(|e| malformed(position, e))?;
                     let encoding = String::from_utf8_lossy(&encoding).into_owned();
                     if !matches!(encoding.to_ascii_lowercase().as_str(), "utf-8" | "utf8") {
                         return Err(ReadError::UnsupportedEncoding(bounded(&encoding)));

@@ -118,8 +118,7 @@ async fn read_drop(
     payload: web::Payload,
 ) -> Result<DropRequest, (StatusCode, String)> {
     let refused = |e: json::JsonError| (e.status(), e.to_string());
-    let boundary = multipart::boundary(req).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-    let Some(boundary) = boundary else {
+    if !multipart::is_multipart(req) {
         let value = json::read_json(req, payload, MAX_REQUEST_BYTES)
             .await
             .map_err(refused)?;
@@ -132,14 +131,17 @@ async fn read_drop(
                 ),
             )
         });
-    };
+    }
     let body = json::read_bytes(payload, MAX_REQUEST_BYTES)
         .await
         .map_err(refused)?;
     let bad = |e: String| (StatusCode::BAD_REQUEST, e);
     let mut sender = None;
     let mut files = Vec::new();
-    for part in multipart::parts(&body, &boundary).map_err(bad)? {
+    let parts = multipart::parts(req.headers(), body.into())
+        .await
+        .map_err(bad)?;
+    for part in parts {
         match (part.name.as_str(), part.filename) {
             ("sender", None) if sender.is_none() => {
                 sender =

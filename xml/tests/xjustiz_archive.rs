@@ -66,7 +66,7 @@ fn xml() -> Vec<u8> {
 
 fn input<'a>(
     xml: &'a [u8],
-    summary: Option<&'a Nachrichtenzusammenfassung>,
+    summary: Option<&'a MessageSummary>,
     attachments: &'a [Attachment<'a>],
 ) -> ArchiveInput<'a> {
     ArchiveInput {
@@ -183,7 +183,7 @@ fn the_archive_holds_the_xml_the_attachments_and_the_metadata() {
     assert_eq!(meta["hydratedAt"], "2026-11-20T08:31:06Z");
     assert_eq!(meta["readError"], Value::Null);
     assert_eq!(meta["xjustiz"]["aktenzeichen"], "BV-2026/0815");
-    assert_eq!(meta["xjustiz"]["aktenzeichenQuelle"], "empfaenger");
+    assert_eq!(meta["xjustiz"]["aktenzeichenSource"], "empfaenger");
     assert_eq!(meta["xjustiz"]["beteiligte"][0]["name"], "Jörg Müller-Weiß");
     assert_eq!(meta["xjustiz"]["beteiligte"][0]["rolle"], "Betroffener");
     assert_eq!(

@@ -70,8 +70,8 @@ fn reads_the_recipients_case_reference_the_parties_and_the_documents() {
     );
     assert_eq!(summary.aktenzeichen.as_deref(), Some("BV-2026/0815"));
     assert_eq!(
-        summary.aktenzeichen_quelle,
-        Some(AktenzeichenQuelle::Empfaenger)
+        summary.aktenzeichen_source,
+        Some(AktenzeichenSource::Empfaenger)
     );
     assert_eq!(
         summary.nachrichten_id.as_deref(),
@@ -118,8 +118,8 @@ fn falls_back_to_the_senders_case_reference_and_keeps_file_names_as_written() {
     let summary = read_message(&fixture("absender_aktenzeichen.xml")).unwrap();
     assert_eq!(summary.aktenzeichen.as_deref(), Some("12 XIV 77/26 (L)"));
     assert_eq!(
-        summary.aktenzeichen_quelle,
-        Some(AktenzeichenQuelle::Absender)
+        summary.aktenzeichen_source,
+        Some(AktenzeichenSource::Absender)
     );
     assert!(summary.beteiligte.is_empty());
     assert_eq!(summary.dokumente.len(), 1);
@@ -135,7 +135,7 @@ fn falls_back_to_the_senders_case_reference_and_keeps_file_names_as_written() {
 fn a_message_without_case_reference_parties_or_documents_reads_as_empty() {
     let summary = read_message(&fixture("ohne_aktenzeichen.xml")).unwrap();
     assert_eq!(summary.aktenzeichen, None);
-    assert_eq!(summary.aktenzeichen_quelle, None);
+    assert_eq!(summary.aktenzeichen_source, None);
     assert!(summary.beteiligte.is_empty());
     assert!(summary.dokumente.is_empty());
     assert!(summary.nachrichten_id.is_some());

@@ -18,4 +18,4 @@ pub use read::{
     read_message, ReadError, MAX_ATTRIBUTES, MAX_DEPTH, MAX_ENTRIES, MAX_MESSAGE_BYTES,
     MAX_TEXT_BYTES,
 };
-pub use summary::{AktenzeichenQuelle, Beteiligter, Dokument, Nachrichtenzusammenfassung};
+pub use summary::{AktenzeichenSource, Beteiligter, Dokument, MessageSummary};

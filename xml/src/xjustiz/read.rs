@@ -9,7 +9,7 @@
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
-use super::summary::{AktenzeichenQuelle, Beteiligter, Dokument, Nachrichtenzusammenfassung};
+use super::summary::{AktenzeichenSource, Beteiligter, Dokument, MessageSummary};
 
 /// Largest message read, in bytes (8 MiB). The XML carries only metadata (the documents travel
 /// as attachments), so real messages are a few kilobytes; this bounds memory and time.
@@ -82,7 +82,7 @@ pub enum ReadError {
 /// Time and memory are linear in the input, which is at most [`MAX_MESSAGE_BYTES`]; nothing is
 /// fetched or expanded. Absent parts are `None`/empty; broken or hostile input is a
 /// [`ReadError`], never a panic.
-pub fn read_message(xml: &[u8]) -> Result<Nachrichtenzusammenfassung, ReadError> {
+pub fn read_message(xml: &[u8]) -> Result<MessageSummary, ReadError> {
     if xml.len() > MAX_MESSAGE_BYTES {
         return Err(ReadError::TooLarge(xml.len()));
     }
@@ -149,7 +149,7 @@ struct State {
     path: Vec<String>,
     /// Text of the current element (reset at every start tag).
     text: String,
-    summary: Nachrichtenzusammenfassung,
+    summary: MessageSummary,
     empfaenger_aktenzeichen: Option<String>,
     absender_aktenzeichen: Option<String>,
     /// The party being read, with its name parts.
@@ -344,10 +344,10 @@ impl State {
     fn finish(&mut self) {
         if let Some(az) = self.empfaenger_aktenzeichen.take() {
             self.summary.aktenzeichen = Some(az);
-            self.summary.aktenzeichen_quelle = Some(AktenzeichenQuelle::Empfaenger);
+            self.summary.aktenzeichen_source = Some(AktenzeichenSource::Empfaenger);
         } else if let Some(az) = self.absender_aktenzeichen.take() {
             self.summary.aktenzeichen = Some(az);
-            self.summary.aktenzeichen_quelle = Some(AktenzeichenQuelle::Absender);
+            self.summary.aktenzeichen_source = Some(AktenzeichenSource::Absender);
         }
     }
 }

@@ -6,13 +6,13 @@ use serde::Serialize;
 /// is `None` or empty; an absent part is never an error.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Nachrichtenzusammenfassung {
+pub struct MessageSummary {
     /// Local name of the root element, e.g. `nachricht.gds.uebermittlungSchriftgutobjekte.0005005`.
     pub nachrichtentyp: String,
     /// The case reference: the recipient's free-text reference, else the sender's.
     pub aktenzeichen: Option<String>,
     /// Where [`Self::aktenzeichen`] came from; `None` when there is none.
-    pub aktenzeichen_quelle: Option<AktenzeichenQuelle>,
+    pub aktenzeichen_source: Option<AktenzeichenSource>,
     /// `nachrichtenkopf/absender/eigeneNachrichtenID`: the sender's id of this message.
     pub nachrichten_id: Option<String>,
     /// `nachrichtenkopf/erstellungszeitpunkt` as written (an `xs:dateTime`, not reinterpreted).
@@ -26,7 +26,7 @@ pub struct Nachrichtenzusammenfassung {
 /// Which header element carried the case reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub enum AktenzeichenQuelle {
+pub enum AktenzeichenSource {
     /// `empfaenger/auswahl_aktenzeichen/aktenzeichen.freitext`.
     Empfaenger,
     /// `absender/aktenzeichen` (the recipient's reference was `neu`, `unbekannt` or absent).

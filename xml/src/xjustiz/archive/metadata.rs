@@ -3,7 +3,7 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use super::super::summary::Nachrichtenzusammenfassung;
+use super::super::summary::MessageSummary;
 use super::Direction;
 
 /// The version of the metadata layout; raised when a member changes meaning or goes away.
@@ -22,7 +22,7 @@ pub(super) struct Metadata<'a> {
     pub hydrated_at: String,
     /// What [`read_message`](super::super::read_message) found; `null` when the XML could not
     /// be read (then `readError` says why).
-    pub xjustiz: Option<&'a Nachrichtenzusammenfassung>,
+    pub xjustiz: Option<&'a MessageSummary>,
     pub read_error: Option<&'a str>,
     /// The XML itself, then every attachment, in the sender's order.
     pub files: Vec<StoredFile<'a>>,

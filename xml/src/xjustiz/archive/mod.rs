@@ -13,7 +13,7 @@ use serde::Serialize;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use super::summary::Nachrichtenzusammenfassung;
+use super::summary::MessageSummary;
 use metadata::{sha256, utc, Metadata, StoredFile, FORMAT};
 pub use names::safe_stored_names;
 
@@ -67,7 +67,7 @@ pub struct ArchiveInput<'a> {
     /// The `xjustiz_nachricht.xml` bytes, stored as they came.
     pub xml: &'a [u8],
     /// What [`read_message`](super::read_message) found, or `None` when it failed.
-    pub summary: Option<&'a Nachrichtenzusammenfassung>,
+    pub summary: Option<&'a MessageSummary>,
     /// Why reading failed (the [`ReadError`](super::ReadError) text), if it did.
     pub read_error: Option<&'a str>,
     /// The attachments, in the sender's order.

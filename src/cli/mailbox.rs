@@ -279,39 +279,35 @@ pub(crate) async fn run_mailbox(
             operations.remove(id).await.map_err(err)?;
             Ok(format!("mailbox account {id} removed"))
         }
-        MailboxCommand::Grant(GrantArgs { id, user }) => {
-            let id = id_of(&id)?;
-            let user = user_of(&user)?;
-            let store = open_store(settings, false)?;
-            let who = who();
-            let operations = MailboxAccounts {
-                store: &store,
-                who: &who,
-            };
-            let new = operations.grant(id, user.as_str()).await.map_err(err)?;
-            let user = user.as_str();
-            Ok(if new {
-                format!("{user} may now use mailbox account {id}")
-            } else {
-                format!("{user} may use mailbox account {id} already")
-            })
-        }
-        MailboxCommand::Revoke(GrantArgs { id, user }) => {
-            let id = id_of(&id)?;
-            let user = user_of(&user)?;
-            let store = open_store(settings, false)?;
-            let who = who();
-            let operations = MailboxAccounts {
-                store: &store,
-                who: &who,
-            };
-            operations.revoke(id, user.as_str()).await.map_err(err)?;
-            Ok(format!(
-                "{} may no longer use mailbox account {id}",
-                user.as_str()
-            ))
-        }
+        MailboxCommand::Grant(args) => change_grant(settings, args, true).await,
+        MailboxCommand::Revoke(args) => change_grant(settings, args, false).await,
     }
+}
+
+/// Grants (`grant`) or revokes a user's use of an account, audited as the command line.
+async fn change_grant(
+    settings: &Settings,
+    GrantArgs { id, user }: GrantArgs,
+    grant: bool,
+) -> Result<String, CliError> {
+    let id = id_of(&id)?;
+    let user = user_of(&user)?;
+    let store = open_store(settings, false)?;
+    let who = who();
+    let operations = MailboxAccounts {
+        store: &store,
+        who: &who,
+    };
+    let user = user.as_str();
+    if !grant {
+        operations.revoke(id, user).await.map_err(err)?;
+        return Ok(format!("{user} may no longer use mailbox account {id}"));
+    }
+    Ok(if operations.grant(id, user).await.map_err(err)? {
+        format!("{user} may now use mailbox account {id}")
+    } else {
+        format!("{user} may use mailbox account {id} already")
+    })
 }
 
 async fn set_active(settings: &Settings, id: &str, active: bool) -> Result<String, CliError> {

@@ -156,3 +156,27 @@ fn long_values_wrap_and_unmappable_characters_degrade() {
 fn rendering_is_deterministic() {
     assert_eq!(render_receipt(&fields(true)), render_receipt(&fields(true)));
 }
+
+/// Lower-case hex SHA-256 of `bytes`.
+fn sha256_hex(bytes: &[u8]) -> String {
+    ring::digest::digest(&ring::digest::SHA256, bytes)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A receipt rendered again later (the simulators render a stored record's receipt on demand)
+/// must be the very PDF handed out before: an integrator may have kept its digest. These digests
+/// are those of the receipts as they were before the layout moved into `pdf`.
+#[test]
+fn receipt_bytes_stay_what_they_were() {
+    assert_eq!(
+        sha256_hex(&render_receipt(&fields(true))),
+        "fa5488f32ccbfc367b7f4a13fc8525b80f4096ff085b1af629b4c93aa0718baf"
+    );
+    assert_eq!(
+        sha256_hex(&render_receipt(&fields(false))),
+        "96f6310b5a180c7f262f7f63dc62ee364615d5d3261ab5df98fa5a757a564f17"
+    );
+}

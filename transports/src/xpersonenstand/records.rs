@@ -204,7 +204,7 @@ mod tests {
 
     /// Whether the uncompressed PDF shows `text` (WinAnsi, as the receipt writes it).
     fn shows(pdf: &[u8], text: &str) -> bool {
-        let bytes = crate::receipt::to_win_ansi(text);
+        let bytes = crate::pdf::to_win_ansi(text);
         pdf.windows(bytes.len()).any(|w| w == bytes.as_slice())
     }
 
@@ -248,7 +248,7 @@ mod tests {
         let pdf = receipt_of(record(serde_json::Value::Null));
         assert!(shows(&pdf, "nicht angegeben"));
         // Übermittelt, Eingegangen: both the arrival, 11:00 German time.
-        let arrival = crate::receipt::to_win_ansi("01.11.2026, 11:00:00 Uhr");
+        let arrival = crate::pdf::to_win_ansi("01.11.2026, 11:00:00 Uhr");
         let times = pdf
             .windows(arrival.len())
             .filter(|w| *w == arrival.as_slice())

@@ -1,0 +1,189 @@
+//! Text for the builtin Helvetica fonts: WinAnsi encoding, glyph widths and line wrapping.
+//!
+//! The builtin fonts need no embedding (small, deterministic output) but only speak a single-byte
+//! encoding; WinAnsiEncoding (Windows-1252) is the one that covers German.
+
+/// Splits `text` into WinAnsi-encoded lines no wider than `max_width`: at spaces where possible,
+/// inside a word when the word alone is too wide (hex digests, UUIDs, references). More than
+/// `max_lines` lines are cut, the last one ending in an ellipsis. Always at least one (maybe empty)
+/// line.
+pub(super) fn wrap(
+    text: &str,
+    size: f32,
+    bold: bool,
+    max_width: f32,
+    max_lines: usize,
+) -> Vec<Vec<u8>> {
+    let bytes = to_win_ansi(text);
+    let fits = |line: &[u8]| text_width(line, size, bold) <= max_width;
+
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    let mut rest: &[u8] = &bytes;
+    // One line beyond the cap is enough to know that the text is cut; wrapping the rest of an
+    // absurdly long text would only cost time.
+    while !rest.is_empty() && lines.len() <= max_lines {
+        if fits(rest) {
+            lines.push(rest.to_vec());
+            break;
+        }
+        // Longest prefix that fits, at least one byte so that the loop always makes progress.
+        let mut end = 1;
+        while end < rest.len() && fits(&rest[..end + 1]) {
+            end += 1;
+        }
+        let cut = match rest[..=end].iter().rposition(|&b| b == b' ') {
+            Some(space) if space > 0 => space,
+            _ => end,
+        };
+        lines.push(rest[..cut].to_vec());
+        rest = &rest[cut..];
+        while rest.first() == Some(&b' ') {
+            rest = &rest[1..];
+        }
+    }
+
+    if lines.len() > max_lines {
+        lines.truncate(max_lines);
+        if let Some(last) = lines.last_mut() {
+            // 0x85 is the horizontal ellipsis in WinAnsi.
+            last.push(0x85);
+            while last.len() > 1 && !fits(last) {
+                last.remove(last.len() - 2);
+            }
+        }
+    }
+    if lines.is_empty() {
+        lines.push(Vec::new());
+    }
+    lines
+}
+
+/// Width of WinAnsi-encoded `text` in points. Uses the Helvetica metrics for ASCII; everything
+/// else gets a generous width, and bold is over-estimated, because the only use is to keep lines
+/// on the page: too wide is harmless, too narrow would run off the edge.
+pub(super) fn text_width(text: &[u8], size: f32, bold: bool) -> f32 {
+    let units: u32 = text.iter().map(|&b| helvetica_width(b)).sum();
+    let factor = if bold { 1.25 } else { 1.0 };
+    units as f32 * factor * size / 1000.0
+}
+
+/// Helvetica glyph widths (1/1000 em) from the standard AFM.
+fn helvetica_width(byte: u8) -> u32 {
+    const ASCII: [u16; 95] = [
+        278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278,
+        278, // ' '../
+        556, 556, 556, 556, 556, 556, 556, 556, 556, 556, // 0..9
+        278, 278, 584, 584, 584, 556, 1015, // :..@
+        667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, // A..M
+        722, 778, 667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, // N..Z
+        278, 278, 278, 469, 556, 333, // [..`
+        556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, // a..m
+        556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, // n..z
+        334, 260, 334, 584, // {..~
+    ];
+    match byte {
+        32..=126 => u32::from(ASCII[usize::from(byte - 32)]),
+        0xE4 | 0xF6 | 0xFC => 556, // ä ö ü
+        0xC4 => 667,               // Ä
+        0xD6 => 778,               // Ö
+        0xDC => 722,               // Ü
+        0xDF => 611,               // ß
+        _ => 1000,
+    }
+}
+
+/// Encodes `text` in WinAnsiEncoding (Windows-1252); characters it cannot represent become `?`.
+pub(crate) fn to_win_ansi(text: &str) -> Vec<u8> {
+    text.chars().map(win_ansi_byte).collect()
+}
+
+fn win_ansi_byte(c: char) -> u8 {
+    let code = u32::from(c);
+    match code {
+        0x20..=0x7E => code as u8,
+        // Latin-1 matches WinAnsi from U+00A0 on.
+        0xA0..=0xFF => code as u8,
+        _ => match c {
+            '€' => 0x80,
+            '‚' => 0x82,
+            'ƒ' => 0x83,
+            '„' => 0x84,
+            '…' => 0x85,
+            '†' => 0x86,
+            '‡' => 0x87,
+            'ˆ' => 0x88,
+            '‰' => 0x89,
+            'Š' => 0x8A,
+            '‹' => 0x8B,
+            'Œ' => 0x8C,
+            'Ž' => 0x8E,
+            '‘' => 0x91,
+            '’' => 0x92,
+            '“' => 0x93,
+            '”' => 0x94,
+            '•' => 0x95,
+            '–' => 0x96,
+            '—' => 0x97,
+            '˜' => 0x98,
+            '™' => 0x99,
+            'š' => 0x9A,
+            '›' => 0x9B,
+            'œ' => 0x9C,
+            'ž' => 0x9E,
+            'Ÿ' => 0x9F,
+            // Tabs and line breaks inside a value would otherwise print as '?' glyph soup.
+            '\t' | '\n' | '\r' => b' ',
+            _ => b'?',
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn win_ansi_maps_umlauts_and_replaces_the_rest() {
+        assert_eq!(
+            to_win_ansi("äöüÄÖÜß"),
+            vec![0xE4, 0xF6, 0xFC, 0xC4, 0xD6, 0xDC, 0xDF]
+        );
+        assert_eq!(
+            to_win_ansi("€ – ok"),
+            vec![0x80, b' ', 0x96, b' ', b'o', b'k']
+        );
+        assert_eq!(to_win_ansi("a\u{4E2D}b\u{1F600}"), b"a?b?".to_vec());
+    }
+
+    #[test]
+    fn wrap_keeps_every_line_within_the_width() {
+        let hex = "0123456789abcdef".repeat(8);
+        let lines = wrap(&hex, 11.0, false, 200.0, 10);
+        assert!(lines.len() > 1);
+        for line in &lines {
+            assert!(text_width(line, 11.0, false) <= 200.0);
+        }
+        assert_eq!(lines.concat(), hex.as_bytes());
+    }
+
+    #[test]
+    fn wrap_prefers_spaces_and_caps_lines() {
+        let lines = wrap("eins zwei drei vier", 10.0, false, 60.0, 10);
+        assert_eq!(lines[0], b"eins zwei".to_vec());
+        let capped = wrap(&"wort ".repeat(200), 10.0, false, 100.0, 2);
+        assert_eq!(capped.len(), 2);
+        assert_eq!(capped[1].last(), Some(&0x85));
+        assert!(text_width(&capped[1], 10.0, false) <= 100.0);
+    }
+
+    #[test]
+    fn wrap_marks_a_cut_exactly_when_text_is_left_over() {
+        // Exactly as many lines as allowed: nothing is cut, so no ellipsis.
+        let exact = wrap("eins zwei drei", 10.0, false, 30.0, 3);
+        assert_eq!(exact.len(), 3);
+        assert_eq!(exact[2], b"drei".to_vec());
+        let cut = wrap("eins zwei drei vier", 10.0, false, 30.0, 3);
+        assert_eq!(cut.len(), 3);
+        assert_eq!(cut[2].last(), Some(&0x85));
+    }
+}

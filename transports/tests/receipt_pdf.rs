@@ -180,3 +180,39 @@ fn receipt_bytes_stay_what_they_were() {
         "96f6310b5a180c7f262f7f63dc62ee364615d5d3261ab5df98fa5a757a564f17"
     );
 }
+
+/// With every free-text value at its three-line cap a receipt no longer fits one page: the rest
+/// continues on a second page, inside the margins, instead of running into the bottom edge.
+#[test]
+fn a_receipt_of_overlong_values_continues_on_a_second_page() {
+    let mut fields = fields(true);
+    fields.authority = "Standesamt Außenstelle ".repeat(20);
+    fields.report_id = "R".repeat(400);
+    fields.report_type = "T".repeat(400);
+    fields.sender = "S".repeat(400);
+    fields.module = "M".repeat(400);
+    fields.message_uuid = "U".repeat(400);
+    fields.message_sha256_hex = "H".repeat(400);
+    fields.transport_ref = "X".repeat(400);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_pdf(&dir, &render_receipt(&fields));
+
+    common::assert_qpdf_check(&path);
+    let output = common::run_tool("pdfinfo", &[path.to_str().unwrap()]);
+    let info = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        info.lines()
+            .any(|l| l.starts_with("Pages:") && l.ends_with(" 2")),
+        "{info}"
+    );
+    let text = common::pdf_text(&path);
+    for line in ["Transportreferenz", "Behörde", "Erstellt mit meldewerk."] {
+        assert!(text.contains(line), "{line} missing:\n{text}");
+    }
+    let output = common::run_tool("pdftotext", &["-bbox", path.to_str().unwrap(), "-"]);
+    let html = String::from_utf8_lossy(&output.stdout);
+    for y_max in html.split("yMax=\"").skip(1) {
+        let value: f32 = y_max.split('"').next().unwrap().parse().unwrap();
+        assert!(value <= 842.0 - 56.0, "word ends at y={value}:\n{html}");
+    }
+}

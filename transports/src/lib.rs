@@ -4,9 +4,10 @@
 //! crate implement it the way the real ones behave (deliveries one by one, acknowledgements
 //! collected in batches from the portal's inbox), keep a durable journal of what they received
 //! (so that a tester can assert on the exact payload and on exactly-once delivery), and hand back
-//! receipt PDFs ([`receipt`], laid out by [`pdf`], which also writes other plain-text documents). [`wire`] is the HTTP protocol to an authority running as its own
-//! process (a simulator or a tester's mock) and the transport that speaks it. [`mailbox`] is the
-//! third kind of authority: one the service reads from (a court mailbox).
+//! receipt PDFs ([`receipt`], laid out by [`pdf`], which writes other plain-text documents too).
+//! [`wire`] is the HTTP protocol to an authority running as its own process (a simulator or a
+//! tester's mock) and the transport that speaks it. [`mailbox`] is the third kind of authority:
+//! one the service reads from (a court mailbox).
 
 mod claims;
 pub mod mailbox;

@@ -45,6 +45,8 @@ const FIELD_GAP: f32 = 7.0;
 
 /// The line closing a document cut at its page bound, and its size.
 const CUT_NOTICE_SIZE: f32 = 9.0;
+
+/// The text of that line.
 fn cut_notice(max_pages: usize) -> String {
     format!("… Gekürzt: Das Dokument ist auf {max_pages} Seiten begrenzt, der weitere Text fehlt.")
 }

@@ -1,172 +1,14 @@
-//! The outgoing 0005005 (`write_uebermittlung`), checked by tools nobody here wrote: every variant
-//! against the XJustiz 3.6.2 schemas with xmllint, parsed back with pyxjustiz's models (generated
-//! from the official schemas) and compared with the input, and read back by our own reader. A
-//! court message built by pyxjustiz (not by our writer) is read by `read_message`.
+//! The outgoing 0005005 (`write_uebermittlung`): every variant valid against the XJustiz 3.6.2
+//! schemas (xmllint), text escaped, optional input left out without empty elements, the same
+//! bytes for the same input, read back by our own reader, and every kind of bad input refused
+//! with an error naming the field. tests/xjustiz_pyxjustiz.rs checks the same variants with
+//! pyxjustiz.
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
-use chrono::{DateTime, NaiveDate};
-use common::xjustiz::{pyxjustiz, xmllint_xjustiz};
+use common::uebermittlung::*;
+use common::xjustiz::xmllint_xjustiz;
 use meldewerk_xml::xjustiz::*;
-use serde_json::Value;
-
-/// An optional input value as the writer takes it: trimmed, blank is absent.
-fn wert(v: &Option<String>) -> Option<&str> {
-    v.as_deref().map(str::trim).filter(|v| !v.is_empty())
-}
-
-const NACHRICHTEN_ID: &str = "3f2a1b4c-5d6e-4f70-8a91-b2c3d4e5f607";
-
-fn zeit(s: &str) -> DateTime<chrono::FixedOffset> {
-    DateTime::parse_from_rfc3339(s).unwrap()
-}
-
-fn pdf(name: &str, titel: &str) -> Dokumentangabe {
-    Dokumentangabe {
-        dateiname: name.into(),
-        mime_type: "application/pdf".into(),
-        bezeichnung: titel.into(),
-    }
-}
-
-/// Every field filled; the recipient a court with its XJustiz-ID.
-fn voll() -> Uebermittlung {
-    Uebermittlung {
-        nachricht: Nachricht {
-            eigene_nachrichten_id: NACHRICHTEN_ID.into(),
-            erstellungszeitpunkt: zeit("2026-11-24T09:15:30+01:00"),
-        },
-        absender: Absender {
-            name: "Klinikum Nord <Sozialdienst> & Partner".into(),
-            aktenzeichen: Some("SD-2026/17 <&>".into()),
-            safe_id: "DE.Justiz.0a1b2c3d-klinikum".into(),
-        },
-        empfaenger: Empfaenger {
-            name: "Amtsgericht Musterstadt, Betreuungsgericht".into(),
-            art: EmpfaengerArt::Gericht {
-                xjustiz_id: Some("B1101".into()),
-            },
-            safe_id: "DE.Justiz.ag-musterstadt".into(),
-            aktenzeichen: Some("50 XVII 123/26".into()),
-            adresse: Some(Anschrift {
-                strasse: Some("Gerichtsstraße 1".into()),
-                plz: Some("12345".into()),
-                stadt: Some("Musterstadt".into()),
-            }),
-        },
-        betroffener: Betroffener {
-            vorname: Some("Jörg André".into()),
-            nachname: "Müller-Weiß d'Ávila".into(),
-            geburtsdatum: Some(NaiveDate::from_ymd_opt(1948, 2, 29).unwrap()),
-            familienstand: Some(Familienstand::Verwitwet),
-            anschrift: Some(Anschrift {
-                strasse: Some("Lindenallee 7 <Hinterhaus>".into()),
-                plz: Some("54321".into()),
-                stadt: Some("Neustadt an der Weinstraße".into()),
-            }),
-            telefon: Some("+49 6321 12345".into()),
-            gegenwaertiger_aufenthalt: Some("Klinikum Nord, Station 4 & 5, Zimmer 12".into()),
-        },
-        dokumente: vec![
-            pdf("BetreuungAnregung.pdf", "Anregung einer Betreuung <Eilt> & Anlagen"),
-            pdf("Ärztliches Zeugnis.pdf", "Ärztliches Zeugnis"),
-            Dokumentangabe {
-                mime_type: "image/jpeg".into(),
-                ..pdf("Foto.jpg", "Foto der Wunde")
-            },
-        ],
-        melde_zeitpunkt: Some(zeit("2026-11-23T22:40:00+01:00")),
-    }
-}
-
-/// Only what the schema requires.
-fn minimal() -> Uebermittlung {
-    Uebermittlung {
-        nachricht: Nachricht {
-            eigene_nachrichten_id: "00000000-0000-4000-8000-000000000001".into(),
-            erstellungszeitpunkt: zeit("2026-11-24T08:00:00Z"),
-        },
-        absender: Absender {
-            name: "Pflegeheim Sonnenhof".into(),
-            aktenzeichen: None,
-            safe_id: "DE.BRAK.sonnenhof".into(),
-        },
-        empfaenger: Empfaenger {
-            name: "Betreuungsverein Mitte e. V.".into(),
-            art: EmpfaengerArt::Sonstige,
-            safe_id: "DE.EBO.verein-mitte".into(),
-            aktenzeichen: None,
-            adresse: None,
-        },
-        betroffener: Betroffener {
-            vorname: None,
-            nachname: "Schmidt".into(),
-            geburtsdatum: None,
-            familienstand: None,
-            anschrift: None,
-            telefon: None,
-            gegenwaertiger_aufenthalt: None,
-        },
-        dokumente: vec![pdf("Antrag.pdf", "Antrag")],
-        melde_zeitpunkt: None,
-    }
-}
-
-/// Every variant: (name, input).
-fn varianten() -> Vec<(String, Uebermittlung)> {
-    let mut v = vec![
-        ("voll".to_string(), voll()),
-        ("minimal".to_string(), minimal()),
-    ];
-    let mut gericht_ohne_id = voll();
-    gericht_ohne_id.empfaenger.art = EmpfaengerArt::Gericht { xjustiz_id: None };
-    v.push(("gericht_ohne_id".into(), gericht_ohne_id));
-    let mut sonstige = voll();
-    sonstige.empfaenger.art = EmpfaengerArt::Sonstige;
-    v.push(("sonstige".into(), sonstige));
-    let mut nur_absender_az = minimal();
-    nur_absender_az.absender.aktenzeichen = Some("HEIM-7".into());
-    v.push(("nur_absender_aktenzeichen".into(), nur_absender_az));
-    for f in [
-        Familienstand::Ledig,
-        Familienstand::Verheiratet,
-        Familienstand::Geschieden,
-        Familienstand::Verwitwet,
-    ] {
-        let mut u = minimal();
-        u.betroffener.familienstand = Some(f);
-        v.push((format!("familienstand_{f:?}"), u));
-    }
-    let mut leer = minimal();
-    leer.absender.aktenzeichen = Some("  ".into());
-    leer.empfaenger.aktenzeichen = Some(String::new());
-    leer.empfaenger.adresse = Some(Anschrift::default());
-    leer.betroffener.vorname = Some(" ".into());
-    leer.betroffener.telefon = Some(String::new());
-    leer.betroffener.gegenwaertiger_aufenthalt = Some("\t".into());
-    leer.betroffener.anschrift = Some(Anschrift {
-        strasse: None,
-        plz: Some("".into()),
-        stadt: Some("Hamburg".into()),
-    });
-    v.push(("leere_optionale_werte".into(), leer));
-    v
-}
-
-/// Writes every variant into `dir`; returns (name, input, path, bytes).
-fn schreibe_alle(dir: &Path) -> Vec<(String, Uebermittlung, PathBuf, Vec<u8>)> {
-    varianten()
-        .into_iter()
-        .map(|(name, u)| {
-            let xml = write_uebermittlung(&u).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let path = dir.join(format!("{name}.xml"));
-            std::fs::write(&path, &xml).unwrap();
-            (name, u, path, xml)
-        })
-        .collect()
-}
 
 #[test]
 fn every_variant_is_valid_against_the_xjustiz_schemas() {
@@ -175,7 +17,10 @@ fn every_variant_is_valid_against_the_xjustiz_schemas() {
     for (name, _, path, xml) in schreibe_alle(dir.path()) {
         let (ok, text) = xmllint_xjustiz(&path);
         if !ok {
-            fehler.push(format!("{name}:\n{text}\n{}", String::from_utf8_lossy(&xml)));
+            fehler.push(format!(
+                "{name}:\n{text}\n{}",
+                String::from_utf8_lossy(&xml)
+            ));
         }
     }
     assert!(fehler.is_empty(), "{}", fehler.join("\n\n"));
@@ -224,13 +69,20 @@ fn the_same_input_gives_the_same_bytes_and_distinct_document_ids() {
     let a = write_uebermittlung(&voll()).unwrap();
     assert_eq!(a, write_uebermittlung(&voll()).unwrap());
     let summary = read_message(&a).unwrap();
-    let ids: Vec<_> = summary.dokumente.iter().map(|d| d.id.clone().unwrap()).collect();
+    let ids: Vec<_> = summary
+        .dokumente
+        .iter()
+        .map(|d| d.id.clone().unwrap())
+        .collect();
     assert_eq!(ids.len(), 3);
     assert!(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2]);
     let mut andere = voll();
     andere.nachricht.eigene_nachrichten_id = "3f2a1b4c-5d6e-4f70-8a91-b2c3d4e5f608".into();
     let b = read_message(&write_uebermittlung(&andere).unwrap()).unwrap();
-    assert!(b.dokumente.iter().all(|d| !ids.contains(d.id.as_ref().unwrap())));
+    assert!(b
+        .dokumente
+        .iter()
+        .all(|d| !ids.contains(d.id.as_ref().unwrap())));
 }
 
 #[test]
@@ -242,8 +94,10 @@ fn our_reader_reads_back_case_reference_parties_and_documents() {
             s.nachrichtentyp,
             "nachricht.gds.uebermittlungSchriftgutobjekte.0005005"
         );
-        let (az, quelle) = match (wert(&u.empfaenger.aktenzeichen), wert(&u.absender.aktenzeichen))
-        {
+        let (az, quelle) = match (
+            wert(&u.empfaenger.aktenzeichen),
+            wert(&u.absender.aktenzeichen),
+        ) {
             (Some(az), _) => (Some(az), Some(AktenzeichenSource::Empfaenger)),
             (None, Some(az)) => (Some(az), Some(AktenzeichenSource::Absender)),
             (None, None) => (None, None),
@@ -258,7 +112,11 @@ fn our_reader_reads_back_case_reference_parties_and_documents() {
             Some(v) => format!("{v} {}", u.betroffener.nachname),
             None => u.betroffener.nachname.clone(),
         };
-        let namen: Vec<_> = s.beteiligte.iter().map(|b| b.name.clone().unwrap()).collect();
+        let namen: Vec<_> = s
+            .beteiligte
+            .iter()
+            .map(|b| b.name.clone().unwrap())
+            .collect();
         assert_eq!(
             namen,
             [person, u.absender.name.clone(), u.empfaenger.name.clone()],
@@ -271,14 +129,169 @@ fn our_reader_reads_back_case_reference_parties_and_documents() {
             .collect();
         assert_eq!(nummern, ["1", "2", "3"]);
         let dateien: Vec<_> = s.dokumente.iter().map(|d| d.dateinamen.clone()).collect();
-        let erwartet: Vec<_> = u.dokumente.iter().map(|d| vec![d.dateiname.clone()]).collect();
+        let erwartet: Vec<_> = u
+            .dokumente
+            .iter()
+            .map(|d| vec![d.dateiname.clone()])
+            .collect();
         assert_eq!(dateien, erwartet, "{name}");
         let titel: Vec<_> = s.dokumente.iter().map(|d| d.anzeigename.clone()).collect();
-        let erwartet: Vec<_> = u.dokumente.iter().map(|d| Some(d.bezeichnung.clone())).collect();
+        let erwartet: Vec<_> = u
+            .dokumente
+            .iter()
+            .map(|d| Some(d.bezeichnung.clone()))
+            .collect();
         assert_eq!(titel, erwartet, "{name}");
-        let klassen: Vec<_> = s.dokumente.iter().map(|d| d.dokumentklasse.clone().unwrap()).collect();
+        let klassen: Vec<_> = s
+            .dokumente
+            .iter()
+            .map(|d| d.dokumentklasse.clone().unwrap())
+            .collect();
         assert_eq!(klassen[0], "003", "the form is the Antrag");
-        assert!(klassen[1..].iter().all(|k| k == "005"), "the rest are Anlagen");
+        assert!(
+            klassen[1..].iter().all(|k| k == "005"),
+            "the rest are Anlagen"
+        );
     }
 }
 
+/// Writes `u` and returns the error's text; panics when it is written.
+fn fehler(u: &Uebermittlung) -> (WriteError, String) {
+    let e = write_uebermittlung(u).expect_err("the input should be refused");
+    let text = e.to_string();
+    (e, text)
+}
+
+#[test]
+fn input_the_schema_would_refuse_is_an_error_naming_the_field() {
+    let mut u = voll();
+    u.betroffener.nachname = "  ".into();
+    assert_eq!(
+        fehler(&u).0,
+        WriteError::Missing {
+            field: "betroffener.name.nachname".into()
+        }
+    );
+    assert_eq!(fehler(&u).1, "betroffener.name.nachname is required");
+
+    let mut u = voll();
+    u.betroffener.vorname = Some("Anna <&>".into());
+    let (e, text) = fehler(&u);
+    assert_eq!(
+        e,
+        WriteError::Character {
+            field: "betroffener.name.vorname".into(),
+            character: '<'
+        }
+    );
+    assert_eq!(
+        text,
+        "betroffener.name.vorname contains the character '<' (U+003C), which XJustiz does not \
+         allow there (DIN 91379)"
+    );
+
+    let mut u = voll();
+    u.empfaenger.name = "Amtsgericht Musterstadt – Betreuungsgericht".into();
+    assert!(matches!(
+        fehler(&u).0,
+        WriteError::Character { field, character: '–' } if field == "empfaenger.name"
+    ));
+
+    let mut u = voll();
+    u.absender.name = "x".repeat(MAX_TEXT_CHARS + 1);
+    assert_eq!(
+        fehler(&u).1,
+        format!("absender.name has 256 characters, more than the {MAX_TEXT_CHARS} allowed")
+    );
+    u.absender.name = "ä".repeat(MAX_TEXT_CHARS);
+    write_uebermittlung(&u).expect("the bound counts characters, not bytes");
+
+    for (id, bad) in [
+        ("", false),
+        ("kein-uuid", true),
+        ("{3f2a1b4c-5d6e-4f70-8a91-b2c3d4e5f607}", true),
+        ("3f2a1b4c5d6e4f708a91b2c3d4e5f607", true),
+    ] {
+        let mut u = voll();
+        u.nachricht.eigene_nachrichten_id = id.into();
+        let (e, _) = fehler(&u);
+        assert_eq!(matches!(e, WriteError::Invalid { .. }), bad, "{id:?}: {e}");
+    }
+    let mut u = voll();
+    u.nachricht.eigene_nachrichten_id = "3F2A1B4C-5D6E-4F70-8A91-B2C3D4E5F607".into();
+    let s = read_message(&write_uebermittlung(&u).unwrap()).unwrap();
+    assert_eq!(
+        s.nachrichten_id.as_deref(),
+        Some(NACHRICHTEN_ID),
+        "written in lower case"
+    );
+
+    let mut u = voll();
+    u.empfaenger.safe_id = String::new();
+    assert_eq!(fehler(&u).1, "empfaenger.safeId is required");
+    let mut u = voll();
+    u.empfaenger.adresse.as_mut().unwrap().stadt = Some("Bad ½ Stadt".into());
+    assert!(fehler(&u)
+        .1
+        .starts_with("empfaenger.adresse.stadt contains the character '½'"));
+    let mut u = voll();
+    u.empfaenger.art = EmpfaengerArt::Gericht {
+        xjustiz_id: Some("B\u{1}1".into()),
+    };
+    assert!(fehler(&u).1.starts_with("empfaenger.xjustizId contains"));
+}
+
+#[test]
+fn documents_are_refused_when_missing_too_many_ambiguous_or_not_bare_files() {
+    let mut u = voll();
+    u.dokumente.clear();
+    assert_eq!(fehler(&u).0, WriteError::NoDocuments);
+
+    let mut u = voll();
+    u.dokumente = (0..=MAX_DOKUMENTE)
+        .map(|i| pdf(&format!("{i}.pdf"), "Anlage"))
+        .collect();
+    assert_eq!(
+        fehler(&u).1,
+        "dokumente has 101 entries, more than the 100 allowed"
+    );
+    u.dokumente.pop();
+    let xml = write_uebermittlung(&u).expect("exactly the bound is written");
+    assert_eq!(read_message(&xml).unwrap().dokumente.len(), MAX_DOKUMENTE);
+
+    let mut u = voll();
+    u.dokumente[2].dateiname = "betreuunganregung.PDF".into();
+    assert_eq!(fehler(&u).0, WriteError::DuplicateFileName(2));
+
+    for name in ["../etwas.pdf", "ordner/datei.pdf", "C:\\datei.pdf", ".."] {
+        let mut u = voll();
+        u.dokumente[1].dateiname = name.into();
+        let (e, text) = fehler(&u);
+        assert!(matches!(e, WriteError::Invalid { .. }), "{name}: {e}");
+        assert!(text.starts_with("dokumente[1].dateiname "), "{text}");
+    }
+
+    for (mime, text) in [
+        ("", "dokumente[0].mimeType is required"),
+        (
+            "pdf",
+            "dokumente[0].mimeType is not a MIME type (type/subtype)",
+        ),
+        (
+            "application/pdf; charset=x",
+            "dokumente[0].mimeType is not a MIME type (type/subtype)",
+        ),
+        (
+            "/pdf",
+            "dokumente[0].mimeType is not a MIME type (type/subtype)",
+        ),
+    ] {
+        let mut u = voll();
+        u.dokumente[0].mime_type = mime.into();
+        assert_eq!(fehler(&u).1, text, "{mime:?}");
+    }
+
+    let mut u = voll();
+    u.dokumente[0].bezeichnung = " ".into();
+    assert_eq!(fehler(&u).1, "dokumente[0].bezeichnung is required");
+}

@@ -85,7 +85,11 @@ pub(crate) fn erstes_zeichen_ausserhalb(text: &str, typ: Datentyp) -> Option<cha
                 continue;
             }
         }
-        if !ist_einzelzeichen(c) || ausgenommen.iter().any(|(von, bis)| (*von..=*bis).contains(&c)) {
+        if !ist_einzelzeichen(c)
+            || ausgenommen
+                .iter()
+                .any(|(von, bis)| (*von..=*bis).contains(&c))
+        {
             return Some(c);
         }
         rest = danach;

@@ -6,7 +6,8 @@ use std::process::{Command, Output};
 
 /// The XJustiz 3.6.2 schemas, beside the repository (or the shared folder of this machine).
 pub fn xjustiz_schemas() -> PathBuf {
-    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/xjustiz-3.6.2");
+    let beside =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/xjustiz-3.6.2");
     if beside.exists() {
         beside
     } else {
@@ -18,7 +19,12 @@ pub fn xjustiz_schemas() -> PathBuf {
 pub fn xmllint_xjustiz(file: &Path) -> (bool, String) {
     let output = Command::new("xmllint")
         .current_dir(xjustiz_schemas())
-        .args(["--noout", "--nonet", "--schema", "xjustiz_0005_nachrichten_3_2.xsd"])
+        .args([
+            "--noout",
+            "--nonet",
+            "--schema",
+            "xjustiz_0005_nachrichten_3_2.xsd",
+        ])
         .arg(file)
         .output()
         .expect("xmllint is not installed (apt-get install -y libxml2-utils)");
@@ -37,7 +43,9 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pyxjustiz").join(script);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/pyxjustiz")
+        .join(script);
     let output = Command::new("python3")
         .arg(&path)
         .args(args)

@@ -124,7 +124,11 @@ pub(super) fn pruefe(u: &Uebermittlung) -> Result<Geprueft<'_>, WriteError> {
     };
     Ok(Geprueft {
         nachrichten_id: nachrichten_id(&u.nachricht.eigene_nachrichten_id)?,
-        erstellungszeitpunkt: u.nachricht.erstellungszeitpunkt.format(ZEITFORMAT).to_string(),
+        erstellungszeitpunkt: u
+            .nachricht
+            .erstellungszeitpunkt
+            .format(ZEITFORMAT)
+            .to_string(),
         absender_name: pflicht("absender.name", &u.absender.name, Datentyp::D)?,
         absender_aktenzeichen: optional(
             "absender.aktenzeichen",
@@ -141,7 +145,11 @@ pub(super) fn pruefe(u: &Uebermittlung) -> Result<Geprueft<'_>, WriteError> {
             Datentyp::C,
         )?,
         empfaenger_adresse: anschrift("empfaenger.adresse", e.adresse.as_ref())?,
-        vorname: optional("betroffener.name.vorname", b.vorname.as_deref(), Datentyp::A)?,
+        vorname: optional(
+            "betroffener.name.vorname",
+            b.vorname.as_deref(),
+            Datentyp::A,
+        )?,
         nachname: pflicht("betroffener.name.nachname", &b.nachname, Datentyp::A)?,
         geburtsdatum: b.geburtsdatum.map(|d| d.format("%Y-%m-%d").to_string()),
         familienstand: b.familienstand,
@@ -219,7 +227,11 @@ fn anschrift<'a>(
 ) -> Result<Option<GepruefteAnschrift<'a>>, WriteError> {
     let Some(a) = a else { return Ok(None) };
     let geprueft = GepruefteAnschrift {
-        strasse: optional(&format!("{field}.strasse"), a.strasse.as_deref(), Datentyp::B)?,
+        strasse: optional(
+            &format!("{field}.strasse"),
+            a.strasse.as_deref(),
+            Datentyp::B,
+        )?,
         plz: optional(&format!("{field}.plz"), a.plz.as_deref(), Datentyp::C)?,
         stadt: optional(&format!("{field}.stadt"), a.stadt.as_deref(), Datentyp::B)?,
     };

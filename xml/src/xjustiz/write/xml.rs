@@ -10,7 +10,7 @@ use quick_xml::Writer;
 use ring::digest::{digest, SHA256};
 use uuid::Builder;
 
-use super::check::{GepruefteAnschrift, Geprueft};
+use super::check::{Geprueft, GepruefteAnschrift};
 
 const NS_XJUSTIZ: &str = "http://www.xjustiz.de";
 const ROOT: &str = "tns:nachricht.gds.uebermittlungSchriftgutobjekte.0005005";

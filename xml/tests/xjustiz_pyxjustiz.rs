@@ -338,9 +338,9 @@ fn a_court_reply_built_by_pyxjustiz_is_read_by_our_reader() {
 }
 
 #[test]
-fn a_message_we_write_is_what_pyxjustiz_and_our_reader_agree_on_for_a_court_reply() {
-    // The two directions meet: the court's reply names our message's person and keeps our
-    // reference; both readers agree with each other on it.
+fn pyxjustiz_and_our_reader_agree_on_a_court_reply() {
+    // The reply keeps our reference as the recipient's; both readers find it, the same
+    // document id and the person.
     let dir = tempfile::tempdir().unwrap();
     let (path, xml) = gerichtsnachricht(
         dir.path(),

@@ -65,6 +65,27 @@ fn text_is_escaped_and_blank_optional_values_write_no_element() {
 }
 
 #[test]
+fn familienstand_is_written_as_its_gds_familienstand_code() {
+    for (f, code) in [
+        (Familienstand::Ledig, "007"),
+        (Familienstand::Verheiratet, "009"),
+        (Familienstand::Geschieden, "001"),
+        (Familienstand::Verwitwet, "010"),
+    ] {
+        let mut u = minimal();
+        u.betroffener.familienstand = Some(f);
+        let xml = String::from_utf8(write_uebermittlung(&u).unwrap()).unwrap();
+        let start = xml.find("<tns:familienstand").unwrap();
+        let ende = xml.find("</tns:familienstand>").unwrap();
+        assert!(
+            xml[start..ende].contains(&format!("<code>{code}</code>")),
+            "{f:?}: {}",
+            &xml[start..ende]
+        );
+    }
+}
+
+#[test]
 fn the_same_input_gives_the_same_bytes_and_distinct_document_ids() {
     let a = write_uebermittlung(&voll()).unwrap();
     assert_eq!(a, write_uebermittlung(&voll()).unwrap());

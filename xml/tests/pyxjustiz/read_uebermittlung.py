@@ -103,9 +103,7 @@ def beteiligter(beteiligung):
 
 
 def dokumente(sgo):
-    alle = list(sgo.dokument)
-    for akte in sgo.akte:
-        alle.extend(getattr(akte, "dokument", []) or [])
+    """The documents directly below schriftgutobjekte (ours are never inside an akte)."""
     return [
         {
             "id": d.identifikation.id,
@@ -116,7 +114,7 @@ def dokumente(sgo):
             "dateinamen": [f.dateiname for f in d.xjustiz_fachspezifische_daten.datei],
             "erstellungszeitpunkt": text(d.erstellungszeitpunkt),
         }
-        for d in alle
+        for d in sgo.dokument
     ]
 
 

@@ -28,6 +28,7 @@ pub fn user(name: &str, key_id: &str) -> UserRecord {
         created_at: t(0),
         password_changed_at: t(0),
         magic_links: true,
+        court_message_contact: None,
     }
 }
 

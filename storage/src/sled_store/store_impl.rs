@@ -15,10 +15,11 @@ use super::{
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
-    FacilityCertificate, FacilityPut, FinishedReport, Job, JobKind, MailboxAccount,
-    MailboxAccountId, MailboxAccountPut, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
-    ReportStatus, SafeId, Store, StoreError, StoreResult, UserRecord,
+    AfterDelivery, AuditEntry, Bsnr, Consumed, CourtMessage, CourtMessageDeleted,
+    CourtMessageFilter, CustomerScope, DeletionCause, Environment, Facility, FacilityCertificate,
+    FacilityPut, FinishedReport, HydrationOutcome, Job, JobKind, ListedCourtMessage,
+    MailboxAccount, MailboxAccountId, MailboxAccountPut, Outcome, PreparedMessage, Report,
+    ReportKey, ReportResult, ReportStatus, SafeId, Store, StoreError, StoreResult, UserRecord,
 };
 
 fn user_what(name: &str) -> String {
@@ -563,5 +564,98 @@ impl Store for Engine {
 
     async fn mailbox_account_ids_of(&self, user: &str) -> StoreResult<Vec<MailboxAccountId>> {
         self.mailbox_ids_of(user)
+    }
+
+    // ---- the court-message index (court_messages.rs, court_message_scans.rs) ----
+
+    async fn index_court_messages(
+        &self,
+        account: MailboxAccountId,
+        safe_id: &str,
+        listed: Vec<ListedCourtMessage>,
+        cursor: Option<String>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<CourtMessage>> {
+        self.court_index(account, safe_id, listed, cursor, now)
+            .await
+    }
+
+    async fn mailbox_sync_cursor(&self, account: MailboxAccountId) -> StoreResult<Option<String>> {
+        self.court_cursor(account)
+    }
+
+    async fn court_message(&self, id: u64) -> StoreResult<Option<CourtMessage>> {
+        self.court_message_get(id)
+    }
+
+    async fn court_messages(
+        &self,
+        filter: &CourtMessageFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreResult<Vec<CourtMessage>> {
+        self.court_listing(filter, after, limit)
+    }
+
+    async fn court_messages_of(
+        &self,
+        account: MailboxAccountId,
+        after: Option<u64>,
+        limit: usize,
+        deleted: bool,
+    ) -> StoreResult<Vec<CourtMessage>> {
+        self.court_messages_of_account(account, after, limit, deleted)
+    }
+
+    async fn court_messages_to_hydrate(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<CourtMessage>> {
+        self.court_due(now, limit)
+    }
+
+    async fn court_messages_created_before(
+        &self,
+        cutoff: DateTime<Utc>,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreResult<Vec<CourtMessage>> {
+        self.court_created_before(cutoff, after, limit)
+    }
+
+    async fn record_hydration(
+        &self,
+        id: u64,
+        outcome: HydrationOutcome,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<CourtMessage>> {
+        self.court_hydration(id, outcome, now).await
+    }
+
+    async fn delete_court_message(
+        &self,
+        id: u64,
+        cause: DeletionCause,
+        now: DateTime<Utc>,
+    ) -> StoreResult<CourtMessageDeleted> {
+        self.court_delete(id, cause, now).await
+    }
+
+    async fn map_case_reference(
+        &self,
+        account: MailboxAccountId,
+        aktenzeichen: &str,
+        job_id: &str,
+    ) -> StoreResult<bool> {
+        self.case_reference_map(account, aktenzeichen, job_id).await
+    }
+
+    async fn job_of_case_reference(
+        &self,
+        account: MailboxAccountId,
+        aktenzeichen: &str,
+    ) -> StoreResult<Option<String>> {
+        self.case_reference_job(account, aktenzeichen)
     }
 }

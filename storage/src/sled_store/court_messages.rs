@@ -375,7 +375,8 @@ impl Engine {
         job_id: &str,
     ) -> StoreResult<bool> {
         let key = account_text_key(account, aktenzeichen);
-        let mapped = (&self.case_references)
+        let mapped = self
+            .case_references
             .gated_transaction(|references| {
                 if references.get(&key)?.is_some() {
                     return Ok(false);

@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use meldewerk_storage::{
-    CourtMessage, CourtMessageDirection, DeletionCause, Hydration, HydrationOutcome,
-    ListedCourtMessage, MailboxAccountId, SledStore, Store, MAX_COURT_MESSAGE_PAGE,
+    CourtMessage, CourtMessageDirection, CourtMessageFilter, DeletionCause, Hydration,
+    HydrationOutcome, ListedCourtMessage, MailboxAccountId, SledStore, Store,
+    MAX_COURT_MESSAGE_PAGE,
 };
 use proptest::prelude::*;
 
@@ -114,12 +115,52 @@ async fn check(store: &SledStore, indexed: &BTreeMap<(i64, String), u64>) {
         due.windows(2).all(|w| w[0] <= w[1]),
         "out of order: {due:?}"
     );
+    // Listings answer the live entries, and by job the live ones mapped to one.
+    let everywhere = CourtMessageFilter {
+        accounts: ACCOUNTS
+            .iter()
+            .map(|&n| MailboxAccountId::try_from(n).unwrap())
+            .collect(),
+        ..CourtMessageFilter::default()
+    };
+    let listed = |filter: CourtMessageFilter| async move {
+        store
+            .court_messages(&filter, None, MAX_COURT_MESSAGE_PAGE)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| m.id)
+            .collect::<Vec<_>>()
+    };
+    let live = all.values().filter(|m| m.deleted.is_none());
+    assert_eq!(
+        listed(everywhere.clone()).await,
+        live.clone().map(|m| m.id).collect::<Vec<_>>()
+    );
+    let by_job = CourtMessageFilter {
+        job_ids: Some(vec!["job-1".into(), "job-2".into(), "job-3".into()]),
+        ..everywhere
+    };
+    assert_eq!(
+        listed(by_job).await,
+        live.filter(|m| m.job_id.is_some())
+            .map(|m| m.id)
+            .collect::<Vec<_>>()
+    );
 }
 
 async fn run(ops: Vec<Op>) {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(&dir.path().join("db")).unwrap();
     let mut indexed: BTreeMap<(i64, String), u64> = BTreeMap::new();
+    // Hydrations name `AZ`: a job's in accounts 1 and 2, none in account 3.
+    for n in [1, 2] {
+        let account = MailboxAccountId::try_from(n).unwrap();
+        assert!(store
+            .map_case_reference(account, "AZ", &format!("job-{n}"))
+            .await
+            .unwrap());
+    }
     for (step, op) in ops.into_iter().enumerate() {
         let now = t(step as i64 * 10);
         match op {
@@ -177,33 +218,59 @@ async fn run(ops: Vec<Op>) {
         }
         check(&store, &indexed).await;
     }
-    // Reads pass over a stale queue entry, so the tree itself is looked at: it holds exactly
-    // the live waiting entries, each under its due time.
-    let expected: BTreeSet<(i64, u64)> = all(&store)
-        .await
-        .into_values()
+    // Reads pass over a stale index entry, so the trees themselves are looked at: the queue
+    // holds exactly the live waiting entries, each under its due time; the live index the live
+    // entries; the job index the live ones mapped to a job.
+    let all = all(&store).await;
+    let live = || all.values().filter(|m| m.deleted.is_none());
+    let queue: BTreeSet<(u64, u64)> = live()
         .filter_map(|m| match m.hydration {
-            Hydration::Waiting { due_at, .. } if m.deleted.is_none() => {
-                Some((due_at.timestamp_millis(), m.id))
-            }
+            Hydration::Waiting { due_at, .. } => Some((millis_key(due_at), m.id)),
             _ => None,
         })
         .collect();
+    let by_account: BTreeSet<(u64, u64)> = live().map(|m| (m.account.get() as u64, m.id)).collect();
+    let by_job: BTreeSet<(Vec<u8>, u64)> = live()
+        .filter_map(|m| m.job_id.as_ref().map(|job| (job.as_bytes().to_vec(), m.id)))
+        .collect();
     drop(store);
     with_raw_db(&dir.path().join("db"), |db| {
-        let queue: BTreeSet<(i64, u64)> = db
-            .open_tree("court_messages_waiting")
-            .unwrap()
+        let keys = |tree: &str| -> Vec<Vec<u8>> {
+            db.open_tree(tree)
+                .unwrap()
+                .iter()
+                .map(|entry| entry.unwrap().0.to_vec())
+                .collect()
+        };
+        let split = |key: &[u8]| -> (Vec<u8>, u64) {
+            let (head, id) = key.split_at(key.len() - 8);
+            (head.to_vec(), u64::from_be_bytes(id.try_into().unwrap()))
+        };
+        let number = |bytes: Vec<u8>| u64::from_be_bytes(bytes.try_into().unwrap());
+        let stored_queue: BTreeSet<(u64, u64)> = keys("court_messages_waiting")
             .iter()
-            .map(|entry| {
-                let (key, _) = entry.unwrap();
-                let due = u64::from_be_bytes(key[..8].try_into().unwrap()) ^ (1 << 63);
-                let id = u64::from_be_bytes(key[8..].try_into().unwrap());
-                (due as i64, id)
-            })
+            .map(|key| split(key))
+            .map(|(due, id)| (number(due), id))
             .collect();
-        assert_eq!(queue, expected);
+        assert_eq!(stored_queue, queue);
+        let stored_live: BTreeSet<(u64, u64)> = keys("court_messages_live")
+            .iter()
+            .map(|key| split(key))
+            .map(|(account, id)| (number(account), id))
+            .collect();
+        assert_eq!(stored_live, by_account);
+        let stored_jobs: BTreeSet<(Vec<u8>, u64)> = keys("court_messages_by_job")
+            .iter()
+            .map(|key| split(key))
+            .map(|(job, id)| (job[4..].to_vec(), id))
+            .collect();
+        assert_eq!(stored_jobs, by_job);
     });
+}
+
+/// `at`'s milliseconds as the queue's keys hold them (sign bit flipped).
+fn millis_key(at: DateTime<Utc>) -> u64 {
+    (at.timestamp_millis() as u64) ^ (1 << 63)
 }
 
 proptest! {

@@ -268,6 +268,16 @@ async fn listings_filter_by_account_creation_and_job_and_page_by_id() {
     assert_eq!(list(jobs(&["job-b", "job-a"]), None, 100).await, vec![1, 2]);
     assert!(list(jobs(&[]), None, 100).await.is_empty());
     assert!(list(jobs(&["job-c"]), None, 100).await.is_empty());
+    // A job id that starts another is another job.
+    assert!(list(jobs(&["job"]), None, 100).await.is_empty());
+    assert!(list(jobs(&["job-a "]), None, 100).await.is_empty());
+    // The accounts still apply.
+    let elsewhere = CourtMessageFilter {
+        job_ids: Some(vec!["job-a".into(), "job-b".into()]),
+        ..filter(&[2])
+    };
+    assert_eq!(list(elsewhere, None, 100).await, vec![2]);
+    assert_eq!(list(jobs(&["job-a", "job-b"]), Some(1), 100).await, vec![2]);
 
     // Deleted messages are never listed.
     store

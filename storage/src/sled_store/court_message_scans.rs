@@ -1,6 +1,6 @@
 //! Reading the court-message index (see `court_messages.rs` for its trees): listings over
-//! several accounts, one account's entries, the hydration queue and the retention scan. Every
-//! answer is at most [`MAX_COURT_MESSAGE_PAGE`] entries, whatever the caller asks.
+//! several accounts or jobs, one account's entries, the hydration queue and the retention scan.
+//! Every answer is at most [`MAX_COURT_MESSAGE_PAGE`] entries, whatever the caller asks.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
@@ -8,7 +8,9 @@ use std::ops::Bound;
 
 use chrono::{DateTime, Utc};
 
-use super::court_messages::{by_account_key, due_key, id_key, id_of, message_what, trailing_id};
+use super::court_messages::{
+    account_key, due_key, id_key, id_of, job_prefix, message_what, trailing_id,
+};
 use super::{backend, decode, Engine};
 use crate::{
     CourtMessage, CourtMessageFilter, Hydration, MailboxAccountId, StoreError, StoreResult,
@@ -23,20 +25,48 @@ fn first_after(after: Option<u64>) -> Option<u64> {
     }
 }
 
-/// The index ids of `account` from `first` on, in order, as `court_messages_by_account` holds
-/// them.
-fn ids_of(
-    engine: &Engine,
-    account: MailboxAccountId,
+/// The index ids under `prefix` in `tree` from `first` on, in order: the entries of one
+/// account (`court_messages_by_account`, `court_messages_live`) or job
+/// (`court_messages_by_job`).
+fn ids_under(
+    tree: &sled::Tree,
+    prefix: &[u8],
     first: u64,
 ) -> impl Iterator<Item = StoreResult<u64>> {
-    engine
-        .court_messages_by_account
-        .range(by_account_key(account, first)..=by_account_key(account, u64::MAX))
-        .map(|entry| {
-            let (key, _) = entry.map_err(backend)?;
-            trailing_id("court-message account index", &key)
-        })
+    let key = |id: u64| [prefix, &id_key(id)].concat();
+    tree.range(key(first)..=key(u64::MAX)).map(|entry| {
+        let (key, _) = entry.map_err(backend)?;
+        trailing_id("court-message index", &key)
+    })
+}
+
+/// Merges `scans`, each in id order, into one in id order.
+fn merged(
+    mut scans: Vec<impl Iterator<Item = StoreResult<u64>>>,
+) -> impl Iterator<Item = StoreResult<u64>> {
+    // The heap holds the next id of each scan, so the smallest of all comes out first.
+    let mut heads = BinaryHeap::new();
+    let mut failed = None;
+    for (scan, ids) in scans.iter_mut().enumerate() {
+        match ids.next() {
+            Some(Ok(id)) => heads.push(Reverse((id, scan))),
+            Some(Err(e)) => failed = failed.or(Some(e)),
+            None => {}
+        }
+    }
+    let mut failed = failed.map(Err);
+    std::iter::from_fn(move || {
+        if let Some(failed) = failed.take() {
+            return Some(failed);
+        }
+        let Reverse((id, scan)) = heads.pop()?;
+        match scans[scan].next() {
+            Some(Ok(next)) => heads.push(Reverse((next, scan))),
+            Some(Err(e)) => failed = Some(Err(e)),
+            None => {}
+        }
+        Some(Ok(id))
+    })
 }
 
 impl Engine {
@@ -60,28 +90,35 @@ impl Engine {
         let Some(first) = first_after(after) else {
             return Ok(Vec::new());
         };
-        let accounts: BTreeSet<MailboxAccountId> = filter.accounts.iter().copied().collect();
-        let mut scans: Vec<_> = accounts
-            .into_iter()
-            .map(|account| ids_of(self, account, first))
-            .collect();
-        // Each account's ids come in order; the heap holds the next one of each, so the
-        // smallest id of all comes out first.
-        let mut heads = BinaryHeap::new();
-        for (scan, ids) in scans.iter_mut().enumerate() {
-            if let Some(id) = ids.next().transpose()? {
-                heads.push(Reverse((id, scan)));
-            }
+        if filter.accounts.is_empty() {
+            return Ok(Vec::new());
         }
+        // A job's messages are few; an account's live ones are what its mailbox holds. Either
+        // way `admits` decides: the scans only narrow what is read.
+        let (tree, prefixes): (_, BTreeSet<Vec<u8>>) = match &filter.job_ids {
+            Some(jobs) => (
+                &self.court_messages_by_job,
+                jobs.iter().map(|job| job_prefix(job)).collect(),
+            ),
+            None => (
+                &self.court_messages_live,
+                filter
+                    .accounts
+                    .iter()
+                    .map(|&account| account_key(account).to_vec())
+                    .collect(),
+            ),
+        };
+        let scans = prefixes
+            .iter()
+            .map(|prefix| ids_under(tree, prefix, first))
+            .collect();
         let mut found = Vec::new();
-        while found.len() < limit {
-            let Some(Reverse((id, scan))) = heads.pop() else {
+        for id in merged(scans) {
+            if found.len() >= limit {
                 break;
-            };
-            if let Some(next) = scans[scan].next().transpose()? {
-                heads.push(Reverse((next, scan)));
             }
-            let message = self.indexed(id, "account index")?;
+            let message = self.indexed(id?, "listing index")?;
             if filter.admits(&message) {
                 found.push(message);
             }
@@ -100,8 +137,13 @@ impl Engine {
         let Some(first) = first_after(after) else {
             return Ok(Vec::new());
         };
+        let tree = if deleted {
+            &self.court_messages_by_account
+        } else {
+            &self.court_messages_live
+        };
         let mut found = Vec::new();
-        for id in ids_of(self, account, first) {
+        for id in ids_under(tree, &account_key(account), first) {
             if found.len() >= limit {
                 break;
             }

@@ -1,14 +1,23 @@
 //! The court-message index in sled: what a sync listed, each message's hydration and deletion,
-//! and the case references mapped to jobs, in six trees:
+//! and the case references mapped to jobs, in eight trees:
 //!
 //! | tree                        | key                                        | value                     |
 //! |-----------------------------|--------------------------------------------|---------------------------|
 //! | `court_messages`            | index id (8 bytes BE)                      | [`CourtMessage`]          |
 //! | `court_message_ids`         | account id (8 bytes BE) ++ transport message id | index id (8 bytes BE) |
 //! | `court_messages_by_account` | account id (8 bytes BE) ++ index id (8 bytes BE) | empty               |
+//! | `court_messages_live`       | account id (8 bytes BE) ++ index id (8 bytes BE) | empty               |
+//! | `court_messages_by_job`     | job id's length (4 bytes BE) ++ job id ++ index id (8 bytes BE) | empty |
 //! | `court_messages_waiting`    | due millis (8 bytes, offset) ++ index id (8 bytes BE) | empty          |
 //! | `mailbox_sync_cursors`      | account id (8 bytes BE)                    | cursor (UTF-8)            |
 //! | `case_references`           | account id (8 bytes BE) ++ Aktenzeichen    | job id (UTF-8)            |
+//!
+//! `court_messages_by_account` holds every entry of an account, deleted ones too (a sync
+//! comparing the index with a full listing); `court_messages_live` only those not deleted, and
+//! `court_messages_by_job` those not deleted that a job's case reference maps to: the API's
+//! listings read these two, so that an account's acknowledged history, which only grows, is
+//! not read again at every poll. The job id's length before it keeps one job's keys from
+//! starting another's.
 //!
 //! `court_message_ids` also holds, under [`LAST_ID`] (shorter than any account key), the last
 //! index id given out: it moves in the transaction that inserts the entries, so an id is never
@@ -48,11 +57,27 @@ pub(super) fn account_key(account: MailboxAccountId) -> [u8; 8] {
     account.get().to_be_bytes()
 }
 
-/// `account ++ id`: key of `court_messages_by_account`.
+/// `account ++ id`: key of `court_messages_by_account` and `court_messages_live`.
 pub(super) fn by_account_key(account: MailboxAccountId, id: u64) -> [u8; 16] {
     let mut key = [0; 16];
     key[..8].copy_from_slice(&account_key(account));
     key[8..].copy_from_slice(&id_key(id));
+    key
+}
+
+/// `len(job) ++ job`: the prefix of `job`'s keys in `court_messages_by_job`.
+pub(super) fn job_prefix(job: &str) -> Vec<u8> {
+    // Longer job ids than 4 GiB are not stored: requests are bounded far below.
+    let len = u32::try_from(job.len()).unwrap_or(u32::MAX);
+    let mut key = len.to_be_bytes().to_vec();
+    key.extend_from_slice(job.as_bytes());
+    key
+}
+
+/// `len(job) ++ job ++ id`: key of `court_messages_by_job`.
+pub(super) fn by_job_key(job: &str, id: u64) -> Vec<u8> {
+    let mut key = job_prefix(job);
+    key.extend_from_slice(&id_key(id));
     key
 }
 
@@ -92,13 +117,12 @@ pub(super) fn id_of(what: &str, bytes: &[u8]) -> StoreResult<u64> {
     Ok(u64::from_be_bytes(bytes))
 }
 
-/// The index id at the end of a 16-byte key (`court_messages_by_account`,
-/// `court_messages_waiting`).
+/// The index id in the last 8 bytes of `key` (every key of the trees indexing entries).
 pub(super) fn trailing_id(what: &str, key: &[u8]) -> StoreResult<u64> {
     match key.len().checked_sub(8) {
-        Some(8) => id_of(what, &key[8..]),
-        _ => Err(StoreError::Corrupt(format!(
-            "{what}: a key of {} bytes, not 16",
+        Some(start) => id_of(what, &key[start..]),
+        None => Err(StoreError::Corrupt(format!(
+            "{what}: a key of {} bytes",
             key.len()
         ))),
     }
@@ -218,10 +242,11 @@ impl Engine {
             &self.court_messages,
             &self.court_message_ids,
             &self.court_messages_by_account,
+            &self.court_messages_live,
             &self.court_messages_waiting,
             &self.mailbox_sync_cursors,
         )
-            .gated_transaction(|(messages, ids, by_account, waiting, cursors)| {
+            .gated_transaction(|(messages, ids, by_account, live, waiting, cursors)| {
                 let mut last = match ids.get(LAST_ID)? {
                     Some(bytes) => in_tx(id_of("last court-message index id", &bytes))?,
                     None => 0,
@@ -258,6 +283,7 @@ impl Engine {
                     put(messages, &message)?;
                     ids.insert(id_key_bytes.as_slice(), &id_key(id))?;
                     by_account.insert(&by_account_key(account, id), &[])?;
+                    live.insert(&by_account_key(account, id), &[])?;
                     waiting.insert(&waiting_key(now, id), &[])?;
                     new.push(message);
                 }
@@ -266,8 +292,11 @@ impl Engine {
                     changed = true;
                 }
                 if let Some(cursor) = &cursor {
-                    cursors.insert(&account_key(account), cursor.as_bytes())?;
-                    changed = true;
+                    let key = account_key(account);
+                    if cursors.get(key)?.as_deref() != Some(cursor.as_bytes()) {
+                        cursors.insert(&key, cursor.as_bytes())?;
+                        changed = true;
+                    }
                 }
                 Ok((new, changed))
             })
@@ -304,8 +333,9 @@ impl Engine {
             &self.court_messages,
             &self.court_messages_waiting,
             &self.case_references,
+            &self.court_messages_by_job,
         )
-            .gated_transaction(|(messages, waiting, case_references)| {
+            .gated_transaction(|(messages, waiting, case_references, by_job)| {
                 let Some(mut message) = stored(messages, id)? else {
                     return Ok(None);
                 };
@@ -329,6 +359,9 @@ impl Engine {
                 if let Hydration::Waiting { due_at, .. } = &message.hydration {
                     waiting.insert(&waiting_key(*due_at, id), &[])?;
                 }
+                if let Some(job) = &message.job_id {
+                    by_job.insert(by_job_key(job, id), &[])?;
+                }
                 put(messages, &message)?;
                 Ok(Some(message))
             })
@@ -345,8 +378,13 @@ impl Engine {
         cause: DeletionCause,
         now: DateTime<Utc>,
     ) -> StoreResult<CourtMessageDeleted> {
-        let deleted = (&self.court_messages, &self.court_messages_waiting)
-            .gated_transaction(|(messages, waiting)| {
+        let deleted = (
+            &self.court_messages,
+            &self.court_messages_waiting,
+            &self.court_messages_live,
+            &self.court_messages_by_job,
+        )
+            .gated_transaction(|(messages, waiting, live, by_job)| {
                 let Some(mut message) = stored(messages, id)? else {
                     return Ok(CourtMessageDeleted::NotFound);
                 };
@@ -354,6 +392,10 @@ impl Engine {
                     return Ok(CourtMessageDeleted::AlreadyDeleted(message));
                 }
                 leave_queue(waiting, &message)?;
+                live.remove(&by_account_key(message.account, id))?;
+                if let Some(job) = &message.job_id {
+                    by_job.remove(by_job_key(job, id))?;
+                }
                 message.deleted = Some(Deletion {
                     at: now,
                     cause: cause.clone(),

@@ -24,7 +24,7 @@
 //! | `customer_scopes` | customer id                | [`crate::CustomerScope`] |
 //! | `certificates`  | `bsnr\0environment`          | [`crate::FacilityCertificate`] |
 //! | `mailbox_accounts`, `mailbox_safe_ids`, `mailbox_account_users`, `mailbox_user_accounts` | see `mailbox_accounts.rs` | court-mailbox accounts and grants |
-//! | `court_messages`, `court_message_ids`, `court_messages_by_account`, `court_messages_waiting`, `mailbox_sync_cursors`, `case_references` | see `court_messages.rs` | the court-message index |
+//! | `court_messages`, `court_message_ids`, `court_messages_by_account`, `court_messages_live`, `court_messages_by_job`, `court_messages_waiting`, `mailbox_sync_cursors`, `case_references` | see `court_messages.rs` | the court-message index |
 //!
 //! `finished` lists the final reports that still have their payload, in the order they finished,
 //! for the retention sweep (see `finished.rs`); its entry `\0complete` marks it as covering every
@@ -115,12 +115,14 @@ pub(crate) struct Engine {
     mailbox_safe_ids: Tree,
     mailbox_account_users: Tree,
     mailbox_user_accounts: Tree,
-    /// The court-message index: entries, their transport ids, per account, the hydration
-    /// queue, each account's sync cursor and the case references mapped to jobs (see
-    /// `court_messages.rs`).
+    /// The court-message index: entries, their transport ids, per account (all, live), per
+    /// job, the hydration queue, each account's sync cursor and the case references mapped to
+    /// jobs (see `court_messages.rs`).
     court_messages: Tree,
     court_message_ids: Tree,
     court_messages_by_account: Tree,
+    court_messages_live: Tree,
+    court_messages_by_job: Tree,
     court_messages_waiting: Tree,
     mailbox_sync_cursors: Tree,
     case_references: Tree,
@@ -188,6 +190,8 @@ impl Engine {
             court_messages: tree("court_messages")?,
             court_message_ids: tree("court_message_ids")?,
             court_messages_by_account: tree("court_messages_by_account")?,
+            court_messages_live: tree("court_messages_live")?,
+            court_messages_by_job: tree("court_messages_by_job")?,
             court_messages_waiting: tree("court_messages_waiting")?,
             mailbox_sync_cursors: tree("mailbox_sync_cursors")?,
             case_references: tree("case_references")?,

@@ -17,12 +17,14 @@ use crate::{
     MAX_COURT_MESSAGE_PAGE,
 };
 
-/// The first index id after `after`; `None` when there is none (`after` is the largest).
-fn first_after(after: Option<u64>) -> Option<u64> {
-    match after {
-        Some(after) => after.checked_add(1),
-        None => Some(0),
-    }
+/// Where a page starts (the first index id after `after`) and how long it may be; `None` when
+/// it is empty (`after` is the largest id, or `limit` 0).
+fn page(after: Option<u64>, limit: usize) -> Option<(u64, usize)> {
+    let first = match after {
+        Some(after) => after.checked_add(1)?,
+        None => 0,
+    };
+    (limit > 0).then_some((first, limit.min(MAX_COURT_MESSAGE_PAGE)))
 }
 
 /// The index ids under `prefix` in `tree` from `first` on, in order: the entries of one
@@ -86,8 +88,7 @@ impl Engine {
         after: Option<u64>,
         limit: usize,
     ) -> StoreResult<Vec<CourtMessage>> {
-        let limit = limit.min(MAX_COURT_MESSAGE_PAGE);
-        let Some(first) = first_after(after) else {
+        let Some((first, limit)) = page(after, limit) else {
             return Ok(Vec::new());
         };
         if filter.accounts.is_empty() {
@@ -133,8 +134,7 @@ impl Engine {
         limit: usize,
         deleted: bool,
     ) -> StoreResult<Vec<CourtMessage>> {
-        let limit = limit.min(MAX_COURT_MESSAGE_PAGE);
-        let Some(first) = first_after(after) else {
+        let Some((first, limit)) = page(after, limit) else {
             return Ok(Vec::new());
         };
         let tree = if deleted {
@@ -196,8 +196,7 @@ impl Engine {
         after: Option<u64>,
         limit: usize,
     ) -> StoreResult<Vec<CourtMessage>> {
-        let limit = limit.min(MAX_COURT_MESSAGE_PAGE);
-        let Some(first) = first_after(after) else {
+        let Some((first, limit)) = page(after, limit) else {
             return Ok(Vec::new());
         };
         let mut found = Vec::new();

@@ -1,5 +1,7 @@
 //! Helpers shared by the store's integration tests.
 
+pub mod court;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -56,6 +56,7 @@ mod reading;
 mod recovering;
 mod store_impl;
 mod user_cache;
+mod users;
 mod withdraw;
 
 pub use recovering::SledStore;

@@ -9,9 +9,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::reading::report_what;
+use super::users::user_what;
 use super::{
-    abort, backend, decode, encode, in_tx, keys, mailbox_accounts, payload, put_job, stored_job,
-    stored_turn, tx_error, utf8, Engine,
+    abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, stored_turn,
+    tx_error, utf8, Engine,
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
@@ -22,105 +23,18 @@ use crate::{
     ReportKey, ReportResult, ReportStatus, SafeId, Store, StoreError, StoreResult, UserRecord,
 };
 
-fn user_what(name: &str) -> String {
-    format!("user {name}")
-}
-
 #[async_trait]
 impl Store for Engine {
     async fn create_user(&self, user: UserRecord) -> StoreResult<()> {
-        let value = encode(&user)?;
-        let name = user.name.as_bytes();
-        let key_id = user.memento_key.key_id.as_bytes();
-        (&self.users, &self.user_key_ids, &self.retired_users)
-            .gated_transaction(|(users, key_ids, retired)| {
-                if users.get(name)?.is_some() {
-                    return abort(StoreError::Conflict(user_what(&user.name)));
-                }
-                // Reports stay with the name of a removed user; a new account under that name
-                // would read them.
-                if retired.get(name)?.is_some() {
-                    return abort(StoreError::Conflict(format!(
-                        "{} (the name of a removed user)",
-                        user_what(&user.name)
-                    )));
-                }
-                // Key ids are random, so a clash is a bug; resolving it would hand one user's
-                // tokens to another.
-                if key_ids.get(key_id)?.is_some() {
-                    return abort(StoreError::Conflict(format!(
-                        "memento key id {}",
-                        user.memento_key.key_id
-                    )));
-                }
-                users.insert(name, value.as_slice())?;
-                key_ids.insert(key_id, name)?;
-                Ok(())
-            })
-            .map_err(tx_error)?;
-        self.user_cache.invalidate(&user.name);
-        self.flush().await
+        self.user_create(user).await
     }
 
     async fn update_user(&self, user: UserRecord) -> StoreResult<()> {
-        let value = encode(&user)?;
-        let name = user.name.as_bytes();
-        let new_key_id = user.memento_key.key_id.as_bytes();
-        (&self.users, &self.user_key_ids)
-            .gated_transaction(|(users, key_ids)| {
-                let Some(old) = users.get(name)? else {
-                    return abort(StoreError::NotFound(user_what(&user.name)));
-                };
-                let old: UserRecord = in_tx(decode(&user_what(&user.name), &old))?;
-                let old_key_id = old.memento_key.key_id.as_bytes();
-                if old_key_id != new_key_id {
-                    if key_ids.get(new_key_id)?.is_some() {
-                        return abort(StoreError::Conflict(format!(
-                            "memento key id {}",
-                            user.memento_key.key_id
-                        )));
-                    }
-                    // Only drop the index entry if it is ours: never unhook another user.
-                    if key_ids.get(old_key_id)?.as_deref() == Some(name) {
-                        key_ids.remove(old_key_id)?;
-                    }
-                }
-                key_ids.insert(new_key_id, name)?;
-                users.insert(name, value.as_slice())?;
-                Ok(())
-            })
-            .map_err(tx_error)?;
-        self.user_cache.invalidate(&user.name);
-        self.flush().await
+        self.user_update(user).await
     }
 
     async fn remove_user(&self, name: &str) -> StoreResult<bool> {
-        let removed = (
-            &self.users,
-            &self.user_key_ids,
-            &self.retired_users,
-            &self.mailbox_account_users,
-            &self.mailbox_user_accounts,
-        )
-            .gated_transaction(|(users, key_ids, retired, account_users, user_accounts)| {
-                let Some(old) = users.remove(name.as_bytes())? else {
-                    return Ok(false);
-                };
-                retired.insert(name.as_bytes(), &[])?;
-                mailbox_accounts::drop_user_grants(account_users, user_accounts, name)?;
-                let old: UserRecord = in_tx(decode(&user_what(name), &old))?;
-                let key_id = old.memento_key.key_id.as_bytes();
-                if key_ids.get(key_id)?.as_deref() == Some(name.as_bytes()) {
-                    key_ids.remove(key_id)?;
-                }
-                Ok(true)
-            })
-            .map_err(tx_error)?;
-        self.user_cache.invalidate(name);
-        if removed {
-            self.flush().await?;
-        }
-        Ok(removed)
+        self.user_remove(name).await
     }
 
     async fn user(&self, name: &str) -> StoreResult<Option<UserRecord>> {

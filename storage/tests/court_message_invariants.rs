@@ -235,33 +235,27 @@ async fn run(ops: Vec<Op>) {
         .collect();
     drop(store);
     with_raw_db(&dir.path().join("db"), |db| {
-        let keys = |tree: &str| -> Vec<Vec<u8>> {
-            db.open_tree(tree)
-                .unwrap()
-                .iter()
-                .map(|entry| entry.unwrap().0.to_vec())
+        // Each key of `tree` as (what comes before the index id, the index id).
+        let split = |tree: &str| -> Vec<(Vec<u8>, u64)> {
+            let tree = db.open_tree(tree).unwrap();
+            tree.iter()
+                .map(|entry| {
+                    let (key, _) = entry.unwrap();
+                    let (head, id) = key.split_at(key.len() - 8);
+                    (head.to_vec(), u64::from_be_bytes(id.try_into().unwrap()))
+                })
                 .collect()
         };
-        let split = |key: &[u8]| -> (Vec<u8>, u64) {
-            let (head, id) = key.split_at(key.len() - 8);
-            (head.to_vec(), u64::from_be_bytes(id.try_into().unwrap()))
+        let numbered = |tree: &str| -> BTreeSet<(u64, u64)> {
+            split(tree)
+                .into_iter()
+                .map(|(head, id)| (u64::from_be_bytes(head.try_into().unwrap()), id))
+                .collect()
         };
-        let number = |bytes: Vec<u8>| u64::from_be_bytes(bytes.try_into().unwrap());
-        let stored_queue: BTreeSet<(u64, u64)> = keys("court_messages_waiting")
-            .iter()
-            .map(|key| split(key))
-            .map(|(due, id)| (number(due), id))
-            .collect();
-        assert_eq!(stored_queue, queue);
-        let stored_live: BTreeSet<(u64, u64)> = keys("court_messages_live")
-            .iter()
-            .map(|key| split(key))
-            .map(|(account, id)| (number(account), id))
-            .collect();
-        assert_eq!(stored_live, by_account);
-        let stored_jobs: BTreeSet<(Vec<u8>, u64)> = keys("court_messages_by_job")
-            .iter()
-            .map(|key| split(key))
+        assert_eq!(numbered("court_messages_waiting"), queue);
+        assert_eq!(numbered("court_messages_live"), by_account);
+        let stored_jobs: BTreeSet<(Vec<u8>, u64)> = split("court_messages_by_job")
+            .into_iter()
             .map(|(job, id)| (job[4..].to_vec(), id))
             .collect();
         assert_eq!(stored_jobs, by_job);

@@ -2,8 +2,10 @@
 # Runs meldewerk's whole test suite, after installing the outside tools the tests check our
 # output with: xmllint (schemas), qpdf and pdftotext (receipt PDFs), chromium and chromedriver
 # (tests/browser.rs drives the form in a real headless browser), Python's aiosmtpd, the real
-# SMTP server tests/mail_alerts.rs receives alert mails with, and Python's fhir.resources, whose
-# R4B models parse every FHIR bundle fhir/tests/validate.rs generates.
+# SMTP server tests/mail_alerts.rs receives alert mails with, Python's fhir.resources, whose
+# R4B models parse every FHIR bundle fhir/tests/validate.rs generates, and Python's pyxjustiz,
+# whose XJustiz 3.6.2 models parse every 0005005 xml/tests/xjustiz_pyxjustiz.rs writes and build
+# the court messages it reads (xml/tests/pyxjustiz/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,6 +41,15 @@ if ! python3 -c 'import fhir.resources.R4B' >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check fhir.resources==7.1.0 \
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
       fhir.resources==7.1.0
+fi
+
+# Pinned like fhir.resources: 1.1.0's models are generated from the XJustiz 3.6.2 schemas the
+# tests validate against (its module is `xjustiz`); from PyPI only, like fhir.resources.
+if ! python3 -c 'import xjustiz.model_gen.xjustiz_0005_nachrichten_3_2' >/dev/null 2>&1; then
+  echo "installing pyxjustiz==1.1.0"
+  python3 -m pip install --quiet --disable-pip-version-check pyxjustiz==1.1.0 \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
+      pyxjustiz==1.1.0
 fi
 
 if [ ! -d ../shared/reference ]; then

@@ -225,6 +225,7 @@ impl Accounts {
             created_at: now,
             password_changed_at: now,
             magic_links: true,
+            court_message_contact: None,
         };
         let summary = UserSummary::from(&record);
         let _update = self.updates.lock().await;

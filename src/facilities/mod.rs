@@ -299,6 +299,7 @@ mod tests {
             created_at: at(),
             password_changed_at: at(),
             magic_links: true,
+            court_message_contact: None,
         }
     }
 

@@ -13,6 +13,7 @@
 
 mod certificates;
 mod checkpoint;
+mod court_messages;
 mod facilities;
 mod group_commit;
 pub mod journal;
@@ -26,6 +27,7 @@ mod sled_store;
 
 pub use certificates::*;
 pub use checkpoint::checkpoint;
+pub use court_messages::*;
 pub use facilities::*;
 pub use journal::{Journal, JournalError, PendingAppend};
 pub use mailbox_accounts::*;
@@ -396,4 +398,90 @@ pub trait Store: Send + Sync + 'static {
         };
         Ok(check_sending_account(id, granted, account))
     }
+
+    // ---- the court-message index ----
+
+    /// Indexes the messages of `account` (SAFE-ID `safe_id`) a sync listed, in one transaction
+    /// with the sync's next `cursor`: each message not indexed yet (by account and transport
+    /// message id, deleted ones included, so that a message is indexed once) gets the next
+    /// index id and waits for its hydration, due at once; a known live one takes the listed
+    /// `received_at` if it had none. Answers the newly indexed entries, in listing order.
+    async fn index_court_messages(
+        &self,
+        account: MailboxAccountId,
+        safe_id: &str,
+        listed: Vec<ListedCourtMessage>,
+        cursor: Option<String>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<CourtMessage>>;
+    /// The cursor the last [`Store::index_court_messages`] of `account` stored.
+    async fn mailbox_sync_cursor(&self, account: MailboxAccountId) -> StoreResult<Option<String>>;
+    /// The message with index id `id`, deleted or not.
+    async fn court_message(&self, id: u64) -> StoreResult<Option<CourtMessage>>;
+    /// Messages `filter` admits, in index-id order after `after` (exclusive), at most `limit`
+    /// (capped at [`MAX_COURT_MESSAGE_PAGE`]).
+    async fn court_messages(
+        &self,
+        filter: &CourtMessageFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreResult<Vec<CourtMessage>>;
+    /// Messages of `account` in index-id order after `after`, at most `limit`, deleted ones only
+    /// when `deleted` is set (a sync comparing the index with a full listing).
+    async fn court_messages_of(
+        &self,
+        account: MailboxAccountId,
+        after: Option<u64>,
+        limit: usize,
+        deleted: bool,
+    ) -> StoreResult<Vec<CourtMessage>>;
+    /// Live messages waiting for a hydration due at `now` or before, earliest due first, at most
+    /// `limit`.
+    async fn court_messages_to_hydrate(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<CourtMessage>>;
+    /// Live messages created before `cutoff`, in index-id order after `after`, at most `limit`
+    /// (the retention backstop).
+    async fn court_messages_created_before(
+        &self,
+        cutoff: DateTime<Utc>,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreResult<Vec<CourtMessage>>;
+    /// Records what a hydration of message `id` came to, at `now`, in one transaction: hydrated
+    /// (`hydrated_at` now, its case reference, and the job that case reference maps to in its
+    /// account), archived unread, to retry, or failed. Answers the entry as it is after; `None`
+    /// when nothing was recorded because the message is gone or deleted meanwhile (its archive,
+    /// if one was written, is the caller's to remove) or was hydrated already.
+    async fn record_hydration(
+        &self,
+        id: u64,
+        outcome: HydrationOutcome,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<CourtMessage>>;
+    /// Soft-deletes message `id` for `cause` at `now`: the entry stays with its [`Deletion`]
+    /// and leaves the hydration queue; removing its archive is the caller's. Idempotent.
+    async fn delete_court_message(
+        &self,
+        id: u64,
+        cause: DeletionCause,
+        now: DateTime<Utc>,
+    ) -> StoreResult<CourtMessageDeleted>;
+    /// Maps the case reference `aktenzeichen` in `account` to `job_id`, so that messages
+    /// hydrated from then on naming it are listed under that job; `false` when it mapped to a
+    /// job already (the first mapping stays).
+    async fn map_case_reference(
+        &self,
+        account: MailboxAccountId,
+        aktenzeichen: &str,
+        job_id: &str,
+    ) -> StoreResult<bool>;
+    /// The job `aktenzeichen` maps to in `account`.
+    async fn job_of_case_reference(
+        &self,
+        account: MailboxAccountId,
+        aktenzeichen: &str,
+    ) -> StoreResult<Option<String>>;
 }

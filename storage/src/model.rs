@@ -76,6 +76,11 @@ pub struct UserRecord {
     /// answers carry `"magicLink": null`. Records written before it existed read as `true`.
     #[serde(default = "issues_magic_links")]
     pub magic_links: bool,
+    /// The contact address the user registered for court messages: a mail goes there when a
+    /// court message arrives in a mailbox account they are granted. Records written before it
+    /// existed read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub court_message_contact: Option<String>,
 }
 
 /// What a user record without `magic_links` means: magic links are issued.

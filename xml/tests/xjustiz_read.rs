@@ -1,8 +1,9 @@
 //! Reading incoming XJustiz messages: hand-built 0005005 fixtures (valid against the XJustiz
 //! 3.6.2 schemas, checked here with xmllint) and every kind of hostile or broken input.
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::Command;
 
 use meldewerk_xml::xjustiz::*;
 
@@ -19,35 +20,12 @@ const FIXTURES: [&str; 3] = [
     "ohne_aktenzeichen.xml",
 ];
 
-/// `xmllint --schema` against the XJustiz 0005 message schema: (valid, output).
+/// `xmllint --schema` of a fixture against the XJustiz 0005 message schema: (valid, output).
 fn xmllint(name: &str) -> (bool, String) {
-    let schemas =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/xjustiz-3.6.2");
-    let schemas = if schemas.exists() {
-        schemas
-    } else {
-        PathBuf::from("/work/shared/reference/xjustiz-3.6.2")
-    };
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/xjustiz")
         .join(name);
-    let output = Command::new("xmllint")
-        .current_dir(&schemas)
-        .args([
-            "--noout",
-            "--nonet",
-            "--schema",
-            "xjustiz_0005_nachrichten_3_2.xsd",
-        ])
-        .arg(&file)
-        .output()
-        .expect("xmllint is not installed (apt-get install -y libxml2-utils)");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
+    common::xjustiz::xmllint_xjustiz(&file)
 }
 
 #[test]

@@ -586,6 +586,89 @@ impl Store for MemStore {
     ) -> StoreResult<Vec<meldewerk_storage::MailboxAccountId>> {
         unimplemented!("not used by the engine")
     }
+    // Nor is the court-message index: its actors are tested against the real store.
+    async fn index_court_messages(
+        &self,
+        _: meldewerk_storage::MailboxAccountId,
+        _: &str,
+        _: Vec<meldewerk_storage::ListedCourtMessage>,
+        _: Option<String>,
+        _: DateTime<Utc>,
+    ) -> StoreResult<Vec<meldewerk_storage::CourtMessage>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn mailbox_sync_cursor(
+        &self,
+        _: meldewerk_storage::MailboxAccountId,
+    ) -> StoreResult<Option<String>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn court_message(&self, _: u64) -> StoreResult<Option<meldewerk_storage::CourtMessage>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn court_messages(
+        &self,
+        _: &meldewerk_storage::CourtMessageFilter,
+        _: Option<u64>,
+        _: usize,
+    ) -> StoreResult<Vec<meldewerk_storage::CourtMessage>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn court_messages_of(
+        &self,
+        _: meldewerk_storage::MailboxAccountId,
+        _: Option<u64>,
+        _: usize,
+        _: bool,
+    ) -> StoreResult<Vec<meldewerk_storage::CourtMessage>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn court_messages_to_hydrate(
+        &self,
+        _: DateTime<Utc>,
+        _: usize,
+    ) -> StoreResult<Vec<meldewerk_storage::CourtMessage>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn court_messages_created_before(
+        &self,
+        _: DateTime<Utc>,
+        _: Option<u64>,
+        _: usize,
+    ) -> StoreResult<Vec<meldewerk_storage::CourtMessage>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn record_hydration(
+        &self,
+        _: u64,
+        _: meldewerk_storage::HydrationOutcome,
+        _: DateTime<Utc>,
+    ) -> StoreResult<Option<meldewerk_storage::CourtMessage>> {
+        unimplemented!("not used by the engine")
+    }
+    async fn delete_court_message(
+        &self,
+        _: u64,
+        _: meldewerk_storage::DeletionCause,
+        _: DateTime<Utc>,
+    ) -> StoreResult<meldewerk_storage::CourtMessageDeleted> {
+        unimplemented!("not used by the engine")
+    }
+    async fn map_case_reference(
+        &self,
+        _: meldewerk_storage::MailboxAccountId,
+        _: &str,
+        _: &str,
+    ) -> StoreResult<bool> {
+        unimplemented!("not used by the engine")
+    }
+    async fn job_of_case_reference(
+        &self,
+        _: meldewerk_storage::MailboxAccountId,
+        _: &str,
+    ) -> StoreResult<Option<String>> {
+        unimplemented!("not used by the engine")
+    }
 }
 
 // ---------------------------------------------------------------- transport

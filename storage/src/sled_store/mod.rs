@@ -24,6 +24,7 @@
 //! | `customer_scopes` | customer id                | [`crate::CustomerScope`] |
 //! | `certificates`  | `bsnr\0environment`          | [`crate::FacilityCertificate`] |
 //! | `mailbox_accounts`, `mailbox_safe_ids`, `mailbox_account_users`, `mailbox_user_accounts` | see `mailbox_accounts.rs` | court-mailbox accounts and grants |
+//! | `court_messages`, `court_message_ids`, `court_messages_by_account`, `court_messages_live`, `court_messages_by_job`, `court_messages_waiting`, `mailbox_sync_cursors`, `case_references` | see `court_messages.rs` | the court-message index |
 //!
 //! `finished` lists the final reports that still have their payload, in the order they finished,
 //! for the retention sweep (see `finished.rs`); its entry `\0complete` marks it as covering every
@@ -42,6 +43,8 @@
 //! two log buffers per transaction, so that is what keeps the disk writes per report down.
 
 mod certificates;
+mod court_message_scans;
+mod court_messages;
 mod delivery;
 mod facilities;
 mod finished;
@@ -53,6 +56,7 @@ mod reading;
 mod recovering;
 mod store_impl;
 mod user_cache;
+mod users;
 mod withdraw;
 
 pub use recovering::SledStore;
@@ -112,6 +116,17 @@ pub(crate) struct Engine {
     mailbox_safe_ids: Tree,
     mailbox_account_users: Tree,
     mailbox_user_accounts: Tree,
+    /// The court-message index: entries, their transport ids, per account (all, live), per
+    /// job, the hydration queue, each account's sync cursor and the case references mapped to
+    /// jobs (see `court_messages.rs`).
+    court_messages: Tree,
+    court_message_ids: Tree,
+    court_messages_by_account: Tree,
+    court_messages_live: Tree,
+    court_messages_by_job: Tree,
+    court_messages_waiting: Tree,
+    mailbox_sync_cursors: Tree,
+    case_references: Tree,
     /// Jobs in the outbox. sled's `len()` walks the whole tree and health asks on every tick, so
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
@@ -173,6 +188,14 @@ impl Engine {
             mailbox_safe_ids: tree("mailbox_safe_ids")?,
             mailbox_account_users: tree("mailbox_account_users")?,
             mailbox_user_accounts: tree("mailbox_user_accounts")?,
+            court_messages: tree("court_messages")?,
+            court_message_ids: tree("court_message_ids")?,
+            court_messages_by_account: tree("court_messages_by_account")?,
+            court_messages_live: tree("court_messages_live")?,
+            court_messages_by_job: tree("court_messages_by_job")?,
+            court_messages_waiting: tree("court_messages_waiting")?,
+            mailbox_sync_cursors: tree("mailbox_sync_cursors")?,
+            case_references: tree("case_references")?,
             outbox_jobs,
             user_cache: Default::default(),
             receipt_cache: std::sync::Arc::new(crate::receipt_cache::ReceiptCache::new(

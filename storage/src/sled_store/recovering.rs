@@ -10,10 +10,11 @@ use chrono::{DateTime, Utc};
 use super::{Engine, DEFAULT_CACHE_CAPACITY};
 use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
-    AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
-    FacilityCertificate, FacilityPut, FinishedReport, Job, MailboxAccount, MailboxAccountId,
-    MailboxAccountPut, Outcome, PreparedMessage, Report, ReportKey, ReportResult, ReportStatus,
-    SafeId, Store, StoreCondition, StoreError, StoreResult, UserRecord,
+    AfterDelivery, AuditEntry, Bsnr, Consumed, CourtMessage, CourtMessageDeleted,
+    CourtMessageFilter, CustomerScope, DeletionCause, Environment, Facility, FacilityCertificate,
+    FacilityPut, FinishedReport, HydrationOutcome, Job, ListedCourtMessage, MailboxAccount,
+    MailboxAccountId, MailboxAccountPut, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
+    ReportStatus, SafeId, Store, StoreCondition, StoreError, StoreResult, UserRecord,
 };
 
 /// The sled engine of [`Store`]: one embedded database in the data directory, for a single node.
@@ -249,4 +250,61 @@ on_the_engine! {
     fn revoke_mailbox_account(&self, id: MailboxAccountId, user: &str) -> StoreResult<bool>;
     fn mailbox_account_users(&self, id: MailboxAccountId) -> StoreResult<Vec<String>>;
     fn mailbox_account_ids_of(&self, user: &str) -> StoreResult<Vec<MailboxAccountId>>;
+    fn index_court_messages(
+        &self,
+        account: MailboxAccountId,
+        safe_id: &str,
+        listed: Vec<ListedCourtMessage>,
+        cursor: Option<String>,
+        now: DateTime<Utc>
+    ) -> StoreResult<Vec<CourtMessage>>;
+    fn mailbox_sync_cursor(&self, account: MailboxAccountId) -> StoreResult<Option<String>>;
+    fn court_message(&self, id: u64) -> StoreResult<Option<CourtMessage>>;
+    fn court_messages(
+        &self,
+        filter: &CourtMessageFilter,
+        after: Option<u64>,
+        limit: usize
+    ) -> StoreResult<Vec<CourtMessage>>;
+    fn court_messages_of(
+        &self,
+        account: MailboxAccountId,
+        after: Option<u64>,
+        limit: usize,
+        deleted: bool
+    ) -> StoreResult<Vec<CourtMessage>>;
+    fn court_messages_to_hydrate(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize
+    ) -> StoreResult<Vec<CourtMessage>>;
+    fn court_messages_created_before(
+        &self,
+        cutoff: DateTime<Utc>,
+        after: Option<u64>,
+        limit: usize
+    ) -> StoreResult<Vec<CourtMessage>>;
+    fn record_hydration(
+        &self,
+        id: u64,
+        outcome: HydrationOutcome,
+        now: DateTime<Utc>
+    ) -> StoreResult<Option<CourtMessage>>;
+    fn delete_court_message(
+        &self,
+        id: u64,
+        cause: DeletionCause,
+        now: DateTime<Utc>
+    ) -> StoreResult<CourtMessageDeleted>;
+    fn map_case_reference(
+        &self,
+        account: MailboxAccountId,
+        aktenzeichen: &str,
+        job_id: &str
+    ) -> StoreResult<bool>;
+    fn job_of_case_reference(
+        &self,
+        account: MailboxAccountId,
+        aktenzeichen: &str
+    ) -> StoreResult<Option<String>>;
 }

@@ -9,117 +9,32 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::reading::report_what;
+use super::users::user_what;
 use super::{
-    abort, backend, decode, encode, in_tx, keys, mailbox_accounts, payload, put_job, stored_job,
-    stored_turn, tx_error, utf8, Engine,
+    abort, backend, decode, encode, in_tx, keys, payload, put_job, stored_job, stored_turn,
+    tx_error, utf8, Engine,
 };
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AfterDelivery, AuditEntry, Bsnr, Consumed, CustomerScope, Environment, Facility,
-    FacilityCertificate, FacilityPut, FinishedReport, Job, JobKind, MailboxAccount,
-    MailboxAccountId, MailboxAccountPut, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
-    ReportStatus, SafeId, Store, StoreError, StoreResult, UserRecord,
+    AfterDelivery, AuditEntry, Bsnr, Consumed, CourtMessage, CourtMessageDeleted,
+    CourtMessageFilter, CustomerScope, DeletionCause, Environment, Facility, FacilityCertificate,
+    FacilityPut, FinishedReport, HydrationOutcome, Job, JobKind, ListedCourtMessage,
+    MailboxAccount, MailboxAccountId, MailboxAccountPut, Outcome, PreparedMessage, Report,
+    ReportKey, ReportResult, ReportStatus, SafeId, Store, StoreError, StoreResult, UserRecord,
 };
-
-fn user_what(name: &str) -> String {
-    format!("user {name}")
-}
 
 #[async_trait]
 impl Store for Engine {
     async fn create_user(&self, user: UserRecord) -> StoreResult<()> {
-        let value = encode(&user)?;
-        let name = user.name.as_bytes();
-        let key_id = user.memento_key.key_id.as_bytes();
-        (&self.users, &self.user_key_ids, &self.retired_users)
-            .gated_transaction(|(users, key_ids, retired)| {
-                if users.get(name)?.is_some() {
-                    return abort(StoreError::Conflict(user_what(&user.name)));
-                }
-                // Reports stay with the name of a removed user; a new account under that name
-                // would read them.
-                if retired.get(name)?.is_some() {
-                    return abort(StoreError::Conflict(format!(
-                        "{} (the name of a removed user)",
-                        user_what(&user.name)
-                    )));
-                }
-                // Key ids are random, so a clash is a bug; resolving it would hand one user's
-                // tokens to another.
-                if key_ids.get(key_id)?.is_some() {
-                    return abort(StoreError::Conflict(format!(
-                        "memento key id {}",
-                        user.memento_key.key_id
-                    )));
-                }
-                users.insert(name, value.as_slice())?;
-                key_ids.insert(key_id, name)?;
-                Ok(())
-            })
-            .map_err(tx_error)?;
-        self.user_cache.invalidate(&user.name);
-        self.flush().await
+        self.user_create(user).await
     }
 
     async fn update_user(&self, user: UserRecord) -> StoreResult<()> {
-        let value = encode(&user)?;
-        let name = user.name.as_bytes();
-        let new_key_id = user.memento_key.key_id.as_bytes();
-        (&self.users, &self.user_key_ids)
-            .gated_transaction(|(users, key_ids)| {
-                let Some(old) = users.get(name)? else {
-                    return abort(StoreError::NotFound(user_what(&user.name)));
-                };
-                let old: UserRecord = in_tx(decode(&user_what(&user.name), &old))?;
-                let old_key_id = old.memento_key.key_id.as_bytes();
-                if old_key_id != new_key_id {
-                    if key_ids.get(new_key_id)?.is_some() {
-                        return abort(StoreError::Conflict(format!(
-                            "memento key id {}",
-                            user.memento_key.key_id
-                        )));
-                    }
-                    // Only drop the index entry if it is ours: never unhook another user.
-                    if key_ids.get(old_key_id)?.as_deref() == Some(name) {
-                        key_ids.remove(old_key_id)?;
-                    }
-                }
-                key_ids.insert(new_key_id, name)?;
-                users.insert(name, value.as_slice())?;
-                Ok(())
-            })
-            .map_err(tx_error)?;
-        self.user_cache.invalidate(&user.name);
-        self.flush().await
+        self.user_update(user).await
     }
 
     async fn remove_user(&self, name: &str) -> StoreResult<bool> {
-        let removed = (
-            &self.users,
-            &self.user_key_ids,
-            &self.retired_users,
-            &self.mailbox_account_users,
-            &self.mailbox_user_accounts,
-        )
-            .gated_transaction(|(users, key_ids, retired, account_users, user_accounts)| {
-                let Some(old) = users.remove(name.as_bytes())? else {
-                    return Ok(false);
-                };
-                retired.insert(name.as_bytes(), &[])?;
-                mailbox_accounts::drop_user_grants(account_users, user_accounts, name)?;
-                let old: UserRecord = in_tx(decode(&user_what(name), &old))?;
-                let key_id = old.memento_key.key_id.as_bytes();
-                if key_ids.get(key_id)?.as_deref() == Some(name.as_bytes()) {
-                    key_ids.remove(key_id)?;
-                }
-                Ok(true)
-            })
-            .map_err(tx_error)?;
-        self.user_cache.invalidate(name);
-        if removed {
-            self.flush().await?;
-        }
-        Ok(removed)
+        self.user_remove(name).await
     }
 
     async fn user(&self, name: &str) -> StoreResult<Option<UserRecord>> {
@@ -563,5 +478,98 @@ impl Store for Engine {
 
     async fn mailbox_account_ids_of(&self, user: &str) -> StoreResult<Vec<MailboxAccountId>> {
         self.mailbox_ids_of(user)
+    }
+
+    // ---- the court-message index (court_messages.rs, court_message_scans.rs) ----
+
+    async fn index_court_messages(
+        &self,
+        account: MailboxAccountId,
+        safe_id: &str,
+        listed: Vec<ListedCourtMessage>,
+        cursor: Option<String>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<CourtMessage>> {
+        self.court_index(account, safe_id, listed, cursor, now)
+            .await
+    }
+
+    async fn mailbox_sync_cursor(&self, account: MailboxAccountId) -> StoreResult<Option<String>> {
+        self.court_cursor(account)
+    }
+
+    async fn court_message(&self, id: u64) -> StoreResult<Option<CourtMessage>> {
+        self.court_message_get(id)
+    }
+
+    async fn court_messages(
+        &self,
+        filter: &CourtMessageFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreResult<Vec<CourtMessage>> {
+        self.court_listing(filter, after, limit)
+    }
+
+    async fn court_messages_of(
+        &self,
+        account: MailboxAccountId,
+        after: Option<u64>,
+        limit: usize,
+        deleted: bool,
+    ) -> StoreResult<Vec<CourtMessage>> {
+        self.court_messages_of_account(account, after, limit, deleted)
+    }
+
+    async fn court_messages_to_hydrate(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<CourtMessage>> {
+        self.court_due(now, limit)
+    }
+
+    async fn court_messages_created_before(
+        &self,
+        cutoff: DateTime<Utc>,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreResult<Vec<CourtMessage>> {
+        self.court_created_before(cutoff, after, limit)
+    }
+
+    async fn record_hydration(
+        &self,
+        id: u64,
+        outcome: HydrationOutcome,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<CourtMessage>> {
+        self.court_hydration(id, outcome, now).await
+    }
+
+    async fn delete_court_message(
+        &self,
+        id: u64,
+        cause: DeletionCause,
+        now: DateTime<Utc>,
+    ) -> StoreResult<CourtMessageDeleted> {
+        self.court_delete(id, cause, now).await
+    }
+
+    async fn map_case_reference(
+        &self,
+        account: MailboxAccountId,
+        aktenzeichen: &str,
+        job_id: &str,
+    ) -> StoreResult<bool> {
+        self.case_reference_map(account, aktenzeichen, job_id).await
+    }
+
+    async fn job_of_case_reference(
+        &self,
+        account: MailboxAccountId,
+        aktenzeichen: &str,
+    ) -> StoreResult<Option<String>> {
+        self.case_reference_job(account, aktenzeichen)
     }
 }

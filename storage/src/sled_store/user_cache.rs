@@ -81,6 +81,7 @@ mod tests {
             created_at: chrono::Utc::now(),
             password_changed_at: chrono::Utc::now(),
             magic_links: true,
+            court_message_contact: None,
         }
     }
 

@@ -1,5 +1,7 @@
 //! Helpers shared by the store's integration tests.
 
+pub mod court;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -28,6 +30,7 @@ pub fn user(name: &str, key_id: &str) -> UserRecord {
         created_at: t(0),
         password_changed_at: t(0),
         magic_links: true,
+        court_message_contact: None,
     }
 }
 

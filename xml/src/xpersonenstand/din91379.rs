@@ -4,6 +4,74 @@
 
 /// Returns the first character (or combining sequence start) outside Datentyp C.
 pub(crate) fn erstes_unzulaessiges_zeichen(text: &str) -> Option<char> {
+    erstes_zeichen_ausserhalb(text, Datentyp::C)
+}
+
+/// The DIN 91379 data types XJustiz uses. A ⊂ B ⊂ C share C's combining sequences and differ
+/// only in ASCII and Latin-1 characters (and `€`), so each is C less a few ranges. D adds
+/// Greek and Cyrillic letters to C but drops the control characters and the no-break space;
+/// it is checked as C less those, which refuses those scripts (a narrower, never a wider set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Datentyp {
+    /// Names of natural persons.
+    A,
+    /// Street and place names.
+    B,
+    /// Free text in general.
+    C,
+    /// Names of organisations (checked as described above).
+    D,
+}
+
+impl Datentyp {
+    /// Characters of Datentyp C this type does not allow, as inclusive ranges.
+    fn ausgenommen(self) -> &'static [(char, char)] {
+        match self {
+            Datentyp::A => NICHT_IN_A,
+            Datentyp::B => NICHT_IN_B,
+            Datentyp::C => &[],
+            Datentyp::D => NICHT_IN_D,
+        }
+    }
+}
+
+// Generated from the `datatypeA`, `datatypeB` and `datatypeD` patterns of
+// din-norm-91379-datatypes.xsd (2022-08) as their difference to `datatypeC`.
+const NICHT_IN_A: &[(char, char)] = &[
+    ('\u{0009}', '\u{000A}'),
+    ('\u{000D}', '\u{000D}'),
+    ('!', '&'),
+    ('(', '+'),
+    ('/', '@'),
+    ('[', '_'),
+    ('{', '}'),
+    ('\u{00A0}', '\u{00A7}'),
+    ('\u{00A9}', '\u{00AC}'),
+    ('\u{00AE}', '\u{00B3}'),
+    ('\u{00B5}', '\u{00B6}'),
+    ('\u{00B8}', '\u{00BF}'),
+    ('\u{00D7}', '\u{00D7}'),
+    ('\u{00F7}', '\u{00F7}'),
+    ('\u{20AC}', '\u{20AC}'),
+];
+const NICHT_IN_B: &[(char, char)] = &[
+    ('\u{0009}', '\u{000A}'),
+    ('\u{000D}', '\u{000D}'),
+    ('\u{00A0}', '\u{00A0}'),
+    ('\u{00A4}', '\u{00A4}'),
+    ('\u{00A6}', '\u{00A6}'),
+    ('\u{00B8}', '\u{00B8}'),
+    ('\u{00BC}', '\u{00BE}'),
+];
+const NICHT_IN_D: &[(char, char)] = &[
+    ('\u{0009}', '\u{000A}'),
+    ('\u{000D}', '\u{000D}'),
+    ('\u{00A0}', '\u{00A0}'),
+];
+
+/// Returns the first character (or combining sequence start) outside the given data type.
+pub(crate) fn erstes_zeichen_ausserhalb(text: &str, typ: Datentyp) -> Option<char> {
+    let ausgenommen = typ.ausgenommen();
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
         let danach = &rest[c.len_utf8()..];
@@ -17,7 +85,11 @@ pub(crate) fn erstes_unzulaessiges_zeichen(text: &str) -> Option<char> {
                 continue;
             }
         }
-        if !ist_einzelzeichen(c) {
+        if !ist_einzelzeichen(c)
+            || ausgenommen
+                .iter()
+                .any(|(von, bis)| (*von..=*bis).contains(&c))
+        {
             return Some(c);
         }
         rest = danach;
@@ -274,5 +346,18 @@ mod tests {
         assert_eq!(pruefe("a\u{0301}"), Some('\u{0301}'));
         assert_eq!(pruefe("x\u{0000}"), Some('\u{0000}'));
         assert_eq!(pruefe("🙂"), Some('🙂'));
+    }
+
+    #[test]
+    fn namen_strassen_und_organisationen_haben_ihre_eigenen_zeichen() {
+        use super::{erstes_zeichen_ausserhalb as in_typ, Datentyp};
+        assert_eq!(in_typ("Jörg Müller-Weiß d'Arc", Datentyp::A), None);
+        assert_eq!(in_typ("Müller & Söhne", Datentyp::A), Some('&'));
+        assert_eq!(in_typ("Anna2", Datentyp::A), Some('2'));
+        assert_eq!(in_typ("Hauptstraße 5 <Hinterhaus>", Datentyp::B), None);
+        assert_eq!(in_typ("Gasse ½", Datentyp::B), Some('½'));
+        assert_eq!(in_typ("Verein <&> e. V. €", Datentyp::D), None);
+        assert_eq!(in_typ("Zeile\nZeile", Datentyp::D), Some('\n'));
+        assert_eq!(in_typ("Zeile\nZeile", Datentyp::C), None);
     }
 }

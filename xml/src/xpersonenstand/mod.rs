@@ -4,7 +4,7 @@
 //! ([`Nachrichtenkopf`]) are kept apart: the first is what a hospital fills in and what a
 //! memento carries, the second depends on routing and configuration only.
 
-mod din91379;
+pub(crate) mod din91379;
 mod geburt_081020;
 mod geburt_081021;
 mod header;

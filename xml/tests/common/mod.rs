@@ -11,6 +11,8 @@ use meldewerk_xml::xpersonenstand::*;
 use uuid::Uuid;
 
 pub mod sterbefall;
+pub mod uebermittlung;
+pub mod xjustiz;
 
 pub fn kopf() -> Nachrichtenkopf {
     Nachrichtenkopf {

@@ -275,6 +275,20 @@ impl Accounts {
         Ok(self.store.update_user(record).await?)
     }
 
+    /// Sets (or with `None` removes) the contact address the user registered for court
+    /// messages (a mail when one arrives in a mailbox account they are granted).
+    #[tracing::instrument(skip(self, contact))]
+    pub async fn set_court_message_contact(
+        &self,
+        name: &UserName,
+        contact: Option<Email>,
+    ) -> Result<(), AccountError> {
+        let _update = self.updates.lock().await;
+        let mut record = self.existing(name).await?;
+        record.court_message_contact = contact.map(Email::into_string);
+        Ok(self.store.update_user(record).await?)
+    }
+
     /// Sets (or with `None` removes) the customer the user belongs to: the customer's scope says
     /// which facilities the user may report for, from the user's next request on.
     #[tracing::instrument(skip(self, customer))]

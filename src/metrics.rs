@@ -287,20 +287,20 @@ type TransportSeries = (
 const ACTOR_SERIES: [ActorSeries; 5] = [
     (
         "actor_processed",
-        "Work an actor finished: reports brought to a final state (module actors), jobs routed (outbox), payloads expired (retention)",
+        "Work an actor finished: reports brought to a final state (module actors), jobs routed (outbox), payloads expired (retention), court messages indexed or found gone (sync), fetched and archived (hydration), deleted by the backstop (mailbox)",
         true,
         |a| a.processed,
     ),
     (
         "actor_failed",
-        "Reports that ended in FAILURE (module actors), failed sweeps (retention)",
+        "Reports that ended in FAILURE (module actors), failed sweeps (retention, mailbox), court messages given up (hydration)",
         true,
         |a| a.failed,
     ),
     ("actor_restarts", "Restarts after a panic or failure", true, |a| a.restarts),
     (
         "actor_backlog",
-        "Work waiting: outbox length (outbox), jobs in flight (module actors)",
+        "Work waiting: outbox length (outbox), jobs in flight (module actors), court messages being fetched (hydration), accounts synced (mailbox)",
         false,
         |a| a.backlog as u64,
     ),

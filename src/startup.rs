@@ -127,6 +127,7 @@ fn build_modules(
         sections: &settings.modules,
         read: Default::default(),
         base_url,
+        data_dir: &settings.data_dir,
     };
     let modules = crate::modules::MODULES
         .iter()
@@ -239,6 +240,7 @@ impl Application {
                     })?,
                     retention: module_layer::retention(&settings.modules, module.info())
                         .map_err(|e| StartupError::Config(e.to_string()))?,
+                    reading: module.reading(),
                 })
             })
             .collect::<Result<Vec<_>, StartupError>>()?;

@@ -349,6 +349,7 @@ mod tests {
             sections: &sections,
             read: Default::default(),
             base_url: "http://localhost",
+            data_dir: std::path::Path::new("data"),
         };
         let mut checked = 0;
         for build in crate::modules::MODULES {

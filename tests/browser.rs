@@ -242,8 +242,9 @@ fn browser_shows_the_operator_dashboard_on_a_phone_sized_screen() {
     let body = &source[start..start + source[start..].find("</tbody>").unwrap()];
     assert_eq!(
         body.matches("<tr>").count(),
-        10,
-        "outbox, the store, six modules, the inbox, retention"
+        13,
+        "outbox, the store, seven modules, the inbox, retention, the court mailbox's watcher \
+         and hydration"
     );
     assert!(
         body.contains("<td data-label=\"Actor\">store</td>"),

@@ -597,7 +597,7 @@ fn serve_refuses_invalid_configuration() {
             &[("MELDEWERK_MODULES__NOSUCHMODULE__RETENTION_SECS", "1")],
         ),
         "modules.nosuchmodule: no module reads this section (known: bedreport, birthdata, \
-         birthnotice, deathnotice, hospreport, labreport, xpersonenstand)",
+         birthnotice, deathnotice, guardianship, hospreport, labreport, xpersonenstand)",
     );
     // The civil registry's message header is a section its modules share; the top-level
     // section of earlier versions is refused, as is a transport the service does not know.

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use meldewerk_storage::ReportKey;
+use meldewerk_storage::{CourtMessage, ReportKey};
 
 /// Observer of the engine's notable events. Every method has a no-op default, so an implementation
 /// names only what it cares about, and a new event does not break existing implementations.
@@ -52,6 +52,12 @@ pub trait EngineEvents: Send + Sync + 'static {
 
     /// The store serves requests again after [`EngineEvents::store_unavailable`].
     fn store_recovered(&self) {}
+
+    /// A court message came into a mailbox account and can be downloaded now (its hydration
+    /// was recorded); `users` are those granted the account.
+    fn court_message_arrived(&self, users: &[String], message: &CourtMessage) {
+        let _ = (users, message);
+    }
 }
 
 /// Several observers, each told every event in turn (alert mails and metrics, say).
@@ -92,6 +98,12 @@ impl EngineEvents for Fanout {
 
     fn store_recovered(&self) {
         self.0.iter().for_each(|e| e.store_recovered());
+    }
+
+    fn court_message_arrived(&self, users: &[String], message: &CourtMessage) {
+        self.0
+            .iter()
+            .for_each(|e| e.court_message_arrived(users, message));
     }
 }
 

@@ -28,8 +28,10 @@ pub enum ActorState {
 /// What one actor reports about itself.
 #[derive(Clone, Debug, Serialize)]
 pub struct ActorHealth {
-    /// Actor name: `outbox`, `retention`, `module:<module>` or `inbox:<transport>`; and `store`,
-    /// the store the actors work on (degraded while it refuses requests, see `store_watch.rs`).
+    /// Actor name: `outbox`, `retention`, `module:<module>` or `inbox:<transport>`; for a
+    /// mailbox a module reads, `mailbox:<transport>`, `sync:<transport>:<account id>` and
+    /// `hydration:<transport>`; and `store`, the store the actors work on (degraded while it
+    /// refuses requests, see `store_watch.rs`).
     pub name: String,
     /// Life state.
     pub state: ActorState,
@@ -77,6 +79,23 @@ impl HealthRegistry {
         HealthHandle {
             registry: Arc::clone(self),
             index,
+        }
+    }
+
+    /// The handle of the actor named `name`, registering it if it is new: an actor started
+    /// again under its name (the sync of an account removed and added again) keeps one entry.
+    pub(crate) fn register_or_reuse(self: &Arc<Self>, name: &str) -> HealthHandle {
+        let found = self.lock().iter().position(|h| h.name == name);
+        match found {
+            Some(index) => {
+                let handle = HealthHandle {
+                    registry: Arc::clone(self),
+                    index,
+                };
+                handle.update(|h| h.state = ActorState::Running);
+                handle
+            }
+            None => self.register(name),
         }
     }
 

@@ -12,7 +12,10 @@
 //! - `module:<module>`: one per module, works jobs concurrently as futures (no thread per job);
 //! - `inbox:<transport>`: one per transport that has an inbox, fetches acknowledgements in
 //!   batches since a cursor;
-//! - `retention`: removes the payload of final reports after the retention time.
+//! - `retention`: removes the payload of final reports after the retention time;
+//! - for a transport whose mailbox a module reads: `mailbox:<transport>`, a
+//!   `sync:<transport>:<account>` per mailbox account and `hydration:<transport>` (see
+//!   [`mailbox`](crate::MailboxReading)).
 //!
 //! Every actor runs under an actix `Supervisor`, isolates its work with `catch_unwind` (a panic
 //! becomes a counted restart instead of a dead actor) and is marked degraded when it restarts more
@@ -24,6 +27,7 @@ mod finished;
 mod health;
 mod inbox;
 mod inflight;
+mod mailbox;
 mod module_actor;
 mod outbox;
 mod paused;
@@ -49,6 +53,7 @@ pub use breaker::{BreakerState, TransportHealth};
 pub use events::{EngineEvents, Fanout, NoEvents};
 pub use finished::Watch;
 pub use health::{ActorHealth, ActorState};
+pub use mailbox::{Hydrated, Hydrator, MailboxReading, ReadingSettings};
 pub use settings::EngineSettings;
 
 use breaker::Breaker;
@@ -116,6 +121,10 @@ pub struct ModuleSpec {
     pub transport: Arc<dyn Transport>,
     /// How long the module's final reports keep their payload; `None` keeps them forever.
     pub retention: Option<Duration>,
+    /// How the module reads its transport's mailbox, when it does (and the transport has one,
+    /// [`Transport::mailbox`]): the engine then syncs every mailbox account in the store and
+    /// hydrates their messages.
+    pub reading: Option<MailboxReading>,
 }
 
 /// Handle to a running engine. Cheap to clone; every clone controls the same engine.
@@ -142,6 +151,7 @@ struct EngineInner {
     // while some address of it is alive.
     _inboxes: Vec<Addr<InboxActor>>,
     _retention: Addr<RetentionActor>,
+    _readers: Vec<mailbox::Running>,
     breakers: Vec<Arc<Breaker>>,
     /// Module segments the engine serves.
     modules: Vec<Arc<str>>,
@@ -228,7 +238,18 @@ impl Engine {
         // acknowledgement collector per transport that has an inbox.
         let mut breakers: Vec<Arc<Breaker>> = Vec::new();
         let mut inboxes: Vec<Collector> = Vec::new();
+        let mut readers = Vec::new();
         for (spec, module, health) in modules {
+            if let Some(reading) = &spec.reading {
+                readers.push(mailbox::Reader {
+                    transport: Arc::clone(&spec.transport),
+                    store: Arc::clone(&store),
+                    hydrator: Arc::clone(&reading.hydrator),
+                    settings: reading.settings.clone(),
+                    engine: settings.clone(),
+                    events: Arc::clone(&events),
+                });
+            }
             let name = spec.transport.name().to_owned();
             let breaker = match breakers.iter().find(|b| b.health().name == name) {
                 Some(breaker) => Arc::clone(breaker),
@@ -284,6 +305,48 @@ impl Engine {
             })
             .collect();
 
+        let supervise_named: mailbox::Supervise = {
+            let (registry, events, settings) =
+                (Arc::clone(&registry), Arc::clone(&events), settings.clone());
+            Arc::new(move |name: &str| {
+                Supervision::new(
+                    registry.register_or_reuse(name),
+                    name,
+                    settings.max_restarts,
+                    settings.restart_window(),
+                )
+                .with_events(Arc::clone(&events))
+            })
+        };
+        let readers = readers
+            .into_iter()
+            .filter_map(|reader| {
+                let name = reader.transport.name().to_owned();
+                if reader.transport.mailbox().is_none() {
+                    tracing::error!(
+                        transport = %name,
+                        "a module reads the mailbox of a transport that has none; nothing is read"
+                    );
+                    return None;
+                }
+                let reader = Arc::new(reader);
+                let hydration = mailbox::HydrationActor::new(
+                    Arc::clone(&reader),
+                    supervise_named(&format!("hydration:{name}")),
+                );
+                let hydration = Supervisor::start_in_arbiter(&arbiter, move |_| hydration);
+                let accounts = mailbox::AccountsActor::new(
+                    reader,
+                    hydration.clone(),
+                    arbiter.clone(),
+                    Arc::clone(&supervise_named),
+                    supervise_named(&format!("mailbox:{name}")),
+                );
+                let accounts = Supervisor::start_in_arbiter(&arbiter, move |_| accounts);
+                Some(mailbox::Running::new(accounts, hydration))
+            })
+            .collect();
+
         let retention = RetentionActor::new(
             Arc::clone(&store),
             retention,
@@ -310,6 +373,7 @@ impl Engine {
                 outbox,
                 _inboxes: inboxes,
                 _retention: retention,
+                _readers: readers,
                 breakers,
                 modules,
                 paused,

@@ -206,6 +206,7 @@ async fn retention_expires_final_reports_in_sled() {
         s.store.clone(),
         vec![ModuleSpec {
             retention: Some(Duration::ZERO),
+            reading: None,
             ..spec(
                 Arc::new(TestBuilder::default()),
                 Ed25519Seal::generate(),

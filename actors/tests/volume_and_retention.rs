@@ -59,6 +59,7 @@ async fn retention_expires_final_reports() {
         store.clone(),
         vec![ModuleSpec {
             retention: Some(Duration::ZERO),
+            reading: None,
             ..spec(
                 Arc::new(TestBuilder::default()),
                 Arc::new(NoSigner),

@@ -30,6 +30,8 @@ pub enum AlertKind {
     StoreUnavailable,
     /// The store serves requests again.
     StoreRecovered,
+    /// A court message arrived in a mailbox account (to the granted users' contacts only).
+    CourtMessageArrived,
 }
 
 impl AlertKind {
@@ -41,6 +43,7 @@ impl AlertKind {
             AlertKind::DeliveryFailed => "delivery failed",
             AlertKind::StoreUnavailable => "store unavailable",
             AlertKind::StoreRecovered => "store available again",
+            AlertKind::CourtMessageArrived => "court message arrived",
         }
     }
 
@@ -68,6 +71,8 @@ impl AlertKind {
                 "The store takes writes again: submissions are accepted and waiting reports are \
                  being delivered."
             }
+            // Not sent to operators; worded for completeness.
+            AlertKind::CourtMessageArrived => "Court messages arrived.",
         }
     }
 }
@@ -80,6 +85,8 @@ pub enum Audience {
     /// One API user, at the address on their account (none: the notice is not mailed). Only
     /// about their own reports.
     User(String),
+    /// One API user, at the contact address they registered for court messages.
+    CourtContact(String),
 }
 
 impl std::fmt::Display for Audience {
@@ -87,6 +94,7 @@ impl std::fmt::Display for Audience {
         match self {
             Audience::Operators => f.write_str("operators"),
             Audience::User(name) => write!(f, "user {name}"),
+            Audience::CourtContact(name) => write!(f, "court contact of user {name}"),
         }
     }
 }
@@ -99,6 +107,11 @@ impl AlertKind {
                 "These reports of yours ended in FAILURE: the authority refused them, or they \
                  could not be delivered. Your system reads each report's failureReason with its \
                  result over the API."
+            }
+            AlertKind::CourtMessageArrived => {
+                "Court messages arrived in a mailbox account you are granted. Your system lists \
+                 them with GET /api/guardianship/v1/messages and downloads each from the url \
+                 listed with it."
             }
             // Not sent to users; worded for completeness.
             AlertKind::ActorDegraded
@@ -288,6 +301,25 @@ impl EngineEvents for Alerts {
             AlertKind::StoreUnavailable,
             &format!("store unavailable: {}", log_str(reason)),
         );
+    }
+
+    fn court_message_arrived(&self, users: &[String], message: &meldewerk_storage::CourtMessage) {
+        // The account and the index id only: nothing of the message's content leaves by mail.
+        let detail = format!(
+            "message {} in mailbox account {} ({})",
+            message.id, message.account, message.safe_id
+        );
+        if let Some(queue) = &self.inner.queue {
+            for user in users {
+                let audience = Audience::CourtContact(user.clone());
+                self.enqueue(
+                    queue,
+                    audience,
+                    AlertKind::CourtMessageArrived,
+                    bounded(&detail),
+                );
+            }
+        }
     }
 
     fn store_recovered(&self) {

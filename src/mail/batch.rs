@@ -75,6 +75,13 @@ impl Batch {
                 "Health of every actor: GET /admin/api/v1/actors (operator API). Details are in \
                  the service's log.",
             ),
+            Audience::CourtContact(name) => (
+                format!("meldewerk: court messages for API user {name}"),
+                kind.explanation_for_users(),
+                "You get these mails because this address is registered for court messages \
+                 (PUT /api/guardianship/v1/contact); DELETE /api/guardianship/v1/contact \
+                 removes it.",
+            ),
             Audience::User(name) => (
                 format!("meldewerk notice for API user {name}"),
                 kind.explanation_for_users(),

@@ -14,6 +14,12 @@ pub trait UserAddresses: Send + Sync + 'static {
     /// The address on `user`'s account; `None` when it has none or the user was removed. An
     /// error (the store could not be read) makes the mail wait for its next try.
     fn address(&self, user: &str) -> BoxFuture<'static, Result<Option<Mailbox>, String>>;
+
+    /// The contact address `user` registered for court messages; none by default.
+    fn court_contact(&self, user: &str) -> BoxFuture<'static, Result<Option<Mailbox>, String>> {
+        let _ = user;
+        Box::pin(async { Ok(None) })
+    }
 }
 
 /// The addresses on the accounts in the store.
@@ -21,11 +27,26 @@ pub struct AccountAddresses(pub Arc<dyn Store>);
 
 impl UserAddresses for AccountAddresses {
     fn address(&self, user: &str) -> BoxFuture<'static, Result<Option<Mailbox>, String>> {
+        self.read(user, |record| record.email)
+    }
+
+    fn court_contact(&self, user: &str) -> BoxFuture<'static, Result<Option<Mailbox>, String>> {
+        self.read(user, |record| record.court_message_contact)
+    }
+}
+
+impl AccountAddresses {
+    /// The address `pick` takes from `user`'s record, read when the mail is due.
+    fn read(
+        &self,
+        user: &str,
+        pick: fn(meldewerk_storage::UserRecord) -> Option<String>,
+    ) -> BoxFuture<'static, Result<Option<Mailbox>, String>> {
         let store = self.0.clone();
         let user = user.to_string();
         Box::pin(async move {
             let record = store.user(&user).await.map_err(|e| e.to_string())?;
-            let Some(email) = record.and_then(|r| r.email) else {
+            let Some(email) = record.and_then(pick) else {
                 return Ok(None);
             };
             match Email::parse(&email) {

@@ -199,6 +199,7 @@ impl Worker {
         let address = match &due.audience {
             Audience::Operators => None,
             Audience::User(name) => Some(self.users.address(name)),
+            Audience::CourtContact(name) => Some(self.users.court_contact(name)),
         };
         Box::pin(async move {
             let to = match address {
@@ -328,7 +329,7 @@ fn settle(due: &Due, result: Result<Sent, MailError>) -> Settled {
 fn shown<'a>(due: &Due, error: &'a MailError) -> std::borrow::Cow<'a, str> {
     match due.audience {
         Audience::Operators => error.to_string().into(),
-        Audience::User(_) => error.without_reply().into(),
+        Audience::User(_) | Audience::CourtContact(_) => error.without_reply().into(),
     }
 }
 

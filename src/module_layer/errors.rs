@@ -3,7 +3,9 @@
 //! A handler fails with an [`ApiError`]; the module's [`ErrorStyle`] decides how it is written:
 //! - [`ErrorStyle::Plain`]: `{"errors": ["…", …]}` (`birthnotice`, `deathnotice`);
 //! - [`ErrorStyle::Problem`]: RFC 9457 problem details, `application/problem+json`, with the
-//!   `type` URIs of spec/01 §7 under the configured `problems_base` (`birthdata`).
+//!   `type` URIs of spec/01 §7 under the configured `problems_base` (`birthdata`);
+//! - [`ErrorStyle::Summarised`]: `{"error": "…", "errors": ["…", …]}`, one sentence and the
+//!   list (`guardianship`, spec/03 §7).
 //!
 //! The 401 of every module is written by the Basic authentication extractor (empty body with
 //! `WWW-Authenticate`), never here.
@@ -66,6 +68,13 @@ pub enum ApiError {
     /// 408: the body did not arrive within this many seconds (`body_timeout_secs`).
     #[error("request body too slow")]
     TimedOut(u64),
+    /// 404 with its own sentence: something else than a report is missing (a court message).
+    #[error("not found")]
+    Missing(String),
+    /// 403 with its sentence: the caller may not use what they asked for (another account's
+    /// court message).
+    #[error("forbidden")]
+    Forbidden(String),
     /// 404: no endpoint of the module has this path.
     #[error("no such endpoint")]
     NoSuchEndpoint,
@@ -117,7 +126,10 @@ impl ApiError {
     fn status(&self) -> StatusCode {
         match self {
             ApiError::Validation(_) => StatusCode::BAD_REQUEST,
-            ApiError::NotFound(_) | ApiError::NoSuchEndpoint => StatusCode::NOT_FOUND,
+            ApiError::NotFound(_) | ApiError::Missing(_) | ApiError::NoSuchEndpoint => {
+                StatusCode::NOT_FOUND
+            }
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::AlreadyRetrieved(_) | ApiError::Expired(_) => StatusCode::GONE,
             ApiError::Duplicate(_) => StatusCode::CONFLICT,
@@ -145,6 +157,7 @@ impl ApiError {
                     "report {id} has been sent already; a report id is used once, send a fresh one"
                 )
             }
+            ApiError::Missing(sentence) | ApiError::Forbidden(sentence) => sentence.clone(),
             ApiError::NoSuchEndpoint => "no such endpoint".into(),
             ApiError::MethodNotAllowed(allowed) => format!("method not allowed; use {allowed}"),
             ApiError::TooLarge(limit) => format!("request body exceeds {limit} bytes"),
@@ -181,6 +194,9 @@ pub enum ErrorStyle {
         /// Base of the problem type URIs.
         base: String,
     },
+    /// `{"error": "…", "errors": ["…"]}`: the error in one sentence, and every violation (for
+    /// a validation error) or the sentence again.
+    Summarised,
 }
 
 /// An [`ApiError`] with what it takes to write it: the module's style, its name and the request
@@ -244,7 +260,8 @@ impl ModuleError {
                 format!("{base}/problems/unsupported-media-type"),
                 "Unsupported media type",
             ),
-            ApiError::NoSuchEndpoint => ("about:blank".into(), "Not Found"),
+            ApiError::Missing(_) | ApiError::NoSuchEndpoint => ("about:blank".into(), "Not Found"),
+            ApiError::Forbidden(_) => ("about:blank".into(), "Forbidden"),
             ApiError::MethodNotAllowed(_) => ("about:blank".into(), "Method Not Allowed"),
             ApiError::Unavailable(_) => (
                 format!("{base}/problems/service-unavailable"),
@@ -275,6 +292,10 @@ impl ResponseError for ModuleError {
             ErrorStyle::Plain => {
                 HttpResponse::build(status).json(json!({ "errors": self.error.plain_errors() }))
             }
+            ErrorStyle::Summarised => HttpResponse::build(status).json(json!({
+                "error": self.error.detail(),
+                "errors": self.error.plain_errors(),
+            })),
             ErrorStyle::Problem { base } => {
                 let (kind, title) = self.problem_type(base);
                 let mut body = json!({

@@ -440,6 +440,25 @@ pub trait Module: Send + Sync + 'static {
         None
     }
 
+    /// Records what the module keeps beside a report its form is about to dispatch (the case
+    /// references of a court form, so that replies quoting them are listed under its job),
+    /// once every check passed. An error stores and dispatches nothing (the end user may submit
+    /// again), so nothing is ever dispatched without it; it must be idempotent, as a submit may
+    /// be repeated, and harmless for a report whose dispatch then fails. Nothing by default.
+    async fn before_dispatch(
+        &self,
+        _store: &dyn Store,
+        _report: &Report,
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// How the module reads its transport's mailbox (the court messages of `guardianship`),
+    /// when it does; `None` (the default) for a module that only sends.
+    fn reading(&self) -> Option<meldewerk_actors::MailboxReading> {
+        None
+    }
+
     /// Routes of the module's own outside its API (a page before its forms, say), registered
     /// with `context` as app data. None by default.
     fn routes(
@@ -463,6 +482,9 @@ pub struct ModuleSetup<'a> {
     pub(crate) read: std::cell::RefCell<std::collections::BTreeSet<String>>,
     /// Public base address of the service, without a trailing slash.
     pub base_url: &'a str,
+    /// The data directory: a module keeping files of its own (the court messages' archives)
+    /// keeps them below it. Building a module touches no disk.
+    pub data_dir: &'a std::path::Path,
 }
 
 /// A module's configuration section could not be read.

@@ -19,6 +19,7 @@ modules! {
     birthdata,
     birthnotice,
     deathnotice,
+    guardianship,
     hospreport,
     labreport,
 }

@@ -3,12 +3,14 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod court;
 pub mod demis;
 pub mod deposited;
 pub mod operator;
 pub mod pkcs12;
 pub mod raw;
 pub mod remote;
+pub mod smtp;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

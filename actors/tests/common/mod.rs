@@ -93,6 +93,7 @@ pub fn spec(
         signer,
         transport,
         retention: None,
+        reading: None,
     }
 }
 

@@ -367,6 +367,14 @@ pub(crate) async fn submit(
     if let Some(built) = built {
         report.message = signed_message(&context, &report, built).await;
     }
+    if let Err(e) = context
+        .module
+        .before_dispatch(store.as_ref().as_ref(), &report)
+        .await
+    {
+        tracing::error!(error = %e, "recording what the module keeps beside the report failed");
+        return not_stored();
+    }
     if let Some(at_once) = info.at_once {
         let wait = context.module.answer_wait();
         let store = store.as_ref().as_ref();

@@ -159,6 +159,7 @@ mod tests {
                 sections: &sections,
                 read: Default::default(),
                 base_url: "http://localhost",
+                data_dir: std::path::Path::new("data"),
             };
             build(&setup).map(|_| ()).map_err(|e| e.to_string())
         };

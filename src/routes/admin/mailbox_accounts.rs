@@ -32,7 +32,7 @@ use crate::routes::json;
 use crate::web::WebSettings;
 
 /// How the API names an account's values.
-const BODY_FIELDS: AccountFieldNames = AccountFieldNames {
+pub(super) const BODY_FIELDS: AccountFieldNames = AccountFieldNames {
     id: "egvpAccountId",
     safe_id: "safeId",
     name: "name",

@@ -3,6 +3,7 @@
 
 pub mod actors;
 pub mod certificates;
+pub mod court_messages;
 mod cross_site;
 mod dashboard;
 pub mod facilities;
@@ -67,6 +68,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(certificates::list)
             .service(certificates::deposit)
             .service(certificates::remove)
+            .service(court_messages::list)
             .service(mailbox_accounts::list)
             .service(mailbox_accounts::show)
             .service(mailbox_accounts::put_account)

@@ -71,6 +71,20 @@ pub enum WriteError {
     Xml(String),
 }
 
+impl WriteError {
+    /// The field at fault, under the memento's name (`betroffener.name.nachname`), when the
+    /// error has one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            WriteError::Missing { field }
+            | WriteError::TooLong { field, .. }
+            | WriteError::Character { field, .. }
+            | WriteError::Invalid { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+}
+
 /// An address that passed the checks; at least one part is present.
 pub(super) struct GepruefteAnschrift<'a> {
     pub(super) strasse: Option<&'a str>,

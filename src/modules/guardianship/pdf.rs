@@ -1,0 +1,64 @@
+//! The completed court form as a PDF, the first document of its message: the form's title, the
+//! job, then every section with each field that has a value, as the clerk entered it.
+
+use chrono::{DateTime, Utc};
+use meldewerk_transports::pdf::TextDocument;
+use serde_json::Value;
+
+use super::message::text;
+use super::INFO;
+use crate::module_layer::Form;
+
+/// Renders `form` completed with `content` for the job `job_id`, created at `at`.
+pub(super) fn render(form: &Form, job_id: &str, content: &Value, at: DateTime<Utc>) -> Vec<u8> {
+    let mut document = TextDocument::new(form.title, "meldewerk", at);
+    document.heading(form.title, 20.0, 2);
+    if let Some(kind) = form.report_type {
+        document.paragraph(kind, 11.0, 2);
+    }
+    document.gap(8.0);
+    document.field("Vorgang", job_id, 2);
+    document.field(
+        "Erstellt (UTC)",
+        &at.format("%d.%m.%Y %H:%M:%S").to_string(),
+        1,
+    );
+    let mut section = "";
+    for field in form.fields(INFO.fields) {
+        let Some(value) = shown(content, field.path, field.kind) else {
+            continue;
+        };
+        if field.section != section {
+            section = field.section;
+            document.gap(10.0);
+            document.heading(section, 13.0, 1);
+        }
+        document.field(field.label, &value, 20);
+    }
+    document.render()
+}
+
+/// The value at `path` as the form showed it; `None` when there is none.
+fn shown(
+    content: &Value,
+    path: &str,
+    kind: crate::module_layer::FieldKind,
+) -> Option<String> {
+    use crate::module_layer::FieldKind;
+    let value = path.split('.').try_fold(content, |v, key| v.get(key))?;
+    match (kind, value) {
+        (FieldKind::Choice(choices), Value::String(code)) => Some(
+            choices
+                .iter()
+                .find(|(c, _)| c == code)
+                .map_or_else(|| code.clone(), |(_, label)| (*label).to_owned()),
+        ),
+        (FieldKind::Date, Value::String(_)) => text(content, path).map(|d| {
+            chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
+                .map_or_else(|_| d.to_owned(), |d| d.format("%d.%m.%Y").to_string())
+        }),
+        (_, Value::String(_)) => text(content, path).map(str::to_owned),
+        (_, Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
+}

@@ -17,7 +17,7 @@
 //! whatever the backlog, so there is no storm to stop, and an inbox that answers must not close a
 //! breaker that failing deliveries opened. A failed fetch is simply made again at the next tick;
 //! it is logged when the inbox starts failing and when it answers again. After
-//! [`FAILURES_BEFORE_DEGRADED`] failures in a row, or at once for a failure that will not pass by
+//! [`FAILURES_BEFORE_DEGRADED`](crate::supervise::FAILURES_BEFORE_DEGRADED) failures in a row, or at once for a failure that will not pass by
 //! itself (the inbox refuses the fetch), the actor reads as degraded and operators are alerted.
 
 use std::panic::AssertUnwindSafe;
@@ -37,10 +37,6 @@ use crate::supervise::{panic_message, Supervision};
 
 /// Acknowledgements asked for per fetch; a fuller inbox is read in several fetches in a row.
 pub(crate) const BATCH: usize = 500;
-
-/// Failed fetches in a row after which the collector reads as degraded: one or two are a blip
-/// that the next tick usually mends, more is an outage operators must hear about.
-pub(crate) const FAILURES_BEFORE_DEGRADED: u32 = 3;
 
 /// Everything a fetch needs; shared by the fetch futures, so it outlives actor restarts.
 pub(crate) struct Collector {
@@ -179,8 +175,6 @@ pub(crate) struct InboxActor {
     collector: Arc<Collector>,
     shutting_down: Arc<AtomicBool>,
     fetching: bool,
-    /// Fetches failed in a row (so only the first is logged, and an outage degrades the actor).
-    failures: u32,
     sup: Supervision,
 }
 
@@ -194,7 +188,6 @@ impl InboxActor {
             collector,
             shutting_down,
             fetching: false,
-            failures: 0,
             sup,
         }
     }
@@ -216,25 +209,18 @@ impl InboxActor {
             let transport = act.collector.transport.name();
             match result {
                 Ok(Ok(Fetched { finished, more })) => {
-                    if std::mem::take(&mut act.failures) > 0 {
+                    if act.sup.periodic_work_succeeded() {
                         tracing::info!(%transport, "acknowledgement inbox answers again");
                     }
-                    act.sup.work_recovered();
                     act.sup.health.update(|h| h.processed += finished as u64);
                     if more {
                         act.fetch(ctx);
                     }
                 }
                 Ok(Err(FetchFailed { error, lasting })) => {
-                    act.failures = act.failures.saturating_add(1);
-                    match act.failures {
-                        1 => tracing::warn!(%transport, %error, "acknowledgement inbox fails"),
-                        _ => tracing::debug!(%transport, %error, "acknowledgement inbox fails"),
-                    }
-                    if lasting || act.failures >= FAILURES_BEFORE_DEGRADED {
-                        act.sup.work_failing(&error);
-                    } else {
-                        act.sup.health.set_error(error);
+                    match act.sup.periodic_work_failed(error.clone(), lasting) {
+                        true => tracing::warn!(%transport, %error, "acknowledgement inbox fails"),
+                        false => tracing::debug!(%transport, %error, "acknowledgement inbox fails"),
                     }
                 }
                 Err(payload) => {

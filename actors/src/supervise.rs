@@ -63,6 +63,10 @@ impl RestartIntensity {
     }
 }
 
+/// Failures in a row of an actor's periodic work after which it reads as degraded: one or two
+/// are a blip that the next tick usually mends, more is an outage operators must hear about.
+pub(crate) const FAILURES_BEFORE_DEGRADED: u32 = 3;
+
 /// One actor's side of supervision: its health entry and its restart history. Lives in the actor
 /// value, which actix keeps across supervised restarts.
 pub(crate) struct Supervision {
@@ -73,6 +77,8 @@ pub(crate) struct Supervision {
     events: SharedEvents,
     /// Whether `events` was told about the current degradation (told once per degradation).
     degraded_told: bool,
+    /// Failures in a row of the actor's periodic work ([`Supervision::periodic_work_failed`]).
+    failures_in_a_row: u32,
     /// The actor runs but its work keeps failing ([`Supervision::work_failing`]): degraded until
     /// the work succeeds again, whatever its restarts say.
     work_failing: bool,
@@ -93,6 +99,7 @@ impl Supervision {
             events: no_events(),
             degraded_told: false,
             work_failing: false,
+            failures_in_a_row: 0,
         }
     }
 
@@ -172,6 +179,27 @@ impl Supervision {
         if std::mem::take(&mut self.work_failing) {
             self.recover_if_clear();
         }
+    }
+
+    /// The actor's periodic work (an inbox fetch, a mailbox sync) failed with `error`: after
+    /// [`FAILURES_BEFORE_DEGRADED`] failures in a row, or at once for one waiting will not mend
+    /// (`lasting`), the actor is degraded ([`Supervision::work_failing`]); before, `error` is
+    /// its last error. Answers whether this failure begins a run (the one worth a log line).
+    pub(crate) fn periodic_work_failed(&mut self, error: String, lasting: bool) -> bool {
+        self.failures_in_a_row = self.failures_in_a_row.saturating_add(1);
+        if lasting || self.failures_in_a_row >= FAILURES_BEFORE_DEGRADED {
+            self.work_failing(&error);
+        } else {
+            self.health.set_error(error);
+        }
+        self.failures_in_a_row == 1
+    }
+
+    /// The actor's periodic work succeeded: it recovers ([`Supervision::work_recovered`]).
+    /// Answers whether this ends a run of failures (worth a log line).
+    pub(crate) fn periodic_work_succeeded(&mut self) -> bool {
+        self.work_recovered();
+        std::mem::take(&mut self.failures_in_a_row) > 0
     }
 
     /// Called every tick: the actor is alive; a degraded actor recovers once its window is clear.

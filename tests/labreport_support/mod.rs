@@ -151,7 +151,7 @@ pub fn open_disease_form(server: &Server, body: &Value, disease: &str) -> (Brows
 
 /// The link of the index page `html` to the form of `disease`.
 pub fn disease_link(html: &str, disease: &str) -> String {
-    let marker = format!("data-disease=\"{disease}\"");
+    let marker = format!("data-key=\"{disease}\"");
     let tag_end = html
         .find(&marker)
         .unwrap_or_else(|| panic!("{disease} in {html}"));

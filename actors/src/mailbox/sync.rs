@@ -27,7 +27,6 @@ use meldewerk_transports::TransportError;
 use super::hydration::{HydrationActor, Wake};
 use super::Reader;
 use crate::breaker::timed;
-use crate::inbox::FAILURES_BEFORE_DEGRADED;
 use crate::supervise::{panic_message, Supervision};
 
 /// Index entries read per store call while looking for messages gone from the server.
@@ -197,7 +196,6 @@ pub(crate) struct SyncActor {
     syncing: bool,
     /// When the last whole listing began; `None` until one ran since the start.
     last_full: Option<Instant>,
-    failures: u32,
     sup: Supervision,
 }
 
@@ -214,7 +212,6 @@ impl SyncActor {
             hydration,
             syncing: false,
             last_full: None,
-            failures: 0,
             sup,
         }
     }
@@ -237,10 +234,9 @@ impl SyncActor {
             act.syncing = false;
             match result {
                 Ok(Ok(Synced { indexed, gone })) => {
-                    if std::mem::take(&mut act.failures) > 0 {
+                    if act.sup.periodic_work_succeeded() {
                         tracing::info!(account = %act.account, "mailbox answers again");
                     }
-                    act.sup.work_recovered();
                     act.sup
                         .health
                         .update(|h| h.processed += (indexed + gone) as u64);
@@ -253,14 +249,8 @@ impl SyncActor {
                         // The whole listing is still owed.
                         act.last_full = None;
                     }
-                    act.failures = act.failures.saturating_add(1);
-                    if act.failures == 1 {
+                    if act.sup.periodic_work_failed(error.clone(), lasting) {
                         tracing::warn!(account = %act.account, %error, "mailbox sync fails");
-                    }
-                    if lasting || act.failures >= FAILURES_BEFORE_DEGRADED {
-                        act.sup.work_failing(&error);
-                    } else {
-                        act.sup.health.set_error(error);
                     }
                 }
                 Err(payload) => {

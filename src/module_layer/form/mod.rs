@@ -5,6 +5,7 @@
 //! one empty row and a "Weitere Zeile" button, optional sections fold in `<details>`.
 
 mod at_once;
+pub mod index;
 mod render;
 mod sent;
 mod values;

@@ -11,7 +11,6 @@ mod api;
 mod archives;
 mod fields;
 mod message;
-mod pages;
 mod pdf;
 mod settings;
 
@@ -25,6 +24,7 @@ use serde_json::{json, Map, Value};
 use crate::module_layer::context::ModuleContext;
 use crate::module_layer::errors::Violation;
 use crate::module_layer::fields::label;
+use crate::module_layer::form::{self, index::FormIndex, index::IndexEntry};
 use crate::module_layer::{
     DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo, ModuleSetup,
     SetupError, SignatureRule,
@@ -217,7 +217,21 @@ impl Module for Guardianship {
     }
 
     fn routes(&self, cfg: &mut web::ServiceConfig, context: &web::Data<ModuleContext>) {
-        pages::configure(cfg, context);
+        let entries = FORMS
+            .iter()
+            .map(|form| IndexEntry {
+                path: form.path,
+                label: form.title,
+                note: form.report_type,
+                key: form.path.rsplit('/').next().unwrap_or_default(),
+            })
+            .collect();
+        let index = FormIndex {
+            title: "Nachricht an das Gericht",
+            intro: "Bitte wählen Sie, was Sie dem Gericht übermitteln:",
+            entries,
+        };
+        form::index::configure(cfg, context, INDEX, index);
     }
 
     fn api_routes(&self, cfg: &mut web::ServiceConfig) {

@@ -3,7 +3,7 @@
 //! `NotificationBundleLaboratory`.
 //!
 //! The memento is disease-agnostic (patient, reporting facility, dates, `reportId`); its magic
-//! link lands on the disease index `/labreport/?m=…` ([`pages`]), where the end user picks one
+//! link lands on the disease index `/labreport/?m=…` (the layer's form index), where the end user picks one
 //! of the four disease forms `/labreport/<Disease>/?m=…`, each adding that disease's findings.
 //! The reporting facility (`MeldendeEinrichtung.BSNR`) must resolve in the facility registry,
 //! within the scope of the API user's customer, at memento creation and again at the submit;
@@ -17,7 +17,6 @@
 
 mod content;
 mod fields;
-mod pages;
 
 use std::sync::{Arc, LazyLock};
 
@@ -30,6 +29,7 @@ use serde_json::{json, Map, Value};
 use crate::demis::{self, Notifier, SendingSettings};
 use crate::facilities::{resolve, Unresolved};
 use crate::module_layer::context::ModuleContext;
+use crate::module_layer::form::index::{FormIndex, IndexEntry};
 use crate::module_layer::errors::ModuleError;
 use crate::module_layer::{
     rfc3339, ApiError, DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo,
@@ -270,7 +270,22 @@ impl Module for Labreport {
     }
 
     fn routes(&self, cfg: &mut web::ServiceConfig, context: &web::Data<ModuleContext>) {
-        pages::configure(cfg, context);
+        let entries = Disease::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, disease)| IndexEntry {
+                path: FORM_PATHS[i],
+                label: TITLES[i],
+                note: None,
+                key: disease.code(),
+            })
+            .collect();
+        let index = FormIndex {
+            title: "Erregernachweis melden",
+            intro: "Bitte wählen Sie den Erreger, dessen Nachweis Sie melden:",
+            entries,
+        };
+        crate::module_layer::form::index::configure(cfg, context, INDEX, index);
     }
 }
 

@@ -307,3 +307,57 @@ fn mementos_are_validated_and_a_job_id_is_used_once() {
     );
     assert!(errors.contains("SAFE-ID des Empfängers"), "{errors}");
 }
+
+#[test]
+fn a_send_retried_after_transient_faults_reaches_the_court_once() {
+    let (_dir, server) = court_server(
+        &["betreuung"],
+        &[
+            ("MELDEWERK_ENGINE__BACKOFF_BASE_MS", "10"),
+            ("MELDEWERK_ENGINE__BACKOFF_MAX_MS", "50"),
+        ],
+    );
+    let script = "/admin/api/v1/transports/egvp/script/rules";
+    for kind in ["transient", "reset"] {
+        let rule = json!({"kind": kind, "call": "deliver", "count": 1});
+        let added = common::operator::operator(&server, reqwest::Method::POST, script, Some(&rule));
+        assert_eq!(added.status(), 200);
+    }
+    let mut body = memento("vorgang-retry");
+    body["absender"]["aktenzeichen"] = json!("SD-RETRY-1");
+    let (_, answer) = post_memento(&server, &body);
+    let browser = Browser::new();
+    browser.get(&server.url(answer["magicLink"].as_str().unwrap()));
+    let m = answer["memento"].as_str().unwrap();
+    let form = browser.form(&server.url(&format!("/guardianship/BetreuungAnregung?m={m}")));
+    assert_eq!(browser.submit(&server, &form).status(), 303);
+    server.wait_for_status_in("guardianship", "betreuung", "vorgang-retry", "SUCCESS");
+    at_the_court(&server, "SD-RETRY-1");
+    // Both faults met the send (their counts are used up), and the court holds one message.
+    let left: Value = server
+        .admin_get("/admin/api/v1/transports/egvp/script")
+        .json()
+        .unwrap();
+    assert_eq!(left["rules"], json!([]), "{left}");
+    let listing: Value =
+        common::operator::operator(&server, reqwest::Method::GET, COURT_MAILBOX, None)
+            .json()
+            .unwrap();
+    assert_eq!(
+        listing["messages"].as_array().unwrap().len(),
+        1,
+        "{listing}"
+    );
+    let job = server
+        .admin_get("/admin/api/v1/actors")
+        .json::<Value>()
+        .unwrap();
+    let module = job
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "module:guardianship")
+        .unwrap()
+        .clone();
+    assert_eq!(module["processed"], 1, "{module}");
+}

@@ -189,6 +189,45 @@ impl From<SimulatorError> for crate::TransportError {
     }
 }
 
+/// What every simulator's `impl Simulated` says alike: its received page is its own typed
+/// page as JSON records, it is the transport the engine delivers through, and its script is
+/// `self.inner.script`. Expanded inside the `impl`, beside what is the simulator's own.
+macro_rules! simulated_basics {
+    () => {
+        fn received_page(
+            &self,
+            query: &$crate::received::ReceivedQuery,
+        ) -> Result<$crate::received::ReceivedPage, $crate::SimulatorError> {
+            Simulator::received_page(self, query)?.into_simulated()
+        }
+
+        fn into_transport(self: std::sync::Arc<Self>) -> std::sync::Arc<dyn $crate::Transport> {
+            self
+        }
+
+        fn scriptable(&self) -> &dyn $crate::script::Scriptable {
+            &self.inner.script
+        }
+    };
+}
+pub(crate) use simulated_basics;
+
+/// The `blocking` method of a simulator whose state is `self.inner`: journal work off the async
+/// executor ([`blocking`]), a task that died being a transient fault of `$authority`.
+macro_rules! journal_work {
+    ($authority:literal) => {
+        /// Runs journal work off the async executor: appending waits for the disk.
+        async fn blocking<T, F>(&self, work: F) -> Result<T, $crate::TransportError>
+        where
+            T: Send + 'static,
+            F: FnOnce(&std::sync::Arc<Inner>) -> Result<T, $crate::TransportError> + Send + 'static,
+        {
+            $crate::simulated::blocking(&self.inner, $authority, work).await
+        }
+    };
+}
+pub(crate) use journal_work;
+
 /// Runs a simulator's journal work on `inner` off the async executor (appending waits for the
 /// disk); a task that died is a transient fault of `authority` (e.g. `simulated DEMIS`).
 pub(crate) async fn blocking<I, T, F>(

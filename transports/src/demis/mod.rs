@@ -37,7 +37,7 @@ pub use records::{AnswerJson, Decision, ReceivedNotification};
 use crate::claims::Claims;
 use crate::receipt::{render_receipt, sha256_hex, ReceiptFields};
 use crate::received::{page_with_bodies, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
-use crate::script::{Reply, Scriptable, Scripted};
+use crate::script::{Reply, Scripted};
 use crate::simulated::{read_config, Protocol, Simulated, SimulatorError, TransportKind};
 use crate::tls::MutualTls;
 use crate::{Answer, Delivery, Finished, Transport, TransportError};
@@ -152,24 +152,11 @@ impl Simulator {
         page_with_bodies(&self.inner.journal, query, |record| &mut record.body)
     }
 
-    /// Runs journal work off the async executor ([`crate::simulated::blocking`]).
-    async fn blocking<T, F>(&self, work: F) -> Result<T, TransportError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Inner) -> Result<T, TransportError> + Send + 'static,
-    {
-        crate::simulated::blocking(&self.inner, "simulated DEMIS", move |inner| work(inner)).await
-    }
+    crate::simulated::journal_work!("simulated DEMIS");
 }
 
 impl Simulated for Simulator {
-    fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError> {
-        Simulator::received_page(self, query)?.into_simulated()
-    }
-
-    fn into_transport(self: Arc<Self>) -> Arc<dyn Transport> {
-        self
-    }
+    crate::simulated::simulated_basics!();
 
     fn recorded_answer(&self, transport_ref: &str) -> Result<Option<Vec<u8>>, SimulatorError> {
         let found = self.inner.journal.find(BY_TRANSPORT_REF, transport_ref)?;
@@ -177,10 +164,6 @@ impl Simulated for Simulator {
             Some(Decision::Accepted { answer }) => Ok(Some(answer.as_bytes().to_vec())),
             _ => Ok(None),
         }
-    }
-
-    fn scriptable(&self) -> &dyn Scriptable {
-        &self.inner.script
     }
 }
 

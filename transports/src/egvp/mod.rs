@@ -38,7 +38,7 @@ pub use records::{ReceivedSend, SendDecision, StoredMessage};
 use crate::claims::Claims;
 use crate::receipt::{render_receipt, sha256_hex, ReceiptFields};
 use crate::received::{page_with_bodies, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
-use crate::script::{Reply, Scriptable, Scripted};
+use crate::script::{Reply, Scripted};
 use crate::simulated::{read_config, Protocol, Simulated, SimulatorError, TransportKind};
 use crate::{Answer, Delivery, Finished, Transport, TransportError};
 use records::BY_IDEMPOTENCY_KEY;
@@ -119,28 +119,11 @@ impl Simulator {
         page_with_bodies(&self.inner.sent, query, |record| &mut record.body)
     }
 
-    /// Runs journal work off the async executor ([`crate::simulated::blocking`]).
-    async fn blocking<T, F>(&self, work: F) -> Result<T, TransportError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Inner) -> Result<T, TransportError> + Send + 'static,
-    {
-        crate::simulated::blocking(&self.inner, "simulated EGVP", move |inner| work(inner)).await
-    }
+    crate::simulated::journal_work!("simulated EGVP");
 }
 
 impl Simulated for Simulator {
-    fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError> {
-        Simulator::received_page(self, query)?.into_simulated()
-    }
-
-    fn into_transport(self: Arc<Self>) -> Arc<dyn Transport> {
-        self
-    }
-
-    fn scriptable(&self) -> &dyn Scriptable {
-        &self.inner.script
-    }
+    crate::simulated::simulated_basics!();
 
     fn mailbox_server(&self) -> Option<&dyn crate::MailboxServer> {
         Some(self)

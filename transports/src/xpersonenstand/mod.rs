@@ -30,7 +30,7 @@ pub use config::SimulatorConfig;
 pub use inbox::MAX_BATCH;
 pub use records::{MessageHeader, ReceivedMessage, RecordedOutcome};
 
-use crate::script::{Rule, Script, ScriptError, Scriptable, Scripted};
+use crate::script::{Rule, Script, ScriptError, Scripted};
 use crate::{
     Accepted, AckBatch, Answer, Delivery, Finished, Inbox, MessageSignature, Transport,
     TransportError,
@@ -39,7 +39,7 @@ use crate::receipt::sha256_hex;
 use inbox::Schedule;
 use meldewerk_storage::{Journal, PendingAppend};
 
-use crate::received::{ReceivedPage, ReceivedQuery};
+
 use crate::simulated::{read_config, Simulated, SimulatorError, TransportKind};
 use crate::received::{BY_MODULE, BY_REPORT};
 use records::{BY_IDEMPOTENCY_KEY, BY_TRANSPORT_REF, UNDECIDED};
@@ -174,14 +174,7 @@ impl Simulator {
             .unwrap_or_else(PoisonError::into_inner) = config;
     }
 
-    /// Runs journal work off the async executor: flushing waits for the disk.
-    async fn blocking<T, F>(&self, work: F) -> Result<T, TransportError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Arc<Inner>) -> Result<T, TransportError> + Send + 'static,
-    {
-        crate::simulated::blocking(&self.inner, "simulated Standesamt", work).await
-    }
+    crate::simulated::journal_work!("simulated Standesamt");
 
     /// Stores a delivery, or answers it as the repeat it is. The checks and the numbering run as
     /// blocking work; the wait for the disk holds no thread, so the deliveries in flight share
@@ -222,17 +215,7 @@ enum Begun {
 }
 
 impl Simulated for Simulator {
-    fn received_page(&self, query: &ReceivedQuery) -> Result<ReceivedPage, SimulatorError> {
-        Simulator::received_page(self, query)?.into_simulated()
-    }
-
-    fn into_transport(self: Arc<Self>) -> Arc<dyn Transport> {
-        self
-    }
-
-    fn scriptable(&self) -> &dyn Scriptable {
-        &self.inner.script
-    }
+    crate::simulated::simulated_basics!();
 }
 
 impl std::fmt::Debug for Simulator {

@@ -123,6 +123,114 @@ mod tests {
         }
     }
 
+    mod properties {
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        use base64::Engine as _;
+        use chrono::TimeZone;
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::crypto::MasterKey;
+
+        /// One user's key under a fresh master key (kept alive with its folder).
+        fn key() -> (tempfile::TempDir, UserKey) {
+            let dir = tempfile::tempdir().unwrap();
+            let master = MasterKey::load_or_create(dir.path(), None).unwrap();
+            let wrapped = master.wrap(crate::crypto::MEMENTO_KEY, &[7u8; 32]);
+            let key = UserKey::unwrap(&master, &wrapped).unwrap();
+            (dir, key)
+        }
+
+        /// Arbitrary JSON as a memento may carry it: objects, arrays, strings of any Unicode,
+        /// numbers, booleans, null, a few levels deep.
+        fn json() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                "\\PC{0,40}".prop_map(Value::from),
+            ];
+            leaf.prop_recursive(3, 40, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+                    prop::collection::btree_map("\\PC{1,12}", inner, 0..6)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// Every envelope that differs from `sealed` in exactly one bit of its bytes.
+        fn single_bit_flips(sealed: &str) -> impl Iterator<Item = String> + '_ {
+            let bytes = URL_SAFE_NO_PAD.decode(sealed).unwrap();
+            (0..bytes.len() * 8).map(move |bit| {
+                let mut flipped = bytes.clone();
+                flipped[bit / 8] ^= 1 << (bit % 8);
+                URL_SAFE_NO_PAD.encode(flipped)
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            #[test]
+            fn a_memento_opens_to_what_was_sealed_and_for_its_module_only(
+                data in json(),
+                module in "[a-z]{1,12}",
+            ) {
+                let (_dir, key) = key();
+                let sealed = seal_memento(&key, &module, &data);
+                prop_assert_eq!(open_memento(&key, &module, &sealed), Some(data));
+                let other = format!("{module}x");
+                prop_assert_eq!(open_memento(&key, &other, &sealed), None);
+                prop_assert!(MagicToken::open(&key, &sealed).is_none());
+            }
+
+            #[test]
+            fn every_single_bit_flip_of_a_memento_is_rejected(data in json()) {
+                let (_dir, key) = key();
+                let sealed = seal_memento(&key, "guardianship", &data);
+                for tampered in single_bit_flips(&sealed) {
+                    prop_assert_eq!(open_memento(&key, "guardianship", &tampered), None);
+                }
+            }
+
+            #[test]
+            fn an_accepted_login_target_stays_on_this_site(
+                target in "(/|//|\\\\|%2[eEfF]|%5[cC]|\\.|\\.\\.|:|[a-z]|\\?|%0[aA]){0,12}",
+            ) {
+                if is_safe_target(&target) {
+                    let decoded = percent_encoding::percent_decode_str(&target)
+                        .decode_utf8_lossy()
+                        .into_owned();
+                    for t in [target.as_str(), decoded.as_str()] {
+                        prop_assert!(t.starts_with('/') && !t.starts_with("//"), "{}", t);
+                        prop_assert!(!t.contains("..") && !t.contains('\\'), "{}", t);
+                        prop_assert!(!t.chars().any(char::is_control), "{}", t);
+                    }
+                }
+            }
+
+            #[test]
+            fn a_token_opens_to_what_was_sealed_and_every_bit_flip_is_rejected(
+                username in "\\PC{1,64}",
+                target_url in "/\\PC{0,80}",
+                seconds in 0i64..4_000_000_000,
+            ) {
+                let (_dir, key) = key();
+                let token = MagicToken {
+                    username,
+                    target_url,
+                    expires_at: Utc.timestamp_opt(seconds, 0).unwrap(),
+                };
+                let sealed = token.seal(&key);
+                prop_assert_eq!(MagicToken::open(&key, &sealed), Some(token));
+                for tampered in single_bit_flips(&sealed) {
+                    prop_assert!(MagicToken::open(&key, &tampered).is_none());
+                }
+            }
+        }
+    }
+
     #[test]
     fn empty_values_are_left_out() {
         let v = serde_json::json!({"id":"1","a":null,"b":"","c":{"d":null},"e":[],"f":false,"g":{"h":"x"}});

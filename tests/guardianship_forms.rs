@@ -15,28 +15,6 @@ use serde_json::{json, Value};
 const COURT_MAILBOX: &str =
     "/admin/api/v1/transports/egvp/mailboxes/DE.Justiz.ag-musterstadt/messages";
 
-fn memento(job: &str) -> Value {
-    json!({
-        "jobId": job,
-        "meldeZeitpunkt": "2026-11-26T09:30:00+01:00",
-        "absender": {"name": "Klinikum Nord, Sozialdienst", "egvp_account_id": ACCOUNT},
-        "empfaenger": {
-            "name": "Amtsgericht Musterstadt, Betreuungsgericht",
-            "type": "Gericht",
-            "safeId": COURT,
-            "adresse": {"strasse": "Gerichtsplatz 1", "plz": "12345", "stadt": "Musterstadt"}
-        },
-        "betroffener": {
-            "name": {"vorname": "Jörg", "nachname": "Müller"},
-            "geburtsdatum": "1941-03-02",
-            "familienstand": "Verwitwet",
-            "anschrift": {"strasse": "Lindenweg 3", "plz": "12345", "stadt": "Musterstadt"},
-            "anschriftTelefon": "030 1234567",
-            "gegenwaertigerAufenthalt": "Klinikum Nord, Station 4B, Zimmer 12"
-        }
-    })
-}
-
 fn post_memento(server: &Server, body: &Value) -> (u16, Value) {
     let response = server.memento_in("guardianship", "betreuung", body);
     (response.status().as_u16(), response.json().unwrap())
@@ -110,7 +88,7 @@ fn the_three_forms_send_valid_xjustiz_to_the_court_and_replies_find_their_job() 
         ),
     ];
     for (form, job, own, court) in forms {
-        let mut body = memento(job);
+        let mut body = memento_body(job);
         if let Some(own) = own {
             body["absender"]["aktenzeichen"] = json!(own);
         }
@@ -234,7 +212,7 @@ fn mementos_are_validated_and_a_job_id_is_used_once() {
     };
     invalid(json!({}), &["jobId must not be null"]);
     invalid(json!({"jobId": 5}), &["jobId must be a string"]);
-    let mut body = memento("v-1");
+    let mut body = memento_body("v-1");
     body["empfaenger"]["type"] = json!("Notar");
     body["betroffener"]["familienstand"] = json!("ledig");
     body["absender"]["egvp_account_id"] = json!("7");
@@ -263,7 +241,7 @@ fn mementos_are_validated_and_a_job_id_is_used_once() {
     assert_eq!(status, 200, "{answer}");
     assert!(answer["memento"].is_string() && answer["magicLink"].is_string());
     // An account the user may not send through is refused at once.
-    let mut foreign = memento("v-2");
+    let mut foreign = memento_body("v-2");
     foreign["absender"]["egvp_account_id"] = json!(99);
     invalid(
         foreign,
@@ -271,19 +249,19 @@ fn mementos_are_validated_and_a_job_id_is_used_once() {
     );
     // The reserved test job id is always used already.
     invalid(
-        memento("00000000-0000-0000-0000-000000000001"),
+        memento_body("00000000-0000-0000-0000-000000000001"),
         &["jobId 00000000-0000-0000-0000-000000000001 has been used already; a job id is used once"],
     );
 
     // Sent once; the next memento for the job is refused, the form too.
-    let (_, answer) = post_memento(&server, &memento("v-3"));
+    let (_, answer) = post_memento(&server, &memento_body("v-3"));
     let m = answer["memento"].as_str().unwrap().to_owned();
     let browser = Browser::new();
     browser.get(&server.url(answer["magicLink"].as_str().unwrap()));
     let form = browser.form(&server.url(&format!("/guardianship/BetreuungAnregung?m={m}")));
     assert_eq!(browser.submit(&server, &form).status(), 303);
     invalid(
-        memento("v-3"),
+        memento_body("v-3"),
         &["jobId v-3 has been used already; a job id is used once"],
     );
     let again = browser.submit(&server, &form);
@@ -323,7 +301,7 @@ fn a_send_retried_after_transient_faults_reaches_the_court_once() {
         let added = common::operator::operator(&server, reqwest::Method::POST, script, Some(&rule));
         assert_eq!(added.status(), 200);
     }
-    let mut body = memento("vorgang-retry");
+    let mut body = memento_body("vorgang-retry");
     body["absender"]["aktenzeichen"] = json!("SD-RETRY-1");
     let (_, answer) = post_memento(&server, &body);
     let browser = Browser::new();

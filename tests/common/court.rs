@@ -255,3 +255,27 @@ pub fn pyxjustiz_read(xml: &[u8]) -> Value {
 pub fn pyxjustiz_court_message(args: &[&str]) -> Vec<u8> {
     pyxjustiz("court_message.py", args)
 }
+
+/// A complete guardianship memento request for the job `job`, sending through [`ACCOUNT`] to
+/// [`COURT`].
+pub fn memento_body(job: &str) -> Value {
+    json!({
+        "jobId": job,
+        "meldeZeitpunkt": "2026-11-26T09:30:00+01:00",
+        "absender": {"name": "Klinikum Nord, Sozialdienst", "egvp_account_id": ACCOUNT},
+        "empfaenger": {
+            "name": "Amtsgericht Musterstadt, Betreuungsgericht",
+            "type": "Gericht",
+            "safeId": COURT,
+            "adresse": {"strasse": "Gerichtsplatz 1", "plz": "12345", "stadt": "Musterstadt"}
+        },
+        "betroffener": {
+            "name": {"vorname": "Jörg", "nachname": "Müller"},
+            "geburtsdatum": "1941-03-02",
+            "familienstand": "Verwitwet",
+            "anschrift": {"strasse": "Lindenweg 3", "plz": "12345", "stadt": "Musterstadt"},
+            "anschriftTelefon": "030 1234567",
+            "gegenwaertigerAufenthalt": "Klinikum Nord, Station 4B, Zimmer 12"
+        }
+    })
+}

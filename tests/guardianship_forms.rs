@@ -150,6 +150,12 @@ fn the_three_forms_send_valid_xjustiz_to_the_court_and_replies_find_their_job() 
             text.contains("Station 4B, Zimmer 12"),
             "the clerk's entry: {text}"
         );
+        // As a court reads them: the time in words, the sending mailbox by its SAFE-ID.
+        assert!(text.contains("26.11.2026, 09:30 Uhr (UTC+01:00)"), "{text}");
+        assert!(
+            text.contains(SAFE_ID) && !text.contains("Konto-Nr."),
+            "{text}"
+        );
 
         // The outgoing copy in the account is listed under the job.
         let outgoing = wait_until(&format!("{job} listed"), || {

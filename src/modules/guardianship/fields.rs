@@ -30,7 +30,7 @@ use FieldKind::*;
 pub static FIELDS: &[Field] = &[
     f("absender.name", "Name der absendenden Stelle", Text, ABSENDER),
     f("absender.aktenzeichen", "Eigenes Aktenzeichen", Text, ABSENDER).with_hint(
-        "Ihr Aktenzeichen; bleibt es leer, gilt die Vorgangsnummer (jobId) als Aktenzeichen.",
+        "Ihr Aktenzeichen; bleibt es leer, gilt die Vorgangsnummer als Aktenzeichen.",
     ),
     f(
         "absender.egvp_account_id",

@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use meldewerk_transports::pdf::TextDocument;
 use serde_json::Value;
 
-use super::message::text;
-use super::INFO;
+use super::message::{text, SENDING};
+use super::{ACCOUNT_FIELD, INFO};
 use crate::module_layer::Form;
 
 /// Renders `form` completed with `content` for the job `job_id`, created at `at`.
@@ -33,6 +33,13 @@ pub(super) fn render(form: &Form, job_id: &str, content: &Value, at: DateTime<Ut
             document.gap(10.0);
             document.heading(section, 13.0, 1);
         }
+        // The court knows the sending mailbox by its SAFE-ID; the account's number is ours.
+        if field.path == ACCOUNT_FIELD {
+            if let Some(safe_id) = text(content, &format!("{SENDING}.safeId")) {
+                document.field("Absendendes Postfach (SAFE-ID)", safe_id, 1);
+            }
+            continue;
+        }
         document.field(field.label, &value, 20);
     }
     document.render()
@@ -53,6 +60,13 @@ fn shown(
                 .find(|(c, _)| c == code)
                 .map_or_else(|| code.clone(), |(_, label)| (*label).to_owned()),
         ),
+        // As the clerk reads a time, with the offset it was given in.
+        (FieldKind::DateTime, Value::String(_)) => text(content, path).map(|t| {
+            chrono::DateTime::parse_from_rfc3339(t).map_or_else(
+                |_| t.to_owned(),
+                |t| t.format("%d.%m.%Y, %H:%M Uhr (UTC%:z)").to_string(),
+            )
+        }),
         (FieldKind::Date, Value::String(_)) => text(content, path).map(|d| {
             chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
                 .map_or_else(|_| d.to_owned(), |d| d.format("%d.%m.%Y").to_string())

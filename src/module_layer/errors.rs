@@ -44,6 +44,29 @@ impl Violation {
     }
 }
 
+/// A violation for every member of `object` not in `allowed`, for a module's own endpoints
+/// whose bodies are not a field table (`{"messageIds"}`, `{"email"}`): each names the member
+/// and what the request takes.
+pub fn unknown_members(
+    object: &serde_json::Map<String, serde_json::Value>,
+    allowed: &[&str],
+) -> Vec<Violation> {
+    object
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| {
+            Violation::at(
+                format!("/{k}"),
+                format!(
+                    "unknown member {:?}; the request has {} only",
+                    crate::telemetry::log_str(k),
+                    allowed.join(", ")
+                ),
+            )
+        })
+        .collect()
+}
+
 /// Why a module endpoint refused a request.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {

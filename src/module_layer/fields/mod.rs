@@ -105,6 +105,22 @@ impl Field {
     }
 }
 
+/// The value at the dotted `path` of `content` (`betroffener.name.nachname`); `None` when a step
+/// is missing or the value is null.
+pub fn value_at<'a>(content: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.')
+        .try_fold(content, |value, step| value.get(step))
+        .filter(|value| !value.is_null())
+}
+
+/// The text at the dotted `path` of `content`, trimmed; `None` when absent, not text, or blank.
+pub fn text_at<'a>(content: &'a Value, path: &str) -> Option<&'a str> {
+    value_at(content, path)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+}
+
 /// The label of the field at `path`, or the path itself when the table has no such field. A path
 /// into an array may name the array without `[]` (`kontaktdaten.kanal`); an array or a group is
 /// named by the section its fields stand in.

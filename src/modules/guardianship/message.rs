@@ -18,7 +18,7 @@ use meldewerk_xml::xjustiz::{
 use serde_json::Value;
 
 use super::{pdf, ACCOUNT_FIELD, FORMS, INFO, MANDATORY};
-use crate::module_layer::fields::label;
+use crate::module_layer::fields::{label, text_at};
 use crate::module_layer::{DispatchProblem, Form};
 
 /// The member of a submission holding what the look-up found for sending: the form's path
@@ -29,17 +29,9 @@ pub(super) const SENDING: &str = "sending";
 /// never sent.
 const UNKNOWN_SENDER: &str = "DE.Justiz.unbekannt";
 
-/// The text at `path` (dotted) of `content`, trimmed; `None` when absent or blank.
-pub(super) fn text<'a>(content: &'a Value, path: &str) -> Option<&'a str> {
-    path.split('.')
-        .try_fold(content, |value, key| value.get(key))
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-}
 
 fn owned(content: &Value, path: &str) -> Option<String> {
-    text(content, path).map(str::to_owned)
+    text_at(content, path).map(str::to_owned)
 }
 
 fn address(content: &Value, prefix: &str) -> Option<Anschrift> {
@@ -77,7 +69,7 @@ fn build(
     };
     // Without the sending account (the look-up said why, at its field) the rest is checked
     // all the same, so that one submit names every problem.
-    let sending = text(content, &format!("{SENDING}.safeId"));
+    let sending = text_at(content, &format!("{SENDING}.safeId"));
     let from = sending.unwrap_or(UNKNOWN_SENDER);
     let pdf_name = pdf_name(form);
     let uebermittlung = Uebermittlung {
@@ -92,7 +84,7 @@ fn build(
         },
         empfaenger: Empfaenger {
             name: owned(content, "empfaenger.name").unwrap_or_default(),
-            art: match text(content, "empfaenger.type") {
+            art: match text_at(content, "empfaenger.type") {
                 Some("Sonstige") => EmpfaengerArt::Sonstige,
                 _ => EmpfaengerArt::Gericht { xjustiz_id: None },
             },
@@ -103,9 +95,9 @@ fn build(
         betroffener: Betroffener {
             vorname: owned(content, "betroffener.name.vorname"),
             nachname: owned(content, "betroffener.name.nachname").unwrap_or_default(),
-            geburtsdatum: text(content, "betroffener.geburtsdatum")
+            geburtsdatum: text_at(content, "betroffener.geburtsdatum")
                 .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok()),
-            familienstand: match text(content, "betroffener.familienstand") {
+            familienstand: match text_at(content, "betroffener.familienstand") {
                 Some("Ledig") => Some(Familienstand::Ledig),
                 Some("Verheiratet") => Some(Familienstand::Verheiratet),
                 Some("Geschieden") => Some(Familienstand::Geschieden),
@@ -121,7 +113,7 @@ fn build(
             mime_type: "application/pdf".into(),
             bezeichnung: form.title.to_owned(),
         }],
-        melde_zeitpunkt: text(content, "meldeZeitpunkt")
+        melde_zeitpunkt: text_at(content, "meldeZeitpunkt")
             .and_then(|t| DateTime::parse_from_rfc3339(t).ok()),
     };
     let xml = write_uebermittlung(&uebermittlung).map_err(|e| vec![problem(&e)])?;
@@ -173,7 +165,7 @@ pub(super) fn checked(
     // Every mandatory field at once; the writer's own checks name one problem at a time.
     let missing: Vec<DispatchProblem> = MANDATORY
         .iter()
-        .filter(|path| **path != ACCOUNT_FIELD && text(content, path).is_none())
+        .filter(|path| **path != ACCOUNT_FIELD && text_at(content, path).is_none())
         .map(|path| DispatchProblem {
             path: Some((*path).to_owned()),
             message: format!("{}: Pflichtangabe", label(INFO.fields, path)),
@@ -200,7 +192,7 @@ impl MessageBuilder for Builder {
             .submission
             .as_ref()
             .ok_or_else(|| BuildError("the report's submission is gone".into()))?;
-        let path = text(content, &format!("{SENDING}.form"));
+        let path = text_at(content, &format!("{SENDING}.form"));
         let form = FORMS
             .iter()
             .find(|f| Some(f.path) == path)

@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value};
 
 use crate::module_layer::context::ModuleContext;
 use crate::module_layer::errors::Violation;
-use crate::module_layer::fields::label;
+use crate::module_layer::fields::{label, text_at};
 use crate::module_layer::form::{self, index::FormIndex, index::IndexEntry};
 use crate::module_layer::{
     DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo, ModuleSetup,
@@ -196,7 +196,7 @@ impl Module for Guardianship {
         };
         let job = &report.key.id;
         let own = message::own_reference(content, job);
-        let court = message::text(content, "empfaenger.aktenzeichen");
+        let court = text_at(content, "empfaenger.aktenzeichen");
         for reference in std::iter::once(own.as_str()).chain(court) {
             store.map_case_reference(account, reference, job).await?;
         }

@@ -5,8 +5,9 @@ use chrono::{DateTime, Utc};
 use meldewerk_transports::pdf::TextDocument;
 use serde_json::Value;
 
-use super::message::{text, SENDING};
+use super::message::SENDING;
 use super::{ACCOUNT_FIELD, INFO};
+use crate::module_layer::fields::{text_at, value_at};
 use crate::module_layer::Form;
 
 /// Renders `form` completed with `content` for the job `job_id`, created at `at`.
@@ -35,7 +36,7 @@ pub(super) fn render(form: &Form, job_id: &str, content: &Value, at: DateTime<Ut
         }
         // The court knows the sending mailbox by its SAFE-ID; the account's number is ours.
         if field.path == ACCOUNT_FIELD {
-            if let Some(safe_id) = text(content, &format!("{SENDING}.safeId")) {
+            if let Some(safe_id) = text_at(content, &format!("{SENDING}.safeId")) {
                 document.field("Absendendes Postfach (SAFE-ID)", safe_id, 1);
             }
             continue;
@@ -52,7 +53,7 @@ fn shown(
     kind: crate::module_layer::FieldKind,
 ) -> Option<String> {
     use crate::module_layer::FieldKind;
-    let value = path.split('.').try_fold(content, |v, key| v.get(key))?;
+    let value = value_at(content, path)?;
     match (kind, value) {
         (FieldKind::Choice(choices), Value::String(code)) => Some(
             choices
@@ -61,17 +62,17 @@ fn shown(
                 .map_or_else(|| code.clone(), |(_, label)| (*label).to_owned()),
         ),
         // As the clerk reads a time, with the offset it was given in.
-        (FieldKind::DateTime, Value::String(_)) => text(content, path).map(|t| {
+        (FieldKind::DateTime, Value::String(_)) => text_at(content, path).map(|t| {
             chrono::DateTime::parse_from_rfc3339(t).map_or_else(
                 |_| t.to_owned(),
                 |t| t.format("%d.%m.%Y, %H:%M Uhr (UTC%:z)").to_string(),
             )
         }),
-        (FieldKind::Date, Value::String(_)) => text(content, path).map(|d| {
+        (FieldKind::Date, Value::String(_)) => text_at(content, path).map(|d| {
             chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
                 .map_or_else(|_| d.to_owned(), |d| d.format("%d.%m.%Y").to_string())
         }),
-        (_, Value::String(_)) => text(content, path).map(str::to_owned),
+        (_, Value::String(_)) => text_at(content, path).map(str::to_owned),
         (_, Value::Number(n)) => Some(n.to_string()),
         _ => None,
     }

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::fields::{label, SYMPTOME};
 use crate::demis::Content;
+use crate::module_layer::fields::{text_at, value_at};
 use crate::module_layer::DispatchProblem;
 
 /// The member of the content that holds the report id: the contract's `MeldeId`.
@@ -38,17 +39,11 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn value(&self, path: &str) -> Option<&'a Value> {
-        path.split('.')
-            .try_fold(self.content, |v, step| v.get(step))
-            .filter(|v| !v.is_null())
+        value_at(self.content, path)
     }
 
     fn text(&self, path: &str) -> Option<String> {
-        self.value(path)
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
+        text_at(self.content, path).map(str::to_owned)
     }
 
     fn problem(&mut self, path: &str, message: String) {

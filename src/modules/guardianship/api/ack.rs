@@ -15,10 +15,9 @@ use serde_json::Value;
 use super::{message_of, Access};
 use crate::auth::ApiUser;
 use crate::module_layer::context::ModuleContext;
-use crate::module_layer::errors::{ApiError, ModuleError, Violation};
+use crate::module_layer::errors::{unknown_members, ApiError, ModuleError, Violation};
 use crate::module_layer::memento::read_request;
 use crate::modules::guardianship::archives::Archives;
-use crate::telemetry::log_str;
 use crate::web::WebSettings;
 
 /// Most ids one acknowledgement takes (spec/03 §8).
@@ -45,16 +44,7 @@ struct AckResult {
 
 /// The ids of `{"messageIds": [...]}`, or every problem with the request.
 fn read_ids(object: &serde_json::Map<String, Value>) -> Result<Vec<u64>, Vec<Violation>> {
-    let mut problems: Vec<Violation> = object
-        .keys()
-        .filter(|k| *k != "messageIds")
-        .map(|k| {
-            Violation::at(
-                format!("/{k}"),
-                format!("unknown member {:?}; the request has messageIds only", log_str(k)),
-            )
-        })
-        .collect();
+    let mut problems = unknown_members(object, &["messageIds"]);
     let ids = match object.get("messageIds") {
         None | Some(Value::Null) => {
             problems.push(Violation::at("/messageIds", "messageIds is required"));

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::accounts::{AccountError, Accounts, Email, UserName};
 use crate::auth::ApiUser;
 use crate::module_layer::context::ModuleContext;
-use crate::module_layer::errors::{ApiError, ModuleError, Violation};
+use crate::module_layer::errors::{unknown_members, ApiError, ModuleError, Violation};
 use crate::module_layer::memento::read_request;
 use crate::web::WebSettings;
 
@@ -37,11 +37,7 @@ pub(super) async fn set(
     let object = read_request(&req, payload, settings.max_body_bytes)
         .await
         .map_err(fail)?;
-    let mut problems: Vec<Violation> = object
-        .keys()
-        .filter(|k| *k != "email")
-        .map(|k| Violation::at(format!("/{k}"), "unknown member; the request has email only"))
-        .collect();
+    let mut problems = unknown_members(&object, &["email"]);
     let email = match object.get("email") {
         Some(Value::String(text)) => match Email::parse(text) {
             Ok(email) => Some(email),

@@ -53,7 +53,9 @@ proptest! {
         declaration in prop_oneof![
             "<!ENTITY [a-z]{1,6} \"[a-z&;]{0,40}\">",
             "<!ENTITY [a-z]{1,6} SYSTEM \"(file|http|ftp)://[a-z./]{1,30}\">",
-            "<!ENTITY % [a-z]{1,6} SYSTEM \"http://[a-z.]{1,20}/x.dtd\"> %[a-z]{1,6};",
+            "<!ENTITY % [a-z]{1,6} SYSTEM \"http://[a-z.]{1,20}/x\\.dtd\"> %[a-z]{1,6};",
+            // Markup characters inside a quoted literal: the parser cannot find the DOCTYPE's end.
+            "<!ENTITY [a-z]{1,6} SYSTEM \"http://a/[a-z<>]{1,10}\">",
             "<!ELEMENT [a-z]{1,6} ANY>",
             Just(String::new()),
         ],

@@ -92,7 +92,16 @@ pub fn read_message(xml: &[u8]) -> Result<MessageSummary, ReadError> {
     let mut state = State::default();
     loop {
         let position = reader.buffer_position();
-        let event = reader.read_event().map_err(|e| malformed(position, e))?;
+        let event = reader.read_event().map_err(|e| {
+            // A DOCTYPE the parser cannot even delimit (a `<` or `>` inside a quoted literal of
+            // its internal subset) is still a DOCTYPE: refused as one, so the operator reads why.
+            let rest = usize::try_from(position).ok().and_then(|at| text.get(at..));
+            if rest.is_some_and(|rest| rest.trim_start().starts_with("<!DOCTYPE")) {
+                ReadError::Doctype
+            } else {
+                malformed(position, e)
+            }
+        })?;
         match event {
             Event::Decl(decl) => {
                 if let Some(encoding) = decl.encoding() {

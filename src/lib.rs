@@ -2,6 +2,7 @@
 //! engine (`meldewerk-actors`), its transports and its store.
 
 pub mod accounts;
+pub mod api_docs;
 pub mod auth;
 pub mod certificates;
 pub mod cli;

@@ -226,6 +226,17 @@ pub async fn count_requests(
 }
 
 /// `GET /metrics`: the OpenMetrics text (the metrics token, or operator credentials).
+#[utoipa::path(
+    tag = "service",
+    security(("metricsToken" = []), ("operator" = [])),
+    responses(
+        (status = 200, description = "The metrics (OpenMetrics text).",
+            content_type = "application/openmetrics-text", body = String),
+        (status = 401, description = "Neither the metrics token nor operator credentials.",
+            headers(("WWW-Authenticate" = String))),
+        (status = 429, description = "Too many failed logins.", headers(("Retry-After" = u64))),
+    ),
+)]
 #[get("/metrics")]
 pub async fn scrape(_reader: MetricsReader, registry: web::Data<Metrics>) -> HttpResponse {
     match registry.encode() {

@@ -119,7 +119,7 @@ pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
 
 /// Builds every module of [`crate::modules::MODULES`] from its configuration section; refuses
 /// sections no module reads. Each module delivers through a transport of the registry.
-fn build_modules(
+pub(crate) fn build_modules(
     settings: &Settings,
     base_url: &str,
 ) -> Result<Vec<Arc<dyn Module>>, StartupError> {
@@ -307,6 +307,8 @@ impl Application {
         let max_body = settings.max_body_bytes;
         let body_deadline = web::Data::new(settings.body_deadline());
         let grace = Duration::from_secs(settings.shutdown_grace_secs);
+        let api_docs =
+            crate::api_docs::ApiDocs::new(modules.iter().map(|(module, _)| module)).service();
 
         let tls = match tls {
             Some((config, reloader)) => {
@@ -369,19 +371,7 @@ impl Application {
                         })
                         .wrap(middleware::from_fn(crate::metrics::count_requests))
                         .wrap(TracingLogger::<RedactingRootSpan>::new())
-                        .service(routes::health::healthz)
-                        .service(routes::health::readyz)
-                        .service(crate::metrics::scrape)
-                        .service(routes::magic_link::redeem)
-                        .service(routes::bal::bal_login)
-                        .service(routes::login::login)
-                        .service(routes::login::logout())
-                        .configure(|cfg| {
-                            for (module, signer) in modules {
-                                module_layer::routes::configure(module, signer)(cfg);
-                            }
-                        })
-                        .configure(routes::admin::configure)
+                        .configure(routes::configure(modules, api_docs.clone()))
                         .default_service(web::to(|| async {
                             HttpResponse::NotFound()
                                 .json(serde_json::json!({ "errors": ["not found"] }))

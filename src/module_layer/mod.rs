@@ -24,6 +24,7 @@ pub mod fields;
 pub mod form;
 pub mod memento;
 pub mod mock;
+pub mod openapi;
 pub mod reports;
 pub mod routes;
 pub(crate) mod sample;
@@ -458,6 +459,12 @@ pub trait Module: Send + Sync + 'static {
     fn reading(&self) -> Option<meldewerk_actors::MailboxReading> {
         None
     }
+
+    /// Describes the module's own routes and result shape in its OpenAPI document, after the
+    /// layer wrote its memento, result and form routes: every route [`Module::api_routes`] and
+    /// [`Module::routes`] register is described here (a test holds the document to the routes
+    /// the service really has). Nothing by default.
+    fn document(&self, _doc: &mut openapi::ModuleDocument) {}
 
     /// Routes of the module's own outside its API (a page before its forms, say), registered
     /// with `context` as app data. None by default.

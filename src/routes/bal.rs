@@ -12,6 +12,18 @@ use crate::tokens::is_safe_target;
 /// Without credentials: 401 with a Basic challenge (so that browsers send the credentials from
 /// the URL). With wrong credentials, a refused target, or a blocked login: 302 `/login?error`.
 /// Otherwise a session and 302 to `/{target}?{query}` (`/bal` alone leads to `/`).
+#[utoipa::path(
+    tag = "service",
+    path = "/bal/{target}",
+    params(("target" = String, Path, description = "Where to land (any path, with its query).")),
+    security(("apiUser" = [])),
+    responses(
+        (status = 302, description = "A session and to `/{target}`; wrong credentials or an unsafe target to `/login?error`.",
+            headers(("Location" = String))),
+        (status = 401, description = "No credentials: a Basic challenge (browsers then send those of the URL).",
+            headers(("WWW-Authenticate" = String))),
+    ),
+)]
 #[get("/bal{tail:(/.*)?}")]
 #[tracing::instrument(name = "bal_login", skip_all)]
 pub async fn bal_login(

@@ -8,6 +8,11 @@ use meldewerk_storage::{Store, StoreCondition};
 use crate::web::Readiness;
 
 /// `GET /healthz`: the process answers. The cheapest endpoint there is.
+#[utoipa::path(
+    tag = "service",
+    responses((status = 200, description = "The process answers: `{\"status\": \"ok\"}`.",
+        content_type = "application/json", body = serde_json::Value)),
+)]
 #[get("/healthz")]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok()
@@ -18,6 +23,15 @@ pub async fn healthz() -> HttpResponse {
 /// `GET /readyz`: the store is open and takes writes, and the engine runs; 503 while starting or
 /// shutting down, and while the store is unavailable (a full disk: it recovers by itself once
 /// the disk takes writes again, and `/readyz` says ready again).
+#[utoipa::path(
+    tag = "service",
+    responses(
+        (status = 200, description = "Ready: `{\"status\": \"ready\"}`.",
+            content_type = "application/json", body = serde_json::Value),
+        (status = 503, description = "Starting, stopping, or the store unavailable (`store`, `since`).",
+            content_type = "application/json", body = serde_json::Value),
+    ),
+)]
 #[get("/readyz")]
 pub async fn readyz(
     readiness: web::Data<Readiness>,

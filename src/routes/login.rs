@@ -8,6 +8,11 @@ use crate::auth::session::{Sessions, COOKIE_NAME};
 use crate::forms::page;
 
 /// `GET /login`: a plain page. With `?error` it says that the link did not work.
+#[utoipa::path(
+    tag = "service",
+    params(("error" = Option<String>, Query, description = "Present: the page says the link did not work.")),
+    responses((status = 200, description = "The login page.", content_type = "text/html", body = String)),
+)]
 #[get("/login")]
 pub async fn login(req: HttpRequest) -> HttpResponse {
     let error = req

@@ -20,6 +20,16 @@ pub struct MagicLinkQuery {
 
 /// Decrypts the token, checks expiry, checks the target, loads the user, starts a session and
 /// redirects to the target with `m` appended. Any failure: 302 `/login?error`, no cookie, no reason.
+#[utoipa::path(
+    tag = "service",
+    params(
+        ("token" = String, Path, description = "The magic token (encrypted, URL-safe)."),
+        ("m" = Option<String>, Query, description = "A memento handed on to the target."),
+    ),
+    responses((status = 302,
+        description = "To the token's target with `m` appended and a session cookie; on any failure to `/login?error` without one.",
+        headers(("Location" = String), ("Set-Cookie" = String)))),
+)]
 #[get("/mtl/{token}")]
 #[tracing::instrument(name = "magic_link", skip_all)]
 pub async fn redeem(

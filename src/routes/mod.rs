@@ -10,8 +10,36 @@ pub mod magic_link;
 pub(crate) mod multipart;
 pub mod security_headers;
 
+use std::sync::Arc;
+
 use actix_web::http::header;
-use actix_web::HttpResponse;
+use actix_web::{web, HttpResponse};
+use meldewerk_actors::MessageSigner;
+
+use crate::module_layer::{self, Module};
+
+/// Every route the service serves: health, metrics, the logins, each module's API and forms
+/// with the module's signer, the operator API and dashboard, and the API documents with their
+/// UI (`api_docs`, [`crate::api_docs::ApiDocs::service`]).
+pub(crate) fn configure(
+    modules: Vec<(Arc<dyn Module>, Arc<dyn MessageSigner>)>,
+    api_docs: utoipa_swagger_ui::SwaggerUi,
+) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |cfg| {
+        cfg.service(health::healthz)
+            .service(health::readyz)
+            .service(crate::metrics::scrape)
+            .service(magic_link::redeem)
+            .service(bal::bal_login)
+            .service(login::login)
+            .service(login::logout());
+        for (module, signer) in modules {
+            module_layer::routes::configure(module, signer)(cfg);
+        }
+        admin::configure(cfg);
+        cfg.service(api_docs);
+    }
+}
 
 /// A 302 redirect to `location`.
 pub(crate) fn found(location: &str) -> HttpResponse {

@@ -1,0 +1,246 @@
+//! The documents against the routes the service really has: every route registered by
+//! [`crate::routes::configure`] (the same function the server uses) is a path of the combined
+//! document, and every module's routes are in its own document.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use actix_web::{test as actix_test, web, App, HttpRequest, HttpResponse};
+use meldewerk_actors::{BuildError, MessageSigner};
+use meldewerk_storage::{MessageSignature, Report};
+use serde_json::Value;
+
+use super::ApiDocs;
+use crate::configuration::Settings;
+use crate::module_layer::Module;
+
+/// Signs nothing: the routes are only registered here, never called.
+struct Unused;
+
+#[async_trait::async_trait]
+impl MessageSigner for Unused {
+    async fn sign(&self, _: &Report, _: &[u8]) -> Result<Option<MessageSignature>, BuildError> {
+        Ok(None)
+    }
+}
+
+fn modules(data_dir: &std::path::Path) -> Vec<Arc<dyn Module>> {
+    let settings = Settings {
+        data_dir: data_dir.to_path_buf(),
+        ..Settings::default()
+    };
+    crate::startup::build_modules(&settings, "http://127.0.0.1:8080").expect("default modules")
+}
+
+/// The full pattern of every resource the service registers, read off actix-web's resource map
+/// (its `Debug` form is the only view of it actix-web offers): a scope's prefix joined with the
+/// patterns inside it. Scopes themselves are not routes.
+async fn registered_routes(modules: Vec<Arc<dyn Module>>, docs: &ApiDocs) -> BTreeSet<String> {
+    let with_signers = modules
+        .into_iter()
+        .map(|m| (m, Arc::new(Unused) as Arc<dyn MessageSigner>))
+        .collect();
+    let app = actix_test::init_service(
+        App::new()
+            .configure(crate::routes::configure(with_signers, docs.service()))
+            .default_service(web::to(|req: HttpRequest| async move {
+                HttpResponse::Ok().body(format!("{:#?}", req.resource_map()))
+            })),
+    )
+    .await;
+    let map = actix_test::call_and_read_body(
+        &app,
+        actix_test::TestRequest::get()
+            .uri("/no/such/route/anywhere")
+            .to_request(),
+    )
+    .await;
+    patterns(&String::from_utf8(map.to_vec()).unwrap())
+}
+
+/// Reads the resource tree out of the pretty `Debug` form: each node's `patterns`, its
+/// indentation giving its depth, `is_prefix` whether it is a scope. The `named` maps (copies of
+/// named resources, relative to their scope) are skipped.
+fn patterns(debug: &str) -> BTreeSet<String> {
+    // (indentation, patterns, is a scope)
+    let mut nodes: Vec<(usize, Vec<String>, bool)> = Vec::new();
+    let mut skipping: Option<usize> = None;
+    let mut current: Option<(usize, Vec<String>)> = None;
+    let mut reading_patterns = false;
+    for line in debug.lines() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if let Some(until) = skipping {
+            if indent == until && trimmed.starts_with('}') {
+                skipping = None;
+            }
+            continue;
+        }
+        if trimmed == "named: {" {
+            skipping = Some(indent);
+        } else if trimmed == "pattern: ResourceDef {" {
+            current = Some((indent, Vec::new()));
+        } else if trimmed.starts_with("patterns: ") {
+            reading_patterns = true;
+        } else if reading_patterns && trimmed.starts_with('"') {
+            let pattern = trimmed.trim_end_matches(',').trim_matches('"').to_string();
+            if let Some((_, patterns)) = current.as_mut() {
+                patterns.push(pattern);
+            }
+        } else if reading_patterns && trimmed.starts_with(')') {
+            reading_patterns = false;
+        } else if let Some(prefix) = trimmed.strip_prefix("is_prefix: ") {
+            if let Some((indent, patterns)) = current.take() {
+                nodes.push((indent, patterns, prefix == "true,"));
+            }
+        }
+    }
+    assert!(
+        nodes.len() > 20,
+        "the resource map's form changed:\n{}",
+        &debug[..debug.len().min(3000)]
+    );
+    let mut routes = BTreeSet::new();
+    let mut scopes: Vec<(usize, String)> = Vec::new();
+    for (indent, patterns, prefix) in nodes {
+        while scopes.last().is_some_and(|(i, _)| *i >= indent) {
+            scopes.pop();
+        }
+        let above: String = scopes.iter().map(|(_, p)| p.as_str()).collect();
+        if prefix {
+            scopes.push((indent, patterns.concat()));
+            continue;
+        }
+        for pattern in patterns {
+            routes.insert(normalized(&format!("{above}{pattern}")));
+        }
+    }
+    routes
+}
+
+/// A route pattern with its parameters' regexes left out (`{tail:(/.*)?}` → `{tail}`) and
+/// its parameters unnamed, as both actix-web and OpenAPI write `{…}`.
+fn normalized(pattern: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0;
+    for c in pattern.chars() {
+        match c {
+            '{' => {
+                if depth == 0 {
+                    out.push_str("{}");
+                }
+                depth += 1;
+            }
+            '}' => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Routes whose pattern differs from how the document names them, with the document's path:
+/// `/bal{tail}` takes any path after `/bal` (the document says `/bal/{target}`).
+const SPELLED_OTHERWISE: &[(&str, &str)] = &[("/bal{}", "/bal/{}")];
+
+fn documented(doc: &Value) -> BTreeSet<String> {
+    doc["paths"]
+        .as_object()
+        .expect("paths")
+        .keys()
+        .map(|p| normalized(p))
+        .collect()
+}
+
+#[actix_web::test]
+async fn every_route_the_service_has_is_in_the_combined_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let modules = modules(dir.path());
+    let docs = ApiDocs::new(&modules);
+    let documented = documented(docs.combined());
+    let missing: Vec<String> = registered_routes(modules, &docs)
+        .await
+        .into_iter()
+        .map(|route| {
+            SPELLED_OTHERWISE
+                .iter()
+                .find(|(actix, _)| *actix == route)
+                .map_or(route, |(_, doc)| doc.to_string())
+        })
+        .filter(|route| !documented.contains(route))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "routes the document lacks: {missing:#?}"
+    );
+}
+
+#[actix_web::test]
+async fn each_module_document_holds_its_routes_and_only_those_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let modules = modules(dir.path());
+    let docs = ApiDocs::new(&modules);
+    for module in &modules {
+        let info = module.info();
+        let doc = docs.module(info.module).expect("a document per module");
+        let paths = documented(doc);
+        let api = format!("/api/{}/v1/", info.module);
+        for tail in ["memento", "reports", "reports/{}"] {
+            assert!(
+                paths.contains(&format!("{api}{tail}")),
+                "{} lacks {tail}",
+                info.module
+            );
+        }
+        for form in info.forms {
+            assert!(
+                paths.contains(form.path),
+                "{} lacks {}",
+                info.module,
+                form.path
+            );
+        }
+        for path in &paths {
+            let own = path.starts_with(&api)
+                || info
+                    .forms
+                    .iter()
+                    .any(|f| path.starts_with(f.path.trim_end_matches('/')))
+                || path.starts_with(&format!("/{}/", info.module));
+            assert!(
+                own,
+                "{} documents {path}, not a route of its own",
+                info.module
+            );
+        }
+    }
+}
+
+#[test]
+fn the_patterns_of_nested_scopes_are_joined_and_named_copies_skipped() {
+    let node = |indent: usize, pattern: &str, prefix: bool, inner: &str| {
+        let pad = " ".repeat(indent);
+        format!(
+            "{pad}pattern: ResourceDef {{\n{pad}    patterns: Single(\n{pad}        \"{pattern}\",\n\
+             {pad}    ),\n{pad}    is_prefix: {prefix},\n{pad}}},\n{pad}named: {{\n\
+             {pad}    \"x\": ResourceMap {{\n{pad}        pattern: ResourceDef {{\n\
+             {pad}            patterns: Single(\n{pad}                \"/named\",\n\
+             {pad}            ),\n{pad}            is_prefix: false,\n{pad}        }},\n\
+             {pad}    }},\n{pad}}},\n{inner}"
+        )
+    };
+    let scope = node(4, "/api/x/v1", true, &node(8, "/reports/{id}", false, ""));
+    let mut debug = node(0, "", true, &(node(4, "/healthz", false, "") + &scope));
+    // After the scope, a route at the root again.
+    debug.push_str(&node(4, "/bal{tail:(/.*)?}", false, ""));
+    for i in 0..20 {
+        debug.push_str(&node(4, &format!("/r{i}"), false, ""));
+    }
+    let routes = patterns(&debug);
+    assert!(routes.contains("/healthz"));
+    assert!(routes.contains("/api/x/v1/reports/{}"));
+    assert!(routes.contains("/bal{}"));
+    assert!(!routes.contains("/api/x/v1"));
+    assert!(!routes.contains("/named"));
+    assert!(!routes.contains("/api/x/v1/bal{}"));
+}

@@ -52,6 +52,8 @@ pub static NEUN_ZIFFERN: TextPattern = TextPattern {
     rule: "must be exactly 9 digits",
     hint: "9 Ziffern",
     sample: "123456789",
+    pattern: "^[0-9]{9}$",
+    max_length: None,
 };
 
 /// An address as a mail program takes it: one `@`, something before it, a dot in the domain,
@@ -75,6 +77,8 @@ pub static EMAIL: TextPattern = TextPattern {
     rule: "must be a well-formed email address (send null or omit it)",
     hint: "z. B. name@beispiel.de",
     sample: "name@beispiel.de",
+    pattern: "^[^\\s@]+@[^\\s@.][^\\s@]*\\.[^\\s@]*[^\\s@.]$",
+    max_length: Some(254),
 };
 
 /// A health module's identity: delivered to the reporting system, results kept for
@@ -369,4 +373,28 @@ mod tests {
         );
         assert_eq!(notifier.sender(&json!({})), None);
     }
+}
+
+/// The schema of a disease report's result (`labreport`, `hospreport`; spec/02 §2.2, §2.4), as
+/// their [`crate::module_layer::Module::result_body`] writes it, for `module`.
+pub fn result_schema(module: &str) -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["reportId", "status", "module", "diseaseCode", "description", "submittedAt", "receiptPdf"],
+        "properties": {
+            "reportId": {"type": "string"},
+            "status": {"enum": ["SUCCESS", "FAILURE"]},
+            "module": {"const": module},
+            "diseaseCode": {"type": ["string", "null"], "description": "The disease's code, set by the form the report was sent with."},
+            "description": {"type": ["string", "null"], "description": "The disease, in words."},
+            "submittedAt": {"type": "string", "format": "date-time"},
+            "receiptPdf": {
+                "type": ["string", "null"],
+                "contentEncoding": "base64",
+                "contentMediaType": "application/pdf",
+                "description": "The receipt of the public health institute; `SUCCESS` only.",
+            },
+            "failureReason": {"type": ["string", "null"], "description": "`FAILURE` only."},
+        },
+    })
 }

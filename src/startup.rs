@@ -307,8 +307,9 @@ impl Application {
         let max_body = settings.max_body_bytes;
         let body_deadline = web::Data::new(settings.body_deadline());
         let grace = Duration::from_secs(settings.shutdown_grace_secs);
-        let api_docs =
-            crate::api_docs::ApiDocs::new(modules.iter().map(|(module, _)| module)).service();
+        let api_docs = crate::api_docs::ApiDocs::new(modules.iter().map(|(module, _)| module));
+        let methods = web::Data::new(api_docs.methods());
+        let api_docs = api_docs.service();
 
         let tls = match tls {
             Some((config, reloader)) => {
@@ -372,10 +373,8 @@ impl Application {
                         .wrap(middleware::from_fn(crate::metrics::count_requests))
                         .wrap(TracingLogger::<RedactingRootSpan>::new())
                         .configure(routes::configure(modules, api_docs.clone()))
-                        .default_service(web::to(|| async {
-                            HttpResponse::NotFound()
-                                .json(serde_json::json!({ "errors": ["not found"] }))
-                        }))
+                        .app_data(methods.clone())
+                        .default_service(web::to(routes::no_route))
                 }
             },
             listener,

@@ -61,6 +61,8 @@ pub static UHRZEIT: TextPattern = TextPattern {
     rule: "must match the pattern ^[0-2][0-9AB]:[0-5][0-9]$",
     hint: "Uhrzeit im Format HH:MM",
     sample: "10:15",
+    pattern: "^[0-2][0-9AB]:[0-5][0-9]$",
+    max_length: None,
 };
 
 /// The transport of every civil-registry module: the civil-registry office.

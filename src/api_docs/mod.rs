@@ -17,11 +17,27 @@ mod tests;
 
 use std::sync::Arc;
 
+use actix_web::dev::ResourceDef;
 use serde_json::{json, Map, Value};
 use utoipa_swagger_ui::{SwaggerUi, Url};
 
 use crate::module_layer::openapi::{document, security_schemes};
 use crate::module_layer::Module;
+
+/// The methods the documents give each path: a request of another method for a path the
+/// service has is answered 405 with `Allow`, not 404 (routes declared with a method, such as
+/// `GET /healthz`, do not match other methods at all).
+pub struct Methods(Vec<(ResourceDef, String)>);
+
+impl Methods {
+    /// The methods of the path `path`, as an `Allow` header says them (`GET, POST`).
+    pub fn allowed(&self, path: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(pattern, _)| pattern.is_match(path))
+            .map(|(_, allow)| allow.as_str())
+    }
+}
 
 /// Every document the service publishes, built once at start-up.
 #[derive(Clone)]
@@ -66,6 +82,24 @@ impl ApiDocs {
     /// The whole service in one document.
     pub fn combined(&self) -> &Value {
         &self.combined
+    }
+
+    /// The methods of every documented path.
+    pub fn methods(&self) -> Methods {
+        let paths = self.combined["paths"].as_object().into_iter().flatten();
+        Methods(
+            paths
+                .map(|(path, item)| {
+                    let methods: Vec<String> = item
+                        .as_object()
+                        .into_iter()
+                        .flat_map(|operations| operations.keys())
+                        .map(|method| method.to_ascii_uppercase())
+                        .collect();
+                    (ResourceDef::new(path.as_str()), methods.join(", "))
+                })
+                .collect(),
+        )
     }
 
     /// The document of `module`, if the service runs it.

@@ -244,3 +244,71 @@ fn the_patterns_of_nested_scopes_are_joined_and_named_copies_skipped() {
     assert!(!routes.contains("/named"));
     assert!(!routes.contains("/api/x/v1/bal{}"));
 }
+
+/// Every text pattern of every module's field table says in its `pattern` what its `fits`
+/// checks: texts generated from the pattern fit, and of arbitrary texts exactly those fit that
+/// match it and hold no control character.
+#[test]
+fn the_documents_patterns_say_what_the_checks_check() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    use crate::module_layer::FieldKind;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen = BTreeSet::new();
+    for module in modules(dir.path()) {
+        let info = module.info();
+        let own = info.forms.iter().flat_map(|f| f.own.iter());
+        for field in info.fields.iter().chain(own) {
+            let FieldKind::Pattern(pattern) = field.kind else {
+                continue;
+            };
+            if !seen.insert(pattern.pattern) {
+                continue;
+            }
+            let regex = regex::Regex::new(pattern.pattern).expect("a valid regex");
+            let body = pattern
+                .pattern
+                .trim_start_matches('^')
+                .trim_end_matches('$');
+            let mut runner = TestRunner::new(Config::with_cases(300));
+            runner
+                .run(&proptest::string::string_regex(body).unwrap(), |text| {
+                    if pattern
+                        .max_length
+                        .is_some_and(|most| text.chars().count() > most)
+                    {
+                        return Ok(());
+                    }
+                    prop_assert!(
+                        (pattern.fits)(&text),
+                        "{} fits not {text:?}",
+                        pattern.pattern
+                    );
+                    Ok(())
+                })
+                .unwrap();
+            let alphabet = "[0-9A-Za-z.@_ /:\\-\n\tÄé]{0,40}";
+            let mut runner = TestRunner::new(Config::with_cases(2000));
+            runner
+                .run(&alphabet, |text| {
+                    let documented = regex.is_match(&text)
+                        && !text.chars().any(char::is_control)
+                        && pattern
+                            .max_length
+                            .is_none_or(|most| text.chars().count() <= most);
+                    prop_assert_eq!(
+                        documented,
+                        (pattern.fits)(&text),
+                        "{:?} against {}",
+                        text,
+                        pattern.pattern
+                    );
+                    Ok(())
+                })
+                .unwrap();
+        }
+    }
+    assert!(seen.len() >= 6, "patterns found: {seen:?}");
+}

@@ -142,23 +142,44 @@ async fn results_among(
     Ok(kept)
 }
 
-/// Whether `peek` asks for a non-consuming read; anything but `true`/`false` is a 400.
+/// Whether `peek` asks for a non-consuming read. Anything but `true`/`false`, a second `peek`,
+/// and any other parameter is a 400 naming it: a misspelt `peek` must not consume a result.
 pub(crate) fn parse_peek(req: &HttpRequest) -> Result<bool, ApiError> {
-    let mut peek = false;
+    let mut peek = None;
+    let mut problems = Vec::new();
     for (name, value) in url_pairs(req.query_string()) {
-        if name == "peek" {
-            peek = match value.as_str() {
-                "true" => true,
-                "false" => false,
-                other => {
-                    return Err(ApiError::Validation(vec![Violation::whole(format!(
-                        "peek must be true or false, got {other:?}"
-                    ))]))
-                }
-            };
+        if name != "peek" {
+            problems.push(Violation::whole(format!(
+                "unknown query parameter {:?}; only peek is read",
+                bounded(&name)
+            )));
+            continue;
+        }
+        let read = match value.as_str() {
+            "true" => true,
+            "false" => false,
+            other => {
+                problems.push(Violation::whole(format!(
+                    "peek must be true or false, got {:?}",
+                    bounded(other)
+                )));
+                continue;
+            }
+        };
+        if peek.replace(read).is_some() {
+            problems.push(Violation::whole("peek must be given at most once"));
         }
     }
-    Ok(peek)
+    if problems.is_empty() {
+        Ok(peek.unwrap_or(false))
+    } else {
+        Err(ApiError::Validation(problems))
+    }
+}
+
+/// At most 64 characters of a client's text, for an error message.
+fn bounded(text: &str) -> String {
+    text.chars().take(64).collect()
 }
 
 fn url_pairs(query: &str) -> Vec<(String, String)> {

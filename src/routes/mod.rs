@@ -82,3 +82,17 @@ pub(crate) async fn read_limited(
     }
     Ok(body)
 }
+
+/// Where no route leads: 405 with `Allow` for a path the service has under another method
+/// (the documents know its methods), else 404; both with a JSON `errors` body.
+pub(crate) async fn no_route(
+    req: actix_web::HttpRequest,
+    methods: web::Data<crate::api_docs::Methods>,
+) -> HttpResponse {
+    match methods.allowed(req.path()) {
+        Some(allow) => HttpResponse::MethodNotAllowed()
+            .insert_header((header::ALLOW, allow))
+            .json(serde_json::json!({ "errors": [format!("method not allowed; use {allow}")] })),
+        None => HttpResponse::NotFound().json(serde_json::json!({ "errors": ["not found"] })),
+    }
+}

@@ -62,6 +62,12 @@ pub struct TextPattern {
     pub hint: &'static str,
     /// A value that fits, for the checks that complete a form with samples.
     pub sample: &'static str,
+    /// The same rule as a regular expression (the common subset of ECMA-262 and Python's `re`),
+    /// for the module's OpenAPI document; texts with control characters are refused besides.
+    /// A test holds it to [`TextPattern::fits`].
+    pub pattern: &'static str,
+    /// The most characters a fitting text has, where the pattern alone does not bound it.
+    pub max_length: Option<usize>,
 }
 
 /// One field of a module.

@@ -3,7 +3,7 @@
 //! routes and result shape through [`Module::document`]. The service publishes it at
 //! `/api-docs/{module}/openapi.json` (see [`crate::api_docs`]).
 
-pub(crate) mod schema;
+pub mod schema;
 
 use serde_json::{json, Map, Value};
 
@@ -39,6 +39,18 @@ impl ModuleDocument {
         item[method] = operation;
     }
 
+    /// Rewrites the description of the answer `status` of the operation `method` at `path`.
+    pub fn describe_response(&mut self, method: &str, path: &str, status: &str, description: &str) {
+        if let Some(response) = self
+            .paths
+            .get_mut(path)
+            .and_then(|item| item.get_mut(method))
+            .and_then(|operation| operation["responses"].get_mut(status))
+        {
+            response["description"] = json!(description);
+        }
+    }
+
     /// Removes the operation `method` at `path`, and the path when it has none left.
     pub fn remove_operation(&mut self, method: &str, path: &str) {
         if let Some(Value::Object(item)) = self.paths.get_mut(path) {
@@ -53,6 +65,18 @@ impl ModuleDocument {
     pub fn schema(&mut self, name: &str, schema: Value) -> Value {
         self.schemas.insert(name.to_string(), schema);
         json!({"$ref": format!("#/components/schemas/{name}")})
+    }
+
+    /// Registers the schema of the type `T` (from its `utoipa::ToSchema` derive) as the
+    /// component `name` and answers a reference to it.
+    pub fn schema_of<T: utoipa::ToSchema>(&mut self, name: &str) -> Value {
+        let schema = serde_json::to_value(T::schema()).expect("a schema serializes");
+        self.schema(name, schema)
+    }
+
+    /// The component schema `name`, to derive another from it.
+    pub fn component(&self, name: &str) -> Option<&Value> {
+        self.schemas.get(name)
     }
 
     /// The error answers of `statuses` in the module's error style (`401` and `429` as the
@@ -165,9 +189,9 @@ fn default_reason(status: u16) -> &'static str {
 }
 
 /// The statuses every endpoint with a JSON body may answer besides its own.
-const BODY_ERRORS: [u16; 4] = [400, 408, 413, 415];
+pub const BODY_ERRORS: [u16; 4] = [400, 408, 413, 415];
 /// The statuses every endpoint of the API may answer besides its own.
-const API_ERRORS: [u16; 3] = [401, 429, 503];
+pub const API_ERRORS: [u16; 3] = [401, 429, 503];
 
 /// The document of `module`: the layer's routes, then the module's own.
 pub fn document(module: &dyn Module) -> Value {
@@ -183,7 +207,8 @@ pub fn document(module: &dyn Module) -> Value {
     doc.finish()
 }
 
-fn json_content(schema: Value) -> Value {
+/// `{"application/json": {"schema": schema}}`, the content of a JSON body.
+pub fn json_content(schema: Value) -> Value {
     json!({"application/json": {"schema": schema}})
 }
 
@@ -273,16 +298,43 @@ fn layer_operations(doc: &mut ModuleDocument) {
     for form in info.forms {
         form_operations(doc, form.path, &form.sent_path(), form.title);
     }
+    if let Some(landing) = info.landing {
+        let page = |description: &str| json!({"description": description, "content": html_page()});
+        doc.operation(
+            "get",
+            landing,
+            json!({
+                "operationId": format!("{}_index", info.module),
+                "summary": "Where a magic link lands: the module's forms, to pick one",
+                "security": [{FORM_SESSION: []}],
+                "parameters": [{"name": "m", "in": "query", "required": false, "schema": {"type": "string"}}],
+                "responses": {
+                    "200": page("The list of forms, each with the memento."),
+                    "302": found_to_login(),
+                    "400": page("The memento cannot be opened by this user."),
+                },
+            }),
+        );
+    }
+}
+
+/// An HTML page's content.
+pub fn html_page() -> Value {
+    json!({"text/html": {"schema": {"type": "string"}}})
+}
+
+/// The answer of a form route without a session: 302 to `/login?error`.
+fn found_to_login() -> Value {
+    json!({
+        "description": "No session: to `/login?error`.",
+        "headers": {"Location": {"schema": {"type": "string"}}},
+    })
 }
 
 /// The HTML pages of a form: the form itself (`GET`, `POST`) and its confirmation page.
 fn form_operations(doc: &mut ModuleDocument, path: &str, sent: &str, title: &str) {
-    let html = json!({"text/html": {"schema": {"type": "string"}}});
-    let page = |description: &str| json!({"description": description, "content": html});
-    let found = json!({
-        "description": "No session: to `/login?error`.",
-        "headers": {"Location": {"schema": {"type": "string"}}},
-    });
+    let page = |description: &str| json!({"description": description, "content": html_page()});
+    let found = found_to_login();
     let id = format!("{}_{}", doc.info.module, operation_name(path));
     doc.operation(
         "get",

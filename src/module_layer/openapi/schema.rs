@@ -17,27 +17,50 @@ pub(crate) fn field_schema(field: &Field) -> Value {
         FieldKind::Text => json!({
             "type": ["string", "null"],
             "maxLength": MAX_TEXT,
-            "pattern": NO_CONTROL_CHARACTERS,
+            "not": control_characters(),
         }),
-        FieldKind::Postleitzahl => json!({"type": ["string", "null"], "pattern": "^[0-9]{5}$"}),
+        FieldKind::Postleitzahl => json!({
+            "type": ["string", "null"],
+            "pattern": "^[0-9]{5}$",
+            "minLength": 5,
+            "maxLength": 5,
+        }),
         FieldKind::Hausnummer => json!({
             "type": ["string", "null"],
             "pattern": "^ *[0-9]{1,4} *[A-Za-z0-9./ ]{0,4} *$",
+            "not": control_characters(),
         }),
-        FieldKind::Date => json!({"type": ["string", "null"], "format": "date"}),
+        FieldKind::Date => json!({
+            "type": ["string", "null"],
+            "format": "date",
+            "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+            "minLength": 10,
+            "maxLength": 10,
+        }),
         FieldKind::Time => json!({
             "type": ["string", "null"],
             "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$",
+            "minLength": 5,
+            "maxLength": 5,
         }),
-        FieldKind::Pattern(pattern) => json!({
-            "type": ["string", "null"],
-            "description": format!("must {}", pattern.rule.trim_start_matches("must ")),
-            "examples": [pattern.sample],
-        }),
+        FieldKind::Pattern(pattern) => {
+            let mut schema = json!({
+                "type": ["string", "null"],
+                "pattern": pattern.pattern,
+                "not": control_characters(),
+                "description": format!("must {}", pattern.rule.trim_start_matches("must ")),
+                "examples": [pattern.sample],
+            });
+            if let Some(most) = pattern.max_length {
+                schema["maxLength"] = json!(most);
+            }
+            schema
+        }
         FieldKind::DateTime => json!({
             "type": ["string", "null"],
             "format": "date-time",
             "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$",
+            "not": control_characters(),
         }),
         FieldKind::Bool => json!({"type": ["boolean", "null"]}),
         FieldKind::OnlyTrue => json!({"enum": [true, null]}),
@@ -75,8 +98,13 @@ pub(crate) fn field_schema(field: &Field) -> Value {
     schema
 }
 
-/// Text without control characters, as [`FieldKind::Text`] and ids are checked.
-const NO_CONTROL_CHARACTERS: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$";
+/// A string with a control character (as [`char::is_control`] has them), for `not`: unanchored,
+/// since an anchored `^…$` lets a final line feed through in regex engines where `$` matches
+/// before it.
+fn control_characters() -> Value {
+    // Typed, so that `null` (which `pattern` ignores) is not refused by the `not`.
+    json!({"type": "string", "pattern": "[\\u0000-\\u001f\\u007f-\\u009f]"})
+}
 
 /// One member of the request tree: a field, an object of members, or an array of objects.
 enum Node<'a> {
@@ -139,7 +167,7 @@ fn node_schema(node: &Node) -> Value {
 
 /// The memento request of the module: its id member, `clientReference` when results echo one,
 /// and every field of its table at its dotted path.
-pub(crate) fn memento_request(info: &ModuleInfo) -> Value {
+pub fn memento_request(info: &ModuleInfo) -> Value {
     let mut members = BTreeMap::new();
     for field in info.fields {
         let steps: Vec<&str> = field.path.split('.').collect();
@@ -151,11 +179,16 @@ pub(crate) fn memento_request(info: &ModuleInfo) -> Value {
         "type": "string",
         "minLength": 1,
         "maxLength": MAX_ID,
-        "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\u0000-\\u0020\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$",
+        "pattern": VISIBLE,
+        "not": control_characters(),
         "description": "The report's id, unique per API user; the reserved mock ids are refused.",
     });
     if let Some(prefix) = info.mock_prefix {
-        id["not"] = json!({"pattern": format!("^{prefix}-TEST-")});
+        let reserved: Vec<String> = ["SUCCESS", "PENDING", "FAILURE"]
+            .iter()
+            .map(|outcome| format!("{prefix}-TEST-{outcome}"))
+            .collect();
+        id["not"] = json!({"anyOf": [control_characters(), {"enum": reserved}]});
     }
     match info.id {
         IdMember::Required(_) => schema["required"] = json!([name]),
@@ -237,5 +270,50 @@ pub(crate) fn error_media_type(style: &ErrorStyle) -> &'static str {
     match style {
         ErrorStyle::Problem { .. } => "application/problem+json",
         ErrorStyle::Plain | ErrorStyle::Summarised => "application/json",
+    }
+}
+
+/// `schema` (an object schema of [`memento_request`]) with the members at the dotted `paths`
+/// required: present, not null, and text not blank.
+pub fn requiring(mut schema: Value, paths: &[&str]) -> Value {
+    for path in paths {
+        let steps: Vec<&str> = path.split('.').collect();
+        let mut at = &mut schema;
+        for (i, step) in steps.iter().enumerate() {
+            let required = at["required"].as_array().cloned().unwrap_or_default();
+            if !required.iter().any(|r| r == step) {
+                let mut required = required;
+                required.push(json!(step));
+                at["required"] = Value::Array(required);
+            }
+            let member = &mut at["properties"][*step];
+            not_null(member);
+            if i + 1 == steps.len() && member["type"] == "string" {
+                member["minLength"] = json!(1);
+                if member.get("pattern").is_none() {
+                    member["pattern"] = json!(VISIBLE);
+                }
+            }
+            at = member;
+        }
+    }
+    schema
+}
+
+/// Text with a character that is neither white space nor a control character (unanchored).
+const VISIBLE: &str = "[^\\s\\u0000-\\u001f\\u007f-\\u009f]";
+
+fn not_null(member: &mut Value) {
+    if let Some(Value::Array(types)) = member.get("type") {
+        let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        member["type"] = if types.len() == 1 {
+            types[0].clone()
+        } else {
+            Value::Array(types)
+        };
+    }
+    if let Some(Value::Array(values)) = member.get("enum") {
+        let values: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
+        member["enum"] = Value::Array(values);
     }
 }

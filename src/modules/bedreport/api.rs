@@ -10,15 +10,20 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use meldewerk_actors::Engine;
 use meldewerk_storage::{Consumed, Report, ReportKey, ReportResult, ReportStatus, Store, StoreError};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
+use utoipa::ToSchema;
 
 use super::content::missing;
+use super::fields::{DETAILS, OCCUPIED};
 use super::FORM_NAME;
 use crate::auth::ApiUser;
 use crate::module_layer::context::ModuleContext;
 use crate::module_layer::dispatch::{dispatch_and_await_end, Awaited};
 use crate::module_layer::errors::{ApiError, ModuleError, Violation};
 use crate::module_layer::fields::validate;
+use crate::module_layer::openapi::schema;
+use crate::module_layer::openapi::{json_content, ModuleDocument, API_ERRORS, API_USER, BODY_ERRORS};
 use crate::module_layer::{memento, reports, rfc3339, routes};
 use crate::telemetry::log_str;
 use crate::web::WebSettings;
@@ -50,13 +55,25 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, wait: Duration) {
         );
 }
 
+/// The answer of a direct submission (spec/02 §2.5).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct SubmissionAnswer<'a> {
+    /// The report's id.
+    report_id: &'a str,
+    /// Whether the reporting system accepted the report.
+    succeeded: bool,
+    /// Why it was refused, or that it is still undecided (with 202); null when accepted.
+    error_msg: Option<&'a str>,
+}
+
 /// The answer of a direct submission: `{reportId, succeeded, errorMsg}` with `status`.
 fn answer(status: StatusCode, id: &str, failure: Option<&str>) -> HttpResponse {
-    HttpResponse::build(status).json(json!({
-        "reportId": id,
-        "succeeded": status == StatusCode::OK && failure.is_none(),
-        "errorMsg": failure,
-    }))
+    HttpResponse::build(status).json(SubmissionAnswer {
+        report_id: id,
+        succeeded: status == StatusCode::OK && failure.is_none(),
+        error_msg: failure,
+    })
 }
 
 /// The violations of the direct submission's rules beyond the field table: every hospital
@@ -140,16 +157,38 @@ pub(super) fn status_body(id: &str, result: &ReportResult) -> Value {
         ReportStatus::Failure => result.failure_reason.as_deref(),
         ReportStatus::Pending => Some(UNDECIDED),
     };
-    json!({
-        "reportId": id,
-        "succeeded": result.status == ReportStatus::Success,
-        "sendDate": rfc3339(result.submitted_at),
-        "formName": FORM_NAME,
-        "errorMsg": error_msg,
-        "base64Pdf": (result.status == ReportStatus::Success)
+    let status = Status {
+        report_id: id,
+        succeeded: result.status == ReportStatus::Success,
+        send_date: rfc3339(result.submitted_at),
+        form_name: FORM_NAME,
+        error_msg,
+        base64_pdf: (result.status == ReportStatus::Success)
             .then_some(result.receipt_base64.as_deref())
             .flatten(),
-    })
+    };
+    serde_json::to_value(status).expect("a status serializes")
+}
+
+/// The stored outcome of a report (spec/02 §2.5).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Status<'a> {
+    /// The report's id.
+    report_id: &'a str,
+    /// Whether the reporting system accepted the report.
+    succeeded: bool,
+    /// When the report was sent.
+    #[schema(format = DateTime)]
+    send_date: String,
+    /// The form's name, `Bettenbelegung`.
+    form_name: &'a str,
+    /// The reporting system's reason for a refusal, or that it has not decided yet; null when
+    /// accepted.
+    error_msg: Option<&'a str>,
+    /// The receipt (a base64 PDF), once accepted.
+    #[schema(content_encoding = "base64", content_media_type = "application/pdf")]
+    base64_pdf: Option<&'a str>,
 }
 
 /// `GET /api/bedreport/v1/status/{reportId}[?peek=true]`: the stored outcome, 200 once decided
@@ -193,4 +232,66 @@ async fn read_status(
         StatusCode::ACCEPTED
     };
     Ok(HttpResponse::build(code).json(status_body(id, &result)))
+}
+
+/// The module's part of its OpenAPI document: `POST /report`, `GET /status/{reportId}`, and its
+/// status object as the body of the layer's `GET /reports/{reportId}` too.
+pub(super) fn document(doc: &mut ModuleDocument) {
+    let status = doc.schema_of::<Status>("BedStatus");
+    let answer = doc.schema_of::<SubmissionAnswer>("SubmissionAnswer");
+    let mandatory: Vec<&str> = DETAILS.iter().chain(OCCUPIED.iter()).copied().collect();
+    let request = doc
+        .component("MementoRequest")
+        .cloned()
+        .map(|request| schema::requiring(request, &mandatory))
+        .expect("the layer wrote the memento request");
+    let request = doc.schema("DirectSubmission", request);
+    let decided = |what: &str, schema: &Value| {
+        json!({"description": what, "content": json_content(schema.clone())})
+    };
+    let mut responses = Map::new();
+    responses.insert("200".into(), decided("Decided: `succeeded` says how.", &answer));
+    responses.insert(
+        "202".into(),
+        decided("Not decided within the wait; read `GET /status/{reportId}`.", &answer),
+    );
+    responses.extend(doc.errors(
+        &[&BODY_ERRORS[..], &API_ERRORS, &[405, 409]].concat(),
+        &[(409, "The reportId was used before.")],
+    ));
+    let path = doc.api_path("/report");
+    doc.operation(
+        "post",
+        &path,
+        json!({
+            "operationId": "bedreport_report",
+            "summary": "Send a bed occupancy report directly and wait for the decision",
+            "security": [{API_USER: []}],
+            "requestBody": {"required": true, "content": json_content(request)},
+            "responses": responses,
+        }),
+    );
+    let mut responses = Map::new();
+    responses.insert("200".into(), decided("The decided outcome.", &status));
+    responses.insert("202".into(), decided("Not decided yet.", &status));
+    responses.extend(doc.errors(&[&API_ERRORS[..], &[400, 404, 405]].concat(), &[]));
+    let path = doc.api_path("/status/{reportId}");
+    doc.operation(
+        "get",
+        &path,
+        json!({
+            "operationId": "bedreport_status",
+            "summary": "Read a report's outcome; a decided one leaves the pending list unless `peek=true`",
+            "security": [{API_USER: []}],
+            "parameters": [
+                {"name": "reportId", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "peek", "in": "query", "required": false,
+                 "schema": {"type": "boolean", "default": false},
+                 "description": "`true` reads without marking the report retrieved."},
+            ],
+            "responses": responses,
+        }),
+    );
+    // The layer's `GET /reports/{reportId}` answers the same status object.
+    doc.schema("ReportResult", status);
 }

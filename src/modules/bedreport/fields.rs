@@ -17,6 +17,8 @@ pub(crate) static STANDORT_ID: TextPattern = TextPattern {
     rule: "must be 6 digits",
     hint: "Standort-ID nach dem InEK-Standortverzeichnis, 6 Ziffern",
     sample: "987654",
+    pattern: "^[0-9]{6}$",
+    max_length: None,
 };
 
 /// The institution code (Institutionskennzeichen): nine digits, the registry's rule.
@@ -25,6 +27,8 @@ pub(crate) static IK_NUMMER: TextPattern = TextPattern {
     rule: "must be 9 digits",
     hint: "Institutionskennzeichen, 9 Ziffern",
     sample: "261101015",
+    pattern: "^[0-9]{9}$",
+    max_length: None,
 };
 
 const BEDS: FieldKind = Integer {

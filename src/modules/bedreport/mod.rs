@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::demis;
 use crate::module_layer::fields::label;
+use crate::module_layer::openapi::ModuleDocument;
 use crate::module_layer::{
     DispatchProblem, Form, IdMember, Module, ModuleInfo, ModuleSetup, SetupError,
     SignatureRule,
@@ -134,6 +135,10 @@ impl Module for Bedreport {
 
     fn api_routes(&self, cfg: &mut web::ServiceConfig) {
         api::configure(cfg, self.answer_wait);
+    }
+
+    fn document(&self, doc: &mut ModuleDocument) {
+        api::document(doc);
     }
 }
 

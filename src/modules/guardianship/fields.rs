@@ -18,6 +18,8 @@ pub(super) static SAFE_ID: TextPattern = TextPattern {
            safe-<digits>-<digits>",
     hint: "Die SAFE-ID des Gerichtspostfachs, z. B. DE.Justiz.1a2b-3c4d.",
     sample: "DE.Justiz.ag-musterstadt",
+    pattern: "^(DE\\.[A-Za-z][A-Za-z0-9_]*\\.[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*|(safe|govello)(-[0-9]+){2,})$",
+    max_length: Some(meldewerk_storage::MAX_SAFE_ID_LEN),
 };
 
 const ABSENDER: &str = "Absender";

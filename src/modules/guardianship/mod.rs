@@ -238,6 +238,10 @@ impl Module for Guardianship {
         api::configure(cfg, self.archives.clone());
     }
 
+    fn document(&self, doc: &mut crate::module_layer::openapi::ModuleDocument) {
+        api::document(doc);
+    }
+
     fn reading(&self) -> Option<MailboxReading> {
         Some(MailboxReading {
             hydrator: Arc::new(self.archives.clone()),

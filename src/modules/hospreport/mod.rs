@@ -23,6 +23,7 @@ use serde_json::{json, Map, Value};
 use crate::demis::{self, Builder, Notifier};
 use crate::module_layer::context::ModuleContext;
 use crate::module_layer::form::message_page;
+use crate::module_layer::openapi::{html_page, ModuleDocument};
 use crate::module_layer::{
     rfc3339, DispatchProblem, Form, IdMember, Module, ModuleInfo, ModuleSetup, SetupError,
     SignatureRule,
@@ -181,6 +182,32 @@ impl Module for Hospreport {
 
     fn routes(&self, cfg: &mut web::ServiceConfig, _context: &web::Data<ModuleContext>) {
         cfg.route(SUCCESS_PATH, web::get().to(success));
+    }
+
+    fn document(&self, doc: &mut ModuleDocument) {
+        let mut result = demis::result_schema(INFO.module);
+        // spec/02 §2.4: only successful reports are results, and they carry no failure.
+        result["properties"]["status"] = json!({"const": "SUCCESS"});
+        if let Some(properties) = result["properties"].as_object_mut() {
+            properties.remove("failureReason");
+        }
+        doc.schema("ReportResult", result);
+        let path = doc.api_path("/reports/{id}");
+        doc.describe_response(
+            "get",
+            &path,
+            "404",
+            "Not found: also while no submission of the id was accepted, and past retention.",
+        );
+        doc.operation(
+            "get",
+            SUCCESS_PATH,
+            json!({
+                "operationId": "hospreport_success",
+                "summary": "Where an accepted report's form leads",
+                "responses": {"200": {"description": "The report was accepted.", "content": html_page()}},
+            }),
+        );
     }
 }
 

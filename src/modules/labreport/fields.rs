@@ -18,6 +18,8 @@ static GEBURTSMONAT: TextPattern = TextPattern {
     rule: "must be a month YYYY-MM",
     hint: "Monat und Jahr im Format JJJJ-MM, z. B. 1975-04",
     sample: "1975-04",
+    pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$",
+    max_length: None,
 };
 
 /// The memento's fields (every member besides `reportId`), in the order of the form.

@@ -31,6 +31,7 @@ use crate::facilities::{resolve, Unresolved};
 use crate::module_layer::context::ModuleContext;
 use crate::module_layer::form::index::{FormIndex, IndexEntry};
 use crate::module_layer::errors::ModuleError;
+use crate::module_layer::openapi::ModuleDocument;
 use crate::module_layer::{
     rfc3339, ApiError, DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo,
     ModuleSetup, SetupError, SignatureRule, Violation,
@@ -286,6 +287,23 @@ impl Module for Labreport {
             entries,
         };
         crate::module_layer::form::index::configure(cfg, context, INDEX, index);
+    }
+
+    fn document(&self, doc: &mut ModuleDocument) {
+        let mut result = demis::result_schema(MODULE);
+        result["required"]
+            .as_array_mut()
+            .expect("required members")
+            .push(json!("failureReason"));
+        result["properties"]["diseaseCode"]["enum"] = Disease::ALL
+            .iter()
+            .map(|d| json!(d.code()))
+            .chain([Value::Null])
+            .collect();
+        doc.schema("ReportResult", result);
+        // A result exists once the reporting system decided: before, 404 (not PENDING).
+        let path = doc.api_path("/reports/{id}");
+        doc.describe_response("get", &path, "404", "Not found: also while the reporting system has not decided.");
     }
 }
 

@@ -24,9 +24,9 @@ use crate::web::WebSettings;
 pub(crate) const MAX_IDS: usize = 100;
 
 /// The status of one acknowledged id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-enum AckStatus {
+pub(super) enum AckStatus {
     Deleted,
     AlreadyDeleted,
     NotFound,
@@ -35,11 +35,21 @@ enum AckStatus {
 }
 
 /// One entry of `results`.
-#[derive(Serialize)]
-struct AckResult {
+#[derive(Serialize, utoipa::ToSchema)]
+pub(super) struct AckResult {
+    /// The requested id.
     id: u64,
+    /// What became of it.
     status: AckStatus,
+    /// The status in words.
     message: String,
+}
+
+/// The answer of an acknowledgement: one result per requested id, in their order.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(super) struct AckAnswer {
+    /// One entry per requested id.
+    results: Vec<AckResult>,
 }
 
 /// The ids of `{"messageIds": [...]}`, or every problem with the request.
@@ -106,7 +116,7 @@ pub(super) async fn acknowledge(
     for id in ids {
         results.push(acknowledge_one(store, &archives, &user.0.name, id).await);
     }
-    Ok(HttpResponse::Ok().json(serde_json::json!({ "results": results })))
+    Ok(HttpResponse::Ok().json(AckAnswer { results }))
 }
 
 async fn acknowledge_one(store: &dyn Store, archives: &Archives, user: &str, id: u64) -> AckResult {

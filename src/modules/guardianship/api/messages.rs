@@ -16,21 +16,43 @@ use crate::module_layer::errors::{ApiError, ModuleError, Violation};
 use crate::module_layer::memento::MAX_ID;
 
 /// Most values of one filter a listing takes.
-const MAX_FILTER_VALUES: usize = 100;
+pub(super) const MAX_FILTER_VALUES: usize = 100;
 
 /// A court message as the contract shows it (spec/03 §2.1).
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct MessageResource {
+    /// The message's index id, for download and acknowledgement.
     id: u64,
+    /// The mailbox server's id of the message.
     message_id: String,
+    /// The integrator's job the message belongs to; null for messages no job of the service
+    /// names (unsolicited, or not yet read).
     job_id: Option<String>,
+    /// The case reference; null until the message was read.
     aktenzeichen: Option<String>,
+    /// `INCOMING` (from a court) or `OUTGOING` (sent through the service).
+    #[schema(schema_with = direction)]
     direction: CourtMessageDirection,
+    /// When the message arrived at the mailbox server (UTC).
+    #[schema(format = DateTime)]
     created_at: String,
+    /// When it was first retrieved (UTC); null before.
+    #[schema(format = DateTime)]
     received_at: Option<String>,
+    /// When the service downloaded and read it (UTC); null before, and for unreadable content.
+    #[schema(format = DateTime)]
     hydrated_at: Option<String>,
+    /// The relative URL of its download.
+    #[schema(format = "uri-reference")]
     url: String,
+}
+
+fn direction() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(["INCOMING", "OUTGOING"]))
+        .build()
 }
 
 /// A timestamp as the contract writes them: UTC, whole seconds, `Z`.

@@ -5,7 +5,8 @@
 # SMTP server tests/mail_alerts.rs receives alert mails with, Python's fhir.resources, whose
 # R4B models parse every FHIR bundle fhir/tests/validate.rs generates, and Python's pyxjustiz,
 # whose XJustiz 3.6.2 models parse every 0005005 xml/tests/xjustiz_pyxjustiz.rs writes and build
-# the court messages it reads (xml/tests/pyxjustiz/).
+# the court messages it reads (xml/tests/pyxjustiz/), and schemathesis with
+# openapi-spec-validator, which hold the service to its OpenAPI documents.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +51,17 @@ if ! python3 -c 'import xjustiz.model_gen.xjustiz_0005_nachrichten_3_2' >/dev/nu
   python3 -m pip install --quiet --disable-pip-version-check pyxjustiz==1.1.0 \
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
       pyxjustiz==1.1.0
+fi
+
+# Pinned like the others: schemathesis checks the running service against its OpenAPI documents
+# (tests/schemathesis.rs), openapi-spec-validator that those documents are valid OpenAPI 3.1
+# (tests/api_docs.rs).
+if ! python3 -c 'import schemathesis, openapi_spec_validator' >/dev/null 2>&1; then
+  echo "installing schemathesis==4.32.5 openapi-spec-validator==0.7.1"
+  python3 -m pip install --quiet --disable-pip-version-check schemathesis==4.32.5 \
+      openapi-spec-validator==0.7.1 \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
+      schemathesis==4.32.5 openapi-spec-validator==0.7.1
 fi
 
 if [ ! -d ../shared/reference ]; then

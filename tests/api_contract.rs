@@ -514,6 +514,24 @@ fn reports_are_listed_per_user_and_unknown_ids_are_404() {
             400,
         );
     }
+    // A misspelt or repeated `peek` is refused, not read as a consuming read.
+    for (query, error) in [
+        (
+            "?peak=true",
+            "unknown query parameter \"peak\"; only peek is read",
+        ),
+        ("?peek=true&peek=false", "peek must be given at most once"),
+        (
+            "?peek=true&_=1",
+            "unknown query parameter \"_\"; only peek is read",
+        ),
+    ] {
+        let errors = errors_with(
+            server.get_as("alice", &format!("{REPORTS}/geb-alice{query}")),
+            400,
+        );
+        assert_eq!(errors, vec![error], "{query}");
+    }
     // The refused reads did not consume it either.
     assert_eq!(pending_list(&server, "alice"), json!(["geb-alice"]));
 }

@@ -63,7 +63,10 @@ fn run(journey: Journey) {
         "Straße (Absender): Pflichtangabe"
     );
     let problem = browser.problem_at(&postcode);
-    assert!(problem.starts_with("Postleitzahl (Absender): "), "{problem}");
+    assert!(
+        problem.starts_with("Postleitzahl (Absender): "),
+        "{problem}"
+    );
     browser.screenshot("problems");
     // Nothing was sent, and every value is still there.
     let unknown = server.get_as(USER, &format!("{API}/reports/{id}?peek=true"));
@@ -171,9 +174,15 @@ fn journey_of_the_death_certificate_084040_in_the_browser() {
         title: "Todesbescheinigung",
         prefilled: ("Todesbescheinigung.verstorbener.identifizierung", "EPR"),
         rest: &[
-            ("Todesbescheinigung.anschriftAutor.gebaeude.wohnort", "Berlin"),
+            (
+                "Todesbescheinigung.anschriftAutor.gebaeude.wohnort",
+                "Berlin",
+            ),
             ("Todesbescheinigung.angabenLeichenschau.uhrzeit", "05:40"),
-            ("Todesbescheinigung.anschriftAutor.gebaeude.strasse", "Praxisweg"),
+            (
+                "Todesbescheinigung.anschriftAutor.gebaeude.strasse",
+                "Praxisweg",
+            ),
         ],
         delivered: &["L-2026-0102", "05:40"],
     });

@@ -394,7 +394,10 @@ impl Chromium {
     pub fn sign(&self, signer: &str) {
         self.fill("signatur.name", signer);
         self.enter("signatur.bestaetigt", "true");
-        assert!(self.is_checked("signatur.bestaetigt"), "signature confirmed");
+        assert!(
+            self.is_checked("signatur.bestaetigt"),
+            "signature confirmed"
+        );
     }
 
     /// The value of the first option of the select named `name` that is a choice (not the

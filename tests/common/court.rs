@@ -279,3 +279,57 @@ pub fn memento_body(job: &str) -> Value {
         }
     })
 }
+
+/// The simulated court's own mailbox, as the operator API lists it.
+pub const COURT_MAILBOX: &str =
+    "/admin/api/v1/transports/egvp/mailboxes/DE.Justiz.ag-musterstadt/messages";
+
+/// The files of the court's copy of the message whose sender's case reference is `reference`.
+pub fn at_the_court(server: &Server, reference: &str) -> (Vec<u8>, String, Vec<u8>) {
+    wait_until(&format!("the court received {reference}"), || {
+        let listing: Value = operator(server, Method::GET, COURT_MAILBOX, None)
+            .json()
+            .unwrap();
+        listing["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|entry| {
+                let path = format!("{COURT_MAILBOX}/{}", entry["message_id"].as_str().unwrap());
+                let message: Value = operator(server, Method::GET, &path, None).json().unwrap();
+                let file = |i: usize| {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(message["files"][i]["content"].as_str().unwrap())
+                        .unwrap()
+                };
+                let xml = file(0);
+                let text = String::from_utf8_lossy(&xml);
+                text.contains(&format!(">{reference}<")).then(|| {
+                    let pdf_name = message["files"][1]["name"].as_str().unwrap().to_owned();
+                    (xml, pdf_name, file(1))
+                })
+            })
+    })
+}
+
+/// The text of `pdf` as `pdftotext` reads it, once `qpdf --check` found the file sound.
+pub fn pdf_text(pdf: &[u8]) -> String {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), pdf).unwrap();
+    let check = Command::new("qpdf")
+        .arg("--check")
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let text = Command::new("pdftotext")
+        .arg(file.path())
+        .arg("-")
+        .output()
+        .unwrap();
+    String::from_utf8(text.stdout).unwrap()
+}

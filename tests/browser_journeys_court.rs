@@ -78,6 +78,13 @@ fn run(journey: Journey) {
     assert_eq!(browser.location().0, path);
     let problem = browser.problem_at(journey.field);
     assert!(problem.starts_with(journey.problem), "{problem}");
+    // Listed above the form once: one mistake, one problem.
+    let listed: Vec<String> = browser
+        .find_all("div.errors li")
+        .iter()
+        .map(|item| browser.block_on(item.text()).unwrap())
+        .collect();
+    assert_eq!(listed, [problem.clone()]);
     assert_eq!(browser.value(journey.field), before);
     assert_eq!(
         browser.value("betroffener.gegenwaertigerAufenthalt"),

@@ -84,7 +84,7 @@ fn run(journey: Journey) {
         .iter()
         .map(|item| browser.block_on(item.text()).unwrap())
         .collect();
-    assert_eq!(listed, [problem.clone()]);
+    assert_eq!(listed, std::slice::from_ref(&problem));
     assert_eq!(browser.value(journey.field), before);
     assert_eq!(
         browser.value("betroffener.gegenwaertigerAufenthalt"),

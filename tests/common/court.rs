@@ -1,7 +1,8 @@
 //! What the guardianship tests share: a server whose mailbox is read quickly, a mailbox account
 //! granted to a user, court messages dropped into the simulated court mailbox as a tester's court
-//! drops them, the guardianship API as an integrator calls it, and archives opened with
-//! Python's `zipfile`.
+//! drops them, the guardianship API as an integrator calls it, what reached the simulated court's
+//! own mailbox (with the form's PDF read by `pdftotext`), and archives opened with Python's
+//! `zipfile`.
 
 use std::io::Write;
 use std::process::{Command, Stdio};

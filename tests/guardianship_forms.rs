@@ -6,72 +6,13 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::court::*;
 use common::*;
 use serde_json::{json, Value};
 
-const COURT_MAILBOX: &str =
-    "/admin/api/v1/transports/egvp/mailboxes/DE.Justiz.ag-musterstadt/messages";
-
 fn post_memento(server: &Server, body: &Value) -> (u16, Value) {
     let response = server.memento_in("guardianship", "betreuung", body);
     (response.status().as_u16(), response.json().unwrap())
-}
-
-/// The files of the court's copy of the message whose sender's case reference is `reference`.
-fn at_the_court(server: &Server, reference: &str) -> (Vec<u8>, String, Vec<u8>) {
-    wait_until(&format!("the court received {reference}"), || {
-        let listing: Value =
-            common::operator::operator(server, reqwest::Method::GET, COURT_MAILBOX, None)
-                .json()
-                .unwrap();
-        listing["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find_map(|entry| {
-                let path = format!("{COURT_MAILBOX}/{}", entry["message_id"].as_str().unwrap());
-                let message: Value =
-                    common::operator::operator(server, reqwest::Method::GET, &path, None)
-                        .json()
-                        .unwrap();
-                let file = |i: usize| {
-                    use base64::Engine as _;
-                    base64::engine::general_purpose::STANDARD
-                        .decode(message["files"][i]["content"].as_str().unwrap())
-                        .unwrap()
-                };
-                let xml = file(0);
-                let text = String::from_utf8_lossy(&xml);
-                text.contains(&format!(">{reference}<")).then(|| {
-                    let pdf_name = message["files"][1]["name"].as_str().unwrap().to_owned();
-                    (xml, pdf_name, file(1))
-                })
-            })
-    })
-}
-
-fn pdf_text(pdf: &[u8]) -> String {
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), pdf).unwrap();
-    let check = Command::new("qpdf")
-        .arg("--check")
-        .arg(file.path())
-        .output()
-        .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
-    );
-    let text = Command::new("pdftotext")
-        .arg(file.path())
-        .arg("-")
-        .output()
-        .unwrap();
-    String::from_utf8(text.stdout).unwrap()
 }
 
 #[test]

@@ -365,6 +365,89 @@ impl Chromium {
         );
     }
 
+    /// Sets the control named `name` to `value` as a person would, by its kind: chooses the
+    /// option in a select, types a date or a time in the locale's order, ticks or unticks a
+    /// checkbox (`"true"` ticks), types into any other input.
+    pub fn enter(&self, name: &str, value: &str) {
+        let kind = self.execute(
+            "const c = document.getElementsByName(arguments[0])[0]; \
+             return c ? (c.tagName === 'SELECT' ? 'select' : c.type) : null;",
+            vec![json!(name)],
+        );
+        match kind.as_str() {
+            Some("select") => self.select(name, value),
+            Some("date") => {
+                self.type_date(name, value);
+            }
+            Some("time") => self.type_time(name, value),
+            Some("checkbox") => {
+                if self.is_checked(name) != (value == "true") {
+                    self.click(&format!("[name=\"{name}\"]"));
+                }
+            }
+            Some(_) => self.fill(name, value),
+            None => panic!("browser: no control named {name}"),
+        }
+    }
+
+    /// Signs the form as its end user does: types `signer` and ticks the confirmation.
+    pub fn sign(&self, signer: &str) {
+        self.fill("signatur.name", signer);
+        self.enter("signatur.bestaetigt", "true");
+        assert!(
+            self.is_checked("signatur.bestaetigt"),
+            "signature confirmed"
+        );
+    }
+
+    /// The value of the first option of the select named `name` that is a choice (not the
+    /// empty "please choose").
+    pub fn first_choice(&self, name: &str) -> String {
+        let value = self.execute(
+            "const s = document.getElementsByName(arguments[0])[0]; \
+             const o = s && [...s.options].find(o => o.value !== ''); \
+             return o ? o.value : null;",
+            vec![json!(name)],
+        );
+        value
+            .as_str()
+            .unwrap_or_else(|| panic!("browser: {name} is no select with a choice"))
+            .to_owned()
+    }
+
+    /// The problem shown next to the control named `name`, which fails the test unless the
+    /// page shows it where a person looks for it: the control is marked `aria-invalid`, names
+    /// the problem in its `aria-describedby`, and the problem is visible, follows the control,
+    /// and no other control stands between them (a date-time's time input, which names the same
+    /// problem, may).
+    pub fn problem_at(&self, name: &str) -> String {
+        let found = self.execute(
+            "const name = arguments[0]; \
+             const field = document.getElementsByName(name)[0]; \
+             if (!field) return {fault: 'no control named ' + name}; \
+             if (field.getAttribute('aria-invalid') !== 'true') \
+                 return {fault: name + ' is not marked aria-invalid'}; \
+             const ids = (field.getAttribute('aria-describedby') || '').split(' '); \
+             const error = ids.map(id => document.getElementById(id)) \
+                 .find(e => e && e.classList.contains('error')); \
+             if (!error) return {fault: name + ' names no problem in aria-describedby'}; \
+             const after = (a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0; \
+             if (!after(field, error)) return {fault: 'the problem of ' + name + ' stands before it'}; \
+             const between = [...document.querySelectorAll('input, select, textarea, button')] \
+                 .filter(c => c !== field && c.type !== 'hidden' && after(field, c) && after(c, error) \
+                     && !(c.getAttribute('aria-describedby') || '').split(' ').includes(error.id)) \
+                 .map(c => c.name || c.tagName); \
+             if (between.length) return {fault: 'between ' + name + ' and its problem: ' + between}; \
+             if (error.getClientRects().length === 0) return {fault: 'the problem of ' + name + ' is hidden'}; \
+             return {text: error.innerText.trim()};",
+            vec![json!(name)],
+        );
+        match found["text"].as_str() {
+            Some(text) => text.to_owned(),
+            None => panic!("browser: {}", found["fault"]),
+        }
+    }
+
     /// Clicks the first element matching `css`.
     pub fn click(&self, css: &str) {
         let element = self.find(css);

@@ -1,7 +1,8 @@
 //! What the guardianship tests share: a server whose mailbox is read quickly, a mailbox account
 //! granted to a user, court messages dropped into the simulated court mailbox as a tester's court
-//! drops them, the guardianship API as an integrator calls it, and archives opened with
-//! Python's `zipfile`.
+//! drops them, the guardianship API as an integrator calls it, what reached the simulated court's
+//! own mailbox (with the form's PDF read by `pdftotext`), and archives opened with Python's
+//! `zipfile`.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -278,4 +279,58 @@ pub fn memento_body(job: &str) -> Value {
             "gegenwaertigerAufenthalt": "Klinikum Nord, Station 4B, Zimmer 12"
         }
     })
+}
+
+/// The simulated court's own mailbox, as the operator API lists it.
+pub const COURT_MAILBOX: &str =
+    "/admin/api/v1/transports/egvp/mailboxes/DE.Justiz.ag-musterstadt/messages";
+
+/// The files of the court's copy of the message whose sender's case reference is `reference`.
+pub fn at_the_court(server: &Server, reference: &str) -> (Vec<u8>, String, Vec<u8>) {
+    wait_until(&format!("the court received {reference}"), || {
+        let listing: Value = operator(server, Method::GET, COURT_MAILBOX, None)
+            .json()
+            .unwrap();
+        listing["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|entry| {
+                let path = format!("{COURT_MAILBOX}/{}", entry["message_id"].as_str().unwrap());
+                let message: Value = operator(server, Method::GET, &path, None).json().unwrap();
+                let file = |i: usize| {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(message["files"][i]["content"].as_str().unwrap())
+                        .unwrap()
+                };
+                let xml = file(0);
+                let text = String::from_utf8_lossy(&xml);
+                text.contains(&format!(">{reference}<")).then(|| {
+                    let pdf_name = message["files"][1]["name"].as_str().unwrap().to_owned();
+                    (xml, pdf_name, file(1))
+                })
+            })
+    })
+}
+
+/// The text of `pdf` as `pdftotext` reads it, once `qpdf --check` found the file sound.
+pub fn pdf_text(pdf: &[u8]) -> String {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), pdf).unwrap();
+    let check = Command::new("qpdf")
+        .arg("--check")
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let text = Command::new("pdftotext")
+        .arg(file.path())
+        .arg("-")
+        .output()
+        .unwrap();
+    String::from_utf8(text.stdout).unwrap()
 }

@@ -118,9 +118,15 @@ fn build(
     };
     let xml = write_uebermittlung(&uebermittlung).map_err(|e| vec![problem(&e)])?;
     if sending.is_none() {
-        return Err(vec![general(
-            "Das absendende Postfach ist nicht bekannt; die Nachricht wird nicht gesendet.".into(),
-        )]);
+        // At the account's field, where the look-up has already said why: a field shows its
+        // first problem only, so the cause is not listed a second time, away from its field.
+        return Err(vec![DispatchProblem {
+            path: Some(ACCOUNT_FIELD.to_owned()),
+            message: format!(
+                "{}: Das absendende Postfach ist nicht bekannt; die Nachricht wird nicht gesendet.",
+                label(INFO.fields, ACCOUNT_FIELD)
+            ),
+        }]);
     }
     let attachment = MailboxFile {
         name: pdf_name,

@@ -44,7 +44,10 @@ fn schemathesis(server: &Server, document: &str, paths: &str, auth: &str) -> Res
         "/tests/schemathesis/schemathesis.toml"
     );
     let seed = std::env::var("MELDEWERK_SCHEMATHESIS_SEED").unwrap_or_else(|_| "1".into());
+    // Its cache of found failures goes to a directory of the run, not into the source tree.
+    let scratch = tempfile::tempdir().unwrap();
     let output = Command::new("python3")
+        .current_dir(scratch.path())
         .args(["-m", "schemathesis.cli", "--config-file", config, "run"])
         .arg(server.url(document))
         .args(["--url", &server.base, "--auth", auth])

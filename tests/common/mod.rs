@@ -161,7 +161,7 @@ fn default_env() -> Vec<(String, String)> {
     ]
 }
 
-/// Starts `command` with its standard error appended to `log` and waits (up to 30 s) for the
+/// Starts `command` with its standard error and output appended to `log` and waits (up to 30 s) for the
 /// "… listening on http://ADDR" line on its standard output; returns the child and the address.
 pub fn spawn_listening(mut command: Command, log: &Path) -> (Child, String) {
     let log_file = std::fs::OpenOptions::new()
@@ -169,6 +169,9 @@ pub fn spawn_listening(mut command: Command, log: &Path) -> (Child, String) {
         .append(true)
         .open(log)
         .unwrap();
+    // Standard output goes to the log too (after its lines were read here), so that a test
+    // reading the log reads everything the process wrote.
+    let mut stdout_copy = log_file.try_clone().unwrap();
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -181,6 +184,8 @@ pub fn spawn_listening(mut command: Command, log: &Path) -> (Child, String) {
     std::thread::spawn(move || {
         let mut lines = BufReader::new(stdout).lines();
         while let Some(Ok(line)) = lines.next() {
+            use std::io::Write;
+            let _ = writeln!(stdout_copy, "{line}");
             if let Some((_, address)) = line.split_once(" listening on ") {
                 let _ = tx.send(address.to_string());
             }
@@ -618,7 +623,8 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
-fn attribute(tag: &str, name: &str) -> Option<String> {
+/// The value of the attribute `name` of an HTML tag's text (after its name), unescaped.
+pub fn attribute(tag: &str, name: &str) -> Option<String> {
     let needle = format!(" {name}=\"");
     let start = tag.find(&needle)? + needle.len();
     let end = tag[start..].find('"')? + start;

@@ -226,8 +226,9 @@ fn page(response: Response) -> Form {
 
 /// Puts a marker into every input of `form` a person types into (dates and numbers too) that
 /// holds none yet, members named in `keep` aside, signs where the form asks for it, and submits
-/// it: the first answer must be the form again with problems (422). Then the markers the page
-/// refuses are taken back until the form is taken: an input marked invalid gets its value of
+/// it: the first answer must be the form again with problems (422, or 400). Then the markers the
+/// page refuses are taken back until the form is taken: an input marked invalid that holds a
+/// marker (put there here or by the memento) gets its value of
 /// `plain` (the same form opened for the unmarked request) back; a problem at an element not
 /// marked (a choice a filled row now needs) takes back the markers put into empty inputs of its
 /// group, and a problem at no element the markers put into empty inputs at all. Returns the
@@ -257,15 +258,15 @@ pub fn send_marked(
     }
     let action = form.action();
     let mut answer = browser.submit_to(server, &action, &form);
-    assert_eq!(answer.status(), 422, "the marked form was taken at once");
+    assert!(refused(&answer), "the marked form was taken at once");
     for _ in 0..6 {
-        let refused = page(answer);
+        let shown = page(answer);
         let mut back: Vec<String> = Vec::new();
-        for (name, _, invalid) in elements(&refused.html) {
+        for (name, _, invalid) in elements(&shown.html) {
             if !invalid {
                 continue;
             }
-            if marked.iter().any(|(m, _)| *m == name) {
+            if form.get(&name).is_some_and(|v| v.contains(PREFIX)) {
                 back.push(name);
             } else {
                 let group = parent(&name);
@@ -284,17 +285,23 @@ pub fn send_marked(
                 .map(|(m, _)| m.clone())
                 .collect();
         }
-        assert!(!back.is_empty(), "refused: {:?}", refused.errors());
+        assert!(!back.is_empty(), "refused: {:?}", shown.errors());
         for name in back {
             form.set(&name, plain.get(&name).unwrap_or(""));
             marked.retain(|(m, _)| *m != name);
         }
         answer = browser.submit_to(server, &action, &form);
-        if answer.status() != 422 {
+        if !refused(&answer) {
             return (answer, form);
         }
     }
     panic!("still refused: {:?}", page(answer).errors());
+}
+
+/// Whether `answer` is the form again with its problems: 422, or 400 where a module answers a
+/// refused submit so (`hospreport`).
+fn refused(answer: &Response) -> bool {
+    matches!(answer.status().as_u16(), 400 | 422)
 }
 
 /// How many different markers `text` holds.

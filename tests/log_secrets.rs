@@ -32,15 +32,11 @@ fn civil_registry_journey(module: &'static str, sample: Value) {
 
     let (request, marked) = marked_request(&server, USER, module, &sample, &["id"], &mut secrets);
     assert!(marked >= 5, "only {marked} members took a marker");
-    let (plain_browser, plain_location) = open_link(
-        &server,
-        &issue(&server, USER, module, &sample, &mut secrets),
-    );
+    let plain_answer = issue(&server, USER, module, &sample, &mut secrets);
+    let (plain_browser, plain_location) = open_link(&server, &plain_answer, &mut secrets);
     let plain = plain_browser.form(&server.url(&plain_location));
-    let (browser, location) = open_link(
-        &server,
-        &issue(&server, USER, module, &request, &mut secrets),
-    );
+    let answer = issue(&server, USER, module, &request, &mut secrets);
+    let (browser, location) = open_link(&server, &answer, &mut secrets);
     let form = browser.form(&server.url(&location));
     assert_eq!(form.status, 200, "{}", form.html);
 
@@ -172,6 +168,9 @@ fn passwords_and_passphrases_right_or_wrong_are_not_logged() {
             .send()
             .unwrap();
         assert_eq!(bal.status(), 302);
+        if target != "/login?error" {
+            keep_session(&bal, &mut secrets);
+        }
         assert_eq!(bal.headers()["location"], target);
     }
     secrets.keep_login("online", &wrong);

@@ -40,10 +40,17 @@ fn marked_form_journey(
     secrets: &mut Secrets,
     open: impl Fn(&Browser, &str) -> Form,
 ) -> (reqwest::blocking::Response, Form, Browser) {
-    let (plain_browser, plain_location) =
-        open_link(server, &issue(server, user, module, sample, secrets));
+    let (plain_browser, plain_location) = open_link(
+        server,
+        &issue(server, user, module, sample, secrets),
+        secrets,
+    );
     let plain = open(&plain_browser, &plain_location);
-    let (browser, location) = open_link(server, &issue(server, user, module, request, secrets));
+    let (browser, location) = open_link(
+        server,
+        &issue(server, user, module, request, secrets),
+        secrets,
+    );
     let form = open(&browser, &location);
     assert_eq!(form.status, 200, "{}", form.html);
     let (answer, sent) = send_marked(server, &browser, form, &plain, keep, secrets);
@@ -152,6 +159,8 @@ fn a_bed_occupancy_journey_logs_no_marker_memento_or_password() {
         let path = format!("/bedreport/pm/De/Bettenbelegung?m={memento}");
         let login = browser.get(&format!("{with_password}/bal{path}"));
         assert_eq!(login.status(), 302);
+        keep_session(&login, secrets);
+        secrets.keep("the password in a URL", "correct%20horse%20battery");
         let form = browser.form(&server.url(&path));
         assert_eq!(form.status, 200, "{}", form.html);
         (browser, form)

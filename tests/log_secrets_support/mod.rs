@@ -343,13 +343,19 @@ pub fn delivered(server: &Server, module: &str, id: &str) -> String {
 }
 
 /// Reads the server's whole log once everything before is in it, and asserts that it holds
-/// debug lines and no marker and none of `secrets`' values (in the clear or as Basic
+/// debug lines (the service's own too) and no marker and none of `secrets`' values (in the clear or as Basic
 /// credentials).
 pub fn assert_log_keeps_secrets(server: &Server, secrets: &Secrets) {
+    // A health probe is logged at debug only: its line shows the service's own debug lines are
+    // in the log, whatever the journey logged.
+    let probe = server.client().get(server.url("/healthz")).send().unwrap();
+    assert_eq!(probe.status(), 200);
     let log = server.settled_log();
+    let debug: Vec<&str> = log.lines().filter(|l| l.contains(" DEBUG ")).collect();
+    assert!(debug.len() > 10, "the log has few debug lines:\n{log}");
     assert!(
-        log.lines().filter(|l| l.contains(" DEBUG ")).count() > 10,
-        "the log has no debug lines:\n{log}"
+        debug.iter().any(|l| l.contains(": meldewerk::telemetry: request done")),
+        "the log has no debug line of the service's own:\n{log}"
     );
     let mut found = Vec::new();
     let markers = std::iter::once(("a marker", PREFIX));

@@ -354,7 +354,9 @@ pub fn assert_log_keeps_secrets(server: &Server, secrets: &Secrets) {
     let debug: Vec<&str> = log.lines().filter(|l| l.contains(" DEBUG ")).collect();
     assert!(debug.len() > 10, "the log has few debug lines:\n{log}");
     assert!(
-        debug.iter().any(|l| l.contains(": meldewerk::telemetry: request done")),
+        debug
+            .iter()
+            .any(|l| l.contains(": meldewerk::telemetry: request done")),
         "the log has no debug line of the service's own:\n{log}"
     );
     let mut found = Vec::new();

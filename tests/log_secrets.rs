@@ -72,19 +72,7 @@ fn a_birth_data_journey_logs_no_marker_memento_or_token() {
 
 #[test]
 fn a_death_notice_journey_logs_no_marker_memento_or_token() {
-    let notice = json!({"id": "tod-secret-1", "Einrichtung": {
-        "anzeigender": {"nameOrganisation": "Klinikum Süd",
-            "kontaktdaten": [{"kanal": "01", "kennung": "station3@klinikum.example"}]},
-        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5",
-            "postleitzahl": "10117", "wohnort": "Berlin"}},
-        "verstorbener": {"vorname": "Karl", "familienname": "Muster", "geschlecht": "maennlich",
-            "geburtstag": "1940-02-03",
-            "letzterWohnsitz": {"strasse": "Gartenweg 3", "plz": "10115", "ort": "Berlin"}},
-        "sterbefall": {"todeszeitpunkt": {"todestag":
-            {"zeitpunkt": "2026-11-20T14:30:00+01:00", "uhrzeitExakt": true}},
-            "sterbeort": {"ort": "Berlin"}},
-        "leichenID": "L-2026-0001"}});
-    civil_registry_journey("deathnotice", notice);
+    civil_registry_journey("deathnotice", complete_death_notice("tod-secret-1"));
 }
 
 /// `GET /api/birthnotice/v1/reports` with Basic credentials: the status.

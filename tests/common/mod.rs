@@ -505,6 +505,24 @@ pub fn complete_notice(id: &str) -> Value {
     })
 }
 
+/// A death notice of a facility (`deathnotice`, 084020) that needs nothing more than a
+/// signature, with two contacts.
+pub fn complete_death_notice(id: &str) -> Value {
+    json!({"id": id, "Einrichtung": {
+        "anzeigender": {"nameOrganisation": "Klinikum Süd",
+            "kontaktdaten": [{"kanal": "01", "kennung": "station3@klinikum.example"},
+                             {"kanal": "02", "kennung": "030 123456"}]},
+        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5",
+                                        "postleitzahl": "10117", "wohnort": "Berlin"}},
+        "verstorbener": {"vorname": "Karl", "familienname": "Muster", "geschlecht": "maennlich",
+            "geburtstag": "1940-02-03",
+            "letzterWohnsitz": {"strasse": "Gartenweg 3", "plz": "10115", "ort": "Berlin"}},
+        "sterbefall": {"todeszeitpunkt": {"todestag":
+            {"zeitpunkt": "2026-11-20T14:30:00+01:00", "uhrzeitExakt": true}},
+            "sterbeort": {"ort": "Berlin"}},
+        "leichenID": "L-2026-0001"}})
+}
+
 /// Parents' birth data (`birthdata`) complete for the 081021 message.
 pub fn complete_birth_data(id: &str) -> Value {
     json!({
@@ -571,6 +589,17 @@ impl Form {
 }
 
 impl Form {
+    /// The page `response` answered, read as a form.
+    pub fn read(response: Response) -> Form {
+        let status = response.status().as_u16();
+        let html = response.text().unwrap();
+        Form {
+            status,
+            fields: parse_form(&html),
+            html,
+        }
+    }
+
     /// The value of a field.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.fields
@@ -707,14 +736,7 @@ impl Browser {
 
     /// GETs a form page.
     pub fn form(&self, url: &str) -> Form {
-        let response = self.get(url);
-        let status = response.status().as_u16();
-        let html = response.text().unwrap();
-        Form {
-            status,
-            fields: parse_form(&html),
-            html,
-        }
+        Form::read(self.get(url))
     }
 
     /// POSTs a form to its `action`; returns the response (redirects are not followed).
@@ -741,14 +763,7 @@ impl Browser {
 
     /// POSTs a form and parses the page that comes back.
     pub fn submit_expecting_form(&self, server: &Server, form: &Form) -> Form {
-        let response = self.submit(server, form);
-        let status = response.status().as_u16();
-        let html = response.text().unwrap();
-        Form {
-            status,
-            fields: parse_form(&html),
-            html,
-        }
+        Form::read(self.submit(server, form))
     }
 }
 

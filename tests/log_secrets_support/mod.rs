@@ -9,7 +9,7 @@ use base64::Engine as _;
 use reqwest::blocking::Response;
 use serde_json::Value;
 
-use super::common::{attribute, parse_form, Browser, DataDir, Form, Server, OPERATOR, PASSWORD};
+use super::common::{attribute, Browser, DataDir, Form, Server, OPERATOR, PASSWORD};
 
 /// What every marker starts with; the log must not hold it anywhere.
 pub const PREFIX: &str = "SECRET-";
@@ -221,17 +221,6 @@ fn kept(name: &str, keep: &[&str]) -> bool {
         .any(|key| name == *key || name.ends_with(&format!(".{key}")))
 }
 
-/// A form's page as it came back from a submit.
-fn page(response: Response) -> Form {
-    let status = response.status().as_u16();
-    let html = response.text().unwrap();
-    Form {
-        status,
-        fields: parse_form(&html),
-        html,
-    }
-}
-
 /// Puts a marker into every input of `form` a person types into (dates and numbers too) that
 /// holds none yet, members named in `keep` aside, signs where the form asks for it, and submits
 /// it: the first answer must be the form again with problems (422, or 400). Then the markers the
@@ -272,7 +261,7 @@ pub fn send_marked(
     let mut answer = browser.submit_to(server, &action, &form);
     assert!(refused(&answer), "the marked form was taken at once");
     for _ in 0..6 {
-        let shown = page(answer);
+        let shown = Form::read(answer);
         let mut back: Vec<String> = Vec::new();
         for (name, _, invalid) in elements(&shown.html) {
             if !invalid {
@@ -307,7 +296,7 @@ pub fn send_marked(
             return (answer, form);
         }
     }
-    panic!("still refused: {:?}", page(answer).errors());
+    panic!("still refused: {:?}", Form::read(answer).errors());
 }
 
 /// Whether `answer` is the form again with its problems: 422, or 400 where a module answers a

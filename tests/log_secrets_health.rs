@@ -18,6 +18,8 @@ use common::demis::complete_bed_report;
 use common::*;
 use log_secrets_support::*;
 
+use serde_json::{json, Value};
+
 /// Standard base64 decoded.
 fn base64_decoded(text: &str) -> Vec<u8> {
     use base64::Engine as _;
@@ -25,18 +27,27 @@ fn base64_decoded(text: &str) -> Vec<u8> {
         .decode(text)
         .unwrap()
 }
-use serde_json::{json, Value};
 
-/// The form of `module` at `location` for the unmarked `sample` and for the marked `request`
+/// A journey's user, module, and the members that stay unmarked.
+struct Journey<'a> {
+    server: &'a Server,
+    user: &'a str,
+    module: &'a str,
+    keep: &'a [&'a str],
+}
+
+/// The form of the journey's module for the unmarked `sample` and for the marked `request`
 /// (each in its browser, through its magic link and `open`, which goes from where the link
 /// landed to the form); the marked form sent with markers in every input (see
 /// [`send_marked`]). Returns the answer of the submit that was taken and the form sent.
 fn marked_form_journey(
-    server: &Server,
-    user: &str,
-    module: &str,
+    Journey {
+        server,
+        user,
+        module,
+        keep,
+    }: &Journey,
     (sample, request): (&Value, &Value),
-    keep: &[&str],
     secrets: &mut Secrets,
     open: impl Fn(&Browser, &str) -> Form,
 ) -> (reqwest::blocking::Response, Form, Browser) {
@@ -68,18 +79,17 @@ fn a_hospitalisation_report_journey_logs_no_marker_memento_or_token() {
     let id = "hosp-secret-1";
     let sample = complete(Some(id), KNOWN_BSNR);
     let keep = ["MeldeId", "BSNR"];
+    let journey = Journey {
+        server: &server,
+        user: USER,
+        module: MODULE,
+        keep: &keep,
+    };
     let (request, marked) = marked_request(&server, USER, MODULE, &sample, &keep, &mut secrets);
     assert!(marked >= 5, "only {marked} members took a marker");
     let open = |browser: &Browser, location: &str| browser.form(&server.url(location));
-    let (answer, sent, browser) = marked_form_journey(
-        &server,
-        USER,
-        MODULE,
-        (&sample, &request),
-        &keep,
-        &mut secrets,
-        open,
-    );
+    let (answer, sent, browser) =
+        marked_form_journey(&journey, (&sample, &request), &mut secrets, open);
     match answer.status().as_u16() {
         302 => assert_eq!(answer.headers()["location"], SUCCESS),
         202 => send_until_accepted(&server, &browser, &sent),
@@ -103,6 +113,12 @@ fn a_laboratory_report_journey_logs_no_marker_memento_or_token() {
     let id = "lab-secret-1";
     let sample = standard(id);
     let keep = ["reportId", "BSNR"];
+    let journey = Journey {
+        server: &server,
+        user: USER,
+        module,
+        keep: &keep,
+    };
     let (request, marked) = marked_request(&server, USER, module, &sample, &keep, &mut secrets);
     assert!(marked >= 5, "only {marked} members took a marker");
     // The link lands on the disease index; the Influenza form, its findings chosen.
@@ -113,15 +129,7 @@ fn a_laboratory_report_journey_logs_no_marker_memento_or_token() {
         fill_findings(&mut form, "POSITIVE");
         form
     };
-    let (answer, _, _) = marked_form_journey(
-        &server,
-        USER,
-        module,
-        (&sample, &request),
-        &keep,
-        &mut secrets,
-        open,
-    );
+    let (answer, _, _) = marked_form_journey(&journey, (&sample, &request), &mut secrets, open);
     assert_eq!(answer.status(), 303, "{:?}", page_errors(answer));
     final_result(&server, id, "SUCCESS");
     assert!(markers_in(&delivered(&server, module, id)) >= 5);
@@ -231,6 +239,12 @@ fn court_forms_and_a_court_message_log_no_marker_memento_or_token() {
     let mut secrets = Secrets::new(module);
     secrets.keep_login(USER, PASSWORD);
     let keep = ["jobId", "safeId"];
+    let journey = Journey {
+        server: &server,
+        user: USER,
+        module,
+        keep: &keep,
+    };
     for (n, form) in [
         "BetreuungAnregung",
         "UnterbringungAntrag",
@@ -248,15 +262,7 @@ fn court_forms_and_a_court_message_log_no_marker_memento_or_token() {
             let memento = index.split_once("?m=").unwrap().1;
             browser.form(&server.url(&format!("/guardianship/{form}?m={memento}")))
         };
-        let (answer, _, _) = marked_form_journey(
-            &server,
-            USER,
-            module,
-            (&sample, &request),
-            &keep,
-            &mut secrets,
-            open,
-        );
+        let (answer, _, _) = marked_form_journey(&journey, (&sample, &request), &mut secrets, open);
         assert_eq!(answer.status(), 303, "{:?}", page_errors(answer));
         server.wait_for_status_in(module, USER, &job, "SUCCESS");
         // The message to the court: its files, the XJustiz XML first, in base64.

@@ -247,6 +247,30 @@ impl<C: Content + 'static> MessageBuilder for Builder<C> {
     }
 }
 
+/// The schema of a disease report's result (`labreport`, `hospreport`; spec/02 §2.2, §2.4), as
+/// their [`crate::module_layer::Module::result_body`] writes it, for `module`.
+pub fn result_schema(module: &str) -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["reportId", "status", "module", "diseaseCode", "description", "submittedAt", "receiptPdf"],
+        "properties": {
+            "reportId": {"type": "string"},
+            "status": {"enum": ["SUCCESS", "FAILURE"]},
+            "module": {"const": module},
+            "diseaseCode": {"type": ["string", "null"], "description": "The disease's code, set by the form the report was sent with."},
+            "description": {"type": ["string", "null"], "description": "The disease, in words."},
+            "submittedAt": {"type": "string", "format": "date-time"},
+            "receiptPdf": {
+                "type": ["string", "null"],
+                "contentEncoding": "base64",
+                "contentMediaType": "application/pdf",
+                "description": "The receipt of the public health institute; `SUCCESS` only.",
+            },
+            "failureReason": {"type": ["string", "null"], "description": "`FAILURE` only."},
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use meldewerk_fhir::beds::{self, BedCounts, BedOccupancyReport};
@@ -373,28 +397,4 @@ mod tests {
         );
         assert_eq!(notifier.sender(&json!({})), None);
     }
-}
-
-/// The schema of a disease report's result (`labreport`, `hospreport`; spec/02 §2.2, §2.4), as
-/// their [`crate::module_layer::Module::result_body`] writes it, for `module`.
-pub fn result_schema(module: &str) -> serde_json::Value {
-    serde_json::json!({
-        "type": "object",
-        "required": ["reportId", "status", "module", "diseaseCode", "description", "submittedAt", "receiptPdf"],
-        "properties": {
-            "reportId": {"type": "string"},
-            "status": {"enum": ["SUCCESS", "FAILURE"]},
-            "module": {"const": module},
-            "diseaseCode": {"type": ["string", "null"], "description": "The disease's code, set by the form the report was sent with."},
-            "description": {"type": ["string", "null"], "description": "The disease, in words."},
-            "submittedAt": {"type": "string", "format": "date-time"},
-            "receiptPdf": {
-                "type": ["string", "null"],
-                "contentEncoding": "base64",
-                "contentMediaType": "application/pdf",
-                "description": "The receipt of the public health institute; `SUCCESS` only.",
-            },
-            "failureReason": {"type": ["string", "null"], "description": "`FAILURE` only."},
-        },
-    })
 }

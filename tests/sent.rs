@@ -67,23 +67,6 @@ fn submitted_at(server: &Server, module: &str, id: &str) -> DateTime<Utc> {
     result["submittedAt"].as_str().unwrap().parse().unwrap()
 }
 
-/// A death notice of a facility that needs nothing more than a signature, with two contacts.
-fn death_notice(id: &str) -> Value {
-    json!({"id": id, "Einrichtung": {
-        "anzeigender": {"nameOrganisation": "Klinikum Süd",
-            "kontaktdaten": [{"kanal": "01", "kennung": "station3@klinikum.example"},
-                             {"kanal": "02", "kennung": "030 123456"}]},
-        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5",
-                                        "postleitzahl": "10117", "wohnort": "Berlin"}},
-        "verstorbener": {"vorname": "Karl", "familienname": "Muster", "geschlecht": "maennlich",
-            "geburtstag": "1940-02-03",
-            "letzterWohnsitz": {"strasse": "Gartenweg 3", "plz": "10115", "ort": "Berlin"}},
-        "sterbefall": {"todeszeitpunkt": {"todestag":
-            {"zeitpunkt": "2026-11-20T14:30:00+01:00", "uhrzeitExakt": true}},
-            "sterbeort": {"ort": "Berlin"}},
-        "leichenID": "L-2026-0001"}})
-}
-
 #[test]
 fn a_link_of_a_sent_report_opens_a_page_with_its_state() {
     let (_dir, server) = start(&[USER], &[]);
@@ -233,7 +216,12 @@ fn the_confirmation_page_shows_what_was_sent_and_prints() {
 #[test]
 fn a_death_notice_is_summarised_row_by_row_under_its_own_form() {
     let (_dir, server) = start(&[USER], &[]);
-    let (browser, confirmation) = send_in(&server, "deathnotice", USER, &death_notice("tod-s-1"));
+    let (browser, confirmation) = send_in(
+        &server,
+        "deathnotice",
+        USER,
+        &complete_death_notice("tod-s-1"),
+    );
     assert_eq!(confirmation, "/forms/deathnotice/084020/sent?id=tod-s-1");
     // Asked for under another form of the module, the report is shown under its own.
     for path in [

@@ -55,7 +55,7 @@ async fn registered_routes(modules: Vec<Arc<dyn Module>>, docs: &ApiDocs) -> BTr
             .to_request(),
     )
     .await;
-    patterns(&String::from_utf8(map.to_vec()).unwrap())
+    patterns(std::str::from_utf8(&map).unwrap())
 }
 
 /// Reads the resource tree out of the pretty `Debug` form: each node's `patterns`, its

@@ -161,7 +161,7 @@ fn default_env() -> Vec<(String, String)> {
     ]
 }
 
-/// Starts `command` with its standard error appended to `log` and waits (up to 30 s) for the
+/// Starts `command` with its standard error and output appended to `log` and waits (up to 30 s) for the
 /// "… listening on http://ADDR" line on its standard output; returns the child and the address.
 pub fn spawn_listening(mut command: Command, log: &Path) -> (Child, String) {
     let log_file = std::fs::OpenOptions::new()
@@ -169,6 +169,9 @@ pub fn spawn_listening(mut command: Command, log: &Path) -> (Child, String) {
         .append(true)
         .open(log)
         .unwrap();
+    // Standard output goes to the log too (after its lines were read here), so that a test
+    // reading the log reads everything the process wrote.
+    let mut stdout_copy = log_file.try_clone().unwrap();
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -181,6 +184,8 @@ pub fn spawn_listening(mut command: Command, log: &Path) -> (Child, String) {
     std::thread::spawn(move || {
         let mut lines = BufReader::new(stdout).lines();
         while let Some(Ok(line)) = lines.next() {
+            use std::io::Write;
+            let _ = writeln!(stdout_copy, "{line}");
             if let Some((_, address)) = line.split_once(" listening on ") {
                 let _ = tx.send(address.to_string());
             }
@@ -500,6 +505,24 @@ pub fn complete_notice(id: &str) -> Value {
     })
 }
 
+/// A death notice of a facility (`deathnotice`, 084020) that needs nothing more than a
+/// signature, with two contacts.
+pub fn complete_death_notice(id: &str) -> Value {
+    json!({"id": id, "Einrichtung": {
+        "anzeigender": {"nameOrganisation": "Klinikum Süd",
+            "kontaktdaten": [{"kanal": "01", "kennung": "station3@klinikum.example"},
+                             {"kanal": "02", "kennung": "030 123456"}]},
+        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5",
+                                        "postleitzahl": "10117", "wohnort": "Berlin"}},
+        "verstorbener": {"vorname": "Karl", "familienname": "Muster", "geschlecht": "maennlich",
+            "geburtstag": "1940-02-03",
+            "letzterWohnsitz": {"strasse": "Gartenweg 3", "plz": "10115", "ort": "Berlin"}},
+        "sterbefall": {"todeszeitpunkt": {"todestag":
+            {"zeitpunkt": "2026-11-20T14:30:00+01:00", "uhrzeitExakt": true}},
+            "sterbeort": {"ort": "Berlin"}},
+        "leichenID": "L-2026-0001"}})
+}
+
 /// Parents' birth data (`birthdata`) complete for the 081021 message.
 pub fn complete_birth_data(id: &str) -> Value {
     json!({
@@ -566,6 +589,17 @@ impl Form {
 }
 
 impl Form {
+    /// The page `response` answered, read as a form.
+    pub fn read(response: Response) -> Form {
+        let status = response.status().as_u16();
+        let html = response.text().unwrap();
+        Form {
+            status,
+            fields: parse_form(&html),
+            html,
+        }
+    }
+
     /// The value of a field.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.fields
@@ -618,7 +652,8 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
-fn attribute(tag: &str, name: &str) -> Option<String> {
+/// The value of the attribute `name` of an HTML tag's text (after its name), unescaped.
+pub fn attribute(tag: &str, name: &str) -> Option<String> {
     let needle = format!(" {name}=\"");
     let start = tag.find(&needle)? + needle.len();
     let end = tag[start..].find('"')? + start;
@@ -701,14 +736,7 @@ impl Browser {
 
     /// GETs a form page.
     pub fn form(&self, url: &str) -> Form {
-        let response = self.get(url);
-        let status = response.status().as_u16();
-        let html = response.text().unwrap();
-        Form {
-            status,
-            fields: parse_form(&html),
-            html,
-        }
+        Form::read(self.get(url))
     }
 
     /// POSTs a form to its `action`; returns the response (redirects are not followed).
@@ -735,14 +763,7 @@ impl Browser {
 
     /// POSTs a form and parses the page that comes back.
     pub fn submit_expecting_form(&self, server: &Server, form: &Form) -> Form {
-        let response = self.submit(server, form);
-        let status = response.status().as_u16();
-        let html = response.text().unwrap();
-        Form {
-            status,
-            fields: parse_form(&html),
-            html,
-        }
+        Form::read(self.submit(server, form))
     }
 }
 

@@ -260,12 +260,9 @@ pub fn result_schema(module: &str) -> serde_json::Value {
             "diseaseCode": {"type": ["string", "null"], "description": "The disease's code, set by the form the report was sent with."},
             "description": {"type": ["string", "null"], "description": "The disease, in words."},
             "submittedAt": {"type": "string", "format": "date-time"},
-            "receiptPdf": {
-                "type": ["string", "null"],
-                "contentEncoding": "base64",
-                "contentMediaType": "application/pdf",
-                "description": "The receipt of the public health institute; `SUCCESS` only.",
-            },
+            "receiptPdf": crate::module_layer::openapi::receipt(
+                "The receipt of the public health institute; `SUCCESS` only.",
+            ),
             "failureReason": {"type": ["string", "null"], "description": "`FAILURE` only."},
         },
     })

@@ -318,6 +318,16 @@ fn layer_operations(doc: &mut ModuleDocument) {
     }
 }
 
+/// A receipt PDF in a JSON answer: base64, nullable.
+pub fn receipt(description: &str) -> Value {
+    json!({
+        "type": ["string", "null"],
+        "contentEncoding": "base64",
+        "contentMediaType": "application/pdf",
+        "description": description,
+    })
+}
+
 /// An HTML page's content.
 pub fn html_page() -> Value {
     json!({"text/html": {"schema": {"type": "string"}}})
@@ -412,12 +422,7 @@ fn result_schema(info: &ModuleInfo) -> Value {
             "module": {"const": info.module},
             "submittedAt": {"type": "string", "format": "date-time"},
             "portal": {"type": ["string", "null"], "description": "The delivery portal used."},
-            "receiptPdf": {
-                "type": ["string", "null"],
-                "contentEncoding": "base64",
-                "contentMediaType": "application/pdf",
-                "description": "The receipt; only for successful reports.",
-            },
+            "receiptPdf": receipt("The receipt; only for successful reports."),
             "failureReason": {"type": ["string", "null"], "description": "Why it failed."},
         },
     });

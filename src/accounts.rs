@@ -126,7 +126,7 @@ pub enum AccountError {
 }
 
 /// What `user list` shows of an account: nothing secret.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserSummary {
     /// Login name.

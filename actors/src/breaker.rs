@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::events::EngineEvents;
 
 /// State of a breaker, as operators see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BreakerState {
     /// Calls go through.
@@ -27,7 +27,7 @@ pub enum BreakerState {
 }
 
 /// What operators see of one transport: its breaker and how its calls went.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct TransportHealth {
     /// Transport name, e.g. `xpersonenstand`.
     pub name: String,

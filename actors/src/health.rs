@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 /// Life state of one actor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ActorState {
     /// Working normally.
@@ -26,7 +26,7 @@ pub enum ActorState {
 }
 
 /// What one actor reports about itself.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct ActorHealth {
     /// Actor name: `outbox`, `retention`, `module:<module>` or `inbox:<transport>`; for a
     /// mailbox a module reads, `mailbox:<transport>`, `sync:<transport>:<account id>` and

@@ -12,6 +12,8 @@
 //! are built once at start-up; the test in `tests.rs` holds them to the routes the service has.
 
 mod operator;
+#[cfg(test)]
+pub(crate) mod route_map;
 mod service;
 #[cfg(test)]
 mod tests;

@@ -132,8 +132,10 @@ pub struct UserSummary {
     /// Login name.
     pub name: String,
     /// Customer id, if any.
+    #[schema(required = true)]
     pub customer: Option<String>,
     /// Where the user's notices go, if anywhere.
+    #[schema(required = true)]
     pub email: Option<String>,
     /// Whether a seal is deposited.
     pub seal: bool,

@@ -36,6 +36,7 @@ pub struct TransportHealth {
     /// Transient faults in a row since the last answer.
     pub consecutive_failures: u32,
     /// When the breaker last opened.
+    #[schema(required = true)]
     pub opened_at: Option<DateTime<Utc>>,
     /// Calls made (deliveries and acknowledgement polls).
     pub calls: u64,
@@ -44,9 +45,11 @@ pub struct TransportHealth {
     /// Mean duration of the last calls in milliseconds (exponentially weighted).
     pub latency_ms: f64,
     /// The last transient fault.
+    #[schema(required = true)]
     pub last_error: Option<String>,
     /// When the last transient fault happened: with `consecutive_failures` at 0 the transport
     /// has answered since, so the error is history rather than the present.
+    #[schema(required = true)]
     pub last_error_at: Option<DateTime<Utc>>,
 }
 

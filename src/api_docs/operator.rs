@@ -77,3 +77,82 @@ fn security_schemes() -> Value {
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::Value;
+
+    use super::{document, OPERATOR};
+
+    /// Every `$ref` target under `value`.
+    fn refs(value: &Value, out: &mut BTreeSet<String>) {
+        match value {
+            Value::Object(members) => {
+                for (key, member) in members {
+                    match (key.as_str(), member) {
+                        ("$ref", Value::String(target)) => {
+                            out.insert(target.clone());
+                        }
+                        _ => refs(member, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| refs(item, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_operation_is_an_operators_with_its_refusals_and_a_name_of_its_own() {
+        let doc = document();
+        let mut names = BTreeSet::new();
+        let mut operations = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            assert!(path.starts_with("/admin/"), "{path}");
+            for (method, operation) in item.as_object().unwrap() {
+                operations += 1;
+                let name = operation["operationId"].as_str().unwrap().to_owned();
+                assert!(names.insert(name.clone()), "{name} names two operations");
+                assert_eq!(operation["security"], serde_json::json!([{ OPERATOR: [] }]));
+                let responses = &operation["responses"];
+                assert!(
+                    responses["401"]["headers"]["WWW-Authenticate"].is_object(),
+                    "{method} {path} lacks its 401"
+                );
+                assert!(
+                    responses["429"].is_object(),
+                    "{method} {path} lacks its 429"
+                );
+                if method != "get" {
+                    assert!(
+                        responses["403"].is_object(),
+                        "{method} {path} lacks its 403"
+                    );
+                }
+            }
+        }
+        assert!(operations >= 49, "{operations}");
+        assert_eq!(
+            doc["components"]["securitySchemes"]["operator"]["scheme"],
+            "basic"
+        );
+        assert_eq!(
+            doc["components"]["securitySchemes"]["metricsToken"]["scheme"],
+            "bearer"
+        );
+    }
+
+    #[test]
+    fn every_reference_names_a_schema_of_the_document() {
+        let doc = document();
+        let mut targets = BTreeSet::new();
+        refs(&doc, &mut targets);
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        for target in targets {
+            let name = target.strip_prefix("#/components/schemas/").unwrap();
+            assert!(schemas.contains_key(name), "{target} names no schema");
+        }
+    }
+}

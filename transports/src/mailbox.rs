@@ -69,6 +69,7 @@ pub struct MailboxEntry {
     /// The first retrieval (`receivedAt`): of an incoming message, its first fetch from this
     /// account; of an outgoing one, the recipient's first fetch. `None` while nobody fetched it.
     #[serde(default)]
+    #[schema(required = true)]
     pub received_at: Option<DateTime<Utc>>,
     /// The sum of its files' byte lengths.
     pub size: u64,

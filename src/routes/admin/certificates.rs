@@ -63,7 +63,7 @@ async fn audit(
 
 /// Every deposited certificate: 200 with an array of `{bsnr, environment, subject, notAfter,
 /// fingerprintSha256, depositedAt}`, by site, test before production.
-#[utoipa::path(responses(
+#[utoipa::path(operation_id = "list_certificates", responses(
     (status = 200, description = "Every deposited certificate.",
         body = Vec<certificates::CertificateSummary>),
     ReadRefusals,
@@ -140,6 +140,7 @@ pub async fn deposit(
 /// Removes the certificate of the site and environment of the path: 204; 404 when none is
 /// deposited.
 #[utoipa::path(
+    operation_id = "remove_certificate",
     params(
         ("bsnr" = String, Path, pattern = "^[0-9]{9}$", description = "The site's BSNR."),
         ("environment" = Environment, Path, description = "`test` or `production`."),

@@ -37,10 +37,12 @@ pub(crate) struct CourtMessageView<'a> {
     /// When it was created (sent).
     created_at: DateTime<Utc>,
     /// When the server received it.
+    #[schema(required = true)]
     received_at: Option<DateTime<Utc>>,
     /// When it entered the index.
     indexed_at: DateTime<Utc>,
     /// When its content was fetched and read.
+    #[schema(required = true)]
     hydrated_at: Option<DateTime<Utc>>,
     /// Where fetching and reading its content stands.
     #[schema(pattern = "^(waiting|hydrated|unreadable|failed)$")]
@@ -48,14 +50,19 @@ pub(crate) struct CourtMessageView<'a> {
     /// Fetch attempts that failed so far (while `waiting`).
     attempts: u32,
     /// When the next fetch is due (while `waiting`).
+    #[schema(required = true)]
     next_attempt: Option<DateTime<Utc>>,
     /// Why it could not be read or fetched.
+    #[schema(required = true)]
     error: Option<&'a str>,
     /// The court's file number, once read.
+    #[schema(required = true)]
     aktenzeichen: Option<&'a str>,
     /// The job of a sent message.
+    #[schema(required = true)]
     job_id: Option<&'a str>,
     /// When and why it was deleted; null while it is not.
+    #[schema(required = true)]
     deleted: Option<DeletionView<'a>>,
 }
 
@@ -68,6 +75,7 @@ pub(crate) struct DeletionView<'a> {
     #[schema(pattern = "^(acknowledged|gone-from-server|retention)$")]
     cause: &'static str,
     /// Who acknowledged it (`acknowledged` only).
+    #[schema(required = true)]
     user: Option<&'a str>,
 }
 
@@ -77,6 +85,7 @@ pub(crate) struct CourtMessagesPage<'a> {
     /// The messages in index-id order, deleted ones included.
     messages: Vec<CourtMessageView<'a>>,
     /// The id to ask for `after`, when the page is full; null on the last page.
+    #[schema(required = true)]
     next: Option<u64>,
 }
 
@@ -124,6 +133,7 @@ fn view(message: &CourtMessage) -> CourtMessageView<'_> {
 
 /// `GET /admin/api/v1/mailbox-accounts/{id}/messages`: 404 for an unknown account.
 #[utoipa::path(
+    operation_id = "list_court_messages",
     params(("id" = String, Path, description = "The account's `egvpAccountId`."), Page),
     responses(
         (status = 200, description = "A page of the account's messages.", body = CourtMessagesPage),

@@ -79,6 +79,7 @@ pub(super) fn string_member<'a>(
 /// `GET /admin/api/v1/facilities[?after=&limit=]`: a page of facilities in BSNR order,
 /// `{"facilities": [...], "next": <bsnr or null>}`; `after` is the BSNR to continue after.
 #[utoipa::path(
+    operation_id = "list_facilities",
     params(Page),
     responses(
         (status = 200, description = "A page of facilities.", body = FacilitiesPage),
@@ -113,11 +114,13 @@ pub(crate) struct FacilitiesPage {
     /// The facilities in BSNR order.
     facilities: Vec<Facility>,
     /// The BSNR to ask for `after`, when the page is full; null on the last page.
+    #[schema(required = true)]
     next: Option<Bsnr>,
 }
 
 /// `GET /admin/api/v1/facilities/{bsnr}`: the facility; 404 unknown, 400 not a BSNR.
 #[utoipa::path(
+    operation_id = "show_facility",
     params(("bsnr" = String, Path, pattern = "^[0-9]{9}$", description = "The facility's BSNR.")),
     responses(
         (status = 200, description = "The facility.", body = Facility),
@@ -244,6 +247,7 @@ pub async fn put_facility(
 
 /// `DELETE /admin/api/v1/facilities/{bsnr}`: 204; 404 unknown. Scopes keep their codes.
 #[utoipa::path(
+    operation_id = "remove_facility",
     params(("bsnr" = String, Path, pattern = "^[0-9]{9}$", description = "The facility's BSNR.")),
     responses(
         (status = 204, description = "Removed."),

@@ -92,6 +92,7 @@ pub(crate) struct JobView<'a> {
     /// When it is due next.
     due: DateTime<Utc>,
     /// The last error an attempt met.
+    #[schema(required = true)]
     last_error: Option<&'a str>,
 }
 
@@ -127,11 +128,13 @@ pub(crate) struct JobsPage<'a> {
     /// The jobs in id order.
     jobs: Vec<JobView<'a>>,
     /// The id to ask for `after`, when the page is full; null on the last page.
+    #[schema(required = true)]
     next: Option<u64>,
 }
 
 /// `GET /admin/api/v1/jobs`: `{"jobs": [...], "next": <id or null>}`.
 #[utoipa::path(
+    operation_id = "list_jobs",
     params(Page),
     responses(
         (status = 200, description = "A page of jobs.", body = JobsPage),
@@ -361,6 +364,7 @@ pub(crate) struct AuditPage {
     /// The entries, oldest first.
     entries: Vec<AuditView>,
     /// The number to ask for `after`, when the page is full; null on the last page.
+    #[schema(required = true)]
     next: Option<u64>,
 }
 

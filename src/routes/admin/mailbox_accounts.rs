@@ -76,6 +76,7 @@ pub(crate) struct MailboxAccountsPage {
     #[schema(value_type = Vec<MailboxAccountView>)]
     mailbox_accounts: Vec<Value>,
     /// The id to ask for `after`, when the page is full; null on the last page.
+    #[schema(required = true)]
     next: Option<MailboxAccountId>,
 }
 
@@ -100,6 +101,7 @@ async fn existing(store: &Arc<dyn Store>, id: MailboxAccountId) -> Result<Mailbo
 /// `GET /admin/api/v1/mailbox-accounts[?after=&limit=]`: a page of accounts in id order, each with
 /// its `users`; `after` is the id to continue after.
 #[utoipa::path(
+    operation_id = "list_mailbox_accounts",
     params(Page),
     responses(
         (status = 200, description = "A page of accounts.", body = MailboxAccountsPage),
@@ -140,6 +142,7 @@ pub async fn list(
 /// `GET /admin/api/v1/mailbox-accounts/{id}`: the account with its `users`; 404 unknown, 400 not
 /// an id.
 #[utoipa::path(
+    operation_id = "show_mailbox_account",
     params(("id" = String, Path, description = "The account's `egvpAccountId`.")),
     responses(
         (status = 200, description = "The account.", body = MailboxAccountView),
@@ -222,6 +225,7 @@ pub async fn put_account(
 
 /// `DELETE /admin/api/v1/mailbox-accounts/{id}`: 204; 404 unknown; 409 while users are granted it.
 #[utoipa::path(
+    operation_id = "remove_mailbox_account",
     params(("id" = String, Path, description = "The account's `egvpAccountId`.")),
     responses(
         (status = 204, description = "Removed."),

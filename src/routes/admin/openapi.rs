@@ -354,6 +354,7 @@ pub(crate) struct ReceivedPage {
     /// The messages, oldest first.
     messages: Vec<ReceivedMessage>,
     /// The `seq` to ask for `after`, when more follow; null on the last page.
+    #[schema(required = true)]
     next: Option<u64>,
 }
 

@@ -32,6 +32,7 @@ pub struct WireMailboxPage {
     pub messages: Vec<MailboxEntry>,
     /// Where the next listing starts (a string, opaque to the service); the given cursor again
     /// when the page is empty, `null` only for an empty first page.
+    #[schema(required = true)]
     pub cursor: Option<String>,
     /// Whether more messages follow. Default `false`.
     #[serde(default)]

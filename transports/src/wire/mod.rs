@@ -236,6 +236,7 @@ pub struct WireAckBatch {
     pub acknowledgements: Vec<WireAck>,
     /// Where the next call starts (a string, opaque to the service); `null` only while the inbox
     /// has never handed anything out.
+    #[schema(required = true)]
     pub cursor: Option<String>,
     /// Whether more acknowledgements wait after this batch. Default `false`.
     #[serde(default)]

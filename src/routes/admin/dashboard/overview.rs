@@ -266,6 +266,7 @@ pub async fn dashboard(
 /// `POST /admin/modules/{module}/pause` and `…/resume`: the forms' pause and resume, then back
 /// to the overview.
 #[utoipa::path(
+    operation_id = "dashboard_module_action",
     params(
         ("module" = String, Path, description = "The module's path segment."),
         ("action" = String, Path, pattern = "^(pause|resume)$", description = "What to do."),

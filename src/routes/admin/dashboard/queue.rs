@@ -210,6 +210,7 @@ fn back_to_queue(posted: &[(String, String)], action: &str, job: u64) -> HttpRes
 /// `POST /admin/jobs/{id}/retry` and `…/discard`: the forms' retry and discard (`force=true`
 /// for a job the authority accepted already).
 #[utoipa::path(
+    operation_id = "dashboard_job_action",
     params(
         ("id" = String, Path, description = "The job's id."),
         ("action" = String, Path, pattern = "^(retry|discard)$", description = "What to do."),

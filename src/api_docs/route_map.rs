@@ -24,7 +24,7 @@ pub(crate) async fn registered(configure: impl FnOnce(&mut ServiceConfig)) -> BT
             .to_request(),
     )
     .await;
-    patterns(&String::from_utf8(map.to_vec()).expect("the map is text"))
+    patterns(std::str::from_utf8(&map).expect("the map is text"))
 }
 
 /// Reads the resource tree out of the pretty `Debug` form: each node's `patterns`, its

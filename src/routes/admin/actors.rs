@@ -3,13 +3,13 @@
 use actix_web::{get, web, HttpResponse};
 use meldewerk_actors::Engine;
 
-use super::openapi::ReadRefusals;
+use super::openapi::Refusals;
 use crate::auth::Operator;
 
 /// State, restarts, last error, backlog, processed and failed counts, last heartbeat per actor.
 #[utoipa::path(responses(
     (status = 200, description = "Every actor, in registration order.", body = Vec<meldewerk_actors::ActorHealth>),
-    ReadRefusals,
+    Refusals,
 ))]
 #[get("/actors")]
 pub async fn actors(_operator: Operator, engine: web::Data<Engine>) -> HttpResponse {

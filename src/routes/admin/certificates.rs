@@ -16,7 +16,7 @@ use base64::Engine as _;
 use meldewerk_storage::{Bsnr, Environment, Store};
 
 use super::failure::Failure;
-use super::openapi::{BodyRefusals, CertificateBody, ChangeRefusals, Errors, ReadRefusals};
+use super::openapi::{BodyRefusals, CertificateBody, CrossSite, Errors, Refusals};
 use super::users::{required_string, unknown_members};
 use crate::auth::Operator;
 use crate::certificates::{self, CertificateError};
@@ -66,7 +66,7 @@ async fn audit(
 #[utoipa::path(operation_id = "list_certificates", responses(
     (status = 200, description = "Every deposited certificate.",
         body = Vec<certificates::CertificateSummary>),
-    ReadRefusals,
+    Refusals,
 ))]
 #[get("/certificates")]
 #[tracing::instrument(name = "admin_list_certificates", skip_all)]
@@ -95,7 +95,8 @@ pub async fn list(
             body = certificates::CertificateSummary),
         (status = 201, description = "Deposited.", body = certificates::CertificateSummary),
         BodyRefusals,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[put("/certificates/{bsnr}/{environment}")]
@@ -149,7 +150,8 @@ pub async fn deposit(
         (status = 204, description = "Removed."),
         (status = 400, description = "The path names no site or environment.", body = Errors),
         (status = 404, description = "No certificate is deposited there.", body = Errors),
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[delete("/certificates/{bsnr}/{environment}")]

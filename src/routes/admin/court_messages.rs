@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 use super::failure::Failure;
 use super::jobs::{next_after, Page};
 use super::mailbox_accounts::BODY_FIELDS;
-use super::openapi::{Errors, ReadRefusals};
+use super::openapi::{Errors, Refusals};
 use super::store_failed;
 use crate::auth::Operator;
 use crate::mailbox_accounts::{no_account, parse_id};
@@ -140,7 +140,7 @@ fn view(message: &CourtMessage) -> CourtMessageView<'_> {
         (status = 400, description = "The path names no account id; an unusable `after` or \
             `limit`, or an unknown parameter.", body = Errors),
         (status = 404, description = "No such account.", body = Errors),
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/mailbox-accounts/{id}/messages")]

@@ -20,7 +20,7 @@ use utoipa::ToSchema;
 
 use super::failure::Failure;
 use super::jobs::{next_after, Page};
-use super::openapi::{BodyRefusals, ChangeRefusals, Errors, FacilityBody, ReadRefusals, ScopeBody};
+use super::openapi::{BodyRefusals, CrossSite, Errors, FacilityBody, Refusals, ScopeBody};
 use super::{audit, store_failed};
 use crate::auth::Operator;
 use crate::facilities::{customer_id, FacilityInput, Given, BODY_FIELDS};
@@ -85,7 +85,7 @@ pub(super) fn string_member<'a>(
         (status = 200, description = "A page of facilities.", body = FacilitiesPage),
         (status = 400, description = "An `after` that is no BSNR, an unusable `limit`, or an \
             unknown parameter.", body = Errors),
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/facilities")]
@@ -126,7 +126,7 @@ pub(crate) struct FacilitiesPage {
         (status = 200, description = "The facility.", body = Facility),
         (status = 400, description = "The path names no BSNR.", body = Errors),
         (status = 404, description = "No such facility.", body = Errors),
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/facilities/{bsnr}")]
@@ -156,7 +156,8 @@ pub async fn show(
             body = Facility),
         (status = 201, description = "A new facility.", body = Facility),
         BodyRefusals,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[put("/facilities/{bsnr}")]
@@ -253,7 +254,8 @@ pub async fn put_facility(
         (status = 204, description = "Removed."),
         (status = 400, description = "The path names no BSNR.", body = Errors),
         (status = 404, description = "No such facility.", body = Errors),
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[delete("/facilities/{bsnr}")]
@@ -305,7 +307,7 @@ fn scope_view<'a>(customer: &'a str, scope: Option<&'a CustomerScope>) -> ScopeV
     responses(
         (status = 200, description = "The scope (`[]` when none was given).", body = ScopeView),
         (status = 400, description = "The path names no customer id.", body = Errors),
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/customers/{customer}/scope")]
@@ -328,7 +330,8 @@ pub async fn get_scope(
     responses(
         (status = 200, description = "The scope as it now is.", body = ScopeView),
         BodyRefusals,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[put("/customers/{customer}/scope")]

@@ -16,7 +16,7 @@ use meldewerk_storage::{Job, JobKind, Store, StoreError};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::openapi::{ChangeRefusals, Errors, ReadRefusals};
+use super::openapi::{CrossSite, Errors, Refusals};
 use super::{error, store_failed, ActionFailure};
 use crate::auth::Operator;
 use crate::telemetry::log_str;
@@ -140,7 +140,7 @@ pub(crate) struct JobsPage<'a> {
         (status = 200, description = "A page of jobs.", body = JobsPage),
         (status = 400, description = "An unusable `after` or `limit`, or an unknown parameter.",
             body = Errors),
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/jobs")]
@@ -281,7 +281,8 @@ pub(crate) struct JobAction {
             example = json!({"job": 7, "action": "retry-now"})),
         (status = 404, description = "No such job in the outbox.", body = Errors),
         (status = 409, description = "The engine is working on the job right now.", body = Errors),
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[post("/jobs/{id}/retry")]
@@ -322,7 +323,8 @@ pub struct DiscardQuery {
         (status = 409, description = "The engine is working on the job right now, or the job \
             waits for the acknowledgement of an accepted message and `force` is not given.",
             body = Errors),
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[post("/jobs/{id}/discard")]
@@ -375,7 +377,7 @@ pub(crate) struct AuditPage {
         (status = 200, description = "A page of the audit log.", body = AuditPage),
         (status = 400, description = "An unusable `after` or `limit`, or an unknown parameter.",
             body = Errors),
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/audit")]

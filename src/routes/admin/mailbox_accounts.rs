@@ -23,7 +23,7 @@ use utoipa::ToSchema;
 use super::facilities::{string_member, unknown_members};
 use super::failure::Failure;
 use super::jobs::{next_after, Page};
-use super::openapi::{BodyRefusals, ChangeRefusals, Errors, MailboxAccountBody, ReadRefusals};
+use super::openapi::{BodyRefusals, CrossSite, Errors, MailboxAccountBody, Refusals};
 use super::store_failed;
 use crate::accounts::{AccountError, UserName};
 use crate::auth::Operator;
@@ -107,7 +107,7 @@ async fn existing(store: &Arc<dyn Store>, id: MailboxAccountId) -> Result<Mailbo
         (status = 200, description = "A page of accounts.", body = MailboxAccountsPage),
         (status = 400, description = "An `after` that is no account id, an unusable `limit`, or \
             an unknown parameter.", body = Errors),
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/mailbox-accounts")]
@@ -148,7 +148,7 @@ pub async fn list(
         (status = 200, description = "The account.", body = MailboxAccountView),
         (status = 400, description = "The path names no account id.", body = Errors),
         (status = 404, description = "No such account.", body = Errors),
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/mailbox-accounts/{id}")]
@@ -174,7 +174,8 @@ pub async fn show(
         (status = 201, description = "A new account.", body = MailboxAccountView),
         (status = 409, description = "Another account has the SAFE-ID.", body = Errors),
         BodyRefusals,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[put("/mailbox-accounts/{id}")]
@@ -232,7 +233,8 @@ pub async fn put_account(
         (status = 400, description = "The path names no account id.", body = Errors),
         (status = 404, description = "No such account.", body = Errors),
         (status = 409, description = "Users are granted the account.", body = Errors),
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[delete("/mailbox-accounts/{id}")]
@@ -272,7 +274,8 @@ fn grant_path(path: &(String, String)) -> Result<(MailboxAccountId, UserName), F
         (status = 201, description = "Granted.", body = MailboxAccountView),
         (status = 400, description = "The path names no account id or user name.", body = Errors),
         (status = 404, description = "No such account or user.", body = Errors),
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[put("/mailbox-accounts/{id}/users/{name}")]
@@ -303,7 +306,8 @@ pub async fn grant(
         (status = 204, description = "Revoked."),
         (status = 400, description = "The path names no account id or user name.", body = Errors),
         (status = 404, description = "The user holds no grant for the account.", body = Errors),
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[delete("/mailbox-accounts/{id}/users/{name}")]
@@ -329,7 +333,7 @@ pub async fn revoke(
         (status = 200, description = "The user's accounts.", body = UserMailboxAccounts),
         (status = 400, description = "The path names no valid user name.", body = Errors),
         (status = 404, description = "No such user.", body = Errors),
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/users/{name}/mailbox-accounts")]

@@ -7,7 +7,7 @@ use actix_web::{get, web, HttpResponse};
 use meldewerk_storage::{Report, ReportKey, Store, StoreResult};
 
 use super::error;
-use super::openapi::{Errors, ReadRefusals};
+use super::openapi::{Errors, Refusals};
 use crate::auth::Operator;
 
 /// A report as an operator names it: by module and id, and by owner where several API users
@@ -81,7 +81,7 @@ pub struct MessageQuery {
             removed by retention.", body = Errors),
         (status = 409, description = "Several API users have a report with this id: add `?user=`.",
             body = Errors),
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/reports/{module}/{id}/message")]

@@ -10,7 +10,7 @@ use actix_web::{post, web, HttpResponse};
 use meldewerk_actors::Engine;
 use meldewerk_storage::Store;
 
-use super::openapi::{ChangeRefusals, Errors};
+use super::openapi::{CrossSite, Errors, Refusals};
 use super::{audit, ActionFailure};
 use crate::auth::Operator;
 use crate::telemetry::log_str;
@@ -69,7 +69,8 @@ async fn answer(
     responses(
         (status = 200, description = "Paused (or paused already).", body = ModulePaused),
         (status = 404, description = "No such module.", body = Errors),
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[post("/modules/{module}/pause")]
@@ -88,7 +89,8 @@ pub async fn pause(
     responses(
         (status = 200, description = "Resumed (or running already).", body = ModulePaused),
         (status = 404, description = "No such module.", body = Errors),
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[post("/modules/{module}/resume")]

@@ -18,10 +18,10 @@ pub(crate) struct Errors {
     errors: Vec<String>,
 }
 
-/// What a reading route can answer before (or instead of) its own answer.
+/// What every operator route can answer before (or instead of) its own answer.
 #[derive(IntoResponses)]
 #[allow(dead_code)] // describes answers; never built
-pub(crate) enum ReadRefusals {
+pub(crate) enum Refusals {
     /// No or wrong operator credentials (`{"errors": ["operator credentials required"]}`).
     #[response(status = 401, headers(("WWW-Authenticate" = String, description = "`Basic realm=\"meldewerk operators\"`")))]
     Unauthorized(Errors),
@@ -36,28 +36,16 @@ pub(crate) enum ReadRefusals {
     Unavailable(Errors),
 }
 
-/// What a changing route (any method but `GET`) can answer before its own answer: a
-/// [`ReadRefusals`] one, or the cross-site guard's refusal.
+/// What a changing route (any method but `GET`) can answer besides [`Refusals`]: the cross-site
+/// guard's refusal.
 #[derive(IntoResponses)]
 #[allow(dead_code)] // describes answers; never built
-pub(crate) enum ChangeRefusals {
+pub(crate) enum CrossSite {
     /// Another site made the browser send it (`Sec-Fetch-Site`, `Origin`), or, without those
     /// headers, the body is declared as a form's (`application/x-www-form-urlencoded`,
     /// `multipart/form-data`, `text/plain`). Its credentials are not looked at.
     #[response(status = 403)]
-    CrossSite(Errors),
-    /// No or wrong operator credentials (`{"errors": ["operator credentials required"]}`).
-    #[response(status = 401, headers(("WWW-Authenticate" = String, description = "`Basic realm=\"meldewerk operators\"`")))]
-    Unauthorized(Errors),
-    /// Too many failed operator logins for this user name or address.
-    #[response(status = 429, headers(("Retry-After" = u64, description = "Seconds until the next attempt is considered.")))]
-    TooManyAttempts(Errors),
-    /// An internal error (`{"errors": ["internal error"]}`), logged with its cause.
-    #[response(status = 500)]
-    Internal(Errors),
-    /// The store is unavailable (a full disk); nothing was changed.
-    #[response(status = 503, headers(("Retry-After" = u64, description = "Seconds to wait.")))]
-    Unavailable(Errors),
+    Refused(Errors),
 }
 
 /// Why a transport's operator route (`/admin/api/v1/transports/{name}/…`) cannot serve here.

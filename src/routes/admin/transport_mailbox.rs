@@ -28,7 +28,7 @@ use meldewerk_transports::wire::mailbox::{WireDeleted, WireMailboxMessage, WireM
 use meldewerk_transports::{Simulated, TransportError};
 use serde::Deserialize;
 
-use super::openapi::{ChangeRefusals, Errors, NoSimulatorHere, ReadRefusals};
+use super::openapi::{CrossSite, Errors, NoSimulatorHere, Refusals};
 use super::{audit, error, store_failed};
 use crate::auth::Operator;
 use crate::routes::{json, multipart};
@@ -304,7 +304,8 @@ async fn audited(
         (status = 413, description = "The body is too large.", body = Errors),
         (status = 415, description = "Neither JSON nor multipart.", body = Errors),
         NoSimulatorHere,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
         (status = 503, description = "A scripted transient fault, or the store is unavailable.",
             body = Errors),
     ),
@@ -341,7 +342,7 @@ pub async fn post_message(
         (status = 403, description = "The mailbox server keeps no such account.", body = Errors),
         (status = 410, description = "An unknown cursor.", body = Errors),
         NoSimulatorHere,
-        ReadRefusals,
+        Refusals,
         (status = 503, description = "A scripted transient fault, or the store is unavailable.",
             body = Errors),
     ),
@@ -367,7 +368,7 @@ pub async fn list_messages(
         (status = 200, description = "The message with its files.", body = WireMailboxMessage),
         (status = 403, description = "The mailbox server keeps no such account.", body = Errors),
         NoSimulatorHere,
-        ReadRefusals,
+        Refusals,
         (status = 404, description = "No such message (or transport).", body = Errors),
         (status = 503, description = "A scripted transient fault, or the store is unavailable.",
             body = Errors),
@@ -393,7 +394,8 @@ pub async fn get_message(
         (status = 200, description = "Whether there was such a message to delete.",
             body = WireDeleted),
         NoSimulatorHere,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
         (status = 403, description = "The mailbox server keeps no such account, or another \
             site made the browser send it.", body = Errors),
         (status = 503, description = "A scripted transient fault, or the store is unavailable.",

@@ -17,9 +17,7 @@ use meldewerk_transports::script::json::{rule_from_json, script_from_json, scrip
 use meldewerk_transports::script::{ScriptError, Scriptable};
 use serde_json::{json, Value};
 
-use super::openapi::{
-    BodyRefusals, ChangeRefusals, NoSimulatorHere, ReadRefusals, Script, ScriptRule,
-};
+use super::openapi::{BodyRefusals, CrossSite, NoSimulatorHere, Refusals, Script, ScriptRule};
 use super::{audit, error, store_failed};
 use crate::auth::Operator;
 use crate::routes::json;
@@ -120,7 +118,7 @@ async fn audited(
     responses(
         (status = 200, description = "The script.", body = Script),
         NoSimulatorHere,
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/transports/{name}/script")]
@@ -143,7 +141,8 @@ pub async fn get_script(
         (status = 200, description = "The script as it now is.", body = Script),
         BodyRefusals,
         NoSimulatorHere,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[put("/transports/{name}/script")]
@@ -182,7 +181,8 @@ pub async fn put_script(
         (status = 200, description = "The script as it now is.", body = Script),
         BodyRefusals,
         NoSimulatorHere,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[post("/transports/{name}/script/rules")]
@@ -219,7 +219,8 @@ pub async fn add_rule(
     responses(
         (status = 200, description = "The script of configuration (empty).", body = Script),
         NoSimulatorHere,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[delete("/transports/{name}/script")]

@@ -17,7 +17,7 @@ use meldewerk_transports::{Simulated, SimulatorError};
 use serde_json::{json, Value};
 
 use super::error;
-use super::openapi::{Errors, NoSimulatorHere, ReadRefusals, ReceivedPage};
+use super::openapi::{Errors, NoSimulatorHere, ReceivedPage, Refusals};
 use crate::auth::Operator;
 use crate::transports::Transports;
 
@@ -82,7 +82,7 @@ fn read_query(pairs: &[(String, String)]) -> Result<ReceivedQuery, Vec<String>> 
         (status = 503, description = "The simulator's journal is unavailable (its disk takes no \
             writes).", body = Errors, headers(("Retry-After" = u64))),
         NoSimulatorHere,
-        ReadRefusals,
+        Refusals,
     ),
 )]
 #[get("/transports/{name}/received")]

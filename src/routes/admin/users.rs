@@ -19,8 +19,8 @@ use serde_json::{json, Map, Value};
 
 use super::error;
 use super::openapi::{
-    BodyRefusals, ChangeRefusals, Errors, MagicLinks, NewCustomer, NewEmail, NewPassword, NewUser,
-    ReadRefusals, SealKey,
+    BodyRefusals, CrossSite, Errors, MagicLinks, NewCustomer, NewEmail, NewPassword, NewUser,
+    Refusals, SealKey,
 };
 use crate::accounts::{AccountError, Accounts, Email, Password, UserName};
 use crate::auth::Operator;
@@ -263,7 +263,7 @@ fn path_name(name: &str) -> Result<UserName, Failure> {
 /// All API users with customer, seal and dates (never a password hash or key): 200 with an array.
 #[utoipa::path(responses(
     (status = 200, description = "Every API user.", body = Vec<crate::accounts::UserSummary>),
-    ReadRefusals,
+    Refusals,
 ))]
 #[get("/users")]
 #[tracing::instrument(name = "admin_list_users", skip_all)]
@@ -282,7 +282,8 @@ pub async fn list_users(
         (status = 201, description = "Added.", body = crate::accounts::UserSummary),
         (status = 409, description = "The name is taken, or was a removed user's.", body = Errors),
         BodyRefusals,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[post("/users")]
@@ -337,7 +338,8 @@ pub async fn add_user(
         (status = 204, description = "Changed; what was made under the old password stops working."),
         (status = 404, description = "No such user.", body = Errors),
         BodyRefusals,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[put("/users/{name}/password")]
@@ -377,7 +379,8 @@ pub async fn change_password(
         (status = 204, description = "Set or removed."),
         (status = 404, description = "No such user.", body = Errors),
         BodyRefusals,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[put("/users/{name}/email")]
@@ -435,7 +438,8 @@ async fn read_setting(
         (status = 204, description = "Set or removed."),
         (status = 404, description = "No such user.", body = Errors),
         BodyRefusals,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[put("/users/{name}/customer")]
@@ -478,7 +482,8 @@ pub async fn set_customer(
         (status = 204, description = "Set."),
         (status = 404, description = "No such user.", body = Errors),
         BodyRefusals,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[put("/users/{name}/magic-links")]
@@ -518,7 +523,8 @@ pub async fn set_magic_links(
         (status = 204, description = "Removed; their reports stay."),
         (status = 400, description = "The path names no valid user name.", body = Errors),
         (status = 404, description = "No such user.", body = Errors),
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[delete("/users/{name}")]
@@ -546,7 +552,8 @@ pub async fn remove_user(
         (status = 201, description = "Deposited.", body = SealDeposited),
         (status = 404, description = "No such user.", body = Errors),
         BodyRefusals,
-        ChangeRefusals,
+        CrossSite,
+        Refusals,
     ),
 )]
 #[post("/users/{name}/seal")]

@@ -126,14 +126,16 @@ pub enum AccountError {
 }
 
 /// What `user list` shows of an account: nothing secret.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserSummary {
     /// Login name.
     pub name: String,
     /// Customer id, if any.
+    #[schema(required = true)]
     pub customer: Option<String>,
     /// Where the user's notices go, if anywhere.
+    #[schema(required = true)]
     pub email: Option<String>,
     /// Whether a seal is deposited.
     pub seal: bool,

@@ -77,10 +77,20 @@ pub(crate) fn parse_id(text: &str, names: &AccountFieldNames) -> Result<MailboxA
 
 /// An account as operators are shown it (API and `mailbox show`/`list --json`): the record and
 /// the users granted it, by name, as `users`.
-pub(crate) fn account_view(account: &MailboxAccount, users: &[String]) -> serde_json::Value {
-    let mut value = serde_json::json!(account);
-    value["users"] = serde_json::json!(users);
-    value
+pub(crate) fn account_view<'a>(
+    account: &'a MailboxAccount,
+    users: &'a [String],
+) -> MailboxAccountView<'a> {
+    MailboxAccountView { account, users }
+}
+
+/// An account as operators are shown it: the record's members and `users`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct MailboxAccountView<'a> {
+    #[serde(flatten)]
+    account: &'a MailboxAccount,
+    /// The users granted the account, by name.
+    users: &'a [String],
 }
 
 /// How the audit log names an account.

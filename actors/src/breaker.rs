@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::events::EngineEvents;
 
 /// State of a breaker, as operators see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BreakerState {
     /// Calls go through.
@@ -27,7 +27,7 @@ pub enum BreakerState {
 }
 
 /// What operators see of one transport: its breaker and how its calls went.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct TransportHealth {
     /// Transport name, e.g. `xpersonenstand`.
     pub name: String,
@@ -36,6 +36,7 @@ pub struct TransportHealth {
     /// Transient faults in a row since the last answer.
     pub consecutive_failures: u32,
     /// When the breaker last opened.
+    #[schema(required = true)]
     pub opened_at: Option<DateTime<Utc>>,
     /// Calls made (deliveries and acknowledgement polls).
     pub calls: u64,
@@ -44,9 +45,11 @@ pub struct TransportHealth {
     /// Mean duration of the last calls in milliseconds (exponentially weighted).
     pub latency_ms: f64,
     /// The last transient fault.
+    #[schema(required = true)]
     pub last_error: Option<String>,
     /// When the last transient fault happened: with `consecutive_failures` at 0 the transport
     /// has answered since, so the error is history rather than the present.
+    #[schema(required = true)]
     pub last_error_at: Option<DateTime<Utc>>,
 }
 

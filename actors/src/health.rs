@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 /// Life state of one actor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ActorState {
     /// Working normally.
@@ -26,7 +26,7 @@ pub enum ActorState {
 }
 
 /// What one actor reports about itself.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct ActorHealth {
     /// Actor name: `outbox`, `retention`, `module:<module>` or `inbox:<transport>`; for a
     /// mailbox a module reads, `mailbox:<transport>`, `sync:<transport>:<account id>` and
@@ -38,6 +38,7 @@ pub struct ActorHealth {
     /// Restarts since the engine started (each one followed a panic or failure).
     pub restarts: u64,
     /// Last error the actor saw (panic message, store failure, transport error).
+    #[schema(required = true)]
     pub last_error: Option<String>,
     /// Work waiting: outbox length for the outbox actor, jobs in flight for a module actor.
     pub backlog: usize,
@@ -47,6 +48,7 @@ pub struct ActorHealth {
     /// Jobs that ended in FAILURE (module actors) or sweeps that failed (retention actor).
     pub failed: u64,
     /// When the actor last showed it was alive (every tick).
+    #[schema(required = true)]
     pub last_heartbeat: Option<DateTime<Utc>>,
     /// Module actors: an operator paused the module's deliveries.
     pub paused: bool,

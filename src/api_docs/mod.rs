@@ -11,6 +11,9 @@
 //! service's routes are described where their handlers are (`#[utoipa::path]`). The documents
 //! are built once at start-up; the test in `tests.rs` holds them to the routes the service has.
 
+mod operator;
+#[cfg(test)]
+pub(crate) mod route_map;
 mod service;
 #[cfg(test)]
 mod tests;
@@ -61,6 +64,15 @@ impl ApiDocs {
         let names: Vec<&str> = modules.iter().map(|(name, _)| *name).collect();
         let service = service::document(&names);
         merge(&mut paths, &mut schemas, &mut tags, &service, None);
+        let operator = operator::document();
+        merge(&mut paths, &mut schemas, &mut tags, &operator, None);
+        let mut schemes = security_schemes();
+        if let (Value::Object(all), Some(Value::Object(own))) = (
+            &mut schemes,
+            operator.pointer("/components/securitySchemes"),
+        ) {
+            all.extend(own.clone());
+        }
         for (name, doc) in &modules {
             merge(&mut paths, &mut schemas, &mut tags, doc, Some(name));
         }
@@ -74,7 +86,7 @@ impl ApiDocs {
             },
             "tags": tags,
             "paths": paths,
-            "components": {"schemas": schemas, "securitySchemes": security_schemes()},
+            "components": {"schemas": schemas, "securitySchemes": schemes},
         });
         ApiDocs { modules, combined }
     }

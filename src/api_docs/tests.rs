@@ -5,11 +5,11 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use actix_web::{test as actix_test, web, App, HttpRequest, HttpResponse};
 use meldewerk_actors::{BuildError, MessageSigner};
 use meldewerk_storage::{MessageSignature, Report};
 use serde_json::Value;
 
+use super::route_map::{self, normalized, patterns};
 use super::ApiDocs;
 use crate::configuration::Settings;
 use crate::module_layer::Module;
@@ -32,111 +32,16 @@ fn modules(data_dir: &std::path::Path) -> Vec<Arc<dyn Module>> {
     crate::startup::build_modules(&settings, "http://127.0.0.1:8080").expect("default modules")
 }
 
-/// The full pattern of every resource the service registers, read off actix-web's resource map
-/// (its `Debug` form is the only view of it actix-web offers): a scope's prefix joined with the
-/// patterns inside it. Scopes themselves are not routes.
+/// Every route the service registers ([`route_map::registered`]).
 async fn registered_routes(modules: Vec<Arc<dyn Module>>, docs: &ApiDocs) -> BTreeSet<String> {
     let with_signers = modules
         .into_iter()
         .map(|m| (m, Arc::new(Unused) as Arc<dyn MessageSigner>))
         .collect();
-    let app = actix_test::init_service(
-        App::new()
-            .configure(crate::routes::configure(with_signers, docs.service()))
-            .default_service(web::to(|req: HttpRequest| async move {
-                HttpResponse::Ok().body(format!("{:#?}", req.resource_map()))
-            })),
-    )
-    .await;
-    let map = actix_test::call_and_read_body(
-        &app,
-        actix_test::TestRequest::get()
-            .uri("/no/such/route/anywhere")
-            .to_request(),
-    )
-    .await;
-    patterns(std::str::from_utf8(&map).unwrap())
-}
-
-/// Reads the resource tree out of the pretty `Debug` form: each node's `patterns`, its
-/// indentation giving its depth, `is_prefix` whether it is a scope. The `named` maps (copies of
-/// named resources, relative to their scope) are skipped.
-fn patterns(debug: &str) -> BTreeSet<String> {
-    // (indentation, patterns, is a scope)
-    let mut nodes: Vec<(usize, Vec<String>, bool)> = Vec::new();
-    let mut skipping: Option<usize> = None;
-    let mut current: Option<(usize, Vec<String>)> = None;
-    let mut reading_patterns = false;
-    for line in debug.lines() {
-        let trimmed = line.trim_start();
-        let indent = line.len() - trimmed.len();
-        if let Some(until) = skipping {
-            if indent == until && trimmed.starts_with('}') {
-                skipping = None;
-            }
-            continue;
-        }
-        if trimmed == "named: {" {
-            skipping = Some(indent);
-        } else if trimmed == "pattern: ResourceDef {" {
-            current = Some((indent, Vec::new()));
-        } else if trimmed.starts_with("patterns: ") {
-            reading_patterns = true;
-        } else if reading_patterns && trimmed.starts_with('"') {
-            let pattern = trimmed.trim_end_matches(',').trim_matches('"').to_string();
-            if let Some((_, patterns)) = current.as_mut() {
-                patterns.push(pattern);
-            }
-        } else if reading_patterns && trimmed.starts_with(')') {
-            reading_patterns = false;
-        } else if let Some(prefix) = trimmed.strip_prefix("is_prefix: ") {
-            if let Some((indent, patterns)) = current.take() {
-                nodes.push((indent, patterns, prefix == "true,"));
-            }
-        }
-    }
-    assert!(
-        nodes.len() > 20,
-        "the resource map's form changed:\n{}",
-        &debug[..debug.len().min(3000)]
-    );
-    let mut routes = BTreeSet::new();
-    let mut scopes: Vec<(usize, String)> = Vec::new();
-    for (indent, patterns, prefix) in nodes {
-        while scopes.last().is_some_and(|(i, _)| *i >= indent) {
-            scopes.pop();
-        }
-        let above: String = scopes.iter().map(|(_, p)| p.as_str()).collect();
-        if prefix {
-            scopes.push((indent, patterns.concat()));
-            continue;
-        }
-        for pattern in patterns {
-            routes.insert(normalized(&format!("{above}{pattern}")));
-        }
-    }
+    let routes =
+        route_map::registered(crate::routes::configure(with_signers, docs.service())).await;
+    assert!(routes.len() > 20, "too few routes: {routes:?}");
     routes
-}
-
-/// A route pattern with its parameters' regexes left out (`{tail:(/.*)?}` → `{tail}`) and
-/// its parameters unnamed, as both actix-web and OpenAPI write `{…}`.
-fn normalized(pattern: &str) -> String {
-    let mut out = String::new();
-    let mut depth = 0;
-    for c in pattern.chars() {
-        match c {
-            '{' => {
-                if depth == 0 {
-                    out.push_str("{}");
-                }
-                depth += 1;
-            }
-            '}' => depth -= 1,
-            _ if depth == 0 => out.push(c),
-            _ => {}
-        }
-    }
-    out
 }
 
 /// Routes whose pattern differs from how the document names them, with the document's path:

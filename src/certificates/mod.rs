@@ -111,7 +111,7 @@ pub(crate) enum CertificateError {
 }
 
 /// What operators are shown of a deposited certificate: never the key, nor the chain.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CertificateSummary {
     /// The site.
@@ -123,6 +123,7 @@ pub(crate) struct CertificateSummary {
     /// End of its validity.
     pub not_after: DateTime<Utc>,
     /// SHA-256 of the certificate (DER), lowercase hex.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
     pub fingerprint_sha256: String,
     /// When it was deposited.
     pub deposited_at: DateTime<Utc>,

@@ -243,7 +243,7 @@ pub(crate) async fn run_mailbox(
                 listed.push((account, users));
             }
             if json {
-                let values: Vec<serde_json::Value> = listed
+                let values: Vec<_> = listed
                     .iter()
                     .map(|(account, users)| account_view(account, users))
                     .collect();

@@ -11,6 +11,8 @@ use meldewerk_fhir::answer::refusal_json;
 use meldewerk_transports::wire::MAX_BODY_BYTES;
 use meldewerk_transports::{Answer, Delivery, Finished, Outcome, Protocol, TransportError};
 
+use serde_json::{json, Map, Value};
+
 use super::Shared;
 use crate::routes::json::read_bytes;
 use crate::telemetry::log_str;
@@ -24,6 +26,62 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, operation: &'static str) {
     cfg.service(
         web::resource([path.clone(), format!("/{{base:.*}}{path}")]).route(web::post().to(process)),
     );
+}
+
+/// The operation's entries of the process's OpenAPI document: the paths [`configure`]
+/// registers (`{base}` standing for any base path), each with its one `POST`.
+pub(super) fn paths(operation: &str) -> Map<String, Value> {
+    let outcome = |description: &str| {
+        json!({"description": description, "content": {FHIR_JSON: {"schema": {
+            "type": "object",
+            "description": "A FHIR `OperationOutcome`, one error issue per reason.",
+        }}}})
+    };
+    let header = |name: &str, description: &str| {
+        json!({"name": name, "in": "header", "required": false,
+            "schema": {"type": "string"}, "description": description})
+    };
+    let post = |id: String, base: bool| {
+        let mut parameters = vec![
+            header(
+                Protocol::IDEMPOTENCY_KEY_HEADER,
+                "The delivery's idempotency key.",
+            ),
+            header(Protocol::MODULE_HEADER, "The sending module."),
+            header(Protocol::REPORT_ID_HEADER, "The report's id."),
+        ];
+        if base {
+            parameters.insert(
+                0,
+                json!({"name": "base", "in": "path", "required": true,
+                "schema": {"type": "string"}, "description": "Any base path (`fhir`)."}),
+            );
+        }
+        json!({"post": {
+            "tags": ["fhir"],
+            "operationId": id,
+            "summary": format!("The authority's operation `${operation}` with a FHIR Bundle"),
+            "parameters": parameters,
+            "requestBody": {"required": true, "content": {FHIR_JSON: {"schema": {
+                "type": "object", "description": "A FHIR `Bundle`."}}}},
+            "responses": {
+                "200": {"description": "The answer the simulator recorded (a FHIR `Parameters` \
+                    resource).", "content": {FHIR_JSON: {"schema": {"type": "object"}}}},
+                "408": outcome("The body did not arrive in time."),
+                "413": outcome("The body is too large."),
+                "422": outcome("Refused, with every reason."),
+                "500": outcome("The simulator could not answer the operation."),
+                "503": outcome("A (scripted) transient fault."),
+            },
+        }})
+    };
+    let mut paths = Map::new();
+    paths.insert(format!("/${operation}"), post(operation.to_owned(), false));
+    paths.insert(
+        format!("/{{base}}/${operation}"),
+        post(format!("{operation}_below_base"), true),
+    );
+    paths
 }
 
 /// An `OperationOutcome` answer with one error issue per reason.

@@ -13,6 +13,7 @@
 //! loopback unless told otherwise (`docs/decisions.md`), and answering only requests whose `Host`
 //! it knows ([`hosts`]), so that a web page cannot reach it by DNS rebinding.
 
+mod api_docs;
 mod fhir;
 mod hosts;
 mod routes;

@@ -8,7 +8,19 @@ use crate::WrappedKey;
 
 /// Which of an authority's two environments a facility's certificate is for. The two are kept
 /// apart: a certificate deposited for one is never presented to the other.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Serialize,
+    Deserialize,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Environment {
     /// The authority's test system.

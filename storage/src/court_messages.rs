@@ -20,7 +20,7 @@ pub const MAX_COURT_MESSAGE_PAGE: usize = 1000;
 pub const MAX_COURT_MESSAGE_ERROR: usize = 1000;
 
 /// Whether a message came into the account or was sent from it (the contract's `direction`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CourtMessageDirection {
     /// Received from outside (a court's message).

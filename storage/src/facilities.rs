@@ -87,7 +87,7 @@ macro_rules! digits_conversions {
 digits_conversions!(Bsnr, Ik);
 
 /// A facility's postal address.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PostalAddress {
     /// Street and house number.
@@ -101,7 +101,7 @@ pub struct PostalAddress {
 }
 
 /// A facility that reports, registered by the operators under its BSNR.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Facility {
     /// Its Betriebsstättennummer, the registry's key.

@@ -22,6 +22,7 @@ mod model;
 mod packed;
 mod receipt_cache;
 mod reopen;
+mod schema;
 mod sled_gate;
 mod sled_store;
 

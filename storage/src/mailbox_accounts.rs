@@ -204,7 +204,7 @@ impl std::fmt::Display for SafeId {
 }
 
 /// A court-mailbox account, configured by the operators.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MailboxAccount {
     /// The id integrators name it by (`absender.egvp_account_id`); the record's key.

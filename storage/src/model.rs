@@ -174,7 +174,7 @@ pub struct PreparedMessage {
 /// The facility a message is sent as, and the authority's environment it goes to: which
 /// deposited certificate a transport presents for it ([`FacilityCertificate`]). Transports
 /// whose authority does not know senders by certificate ignore it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash, utoipa::ToSchema)]
 pub struct Sender {
     /// The facility's site.
     pub bsnr: crate::Bsnr,
@@ -185,7 +185,7 @@ pub struct Sender {
 /// A detached signature over a delivered message. It travels with the delivery (the transport
 /// envelope carries it, so the message itself stays valid against its schema) and is kept with
 /// the report and in the simulators' journals.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct MessageSignature {
     /// `seal` (applied automatically) or `end-user` (applied in the form).
     pub kind: String,
@@ -193,9 +193,11 @@ pub struct MessageSignature {
     pub algorithm: String,
     /// Signature bytes.
     #[serde(with = "base64_bytes")]
+    #[schema(value_type = String, content_encoding = "base64")]
     pub value: Vec<u8>,
     /// Public key that verifies `value`.
     #[serde(with = "base64_bytes")]
+    #[schema(value_type = String, content_encoding = "base64")]
     pub public_key: Vec<u8>,
     /// Who signed: the API user for a seal, the signatory's name for an end-user signature.
     pub signer: String,

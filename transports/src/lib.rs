@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 
 /// One message handed to a transport. As JSON it is the body of the wire protocol's
 /// `POST /deliveries` ([`wire`]), with the bytes as standard base64.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Delivery {
     /// Stable key of this report's delivery: a retry after a crash or timeout carries the same key,
@@ -63,6 +63,7 @@ pub struct Delivery {
     pub content_type: String,
     /// The exact bytes to deliver.
     #[serde(with = "meldewerk_storage::base64_bytes")]
+    #[schema(value_type = String, content_encoding = "base64")]
     pub body: Vec<u8>,
     /// Detached signature over `body`, when the message is signed or sealed.
     pub signature: Option<MessageSignature>,

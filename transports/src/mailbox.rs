@@ -47,7 +47,7 @@ pub const MAX_REQUEST_BYTES: usize = MAX_MESSAGE_BYTES / 3 * 4 + 64 * 1024;
 pub const MAX_LIST_PAGE: usize = 1000;
 
 /// Whether a message came into the account or was sent from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Direction {
     /// Received from outside (a court's message).
@@ -58,7 +58,7 @@ pub enum Direction {
 
 /// One message of an account's listing (as JSON, the wire protocol's listing entry: members
 /// it does not know are ignored, as everywhere in the wire protocol).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct MailboxEntry {
     /// The transport message id; the same in the sender's and the recipient's copy.
     pub message_id: String,
@@ -69,6 +69,7 @@ pub struct MailboxEntry {
     /// The first retrieval (`receivedAt`): of an incoming message, its first fetch from this
     /// account; of an outgoing one, the recipient's first fetch. `None` while nobody fetched it.
     #[serde(default)]
+    #[schema(required = true)]
     pub received_at: Option<DateTime<Utc>>,
     /// The sum of its files' byte lengths.
     pub size: u64,
@@ -87,7 +88,7 @@ pub struct MailboxPage {
 }
 
 /// One file of a message: the XJustiz XML ([`XJUSTIZ_FILE`]) or an attachment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MailboxFile {
     /// Its name as the sender gave it. A court's name is not to be trusted: it may hold `..`,
@@ -95,6 +96,7 @@ pub struct MailboxFile {
     pub name: String,
     /// Its bytes; standard base64 in JSON.
     #[serde(with = "base64_bytes")]
+    #[schema(value_type = String, content_encoding = "base64")]
     pub content: Vec<u8>,
 }
 

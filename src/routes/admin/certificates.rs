@@ -16,6 +16,7 @@ use base64::Engine as _;
 use meldewerk_storage::{Bsnr, Environment, Store};
 
 use super::failure::Failure;
+use super::openapi::{BodyRefusals, CertificateBody, CrossSite, Errors, Refusals};
 use super::users::{required_string, unknown_members};
 use crate::auth::Operator;
 use crate::certificates::{self, CertificateError};
@@ -62,6 +63,11 @@ async fn audit(
 
 /// Every deposited certificate: 200 with an array of `{bsnr, environment, subject, notAfter,
 /// fingerprintSha256, depositedAt}`, by site, test before production.
+#[utoipa::path(operation_id = "list_certificates", responses(
+    (status = 200, description = "Every deposited certificate.",
+        body = Vec<certificates::CertificateSummary>),
+    Refusals,
+))]
 #[get("/certificates")]
 #[tracing::instrument(name = "admin_list_certificates", skip_all)]
 pub async fn list(
@@ -78,6 +84,21 @@ pub async fn list(
 /// environment of the path, in place of the one there was: 201 with its summary (200 when it
 /// replaced one). 400 for a path, body or file that cannot be used (all problems of the path or
 /// body at once; then one for the file), 413 for a body over `max_body_bytes`.
+#[utoipa::path(
+    params(
+        ("bsnr" = String, Path, pattern = "^[0-9]{9}$", description = "The site's BSNR."),
+        ("environment" = Environment, Path, description = "`test` or `production`."),
+    ),
+    request_body = CertificateBody,
+    responses(
+        (status = 200, description = "It replaced the certificate there was.",
+            body = certificates::CertificateSummary),
+        (status = 201, description = "Deposited.", body = certificates::CertificateSummary),
+        BodyRefusals,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[put("/certificates/{bsnr}/{environment}")]
 #[tracing::instrument(
     name = "admin_deposit_certificate",
@@ -119,6 +140,20 @@ pub async fn deposit(
 
 /// Removes the certificate of the site and environment of the path: 204; 404 when none is
 /// deposited.
+#[utoipa::path(
+    operation_id = "remove_certificate",
+    params(
+        ("bsnr" = String, Path, pattern = "^[0-9]{9}$", description = "The site's BSNR."),
+        ("environment" = Environment, Path, description = "`test` or `production`."),
+    ),
+    responses(
+        (status = 204, description = "Removed."),
+        (status = 400, description = "The path names no site or environment.", body = Errors),
+        (status = 404, description = "No certificate is deposited there.", body = Errors),
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[delete("/certificates/{bsnr}/{environment}")]
 #[tracing::instrument(
     name = "admin_remove_certificate",

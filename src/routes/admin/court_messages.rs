@@ -7,19 +7,91 @@
 use std::sync::Arc;
 
 use actix_web::{get, web, HttpResponse};
-use meldewerk_storage::{CourtMessage, DeletionCause, Hydration, Store};
-use serde_json::{json, Value};
+use chrono::{DateTime, Utc};
+use meldewerk_storage::{CourtMessage, CourtMessageDirection, DeletionCause, Hydration, Store};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::failure::Failure;
-use super::jobs::{page_answer, Page};
+use super::jobs::{next_after, Page};
 use super::mailbox_accounts::BODY_FIELDS;
+use super::openapi::{Errors, Refusals};
 use super::store_failed;
 use crate::auth::Operator;
 use crate::mailbox_accounts::{no_account, parse_id};
 
 /// An index entry as operators see it.
-fn view(message: &CourtMessage) -> Value {
-    let (state, attempts, due) = match &message.hydration {
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CourtMessageView<'a> {
+    /// Its index id.
+    id: u64,
+    /// The mailbox server's id of it.
+    message_id: &'a str,
+    /// Whether it came in or was sent.
+    direction: CourtMessageDirection,
+    /// The account's SAFE-ID.
+    safe_id: &'a str,
+    /// Its size in bytes, as the server said.
+    size: u64,
+    /// When it was created (sent).
+    created_at: DateTime<Utc>,
+    /// When the server received it.
+    #[schema(required = true)]
+    received_at: Option<DateTime<Utc>>,
+    /// When it entered the index.
+    indexed_at: DateTime<Utc>,
+    /// When its content was fetched and read.
+    #[schema(required = true)]
+    hydrated_at: Option<DateTime<Utc>>,
+    /// Where fetching and reading its content stands.
+    #[schema(pattern = "^(waiting|hydrated|unreadable|failed)$")]
+    hydration: &'static str,
+    /// Fetch attempts that failed so far (while `waiting`).
+    attempts: u32,
+    /// When the next fetch is due (while `waiting`).
+    #[schema(required = true)]
+    next_attempt: Option<DateTime<Utc>>,
+    /// Why it could not be read or fetched.
+    #[schema(required = true)]
+    error: Option<&'a str>,
+    /// The court's file number, once read.
+    #[schema(required = true)]
+    aktenzeichen: Option<&'a str>,
+    /// The job of a sent message.
+    #[schema(required = true)]
+    job_id: Option<&'a str>,
+    /// When and why it was deleted; null while it is not.
+    #[schema(required = true)]
+    deleted: Option<DeletionView<'a>>,
+}
+
+/// Why and when a court message was deleted.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct DeletionView<'a> {
+    /// When.
+    at: DateTime<Utc>,
+    /// Why.
+    #[schema(pattern = "^(acknowledged|gone-from-server|retention)$")]
+    cause: &'static str,
+    /// Who acknowledged it (`acknowledged` only).
+    #[schema(required = true)]
+    user: Option<&'a str>,
+}
+
+/// A page of an account's court messages.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct CourtMessagesPage<'a> {
+    /// The messages in index-id order, deleted ones included.
+    messages: Vec<CourtMessageView<'a>>,
+    /// The id to ask for `after`, when the page is full; null on the last page.
+    #[schema(required = true)]
+    next: Option<u64>,
+}
+
+/// An index entry as operators see it.
+fn view(message: &CourtMessage) -> CourtMessageView<'_> {
+    let (hydration, attempts, next_attempt) = match &message.hydration {
         Hydration::Waiting {
             attempts, due_at, ..
         } => ("waiting", *attempts, Some(*due_at)),
@@ -33,29 +105,44 @@ fn view(message: &CourtMessage) -> Value {
             DeletionCause::GoneFromServer => ("gone-from-server", None),
             DeletionCause::Retention => ("retention", None),
         };
-        json!({"at": d.at, "cause": cause, "user": user})
+        DeletionView {
+            at: d.at,
+            cause,
+            user,
+        }
     });
-    json!({
-        "id": message.id,
-        "messageId": message.message_id,
-        "direction": message.direction,
-        "safeId": message.safe_id,
-        "size": message.size,
-        "createdAt": message.created_at,
-        "receivedAt": message.received_at,
-        "indexedAt": message.indexed_at,
-        "hydratedAt": message.hydrated_at,
-        "hydration": state,
-        "attempts": attempts,
-        "nextAttempt": due,
-        "error": message.error(),
-        "aktenzeichen": message.aktenzeichen,
-        "jobId": message.job_id,
-        "deleted": deleted,
-    })
+    CourtMessageView {
+        id: message.id,
+        message_id: &message.message_id,
+        direction: message.direction,
+        safe_id: &message.safe_id,
+        size: message.size,
+        created_at: message.created_at,
+        received_at: message.received_at,
+        indexed_at: message.indexed_at,
+        hydrated_at: message.hydrated_at,
+        hydration,
+        attempts,
+        next_attempt,
+        error: message.error(),
+        aktenzeichen: message.aktenzeichen.as_deref(),
+        job_id: message.job_id.as_deref(),
+        deleted,
+    }
 }
 
 /// `GET /admin/api/v1/mailbox-accounts/{id}/messages`: 404 for an unknown account.
+#[utoipa::path(
+    operation_id = "list_court_messages",
+    params(("id" = String, Path, description = "The account's `egvpAccountId`."), Page),
+    responses(
+        (status = 200, description = "A page of the account's messages.", body = CourtMessagesPage),
+        (status = 400, description = "The path names no account id; an unusable `after` or \
+            `limit`, or an unknown parameter.", body = Errors),
+        (status = 404, description = "No such account.", body = Errors),
+        Refusals,
+    ),
+)]
 #[get("/mailbox-accounts/{id}/messages")]
 #[tracing::instrument(name = "admin_court_messages", skip_all)]
 pub async fn list(
@@ -74,10 +161,10 @@ pub async fn list(
     };
     Ok(
         match store.court_messages_of(id, page.after, limit, true).await {
-            Ok(messages) => {
-                let last = messages.last().map(|m| m.id);
-                page_answer("messages", messages.iter().map(view).collect(), last, limit)
-            }
+            Ok(messages) => HttpResponse::Ok().json(CourtMessagesPage {
+                next: next_after(&messages, limit, |m| m.id),
+                messages: messages.iter().map(view).collect(),
+            }),
             Err(e) => store_failed(e),
         },
     )

@@ -15,10 +15,12 @@ use actix_web::http::StatusCode;
 use actix_web::{delete, get, put, web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use meldewerk_storage::{Bsnr, CustomerScope, Facility, FacilityPut, Ik, Store};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use super::failure::Failure;
-use super::jobs::{page_answer, Page};
+use super::jobs::{next_after, Page};
+use super::openapi::{BodyRefusals, CrossSite, Errors, FacilityBody, Refusals, ScopeBody};
 use super::{audit, store_failed};
 use crate::auth::Operator;
 use crate::facilities::{customer_id, FacilityInput, Given, BODY_FIELDS};
@@ -76,6 +78,16 @@ pub(super) fn string_member<'a>(
 
 /// `GET /admin/api/v1/facilities[?after=&limit=]`: a page of facilities in BSNR order,
 /// `{"facilities": [...], "next": <bsnr or null>}`; `after` is the BSNR to continue after.
+#[utoipa::path(
+    operation_id = "list_facilities",
+    params(Page),
+    responses(
+        (status = 200, description = "A page of facilities.", body = FacilitiesPage),
+        (status = 400, description = "An `after` that is no BSNR, an unusable `limit`, or an \
+            unknown parameter.", body = Errors),
+        Refusals,
+    ),
+)]
 #[get("/facilities")]
 #[tracing::instrument(name = "admin_list_facilities", skip_all)]
 pub async fn list(
@@ -88,16 +100,35 @@ pub async fn list(
         Err(answer) => return *answer,
     };
     match store.facilities(after.as_ref(), limit).await {
-        Ok(facilities) => {
-            let last = facilities.last().map(|f| f.bsnr.to_string());
-            let items = facilities.iter().map(|f| json!(f)).collect();
-            page_answer("facilities", items, last, limit)
-        }
+        Ok(facilities) => HttpResponse::Ok().json(FacilitiesPage {
+            next: next_after(&facilities, limit, |f| f.bsnr.clone()),
+            facilities,
+        }),
         Err(e) => store_failed(e),
     }
 }
 
+/// A page of the facility registry.
+#[derive(serde::Serialize, ToSchema)]
+pub(crate) struct FacilitiesPage {
+    /// The facilities in BSNR order.
+    facilities: Vec<Facility>,
+    /// The BSNR to ask for `after`, when the page is full; null on the last page.
+    #[schema(required = true)]
+    next: Option<Bsnr>,
+}
+
 /// `GET /admin/api/v1/facilities/{bsnr}`: the facility; 404 unknown, 400 not a BSNR.
+#[utoipa::path(
+    operation_id = "show_facility",
+    params(("bsnr" = String, Path, pattern = "^[0-9]{9}$", description = "The facility's BSNR.")),
+    responses(
+        (status = 200, description = "The facility.", body = Facility),
+        (status = 400, description = "The path names no BSNR.", body = Errors),
+        (status = 404, description = "No such facility.", body = Errors),
+        Refusals,
+    ),
+)]
 #[get("/facilities/{bsnr}")]
 #[tracing::instrument(name = "admin_get_facility", skip_all)]
 pub async fn show(
@@ -117,6 +148,18 @@ pub async fn show(
 /// "city", "country"}, "ik", "active"?}`: 201 with the facility when it is new, 200 when it
 /// replaced one (which keeps its `createdAt`). `active` absent: `true` for a new facility, as it
 /// was for a replaced one.
+#[utoipa::path(
+    params(("bsnr" = String, Path, pattern = "^[0-9]{9}$", description = "The facility's BSNR.")),
+    request_body = FacilityBody,
+    responses(
+        (status = 200, description = "It replaced the facility (which keeps its `createdAt`).",
+            body = Facility),
+        (status = 201, description = "A new facility.", body = Facility),
+        BodyRefusals,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[put("/facilities/{bsnr}")]
 #[tracing::instrument(name = "admin_put_facility", skip_all)]
 pub async fn put_facility(
@@ -204,6 +247,17 @@ pub async fn put_facility(
 }
 
 /// `DELETE /admin/api/v1/facilities/{bsnr}`: 204; 404 unknown. Scopes keep their codes.
+#[utoipa::path(
+    operation_id = "remove_facility",
+    params(("bsnr" = String, Path, pattern = "^[0-9]{9}$", description = "The facility's BSNR.")),
+    responses(
+        (status = 204, description = "Removed."),
+        (status = 400, description = "The path names no BSNR.", body = Errors),
+        (status = 404, description = "No such facility.", body = Errors),
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[delete("/facilities/{bsnr}")]
 #[tracing::instrument(name = "admin_remove_facility", skip_all)]
 pub async fn remove(
@@ -230,15 +284,32 @@ fn path_customer(text: &str) -> Result<String, Failure> {
     customer_id(text).map_err(|problem| Failure::Invalid(vec![problem]))
 }
 
-fn scope_view(customer: &str, scope: Option<&CustomerScope>) -> Value {
-    let iks: Vec<&str> = scope
-        .map(|scope| scope.iks.iter().map(Ik::as_str).collect())
+/// A customer's scope as the API answers it.
+#[derive(serde::Serialize, ToSchema)]
+pub(crate) struct ScopeView<'a> {
+    /// The customer's id.
+    customer: &'a str,
+    /// The institution codes its users may report for, in order; `[]` for none.
+    iks: Vec<&'a Ik>,
+}
+
+fn scope_view<'a>(customer: &'a str, scope: Option<&'a CustomerScope>) -> ScopeView<'a> {
+    let iks = scope
+        .map(|scope| scope.iks.iter().collect())
         .unwrap_or_default();
-    json!({ "customer": customer, "iks": iks })
+    ScopeView { customer, iks }
 }
 
 /// `GET /admin/api/v1/customers/{customer}/scope`: `{"customer", "iks": [...]}`, the institution
 /// codes in order; `[]` when none were given (the customer's users may report for none).
+#[utoipa::path(
+    params(("customer" = String, Path, description = "The customer's id.")),
+    responses(
+        (status = 200, description = "The scope (`[]` when none was given).", body = ScopeView),
+        (status = 400, description = "The path names no customer id.", body = Errors),
+        Refusals,
+    ),
+)]
 #[get("/customers/{customer}/scope")]
 #[tracing::instrument(name = "admin_get_scope", skip_all)]
 pub async fn get_scope(
@@ -253,6 +324,16 @@ pub async fn get_scope(
 
 /// `PUT /admin/api/v1/customers/{customer}/scope` from `{"iks": ["260326822", …]}`: replaces the
 /// scope (`[]` clears it) and answers it as `GET` does.
+#[utoipa::path(
+    params(("customer" = String, Path, description = "The customer's id.")),
+    request_body = ScopeBody,
+    responses(
+        (status = 200, description = "The scope as it now is.", body = ScopeView),
+        BodyRefusals,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[put("/customers/{customer}/scope")]
 #[tracing::instrument(name = "admin_set_scope", skip_all)]
 pub async fn put_scope(

@@ -10,12 +10,13 @@ use std::sync::Arc;
 
 use actix_web::http::StatusCode;
 use actix_web::{get, post, web, HttpResponse};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use meldewerk_actors::Engine;
 use meldewerk_storage::{Job, JobKind, Store, StoreError};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
+use super::openapi::{CrossSite, Errors, Refusals};
 use super::{error, store_failed, ActionFailure};
 use crate::auth::Operator;
 use crate::telemetry::log_str;
@@ -28,11 +29,15 @@ const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
 
 /// Paging of a listing.
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct Page<K = u64> {
-    /// The key the page starts after (exclusive): a job id, or what the listing is ordered by.
+    /// The key the page starts after (exclusive): the `next` of the previous page.
+    #[param(value_type = Option<String>)]
     pub(super) after: Option<K>,
+    /// Items on the page: from 1 to 1000, 100 when absent.
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<usize>,
 }
 
@@ -68,20 +73,76 @@ impl Page<String> {
     }
 }
 
-fn view(job: &Job) -> serde_json::Value {
-    json!({
-        "id": job.id,
-        "module": job.report.module,
-        "report": job.report.id,
-        "owner": job.report.owner,
-        "waitingFor": match job.kind { JobKind::Deliver => "deliver", JobKind::AwaitAck => "acknowledgement" },
-        "attempts": job.attempts,
-        "due": job.not_before,
-        "lastError": job.last_error,
-    })
+/// A job in the outbox as operators see it.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct JobView<'a> {
+    /// The job's id.
+    id: u64,
+    /// The module of its report.
+    module: &'a str,
+    /// Its report's id.
+    report: &'a str,
+    /// The API user who owns the report.
+    owner: &'a str,
+    /// What it waits for.
+    waiting_for: WaitingFor,
+    /// Delivery attempts so far.
+    attempts: u32,
+    /// When it is due next.
+    due: DateTime<Utc>,
+    /// The last error an attempt met.
+    #[schema(required = true)]
+    last_error: Option<&'a str>,
+}
+
+/// What a job waits for: its delivery, or the authority's acknowledgement of it.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum WaitingFor {
+    /// Its delivery (first or again).
+    Deliver,
+    /// The acknowledgement of a message the authority accepted.
+    Acknowledgement,
+}
+
+fn view(job: &Job) -> JobView<'_> {
+    JobView {
+        id: job.id,
+        module: &job.report.module,
+        report: &job.report.id,
+        owner: &job.report.owner,
+        waiting_for: match job.kind {
+            JobKind::Deliver => WaitingFor::Deliver,
+            JobKind::AwaitAck => WaitingFor::Acknowledgement,
+        },
+        attempts: job.attempts,
+        due: job.not_before,
+        last_error: job.last_error.as_deref(),
+    }
+}
+
+/// A page of the outbox.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct JobsPage<'a> {
+    /// The jobs in id order.
+    jobs: Vec<JobView<'a>>,
+    /// The id to ask for `after`, when the page is full; null on the last page.
+    #[schema(required = true)]
+    next: Option<u64>,
 }
 
 /// `GET /admin/api/v1/jobs`: `{"jobs": [...], "next": <id or null>}`.
+#[utoipa::path(
+    operation_id = "list_jobs",
+    params(Page),
+    responses(
+        (status = 200, description = "A page of jobs.", body = JobsPage),
+        (status = 400, description = "An unusable `after` or `limit`, or an unknown parameter.",
+            body = Errors),
+        Refusals,
+    ),
+)]
 #[get("/jobs")]
 pub async fn list(
     _operator: Operator,
@@ -93,23 +154,20 @@ pub async fn list(
         Err(answer) => return *answer,
     };
     match store.jobs(page.after, limit).await {
-        Ok(jobs) => {
-            let last = jobs.last().map(|j| j.id);
-            page_answer("jobs", jobs.iter().map(view).collect(), last, limit)
-        }
+        Ok(jobs) => HttpResponse::Ok().json(JobsPage {
+            next: next_after(&jobs, limit, |j| j.id),
+            jobs: jobs.iter().map(view).collect(),
+        }),
         Err(e) => store_failed(e),
     }
 }
 
-/// `{"<name>": [...], "next": ...}`: `next` is the key to ask for after, when the page is full.
-pub(super) fn page_answer<K: serde::Serialize>(
-    name: &str,
-    items: Vec<serde_json::Value>,
-    last_key: Option<K>,
-    limit: usize,
-) -> HttpResponse {
-    let next = (items.len() == limit).then_some(last_key).flatten();
-    HttpResponse::Ok().json(json!({ name: items, "next": next }))
+/// A listing's `next`: the key of the last of `items` (`key`) to ask for after, when the page is
+/// full.
+pub(super) fn next_after<T, K>(items: &[T], limit: usize, key: impl Fn(&T) -> K) -> Option<K> {
+    (items.len() == limit)
+        .then(|| items.last().map(key))
+        .flatten()
 }
 
 /// The job named by the path, unless it is gone or the engine is working on it right now. The
@@ -205,7 +263,28 @@ pub(crate) async fn discard_job(
     Ok(job)
 }
 
+/// What was done to a job.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct JobAction {
+    /// The job's id.
+    job: u64,
+    /// `retry-now` or `discard`.
+    #[schema(pattern = "^(retry-now|discard)$")]
+    action: &'static str,
+}
+
 /// `POST /admin/api/v1/jobs/{id}/retry`: the job is due now.
+#[utoipa::path(
+    params(("id" = String, Path, description = "The job's id.")),
+    responses(
+        (status = 200, description = "The job is due now.", body = JobAction,
+            example = json!({"job": 7, "action": "retry-now"})),
+        (status = 404, description = "No such job in the outbox.", body = Errors),
+        (status = 409, description = "The engine is working on the job right now.", body = Errors),
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[post("/jobs/{id}/retry")]
 pub async fn retry(
     operator: Operator,
@@ -214,20 +293,40 @@ pub async fn retry(
     engine: web::Data<Engine>,
 ) -> HttpResponse {
     match retry_job(&operator.0, &id, &store, &engine).await {
-        Ok(job) => HttpResponse::Ok().json(json!({ "job": job.id, "action": "retry-now" })),
+        Ok(job) => HttpResponse::Ok().json(JobAction {
+            job: job.id,
+            action: "retry-now",
+        }),
         Err(failure) => failure.json(),
     }
 }
 
 /// Query of a discard.
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct DiscardQuery {
+    /// `true` discards a job waiting for its acknowledgement too.
     force: Option<bool>,
 }
 
 /// `POST /admin/api/v1/jobs/{id}/discard[?force=true]`: the report ends in FAILURE. A job waiting
 /// for its acknowledgement was accepted by the authority already; discarding it needs `force`.
+#[utoipa::path(
+    params(("id" = String, Path, description = "The job's id."), DiscardQuery),
+    responses(
+        (status = 200, description = "The job's report ended in FAILURE.", body = JobAction,
+            example = json!({"job": 7, "action": "discard"})),
+        (status = 400, description = "An unknown parameter, or `force` not a boolean.",
+            body = Errors),
+        (status = 404, description = "No such job in the outbox.", body = Errors),
+        (status = 409, description = "The engine is working on the job right now, or the job \
+            waits for the acknowledgement of an accepted message and `force` is not given.",
+            body = Errors),
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[post("/jobs/{id}/discard")]
 pub async fn discard(
     operator: Operator,
@@ -238,12 +337,49 @@ pub async fn discard(
 ) -> HttpResponse {
     let force = query.force == Some(true);
     match discard_job(&operator.0, &id, force, &store, &engine).await {
-        Ok(job) => HttpResponse::Ok().json(json!({ "job": job.id, "action": "discard" })),
+        Ok(job) => HttpResponse::Ok().json(JobAction {
+            job: job.id,
+            action: "discard",
+        }),
         Err(failure) => failure.json(),
     }
 }
 
+/// An entry of the audit log.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct AuditView {
+    /// Its number, in the order of the log.
+    number: u64,
+    /// When it was done.
+    at: DateTime<Utc>,
+    /// The operator's user name.
+    who: String,
+    /// What was done (`pause`, `discard`, `add-user`, …).
+    action: String,
+    /// To what (`module birthnotice`, `user klinik`, …).
+    target: String,
+}
+
+/// A page of the audit log.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct AuditPage {
+    /// The entries, oldest first.
+    entries: Vec<AuditView>,
+    /// The number to ask for `after`, when the page is full; null on the last page.
+    #[schema(required = true)]
+    next: Option<u64>,
+}
+
 /// `GET /admin/api/v1/audit`: `{"entries": [{"number", "at", "who", "action", "target"}], "next"}`.
+#[utoipa::path(
+    params(Page),
+    responses(
+        (status = 200, description = "A page of the audit log.", body = AuditPage),
+        (status = 400, description = "An unusable `after` or `limit`, or an unknown parameter.",
+            body = Errors),
+        Refusals,
+    ),
+)]
 #[get("/audit")]
 pub async fn audit_log(
     _operator: Operator,
@@ -255,14 +391,19 @@ pub async fn audit_log(
         Err(answer) => return *answer,
     };
     match store.audit(page.after, limit).await {
-        Ok(entries) => {
-            let last = entries.last().map(|(n, _)| *n);
-            let entries = entries
+        Ok(entries) => HttpResponse::Ok().json(AuditPage {
+            next: next_after(&entries, limit, |(n, _)| *n),
+            entries: entries
                 .into_iter()
-                .map(|(number, e)| json!({"number": number, "at": e.at, "who": e.who, "action": e.action, "target": e.target}))
-                .collect();
-            page_answer("entries", entries, last, limit)
-        }
+                .map(|(number, e)| AuditView {
+                    number,
+                    at: e.at,
+                    who: e.who,
+                    action: e.action,
+                    target: e.target,
+                })
+                .collect(),
+        }),
         Err(e) => store_failed(e),
     }
 }

@@ -17,16 +17,19 @@ use actix_web::http::StatusCode;
 use actix_web::{delete, get, put, web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use meldewerk_storage::{MailboxAccount, MailboxAccountId, MailboxAccountPut, Store};
-use serde_json::{json, Value};
+use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::facilities::{string_member, unknown_members};
 use super::failure::Failure;
-use super::jobs::{page_answer, Page};
+use super::jobs::{next_after, Page};
+use super::openapi::{BodyRefusals, CrossSite, Errors, MailboxAccountBody, Refusals};
 use super::store_failed;
 use crate::accounts::{AccountError, UserName};
 use crate::auth::Operator;
 use crate::mailbox_accounts::{
-    account_view, no_account, parse_id, AccountFieldNames, AccountInput, MailboxAccounts, Refused,
+    account_view, no_account, parse_id, AccountFieldNames, AccountInput, MailboxAccountView,
+    MailboxAccounts, Refused,
 };
 use crate::routes::json;
 use crate::web::WebSettings;
@@ -62,7 +65,29 @@ fn path_user(text: &str) -> Result<UserName, Failure> {
 /// An account as the API answers it: the record and the users granted it, by name.
 async fn view(store: &Arc<dyn Store>, account: &MailboxAccount) -> Result<Value, Failure> {
     let users = store.mailbox_account_users(account.egvp_account_id).await?;
-    Ok(account_view(account, &users))
+    Ok(serde_json::to_value(account_view(account, &users)).expect("an account serializes"))
+}
+
+/// A page of mailbox accounts.
+#[derive(serde::Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct MailboxAccountsPage {
+    /// The accounts in id order, each with its `users`.
+    #[schema(value_type = Vec<MailboxAccountView>)]
+    mailbox_accounts: Vec<Value>,
+    /// The id to ask for `after`, when the page is full; null on the last page.
+    #[schema(required = true)]
+    next: Option<MailboxAccountId>,
+}
+
+/// The accounts a user may use.
+#[derive(serde::Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct UserMailboxAccounts<'a> {
+    /// The user's name.
+    user: &'a str,
+    /// The accounts in id order (without their `users`).
+    mailbox_accounts: Vec<MailboxAccount>,
 }
 
 /// The account, or 404.
@@ -75,6 +100,16 @@ async fn existing(store: &Arc<dyn Store>, id: MailboxAccountId) -> Result<Mailbo
 
 /// `GET /admin/api/v1/mailbox-accounts[?after=&limit=]`: a page of accounts in id order, each with
 /// its `users`; `after` is the id to continue after.
+#[utoipa::path(
+    operation_id = "list_mailbox_accounts",
+    params(Page),
+    responses(
+        (status = 200, description = "A page of accounts.", body = MailboxAccountsPage),
+        (status = 400, description = "An `after` that is no account id, an unusable `limit`, or \
+            an unknown parameter.", body = Errors),
+        Refusals,
+    ),
+)]
 #[get("/mailbox-accounts")]
 #[tracing::instrument(name = "admin_list_mailbox_accounts", skip_all)]
 pub async fn list(
@@ -98,12 +133,24 @@ pub async fn list(
             Err(other) => return actix_web::ResponseError::error_response(&other),
         }
     }
-    let last = accounts.last().map(|a| a.egvp_account_id.get());
-    page_answer("mailboxAccounts", items, last, limit)
+    HttpResponse::Ok().json(MailboxAccountsPage {
+        next: next_after(&accounts, limit, |a| a.egvp_account_id),
+        mailbox_accounts: items,
+    })
 }
 
 /// `GET /admin/api/v1/mailbox-accounts/{id}`: the account with its `users`; 404 unknown, 400 not
 /// an id.
+#[utoipa::path(
+    operation_id = "show_mailbox_account",
+    params(("id" = String, Path, description = "The account's `egvpAccountId`.")),
+    responses(
+        (status = 200, description = "The account.", body = MailboxAccountView),
+        (status = 400, description = "The path names no account id.", body = Errors),
+        (status = 404, description = "No such account.", body = Errors),
+        Refusals,
+    ),
+)]
 #[get("/mailbox-accounts/{id}")]
 #[tracing::instrument(name = "admin_get_mailbox_account", skip_all)]
 pub async fn show(
@@ -119,6 +166,18 @@ pub async fn show(
 /// `PUT /admin/api/v1/mailbox-accounts/{id}` from `{"safeId", "name", "active"?}`: 201 with the
 /// account when it is new, 200 when it replaced one (which keeps its `createdAt`, and its state
 /// when `active` is left out). 409 when another account has the SAFE-ID.
+#[utoipa::path(
+    params(("id" = String, Path, description = "The account's `egvpAccountId`.")),
+    request_body = MailboxAccountBody,
+    responses(
+        (status = 200, description = "It replaced the account.", body = MailboxAccountView),
+        (status = 201, description = "A new account.", body = MailboxAccountView),
+        (status = 409, description = "Another account has the SAFE-ID.", body = Errors),
+        BodyRefusals,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[put("/mailbox-accounts/{id}")]
 #[tracing::instrument(name = "admin_put_mailbox_account", skip_all)]
 pub async fn put_account(
@@ -166,6 +225,18 @@ pub async fn put_account(
 }
 
 /// `DELETE /admin/api/v1/mailbox-accounts/{id}`: 204; 404 unknown; 409 while users are granted it.
+#[utoipa::path(
+    operation_id = "remove_mailbox_account",
+    params(("id" = String, Path, description = "The account's `egvpAccountId`.")),
+    responses(
+        (status = 204, description = "Removed."),
+        (status = 400, description = "The path names no account id.", body = Errors),
+        (status = 404, description = "No such account.", body = Errors),
+        (status = 409, description = "Users are granted the account.", body = Errors),
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[delete("/mailbox-accounts/{id}")]
 #[tracing::instrument(name = "admin_remove_mailbox_account", skip_all)]
 pub async fn remove(
@@ -196,6 +267,17 @@ fn grant_path(path: &(String, String)) -> Result<(MailboxAccountId, UserName), F
 /// `PUT /admin/api/v1/mailbox-accounts/{id}/users/{name}` (no body): lets the user see the
 /// account's messages and send through it. 201 with the account when the grant is new, 200 when
 /// the user held it; 404 for an unknown account or user.
+#[utoipa::path(
+    params(("id" = String, Path, description = "The account's `egvpAccountId`."), ("name" = String, Path, description = "The user's login name.")),
+    responses(
+        (status = 200, description = "The user held the grant already.", body = MailboxAccountView),
+        (status = 201, description = "Granted.", body = MailboxAccountView),
+        (status = 400, description = "The path names no account id or user name.", body = Errors),
+        (status = 404, description = "No such account or user.", body = Errors),
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[put("/mailbox-accounts/{id}/users/{name}")]
 #[tracing::instrument(name = "admin_grant_mailbox_account", skip_all)]
 pub async fn grant(
@@ -218,6 +300,16 @@ pub async fn grant(
 
 /// `DELETE /admin/api/v1/mailbox-accounts/{id}/users/{name}`: 204; 404 when the user holds no
 /// grant for the account (or either does not exist).
+#[utoipa::path(
+    params(("id" = String, Path, description = "The account's `egvpAccountId`."), ("name" = String, Path, description = "The user's login name.")),
+    responses(
+        (status = 204, description = "Revoked."),
+        (status = 400, description = "The path names no account id or user name.", body = Errors),
+        (status = 404, description = "The user holds no grant for the account.", body = Errors),
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[delete("/mailbox-accounts/{id}/users/{name}")]
 #[tracing::instrument(name = "admin_revoke_mailbox_account", skip_all)]
 pub async fn revoke(
@@ -235,6 +327,15 @@ pub async fn revoke(
 /// `GET /admin/api/v1/users/{name}/mailbox-accounts`: `{"user", "mailboxAccounts": [...]}`, the
 /// accounts the user may see and send through, in id order (without their `users`: another
 /// user's grants are not this listing's business); 404 for an unknown user.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The user's login name.")),
+    responses(
+        (status = 200, description = "The user's accounts.", body = UserMailboxAccounts),
+        (status = 400, description = "The path names no valid user name.", body = Errors),
+        (status = 404, description = "No such user.", body = Errors),
+        Refusals,
+    ),
+)]
 #[get("/users/{name}/mailbox-accounts")]
 #[tracing::instrument(name = "admin_user_mailbox_accounts", skip_all)]
 pub async fn of_user(
@@ -250,7 +351,10 @@ pub async fn of_user(
         )));
     }
     let accounts = store.mailbox_accounts_of(user.as_str()).await?;
-    Ok(HttpResponse::Ok().json(json!({ "user": user.as_str(), "mailboxAccounts": accounts })))
+    Ok(HttpResponse::Ok().json(UserMailboxAccounts {
+        user: user.as_str(),
+        mailbox_accounts: accounts,
+    }))
 }
 
 fn operations<'a>(store: &'a Arc<dyn Store>, operator: &'a Operator) -> MailboxAccounts<'a> {

@@ -7,6 +7,7 @@ use actix_web::{get, web, HttpResponse};
 use meldewerk_storage::{Report, ReportKey, Store, StoreResult};
 
 use super::error;
+use super::openapi::{Errors, Refusals};
 use crate::auth::Operator;
 
 /// A report as an operator names it: by module and id, and by owner where several API users
@@ -50,8 +51,10 @@ pub(crate) async fn named_report(
 }
 
 /// Optional owner, needed only when several API users have a report with this id.
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct MessageQuery {
+    /// The API user who owns the report; needed only when several have a report with this id.
     user: Option<String>,
 }
 
@@ -59,6 +62,28 @@ pub struct MessageQuery {
 /// type; headers name the message UUID, its SHA-256 and the signature kind. 404 when there is no
 /// such report or nothing was built yet; 409 when the id exists for several users and `?user=`
 /// is missing.
+#[utoipa::path(
+    params(
+        ("module" = String, Path, description = "The module's path segment (`birthnotice`)."),
+        ("id" = String, Path, description = "The report's id."),
+        MessageQuery,
+    ),
+    responses(
+        (status = 200, description = "The message's bytes as delivered, in their own media type \
+            (XML, FHIR JSON, a multipart package).",
+            content((Vec<u8> = "application/octet-stream")),
+            headers(
+                ("X-Message-UUID" = String, description = "The message's UUID."),
+                ("X-Message-SHA256" = String, description = "SHA-256 of the bytes, lower-case hex."),
+                ("X-Signature-Kind" = String, description = "How it is signed; absent when unsigned."),
+            )),
+        (status = 404, description = "No such report, or its message is not built yet or was \
+            removed by retention.", body = Errors),
+        (status = 409, description = "Several API users have a report with this id: add `?user=`.",
+            body = Errors),
+        Refusals,
+    ),
+)]
 #[get("/reports/{module}/{id}/message")]
 pub async fn delivered_message(
     _operator: Operator,

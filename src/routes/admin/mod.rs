@@ -12,6 +12,7 @@ pub mod jobs;
 pub mod mailbox_accounts;
 pub mod messages;
 pub mod modules;
+pub(crate) mod openapi;
 pub mod transport_health;
 pub mod transport_mailbox;
 pub mod transport_script;
@@ -80,6 +81,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     // After the API's scope, which owns `/admin/api/v1/`.
     dashboard::configure(cfg);
 }
+
+pub(crate) use dashboard::DashboardPages;
 
 /// `{"errors": [message]}` with the given status.
 pub(crate) fn error(

@@ -9,8 +9,8 @@ use actix_web::http::StatusCode;
 use actix_web::{post, web, HttpResponse};
 use meldewerk_actors::Engine;
 use meldewerk_storage::Store;
-use serde_json::json;
 
+use super::openapi::{CrossSite, Errors, Refusals};
 use super::{audit, ActionFailure};
 use crate::auth::Operator;
 use crate::telemetry::log_str;
@@ -40,6 +40,15 @@ pub(crate) async fn set_paused(
     Ok(())
 }
 
+/// A module's deliveries after a pause or resume.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct ModulePaused<'a> {
+    /// The module's path segment.
+    module: &'a str,
+    /// Whether its deliveries are paused now.
+    paused: bool,
+}
+
 /// The API's answer: `{"module", "paused"}`.
 async fn answer(
     operator: &Operator,
@@ -49,12 +58,21 @@ async fn answer(
     paused: bool,
 ) -> HttpResponse {
     match set_paused(&operator.0, module, paused, engine, store).await {
-        Ok(()) => HttpResponse::Ok().json(json!({ "module": module, "paused": paused })),
+        Ok(()) => HttpResponse::Ok().json(ModulePaused { module, paused }),
         Err(failure) => failure.json(),
     }
 }
 
 /// Pauses the module's deliveries (idempotent).
+#[utoipa::path(
+    params(("module" = String, Path, description = "The module's path segment (`birthnotice`).")),
+    responses(
+        (status = 200, description = "Paused (or paused already).", body = ModulePaused),
+        (status = 404, description = "No such module.", body = Errors),
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[post("/modules/{module}/pause")]
 pub async fn pause(
     operator: Operator,
@@ -66,6 +84,15 @@ pub async fn pause(
 }
 
 /// Resumes the module's deliveries at once (idempotent).
+#[utoipa::path(
+    params(("module" = String, Path, description = "The module's path segment (`birthnotice`).")),
+    responses(
+        (status = 200, description = "Resumed (or running already).", body = ModulePaused),
+        (status = 404, description = "No such module.", body = Errors),
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[post("/modules/{module}/resume")]
 pub async fn resume(
     operator: Operator,

@@ -23,11 +23,12 @@ use std::sync::Arc;
 use actix_web::http::{header, StatusCode};
 use actix_web::{delete, get, post, web, HttpRequest, HttpResponse};
 use meldewerk_storage::Store;
-use meldewerk_transports::mailbox::{MailboxFile, MAX_LIST_PAGE, MAX_REQUEST_BYTES};
+use meldewerk_transports::mailbox::{MailboxEntry, MailboxFile, MAX_LIST_PAGE, MAX_REQUEST_BYTES};
 use meldewerk_transports::wire::mailbox::{WireDeleted, WireMailboxMessage, WireMailboxPage};
 use meldewerk_transports::{Simulated, TransportError};
 use serde::Deserialize;
 
+use super::openapi::{CrossSite, Errors, NoSimulatorHere, Refusals};
 use super::{audit, error, store_failed};
 use crate::auth::Operator;
 use crate::routes::{json, multipart};
@@ -40,11 +41,13 @@ const DEFAULT_LIMIT: usize = 100;
 /// or the wire protocol's `{"error": …}`.
 pub(crate) type ErrorAnswer = fn(StatusCode, String) -> HttpResponse;
 
-/// The body of a JSON drop.
-#[derive(Deserialize)]
+/// The body of a JSON drop (a multipart drop has a field `sender` and the files as parts).
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct DropRequest {
+pub(crate) struct DropRequest {
+    /// The sender's SAFE-ID.
     sender: String,
+    /// The files.
     files: Vec<MailboxFile>,
 }
 
@@ -286,6 +289,27 @@ async fn audited(
 }
 
 /// Drops an incoming court message: 201 with its entry.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The transport's name (`egvp`)."), ("safe_id" = String, Path, description = "The account's SAFE-ID.")),
+    request_body(content(
+        (DropRequest = "application/json"),
+        (DropRequest = "multipart/form-data"),
+    )),
+    responses(
+        (status = 201, description = "Stored as an incoming message.", body = MailboxEntry,
+            headers(("Location" = String, description = "Where to fetch it."))),
+        (status = 400, description = "No drop: every problem with the body, or a file the \
+            mailbox refuses.", body = Errors),
+        (status = 408, description = "The body did not arrive in time.", body = Errors),
+        (status = 413, description = "The body is too large.", body = Errors),
+        (status = 415, description = "Neither JSON nor multipart.", body = Errors),
+        NoSimulatorHere,
+        CrossSite,
+        Refusals,
+        (status = 503, description = "A scripted transient fault, or the store is unavailable.",
+            body = Errors),
+    ),
+)]
 #[post("/transports/{name}/mailboxes/{safe_id}/messages")]
 pub async fn post_message(
     operator: Operator,
@@ -306,6 +330,23 @@ pub async fn post_message(
 }
 
 /// Lists an account's messages.
+#[utoipa::path(
+    params(
+        ("name" = String, Path, description = "The transport's name (`egvp`)."), ("safe_id" = String, Path, description = "The account's SAFE-ID."),
+        ("cursor" = Option<String>, Query, description = "The `cursor` of the previous page."),
+        ("limit" = Option<usize>, Query, minimum = 1, maximum = 1000, description = "Entries; 100 when absent."),
+    ),
+    responses(
+        (status = 200, description = "A page of the account's messages.", body = WireMailboxPage),
+        (status = 400, description = "An unusable, unknown or repeated parameter.", body = Errors),
+        (status = 403, description = "The mailbox server keeps no such account.", body = Errors),
+        (status = 410, description = "An unknown cursor.", body = Errors),
+        NoSimulatorHere,
+        Refusals,
+        (status = 503, description = "A scripted transient fault, or the store is unavailable.",
+            body = Errors),
+    ),
+)]
 #[get("/transports/{name}/mailboxes/{safe_id}/messages")]
 pub async fn list_messages(
     _operator: Operator,
@@ -321,6 +362,18 @@ pub async fn list_messages(
 }
 
 /// Fetches one message.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The transport's name (`egvp`)."), ("safe_id" = String, Path, description = "The account's SAFE-ID."), ("message_id" = String, Path, description = "The message's id.")),
+    responses(
+        (status = 200, description = "The message with its files.", body = WireMailboxMessage),
+        (status = 403, description = "The mailbox server keeps no such account.", body = Errors),
+        NoSimulatorHere,
+        Refusals,
+        (status = 404, description = "No such message (or transport).", body = Errors),
+        (status = 503, description = "A scripted transient fault, or the store is unavailable.",
+            body = Errors),
+    ),
+)]
 #[get("/transports/{name}/mailboxes/{safe_id}/messages/{message_id}")]
 pub async fn get_message(
     _operator: Operator,
@@ -335,6 +388,20 @@ pub async fn get_message(
 }
 
 /// Deletes one message.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The transport's name (`egvp`)."), ("safe_id" = String, Path, description = "The account's SAFE-ID."), ("message_id" = String, Path, description = "The message's id.")),
+    responses(
+        (status = 200, description = "Whether there was such a message to delete.",
+            body = WireDeleted),
+        NoSimulatorHere,
+        CrossSite,
+        Refusals,
+        (status = 403, description = "The mailbox server keeps no such account, or another \
+            site made the browser send it.", body = Errors),
+        (status = 503, description = "A scripted transient fault, or the store is unavailable.",
+            body = Errors),
+    ),
+)]
 #[delete("/transports/{name}/mailboxes/{safe_id}/messages/{message_id}")]
 pub async fn delete_message(
     operator: Operator,

@@ -17,6 +17,7 @@ use meldewerk_transports::script::json::{rule_from_json, script_from_json, scrip
 use meldewerk_transports::script::{ScriptError, Scriptable};
 use serde_json::{json, Value};
 
+use super::openapi::{BodyRefusals, CrossSite, NoSimulatorHere, Refusals, Script, ScriptRule};
 use super::{audit, error, store_failed};
 use crate::auth::Operator;
 use crate::routes::json;
@@ -112,6 +113,14 @@ async fn audited(
 }
 
 /// The current script: 200 `{"rules": [...], "transient_rate": r}`.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The transport's name (`xpersonenstand`).")),
+    responses(
+        (status = 200, description = "The script.", body = Script),
+        NoSimulatorHere,
+        Refusals,
+    ),
+)]
 #[get("/transports/{name}/script")]
 pub async fn get_script(
     _operator: Operator,
@@ -125,6 +134,17 @@ pub async fn get_script(
 }
 
 /// Replaces the script: 200 with the new script; 400 `{"errors": [...]}` for a bad one.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The transport's name (`xpersonenstand`).")),
+    request_body = Script,
+    responses(
+        (status = 200, description = "The script as it now is.", body = Script),
+        BodyRefusals,
+        NoSimulatorHere,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[put("/transports/{name}/script")]
 pub async fn put_script(
     operator: Operator,
@@ -154,6 +174,17 @@ pub async fn put_script(
 }
 
 /// Appends one rule: 200 with the whole script; 400 `{"errors": [...]}` for a bad rule.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The transport's name (`xpersonenstand`).")),
+    request_body = ScriptRule,
+    responses(
+        (status = 200, description = "The script as it now is.", body = Script),
+        BodyRefusals,
+        NoSimulatorHere,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[post("/transports/{name}/script/rules")]
 pub async fn add_rule(
     operator: Operator,
@@ -183,6 +214,15 @@ pub async fn add_rule(
 }
 
 /// Resets the script to configuration: 200 with the empty script.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The transport's name (`xpersonenstand`).")),
+    responses(
+        (status = 200, description = "The script of configuration (empty).", body = Script),
+        NoSimulatorHere,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[delete("/transports/{name}/script")]
 pub async fn reset_script(
     operator: Operator,

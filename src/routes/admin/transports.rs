@@ -17,6 +17,7 @@ use meldewerk_transports::{Simulated, SimulatorError};
 use serde_json::{json, Value};
 
 use super::error;
+use super::openapi::{Errors, NoSimulatorHere, ReceivedPage, Refusals};
 use crate::auth::Operator;
 use crate::transports::Transports;
 
@@ -64,6 +65,26 @@ fn read_query(pairs: &[(String, String)]) -> Result<ReceivedQuery, Vec<String>> 
 
 /// One page of received messages (body base64-encoded), oldest first, at most `limit`
 /// (100 when absent).
+#[utoipa::path(
+    params(
+        ("name" = String, Path, description = "The transport's name (`xpersonenstand`)."),
+        ("module" = Option<String>, Query, description = "Only messages of this module."),
+        ("report" = Option<String>, Query, description = "Only messages of this report id."),
+        ("since" = Option<String>, Query, format = DateTime, description = "Only messages received since."),
+        ("after" = Option<u64>, Query, description = "The `next` of the previous page."),
+        ("limit" = Option<usize>, Query, minimum = 1, maximum = 1000, description = "At most this many; 100 when absent."),
+    ),
+    responses(
+        (status = 200, description = "A page of received messages.", body = ReceivedPage),
+        (status = 400, description = "Every problem with the query (unknown or repeated \
+            parameters, an unusable value).", body = Errors),
+        (status = 500, description = "The journal could not be read.", body = Errors),
+        (status = 503, description = "The simulator's journal is unavailable (its disk takes no \
+            writes).", body = Errors, headers(("Retry-After" = u64))),
+        NoSimulatorHere,
+        Refusals,
+    ),
+)]
 #[get("/transports/{name}/received")]
 pub async fn received(
     _operator: Operator,

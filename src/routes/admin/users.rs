@@ -18,6 +18,10 @@ use meldewerk_storage::{Store, StoreError};
 use serde_json::{json, Map, Value};
 
 use super::error;
+use super::openapi::{
+    BodyRefusals, CrossSite, Errors, MagicLinks, NewCustomer, NewEmail, NewPassword, NewUser,
+    Refusals, SealKey,
+};
 use crate::accounts::{AccountError, Accounts, Email, Password, UserName};
 use crate::auth::Operator;
 use crate::routes::json::{self, JsonError};
@@ -257,6 +261,10 @@ fn path_name(name: &str) -> Result<UserName, Failure> {
 }
 
 /// All API users with customer, seal and dates (never a password hash or key): 200 with an array.
+#[utoipa::path(responses(
+    (status = 200, description = "Every API user.", body = Vec<crate::accounts::UserSummary>),
+    Refusals,
+))]
 #[get("/users")]
 #[tracing::instrument(name = "admin_list_users", skip_all)]
 pub async fn list_users(
@@ -268,6 +276,16 @@ pub async fn list_users(
 
 /// Adds an API user from `{"name", "password", "customer"?, "email"?}`: 201 with the user's summary;
 /// 400 for an invalid body, name or password (all problems at once); 409 when the name is taken.
+#[utoipa::path(
+    request_body = NewUser,
+    responses(
+        (status = 201, description = "Added.", body = crate::accounts::UserSummary),
+        (status = 409, description = "The name is taken, or was a removed user's.", body = Errors),
+        BodyRefusals,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[post("/users")]
 #[tracing::instrument(name = "admin_add_user", skip_all, fields(user = tracing::field::Empty))]
 pub async fn add_user(
@@ -313,6 +331,17 @@ pub async fn add_user(
 
 /// Sets a user's password from `{"password"}`: 204. Every memento, magic link and session made
 /// under the old password stops working at once. 404 for an unknown user, 400 for a weak password.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The user's login name.")),
+    request_body = NewPassword,
+    responses(
+        (status = 204, description = "Changed; what was made under the old password stops working."),
+        (status = 404, description = "No such user.", body = Errors),
+        BodyRefusals,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[put("/users/{name}/password")]
 #[tracing::instrument(name = "admin_change_password", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn change_password(
@@ -343,6 +372,17 @@ pub async fn change_password(
 
 /// Sets the address of a user's notices from `{"email": "name@example.org"}`, or removes it
 /// with `{"email": null}`: 204. 404 for an unknown user, 400 for an address SMTP cannot take.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The user's login name.")),
+    request_body = NewEmail,
+    responses(
+        (status = 204, description = "Set or removed."),
+        (status = 404, description = "No such user.", body = Errors),
+        BodyRefusals,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[put("/users/{name}/email")]
 #[tracing::instrument(name = "admin_set_email", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn set_email(
@@ -391,6 +431,17 @@ async fn read_setting(
 /// Sets the customer a user belongs to from `{"customer": "K-1"}`, or removes it with
 /// `{"customer": null}`: 204. The customer's scope decides which facilities the user's reports
 /// may name; a user without a customer may name none. 404 for an unknown user.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The user's login name.")),
+    request_body = NewCustomer,
+    responses(
+        (status = 204, description = "Set or removed."),
+        (status = 404, description = "No such user.", body = Errors),
+        BodyRefusals,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[put("/users/{name}/customer")]
 #[tracing::instrument(name = "admin_set_customer", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn set_customer(
@@ -424,6 +475,17 @@ pub async fn set_customer(
 /// Sets whether a user's mementos come with a magic link from `{"magicLinks": false}` (an
 /// integrator whose configuration issues no tokens: its memento answers carry
 /// `"magicLink": null`) or `{"magicLinks": true}`: 204. 404 for an unknown user.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The user's login name.")),
+    request_body = MagicLinks,
+    responses(
+        (status = 204, description = "Set."),
+        (status = 404, description = "No such user.", body = Errors),
+        BodyRefusals,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[put("/users/{name}/magic-links")]
 #[tracing::instrument(name = "admin_set_magic_links", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn set_magic_links(
@@ -455,6 +517,16 @@ pub async fn set_magic_links(
 
 /// Removes a user: 204; their sessions and links stop working at once, their reports stay.
 /// 404 for an unknown user.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The user's login name.")),
+    responses(
+        (status = 204, description = "Removed; their reports stay."),
+        (status = 400, description = "The path names no valid user name.", body = Errors),
+        (status = 404, description = "No such user.", body = Errors),
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[delete("/users/{name}")]
 #[tracing::instrument(name = "admin_remove_user", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn remove_user(
@@ -473,6 +545,17 @@ pub async fn remove_user(
 /// Deposits a seal: the Ed25519 PKCS#8 (DER) key in `{"pkcs8": "<base64>"}`, or a new key when
 /// the body is empty (or `pkcs8` is null). 201 `{"algorithm": "Ed25519", "publicKey": "<base64>"}`;
 /// the user's notices dispatched from now on are sealed. 404 unknown user, 400 invalid key.
+#[utoipa::path(
+    params(("name" = String, Path, description = "The user's login name.")),
+    request_body(content = Option<SealKey>, description = "The key, or nothing for a new one."),
+    responses(
+        (status = 201, description = "Deposited.", body = SealDeposited),
+        (status = 404, description = "No such user.", body = Errors),
+        BodyRefusals,
+        CrossSite,
+        Refusals,
+    ),
+)]
 #[post("/users/{name}/seal")]
 #[tracing::instrument(name = "admin_deposit_seal", skip_all, fields(user = %log_str(name.as_str())))]
 pub async fn deposit_seal(
@@ -508,8 +591,20 @@ pub async fn deposit_seal(
     let public_key = accounts.deposit_seal(&name, pkcs8).await?;
     audit(&store, &operator, "deposit-seal", &name).await?;
     tracing::info!("seal deposited by operator");
-    Ok(HttpResponse::Created().json(json!({
-        "algorithm": "Ed25519",
-        "publicKey": STANDARD.encode(public_key),
-    })))
+    Ok(HttpResponse::Created().json(SealDeposited {
+        algorithm: "Ed25519",
+        public_key: STANDARD.encode(public_key),
+    }))
+}
+
+/// A deposited seal: what its notices are verified with.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SealDeposited {
+    /// Always `Ed25519`.
+    #[schema(pattern = "^Ed25519$")]
+    algorithm: &'static str,
+    /// The public key (32 bytes), standard base64.
+    #[schema(content_encoding = "base64")]
+    public_key: String,
 }

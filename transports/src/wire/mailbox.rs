@@ -24,7 +24,7 @@ use crate::mailbox::{MailboxEntry, MailboxFile, MailboxMessage, MailboxPage};
 pub const MAILBOXES_PATH: &str = "/mailboxes";
 
 /// The `200` answer to a listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WireMailboxPage {
     /// The messages after the cursor, oldest first: `message_id`, `direction` (`INCOMING`,
     /// `OUTGOING`), `created_at`, `received_at` (null while nobody fetched it), `size` (the sum
@@ -32,6 +32,7 @@ pub struct WireMailboxPage {
     pub messages: Vec<MailboxEntry>,
     /// Where the next listing starts (a string, opaque to the service); the given cursor again
     /// when the page is empty, `null` only for an empty first page.
+    #[schema(required = true)]
     pub cursor: Option<String>,
     /// Whether more messages follow. Default `false`.
     #[serde(default)]
@@ -59,7 +60,7 @@ impl From<WireMailboxPage> for MailboxPage {
 }
 
 /// The `200` answer to a fetch: the listing entry's members, sender, recipient and the files.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WireMailboxMessage {
     /// The entry's members, as in a listing.
     #[serde(flatten)]
@@ -96,7 +97,7 @@ impl From<WireMailboxMessage> for MailboxMessage {
 }
 
 /// The `200` answer to a delete.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WireDeleted {
     /// `true` when this call deleted it, `false` when it was gone already.
     pub deleted: bool,

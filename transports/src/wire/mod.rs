@@ -47,7 +47,7 @@ pub const MAX_WIRE_BATCH: usize = 100;
 /// acknowledges it later through its inbox (`transport_ref` required); with `outcome`, it decided
 /// at once and the report ends so. Members the service does not know are ignored, so that a mock
 /// can answer with one or two members.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WireAnswer {
     /// The authority's reference; its acknowledgement names it. Optional with an `outcome`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,7 +109,7 @@ impl WireAnswer {
 
 /// An authority's decision on the wire, told apart by `status`: in an acknowledgement, or in the
 /// answer to a delivery when the authority decided at once.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum WireOutcome {
     /// The authority confirmed receipt: the report ends `SUCCESS` with this receipt.
@@ -117,6 +117,7 @@ pub enum WireOutcome {
         /// The receipt, standard base64 (`receipt_pdf` is read as well, the name of earlier
         /// versions).
         #[serde(with = "base64_bytes", alias = "receipt_pdf")]
+        #[schema(value_type = String, content_encoding = "base64")]
         receipt: Vec<u8>,
         /// Media type of the receipt; `application/pdf` when absent.
         #[serde(default = "pdf")]
@@ -193,7 +194,7 @@ fn check_receipt(receipt: &Receipt) -> Result<(), String> {
 }
 
 /// One acknowledgement in a [`WireAckBatch`]: the message it answers and the decision.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WireAck {
     /// The `message_uuid` of the delivery it answers.
     pub message_uuid: String,
@@ -229,12 +230,13 @@ impl WireAck {
 }
 
 /// The `200` answer to `GET /acknowledgements`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WireAckBatch {
     /// Acknowledgements after the cursor, oldest first.
     pub acknowledgements: Vec<WireAck>,
     /// Where the next call starts (a string, opaque to the service); `null` only while the inbox
     /// has never handed anything out.
+    #[schema(required = true)]
     pub cursor: Option<String>,
     /// Whether more acknowledgements wait after this batch. Default `false`.
     #[serde(default)]
@@ -271,7 +273,7 @@ impl WireAckBatch {
 }
 
 /// The body of every refusal (`422`, `410`) and, where the peer gives one, of other errors.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WireError {
     /// What went wrong; for a `422` the reason the report fails with.
     pub error: String,

@@ -9,17 +9,31 @@ use maud::html;
 use meldewerk_storage::Store;
 use serde::Deserialize;
 
+use super::PageRefusals;
 use super::{frame, page, pager, requested_page, when};
 use crate::auth::Operator;
 use crate::web::WebSettings;
 
 /// Query of the audit page.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct AuditQuery {
+    /// The page, from 1.
+    #[param(value_type = Option<u32>, minimum = 1)]
     page: Option<String>,
 }
 
 /// `GET /admin/audit`: one page of the audit log.
+#[utoipa::path(
+    params(AuditQuery),
+    responses(
+        (status = 200, description = "The audit log's page.", content_type = "text/html", body = String),
+        (status = 400, description = "A page number that is no whole number from 1.",
+            content_type = "text/html", body = String),
+        (status = 404, description = "A page past the end.", content_type = "text/html", body = String),
+        PageRefusals,
+    ),
+)]
 #[get("/audit")]
 pub async fn audit(
     _operator: Operator,

@@ -12,16 +12,21 @@ use meldewerk_storage::{Report, ReportStatus, Store};
 use meldewerk_xml::local_time::LocalZone;
 use serde::Deserialize;
 
+use super::PageRefusals;
 use super::{encoded, failure_page, frame, page, when};
 use crate::auth::Operator;
 use crate::routes::admin::messages::{named_report, sha256_hex, Named};
 use crate::web::WebSettings;
 
 /// Query of the look-up.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LookupQuery {
+    /// The report's module.
     module: Option<String>,
+    /// The report's id.
     id: Option<String>,
+    /// Its owner, when several API users have a report with the id.
     user: Option<String>,
 }
 
@@ -108,6 +113,17 @@ fn message(report: &Report) -> Markup {
 }
 
 /// `GET /admin/reports`: the look-up form, and the report it found.
+#[utoipa::path(
+    params(LookupQuery),
+    responses(
+        (status = 200, description = "The form, and the report found.", content_type = "text/html",
+            body = String),
+        (status = 404, description = "No such report.", content_type = "text/html", body = String),
+        (status = 409, description = "Several API users have a report with the id: the page lets \
+            the operator choose.", content_type = "text/html", body = String),
+        PageRefusals,
+    ),
+)]
 #[get("/reports")]
 pub async fn lookup(
     _operator: Operator,

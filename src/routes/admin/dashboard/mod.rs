@@ -47,6 +47,67 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
+/// The dashboard's pages and forms under `/admin` (nested there by [`crate::api_docs`]).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    overview::dashboard,
+    overview::act,
+    queue::queue,
+    queue::act,
+    lookup::lookup,
+    audit::audit
+))]
+pub(crate) struct DashboardPages;
+
+/// What a dashboard page or form can answer besides its own page: the operator's credentials
+/// missing (the API's JSON answer, so that the browser asks for them), too many failed logins,
+/// a store failure as a page.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)] // describes answers; never built
+pub(crate) enum PageRefusals {
+    /// No or wrong operator credentials: the browser asks for them.
+    #[response(status = 401, headers(("WWW-Authenticate" = String, description = "`Basic realm=\"meldewerk operators\"`")))]
+    Unauthorized(super::openapi::Errors),
+    /// Too many failed operator logins.
+    #[response(status = 429, headers(("Retry-After" = u64)))]
+    TooManyAttempts(super::openapi::Errors),
+    /// The store failed: a page saying so.
+    #[response(status = 500, content_type = "text/html")]
+    Internal(String),
+    /// The store is unavailable (a full disk): a page saying so.
+    #[response(status = 503, content_type = "text/html", headers(("Retry-After" = u64)))]
+    Unavailable(String),
+}
+
+/// What a dashboard form (a `POST`) answers besides [`PageRefusals`] and its own redirect.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)] // describes answers; never built
+pub(crate) enum FormRefusals {
+    /// The form's CSRF token is missing or not the operator's, or the browser says another site
+    /// sent it: a page saying so.
+    #[response(status = 403, content_type = "text/html")]
+    Refused(String),
+    /// No such action, job or module: a page saying so.
+    #[response(status = 404, content_type = "text/html")]
+    Unknown(String),
+    /// The job is being worked on, or waits for its acknowledgement and `force` is not given.
+    #[response(status = 409, content_type = "text/html")]
+    Conflict(String),
+}
+
+/// The fields of a dashboard form: its CSRF token, and what the form says besides.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // describes a form read field by field
+pub(crate) struct ActionForm {
+    /// The operator's CSRF token, as the page's form carries it.
+    csrf: String,
+    /// The queue's page to return to (the queue's forms).
+    #[schema(minimum = 1)]
+    page: Option<u32>,
+    /// `true` discards a job waiting for its acknowledgement too (the queue's discard).
+    force: Option<String>,
+}
+
 /// Rows of a page of the queue and of the audit log.
 const PAGE_SIZE: usize = 25;
 

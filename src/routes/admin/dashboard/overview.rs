@@ -22,6 +22,7 @@ use super::{
     ago, chart, checked_form, csrf_field, done, failure_page, frame, no_action, page, see_other,
     when,
 };
+use super::{ActionForm, FormRefusals, PageRefusals};
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
 use crate::metrics::Metrics;
@@ -221,13 +222,23 @@ fn render(
 }
 
 /// What an action left for the page to say.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DoneQuery {
+    /// The action done (`pause`, `resume`), for the note the page shows.
     done: Option<String>,
+    /// The module it was done to.
     module: Option<String>,
 }
 
 /// `GET /admin/`: the overview (operator credentials).
+#[utoipa::path(
+    params(DoneQuery),
+    responses(
+        (status = 200, description = "The overview page.", content_type = "text/html", body = String),
+        PageRefusals,
+    ),
+)]
 #[get("/")]
 pub async fn dashboard(
     _operator: Operator,
@@ -254,6 +265,20 @@ pub async fn dashboard(
 
 /// `POST /admin/modules/{module}/pause` and `…/resume`: the forms' pause and resume, then back
 /// to the overview.
+#[utoipa::path(
+    operation_id = "dashboard_module_action",
+    params(
+        ("module" = String, Path, description = "The module's path segment."),
+        ("action" = String, Path, pattern = "^(pause|resume)$", description = "What to do."),
+    ),
+    request_body(content = ActionForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 303, description = "Done: back to the overview, which says so.",
+            headers(("Location" = String))),
+        FormRefusals,
+        PageRefusals,
+    ),
+)]
 #[post("/modules/{module}/{action}")]
 pub async fn act(
     operator: Operator,

@@ -18,6 +18,7 @@ use super::{
     ago, checked_form, csrf_field, done, encoded, failure_page, field, frame, no_action, page,
     pager, requested_page, see_other, when,
 };
+use super::{ActionForm, FormRefusals, PageRefusals};
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
 use crate::metrics::recent::{FailedReport, FAILURES_KEPT};
@@ -131,14 +132,29 @@ fn done_note(query: &QueueQuery) -> Option<Markup> {
 }
 
 /// Query of the queue page.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct QueueQuery {
+    /// The page, from 1.
+    #[param(value_type = Option<u32>, minimum = 1)]
     page: Option<String>,
+    /// The action done (`retry-now`, `discard`), for the note the page shows.
     done: Option<String>,
+    /// The job it was done to.
     job: Option<String>,
 }
 
 /// `GET /admin/jobs`: the queue page.
+#[utoipa::path(
+    params(QueueQuery),
+    responses(
+        (status = 200, description = "The queue page.", content_type = "text/html", body = String),
+        (status = 400, description = "A page number that is no whole number from 1.",
+            content_type = "text/html", body = String),
+        (status = 404, description = "A page past the end.", content_type = "text/html", body = String),
+        PageRefusals,
+    ),
+)]
 #[get("/jobs")]
 pub async fn queue(
     _operator: Operator,
@@ -193,6 +209,20 @@ fn back_to_queue(posted: &[(String, String)], action: &str, job: u64) -> HttpRes
 
 /// `POST /admin/jobs/{id}/retry` and `…/discard`: the forms' retry and discard (`force=true`
 /// for a job the authority accepted already).
+#[utoipa::path(
+    operation_id = "dashboard_job_action",
+    params(
+        ("id" = String, Path, description = "The job's id."),
+        ("action" = String, Path, pattern = "^(retry|discard)$", description = "What to do."),
+    ),
+    request_body(content = ActionForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 303, description = "Done: back to the queue's page, which says so.",
+            headers(("Location" = String))),
+        FormRefusals,
+        PageRefusals,
+    ),
+)]
 #[post("/jobs/{id}/{action}")]
 pub async fn act(
     operator: Operator,

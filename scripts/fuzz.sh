@@ -60,7 +60,8 @@ report() {
   else
     failed+=("$target")
     echo "fuzz: $target FAILED; the end of fuzz/artifacts/$target.log:" >&2
-    grep -E "panicked at|^Failing input|Test unit written to|ERROR:" "fuzz/artifacts/$target.log" >&2
+    grep -E -A1 "panicked at" "fuzz/artifacts/$target.log" >&2
+    grep -E "Test unit written to" "fuzz/artifacts/$target.log" >&2
     tail -n 25 "fuzz/artifacts/$target.log" >&2
   fi
 }

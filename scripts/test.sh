@@ -75,4 +75,12 @@ if [ -n "${CI:-}" ]; then
 fi
 
 # Every test binary runs even after one fails, so that a run lists every failure at once.
-cargo test --workspace --no-fail-fast "$@"
+status=0
+cargo test --workspace --no-fail-fast "$@" || status=$?
+
+# A short run of every fuzz target (scripts/fuzz.sh; MELDEWERK_FUZZ_SECONDS=0 skips it), after
+# the tests and whatever they said; not when the tests were narrowed by arguments.
+if [ $# -eq 0 ]; then
+  scripts/fuzz.sh || status=1
+fi
+exit "$status"

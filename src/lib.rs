@@ -11,6 +11,7 @@ pub mod crypto;
 pub mod demis;
 pub(crate) mod facilities;
 pub mod forms;
+pub mod fuzzing;
 pub(crate) mod http_server;
 pub mod mail;
 pub(crate) mod mailbox_accounts;

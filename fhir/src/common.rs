@@ -45,6 +45,18 @@ pub(crate) fn date(day: &NaiveDate) -> String {
     day.format("%Y-%m-%d").to_string()
 }
 
+/// Free text as a bundle carries it: without leading and trailing blanks (FHIR asks for them
+/// to be removed, and validators that read `\S` as Unicode refuse a string that starts with a
+/// no-break space or a line separator); `None` when nothing else is left.
+pub(crate) fn trimmed(text: Option<&str>) -> Option<&str> {
+    text.map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// [`trimmed`], owned.
+pub(crate) fn text(value: &Option<String>) -> Option<String> {
+    trimmed(value.as_deref()).map(str::to_owned)
+}
+
 /// Why a bundle cannot be built from the input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BuildError {
@@ -100,13 +112,13 @@ impl PostalAddress {
                 })
                 .into_iter()
                 .collect(),
-            city: self.city.clone(),
-            postal_code: self.postal_code.clone(),
-            country: self.country.clone(),
+            city: text(&self.city),
+            postal_code: text(&self.postal_code),
+            country: text(&self.country),
             ..Default::default()
         };
-        let street = self.street.as_deref().filter(|s| !s.is_empty());
-        let number = self.house_number.as_deref().filter(|s| !s.is_empty());
+        let street = trimmed(self.street.as_deref());
+        let number = trimmed(self.house_number.as_deref());
         match (street, number) {
             (Some(street), Some(number)) => {
                 // The examples write the line whole and its parts as ISO 21090 extensions.
@@ -151,17 +163,17 @@ impl Facility {
         organization_type: Option<Coding>,
     ) -> Organization {
         let mut identifier = Vec::new();
-        if let Some(bsnr) = &self.bsnr {
-            identifier.push(Identifier::new(BSNR_SYSTEM, bsnr.clone()));
+        if let Some(bsnr) = text(&self.bsnr) {
+            identifier.push(Identifier::new(BSNR_SYSTEM, bsnr));
         }
-        if let Some(ik) = &self.ik {
-            identifier.push(Identifier::new(IK_SYSTEM, ik.clone()));
+        if let Some(ik) = text(&self.ik) {
+            identifier.push(Identifier::new(IK_SYSTEM, ik));
         }
         let mut telecom = Vec::new();
-        if let Some(phone) = &self.phone {
+        if let Some(phone) = trimmed(self.phone.as_deref()) {
             telecom.push(ContactPoint::phone(phone).used_for("work"));
         }
-        if let Some(email) = &self.email {
+        if let Some(email) = trimmed(self.email.as_deref()) {
             telecom.push(ContactPoint::email(email).used_for("work"));
         }
         Organization {
@@ -172,7 +184,7 @@ impl Facility {
                 .map(CodeableConcept::coded)
                 .into_iter()
                 .collect(),
-            name: self.name.clone(),
+            name: text(&self.name),
             telecom,
             address: self.address.iter().map(|a| a.to_fhir(None)).collect(),
             contact: Vec::new(),
@@ -222,7 +234,7 @@ pub(crate) fn entry(resource: Resource) -> BundleEntry {
 
 /// The notification's `Composition` identifier (`NotificationId`).
 pub(crate) fn notification_id(report_id: &str) -> Option<Identifier> {
-    Some(Identifier::new(NOTIFICATION_ID, report_id))
+    Some(Identifier::new(NOTIFICATION_ID, report_id.trim()))
 }
 
 /// What the `Composition`s of the two notifications (laboratory, disease) differ in.
@@ -256,7 +268,10 @@ impl NotificationComposition<'_> {
                 self.author.id.as_deref().unwrap_or_default(),
             )],
             title: self.title.into(),
-            relates_to: self.follows_up.map(follow_up).into_iter().collect(),
+            relates_to: trimmed(self.follows_up)
+                .map(follow_up)
+                .into_iter()
+                .collect(),
             section: self.section,
         }
     }
@@ -268,7 +283,7 @@ fn follow_up(notification: &str) -> RelatesTo {
         code: "appends".into(),
         target_reference: Some(Reference::by_identifier(
             Some("Composition"),
-            Identifier::new(NOTIFICATION_ID, notification),
+            Identifier::new(NOTIFICATION_ID, notification.trim()),
         )),
     }
 }

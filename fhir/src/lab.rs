@@ -74,9 +74,10 @@ fn laboratory_report_code() -> Coding {
     Coding::new(LOINC, "11502-2", "Laboratory report")
 }
 
-fn note(text: &Option<String>) -> Vec<Annotation> {
-    text.iter()
-        .map(|t| Annotation { text: t.clone() })
+fn note(note: &Option<String>) -> Vec<Annotation> {
+    text(note)
+        .map(|text| Annotation { text })
+        .into_iter()
         .collect()
 }
 
@@ -202,7 +203,7 @@ pub fn build(
             .iter()
             .map(|id| Reference::to("Observation", id))
             .collect(),
-        conclusion: input.conclusion.clone(),
+        conclusion: text(&input.conclusion),
         conclusion_code: vec![CodeableConcept::coded(overall.conclusion().coding())],
     };
     let composition = NotificationComposition {

@@ -3,7 +3,7 @@
 use chrono::NaiveDate;
 
 use crate::codes::Gender;
-use crate::common::{date, profile, PostalAddress};
+use crate::common::{date, profile, text, trimmed, PostalAddress};
 use crate::resources::*;
 
 const GENDER_AMTLICH: &str = "http://fhir.de/StructureDefinition/gender-amtlich-de";
@@ -18,7 +18,8 @@ pub struct BirthMonth {
 }
 
 impl BirthMonth {
-    /// Reads `YYYY-MM`; `None` for anything else.
+    /// Reads `YYYY-MM`; `None` for anything else, and for the year `0000`, which FHIR's `date`
+    /// does not have.
     pub fn parse(text: &str) -> Option<BirthMonth> {
         let (year, month) = text.split_once('-')?;
         if year.len() != 4
@@ -28,10 +29,8 @@ impl BirthMonth {
             return None;
         }
         let month: u8 = month.parse().ok()?;
-        (1..=12).contains(&month).then_some(BirthMonth {
-            year: year.parse().ok()?,
-            month,
-        })
+        let year: u16 = year.parse().ok()?;
+        ((1..=12).contains(&month) && year > 0).then_some(BirthMonth { year, month })
     }
 }
 
@@ -99,20 +98,21 @@ impl NotifiedPerson {
                         .collect(),
                     ..Default::default()
                 };
-                if p.name.given.is_some() || p.name.family.is_some() {
+                let (given, family) = (text(&p.name.given), text(&p.name.family));
+                if given.is_some() || family.is_some() {
                     patient.name.push(HumanName {
                         purpose: Some("official".into()),
-                        family: p.name.family.clone(),
-                        given: p.name.given.iter().cloned().collect(),
+                        family,
+                        given: given.into_iter().collect(),
                         ..Default::default()
                     });
                 }
                 patient
                     .telecom
-                    .extend(p.phone.as_deref().map(ContactPoint::phone));
+                    .extend(trimmed(p.phone.as_deref()).map(ContactPoint::phone));
                 patient
                     .telecom
-                    .extend(p.email.as_deref().map(ContactPoint::email));
+                    .extend(trimmed(p.email.as_deref()).map(ContactPoint::email));
                 set_gender(&mut patient, p.gender);
                 patient
             }
@@ -125,13 +125,12 @@ impl NotifiedPerson {
                         .map(|m| format!("{:04}-{:02}", m.year, m.month)),
                     ..Default::default()
                 };
-                if p.postal_code.is_some() || p.country.is_some() {
+                let postal_code = trimmed(p.postal_code.as_deref());
+                let country = text(&p.country);
+                if postal_code.is_some() || country.is_some() {
                     patient.address.push(Address {
-                        postal_code: p
-                            .postal_code
-                            .as_deref()
-                            .map(|plz| plz.chars().take(3).collect()),
-                        country: p.country.clone(),
+                        postal_code: postal_code.map(|plz| plz.chars().take(3).collect()),
+                        country,
                         ..Default::default()
                     });
                 }
@@ -167,23 +166,23 @@ pub struct ContactPerson {
 impl ContactPerson {
     /// `Organization.contact`, as the hospitalisation example writes the contact person.
     pub(crate) fn organization_contact(&self) -> OrganizationContact {
-        let text: Vec<&str> = [
+        let parts: Vec<&str> = [
             self.title.as_deref(),
             self.name.given.as_deref(),
             self.name.family.as_deref(),
         ]
         .into_iter()
-        .flatten()
+        .filter_map(trimmed)
         .collect();
         let mut telecom = Vec::new();
-        telecom.extend(self.phone.as_deref().map(ContactPoint::phone));
-        telecom.extend(self.email.as_deref().map(ContactPoint::email));
+        telecom.extend(trimmed(self.phone.as_deref()).map(ContactPoint::phone));
+        telecom.extend(trimmed(self.email.as_deref()).map(ContactPoint::email));
         OrganizationContact {
-            name: (!text.is_empty()).then(|| HumanName {
-                text: Some(text.join(" ")),
-                family: self.name.family.clone(),
-                given: self.name.given.iter().cloned().collect(),
-                prefix: self.title.iter().cloned().collect(),
+            name: (!parts.is_empty()).then(|| HumanName {
+                text: Some(parts.join(" ")),
+                family: text(&self.name.family),
+                given: text(&self.name.given).into_iter().collect(),
+                prefix: text(&self.title).into_iter().collect(),
                 ..Default::default()
             }),
             telecom,

@@ -155,3 +155,40 @@ fn the_validator_refuses_what_is_not_fhir_or_not_shaped_like_the_example() {
         "{text}"
     );
 }
+
+/// Found by tests/bundle_properties.rs: free text beginning with a Unicode blank (a no-break
+/// space, a line separator) was written as given, and `fhir.resources` refused the bundle. Free
+/// text is written trimmed, and text of blanks alone is left out.
+#[test]
+fn free_text_is_written_without_the_unicode_blanks_around_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = laboratory(Disease::Rsv, NotifiedPerson::Named(named_patient()));
+    input.report_id = "\u{a0}LAB-7".into();
+    input.conclusion = Some("\u{2028}RSV nachgewiesen\u{3000}".into());
+    input.notifier.name = Some("\u{2007}".into());
+    let NotifiedPerson::Named(patient) = &mut input.patient else {
+        unreachable!()
+    };
+    patient.name.given = Some("\u{a0}Maxime".into());
+    let bundle = lab::build(&input, &mut RandomIds, now()).unwrap();
+    let json = json(&bundle);
+    assert_eq!(
+        resource(&json, "Composition")["identifier"]["value"],
+        "LAB-7"
+    );
+    assert_eq!(
+        resource(&json, "DiagnosticReport")["conclusion"],
+        "RSV nachgewiesen"
+    );
+    assert_eq!(resource(&json, "Patient")["name"][0]["given"][0], "Maxime");
+    let notifier = resources_of(&json, "Organization")[0];
+    assert!(notifier.get("name").is_none(), "{notifier}");
+
+    let case = Case {
+        suffix: Some(Disease::Rsv.codes().profile_suffix),
+        ..Case::new(write(dir.path(), "lab.json", &bundle.to_json()), LABORATORY)
+    };
+    let output = validate(dir.path(), &[case]);
+    let text = report(&output);
+    assert!(text.contains("1 documents checked, 0 failures"), "{text}");
+}

@@ -105,7 +105,7 @@ fn is_json(req: &HttpRequest) -> bool {
 }
 
 /// Parses JSON, refusing duplicate member names anywhere in the document.
-fn parse(body: &[u8]) -> Result<Value, JsonError> {
+pub(crate) fn parse(body: &[u8]) -> Result<Value, JsonError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     let parsed = StrictValue::deserialize(&mut deserializer).and_then(|v| {
         deserializer.end()?;

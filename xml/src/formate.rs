@@ -4,6 +4,7 @@
 //! invalid message is only noticed days later by the receiving office).
 
 /// `YYYY-MM-DD` naming a real calendar day (`xs:date` without time zone, `xida:Tagesdatum`).
+/// The year `0000` is refused, as `xs:date` and FHIR's `date` refuse it.
 /// Read by hand: chrono's format-string parser was a visible share of every memento request, and
 /// it would also accept single-digit months and days.
 pub fn ist_tagesdatum(wert: &str) -> bool {
@@ -12,7 +13,9 @@ pub fn ist_tagesdatum(wert: &str) -> bool {
         return false;
     }
     match (zahl(&b[0..4]), zahl(&b[5..7]), zahl(&b[8..10])) {
-        (Some(y), Some(m), Some(d)) => chrono::NaiveDate::from_ymd_opt(y as i32, m, d).is_some(),
+        (Some(y), Some(m), Some(d)) => {
+            y > 0 && chrono::NaiveDate::from_ymd_opt(y as i32, m, d).is_some()
+        }
         _ => false,
     }
 }
@@ -91,6 +94,8 @@ mod tests {
         assert!(ist_tagesdatum("2024-02-29") && ist_tagesdatum("2026-11-20"));
         assert!(!ist_tagesdatum("2023-02-29") && !ist_tagesdatum("2024-2-01"));
         assert!(!ist_tagesdatum("2024-02-30") && !ist_tagesdatum("20240201"));
+        // No year zero in xs:date or FHIR (found by fhir/tests/bundle_properties.rs).
+        assert!(!ist_tagesdatum("0000-01-01") && ist_tagesdatum("0001-01-01"));
     }
 
     #[test]

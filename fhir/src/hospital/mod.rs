@@ -201,9 +201,7 @@ pub fn build(
             stay.department,
         );
         ward.extension.extend(
-            stay.note
-                .as_ref()
-                .map(|n| Extension::string(&profile("HospitalizationNote"), n.clone())),
+            text(&stay.note).map(|n| Extension::string(&profile("HospitalizationNote"), n)),
         );
         encounters.push(ward);
         if let Some(icu) = &stay.intensive_care_from {
@@ -288,10 +286,9 @@ pub fn build(
                 code: vec![CodeableConcept::coded(s.code().coding())],
             })
             .collect(),
-        note: medical
-            .note
-            .iter()
-            .map(|t| Annotation { text: t.clone() })
+        note: text(&medical.note)
+            .map(|text| Annotation { text })
+            .into_iter()
             .collect(),
     };
     let composition = NotificationComposition {

@@ -24,9 +24,10 @@ warnings.simplefilter("ignore")  # pydantic's deprecation notes are not findings
 from fhir.resources.R4B import get_fhir_model_class  # noqa: E402
 
 # Resource types of an example that a generated bundle may leave out: the hospitalisation
-# example carries vaccinations and further organisations our form does not collect.
+# example carries vaccinations and further organisations our form does not collect, and a
+# patient not (or not yet known to be) hospitalised has no stay (Encounter).
 OPTIONAL = {
-    "DiseaseHospitalizationNotificationExample.json": {"Immunization"},
+    "DiseaseHospitalizationNotificationExample.json": {"Immunization", "Encounter"},
     "BedOccupancyExampleResult.json": set(),
 }
 

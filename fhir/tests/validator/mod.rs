@@ -15,6 +15,7 @@ pub const LABORATORY: &str = "LaboratoryNotificationExample.json";
 
 /// One document to validate: its file, the DEMIS example of its kind, the disease's profile
 /// suffix (laboratory), and whether it is a refusal (answers).
+#[derive(Clone)]
 pub struct Case {
     pub path: PathBuf,
     pub example: &'static str,

@@ -8,7 +8,7 @@ mod at_once;
 pub mod index;
 mod render;
 mod sent;
-mod values;
+pub(crate) mod values;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 # (default 60; 0 skips), two at a time on CI's two cores. Needs a nightly toolchain and
 # cargo-fuzz (installed here, pinned); without either it prints a note and skips. A crash or a
 # target that does not build exits 1, naming the crashing input. Names of targets as arguments
-# run only those: `scripts/fuzz.sh strict_json`.
+# run only those: `scripts/fuzz.sh strict_json`. `--prepare` installs and builds only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +25,11 @@ if ! cargo fuzz --version 2>/dev/null | grep -qF "$CARGO_FUZZ_VERSION"; then
   fi
 fi
 
+prepare=""
+if [ "${1:-}" = --prepare ]; then
+  prepare=yes
+  shift
+fi
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(memento form_post xjustiz_read strict_json)
 # The dev profile without sanitizer: see fuzz/Cargo.toml and docs/testing.md for why.
@@ -33,6 +38,10 @@ echo "fuzz: building ${targets[*]}"
 if ! cargo +nightly fuzz build "${flags[@]}"; then
   echo "fuzz: FAILED: the fuzz targets do not build" >&2
   exit 1
+fi
+if [ -n "$prepare" ]; then
+  echo "fuzz: built"
+  exit 0
 fi
 
 # The committed seeds of a target (the XJustiz reader's are the reader's own test fixtures).

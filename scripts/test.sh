@@ -74,13 +74,26 @@ if [ -n "${CI:-}" ]; then
   export CARGO_INCREMENTAL=0
 fi
 
+# The whole suite (no arguments) ends with a short run of every fuzz target (scripts/fuzz.sh;
+# MELDEWERK_FUZZ_SECONDS=0 skips it). Its build (cargo-fuzz and the targets, some 10 CPU
+# minutes cold) runs at the lowest priority while the tests run: they mostly wait on servers,
+# browsers and timers, and the build takes the cycles they leave.
+fuzzing=""
+if [ $# -eq 0 ] && [ "${MELDEWERK_FUZZ_SECONDS:-60}" != 0 ]; then
+  fuzzing=yes
+  cargo test --workspace --no-run --quiet
+  mkdir -p target
+  nice -n 19 scripts/fuzz.sh --prepare >target/fuzz-prepare.log 2>&1 &
+  prepare=$!
+fi
+
 # Every test binary runs even after one fails, so that a run lists every failure at once.
 status=0
 cargo test --workspace --no-fail-fast "$@" || status=$?
 
-# A short run of every fuzz target (scripts/fuzz.sh; MELDEWERK_FUZZ_SECONDS=0 skips it), after
-# the tests and whatever they said; not when the tests were narrowed by arguments.
-if [ $# -eq 0 ]; then
+if [ -n "$fuzzing" ]; then
+  wait "$prepare" || true
+  cat target/fuzz-prepare.log
   scripts/fuzz.sh || status=1
 fi
 exit "$status"

@@ -158,7 +158,8 @@ fn main() {
         "new report delivered, with backlog:   {}",
         summary(&backlog)
     );
-    let note = format!("{reports} deliveries waiting for their acknowledgement, idle {idle_secs} s");
+    let note =
+        format!("{reports} deliveries waiting for their acknowledgement, idle {idle_secs} s");
     figure("waiting deliveries: RSS while idle", rss_mb, "MB", &note);
     figure("waiting deliveries: peak RSS", peak_mb, "MB", &note);
     figure(

@@ -102,6 +102,8 @@ fn main() {
         "bedreport direct: reports answered",
         reports as f64 / elapsed,
         "reports/s",
-        &format!("POST /report, each decided within its request; {connections} connections, {seconds} s"),
+        &format!(
+            "POST /report, each decided within its request; {connections} connections, {seconds} s"
+        ),
     );
 }

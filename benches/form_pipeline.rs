@@ -133,7 +133,9 @@ fn open(server: &Server, browser: &Browser, module: &str, user: &str, i: usize) 
                 &format!("http://{user}:correct%20horse%20battery@"),
                 1,
             );
-            let landed = browser.get(&format!("{base}/bal/bedreport/pm/De/Bettenbelegung?m={memento}"));
+            let landed = browser.get(&format!(
+                "{base}/bal/bedreport/pm/De/Bettenbelegung?m={memento}"
+            ));
             browser.form(&server.url(&location(&landed)))
         }
         "hospreport" => {
@@ -200,10 +202,9 @@ fn measure(module: &str, reports: usize, workers: usize) {
     let all_final = started.elapsed().as_secs_f64();
     let cpu_ms = (cpu_seconds(pid) - cpu_before) * 1000.0 / reports as f64;
     let (accepted_rate, final_rate) = (reports as f64 / accepted, reports as f64 / all_final);
-    println!(
-        "{module:<13} {accepted_rate:>10.0} {final_rate:>10.0} {cpu_ms:>14.2}",
-    );
-    let note = format!("{reports} reports through the form, {workers} browsers, from the first submit");
+    println!("{module:<13} {accepted_rate:>10.0} {final_rate:>10.0} {cpu_ms:>14.2}",);
+    let note =
+        format!("{reports} reports through the form, {workers} browsers, from the first submit");
     figure(
         &format!("{module}: reports final through the form"),
         final_rate,

@@ -111,7 +111,7 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-/// The modules' bodies of the birth data with a valid time of birth.
+/// The tests' complete parents' birth data, with a valid time of birth.
 fn birth_data(id: &str) -> serde_json::Value {
     let mut body = complete_birth_data(id);
     body["geburtsangaben"]["uhrzeit"] = "10:15".into();
@@ -130,7 +130,11 @@ fn final_reports(server: &Server) -> Vec<(&'static str, &'static str, String)> {
         server.wait_for_status_in(module, "bench", &id, "SUCCESS");
         reports.push((module, "bench", id));
     }
-    let lab = labreport_support::send(server, &labreport_support::standard("poll-lab"), "Influenza");
+    let lab = labreport_support::send(
+        server,
+        &labreport_support::standard("poll-lab"),
+        "Influenza",
+    );
     server.wait_for_status_in("labreport", labreport_support::USER, &lab, "SUCCESS");
     reports.push(("labreport", labreport_support::USER, lab));
     let (browser, form) = hospreport_common::open(
@@ -138,7 +142,12 @@ fn final_reports(server: &Server) -> Vec<(&'static str, &'static str, String)> {
         &hospreport_common::complete(Some("poll-hosp"), hospreport_common::KNOWN_BSNR),
     );
     hospreport_common::send(server, &browser, &form);
-    server.wait_for_status_in("hospreport", hospreport_common::USER, "poll-hosp", "SUCCESS");
+    server.wait_for_status_in(
+        "hospreport",
+        hospreport_common::USER,
+        "poll-hosp",
+        "SUCCESS",
+    );
     reports.push(("hospreport", hospreport_common::USER, "poll-hosp".into()));
     // A direct bed occupancy report is decided within its request.
     let bed = server.post_as(
@@ -149,16 +158,22 @@ fn final_reports(server: &Server) -> Vec<(&'static str, &'static str, String)> {
     assert_eq!(bed.status(), 200, "{}", bed.text().unwrap_or_default());
     reports.push(("bedreport", "bench", "poll-bed".into()));
     let answer: serde_json::Value = server
-        .memento_in("guardianship", "bench", &common::court::memento_body("poll-court"))
+        .memento_in(
+            "guardianship",
+            "bench",
+            &common::court::memento_body("poll-court"),
+        )
         .json()
         .unwrap();
     let browser = Browser::new();
     browser.get(&server.url(answer["magicLink"].as_str().unwrap()));
     let memento = answer["memento"].as_str().unwrap();
-    let mut form = browser.form(&server.url(&format!(
-        "/guardianship/BetreuungAnregung?m={memento}"
-    )));
-    form.set("betroffener.gegenwaertigerAufenthalt", "Station 4B, Zimmer 12");
+    let mut form =
+        browser.form(&server.url(&format!("/guardianship/BetreuungAnregung?m={memento}")));
+    form.set(
+        "betroffener.gegenwaertigerAufenthalt",
+        "Station 4B, Zimmer 12",
+    );
     assert_eq!(browser.submit(server, &form).status(), 303);
     server.wait_for_status_in("guardianship", "bench", "poll-court", "SUCCESS");
     reports.push(("guardianship", "bench", "poll-court".into()));
@@ -188,9 +203,8 @@ fn main() {
     common::court::configure_account(&server, "bench");
     hospreport_common::deposit_certificate(&server, hospreport_common::KNOWN_BSNR);
     let address = server.base.trim_start_matches("http://").to_string();
-    let auth_of = |user: &str| {
-        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{PASSWORD}"))
-    };
+    let auth_of =
+        |user: &str| base64::engine::general_purpose::STANDARD.encode(format!("{user}:{PASSWORD}"));
     let auth = auth_of("bench");
 
     let healthz = format!("GET /healthz HTTP/1.1\r\nHost: {address}\r\n\r\n").into_bytes();

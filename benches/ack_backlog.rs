@@ -158,4 +158,27 @@ fn main() {
         "new report delivered, with backlog:   {}",
         summary(&backlog)
     );
+    let note =
+        format!("{reports} deliveries waiting for their acknowledgement, idle {idle_secs} s");
+    figure("waiting deliveries: RSS while idle", rss_mb, "MB", &note);
+    figure("waiting deliveries: peak RSS", peak_mb, "MB", &note);
+    figure(
+        "waiting deliveries: idle CPU",
+        cpu * 100.0 / idle_secs as f64,
+        "% of a core",
+        &note,
+    );
+    figure(
+        "waiting deliveries: new report delivered (median)",
+        median_ms(&backlog),
+        "ms",
+        &format!("{note}; empty server: {:.0} ms", median_ms(&empty)),
+    );
+}
+
+/// The median of `latencies`.
+fn median_ms(latencies: &[f64]) -> f64 {
+    let mut sorted = latencies.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
 }

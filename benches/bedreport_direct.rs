@@ -98,4 +98,12 @@ fn main() {
         took[reports / 2].as_secs_f64() * 1000.0,
         took[reports - 1].as_secs_f64() * 1000.0
     );
+    figure(
+        "bedreport direct: reports answered",
+        reports as f64 / elapsed,
+        "reports/s",
+        &format!(
+            "POST /report, each decided within its request; {connections} connections, {seconds} s"
+        ),
+    );
 }

@@ -107,6 +107,12 @@ fn main() {
         messages as f64 / took,
         cpu * 1000.0 / messages as f64
     );
+    figure(
+        "court messages hydrated",
+        messages as f64 / took,
+        "messages/s",
+        &format!("{messages} messages of {message_kb} KB, court mailbox without latency"),
+    );
     let (_, listing) = list(&server, "betreuung", "");
     let hydrated = listing
         .as_array()
@@ -139,6 +145,7 @@ fn main() {
         .timeout(Duration::from_secs(600))
         .build()
         .unwrap();
+    let (mut growth_mb, mut ratios) = (0f64, Vec::new());
     for round in 1..=rounds {
         let before = proc_field(pid, "status", "VmRSS");
         let peak = Arc::new(AtomicU64::new(before));
@@ -166,14 +173,31 @@ fn main() {
         assert_eq!(got, size);
         let copy = loopback_copy(&archive);
         let mb = size as f64 / 1_048_576.0;
+        let grown = (peak.load(Ordering::Relaxed).saturating_sub(before)) as f64 / 1024.0;
+        growth_mb = growth_mb.max(grown);
+        ratios.push(copy / download);
         println!(
             "download {round}: {mb:.0} MB archive; server RSS {} MB before, peak growth {:.1} MB; \
              {:.0} MB/s over HTTP, {:.0} MB/s plain loopback copy: {:.2} ×",
             before / 1024,
-            (peak.load(Ordering::Relaxed).saturating_sub(before)) as f64 / 1024.0,
+            grown,
             mb / download,
             mb / copy,
             copy / download
         );
     }
+    let note = format!("{archive_mb} MB archive, {rounds} downloads, RSS sampled every 2 ms");
+    figure(
+        "archive download: server RSS growth (largest)",
+        growth_mb,
+        "MB",
+        &note,
+    );
+    ratios.sort_by(f64::total_cmp);
+    figure(
+        "archive download: throughput vs. loopback copy (slowest)",
+        ratios[0],
+        "×",
+        &note,
+    );
 }

@@ -104,6 +104,21 @@ fn main() {
         sorted[sorted.len() / 2].as_secs_f64() * 1000.0,
         sorted[sorted.len() - 1].as_secs_f64() * 1000.0
     );
+    let note = format!("{users} users at once, reporting system answering in {latency} ms");
+    figure(
+        "hospreport slow authority: every user answered",
+        all_answered.as_secs_f64(),
+        "s",
+        &note,
+    );
+    let mut busy_sorted = busy.clone();
+    busy_sorted.sort();
+    figure(
+        "hospreport slow authority: /healthz p99 meanwhile",
+        busy_sorted[((busy_sorted.len() - 1) as f64 * 0.99) as usize].as_secs_f64() * 1000.0,
+        "ms",
+        &note,
+    );
     println!("/healthz before:      {}", spread(idle));
     println!("/healthz meanwhile:   {}", spread(busy));
 }

@@ -1,7 +1,7 @@
 //! Throughput of the HTTP API against the same server's cheapest endpoint, measured side by side
-//! in one run: `/healthz`, authenticated memento creation of the birth notice and of the three
-//! health modules (labreport's with its facility looked up in the registry), and result polling
-//! (`peek=true`).
+//! in one run: `/healthz`, authenticated memento creation of every module (labreport's with its
+//! facility looked up in the registry), and result polling (`peek=true`) of a final report of
+//! every module, each sent the way its users send it before the measurement starts.
 //!
 //! Run with `cargo bench --bench http_throughput` (release build). The endpoints take turns
 //! in slices of `BENCH_SLICE_MS` milliseconds (default 1000) for `BENCH_ROUNDS` rounds (default
@@ -111,21 +111,101 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+/// The tests' complete parents' birth data, with a valid time of birth.
+fn birth_data(id: &str) -> serde_json::Value {
+    let mut body = complete_birth_data(id);
+    body["geburtsangaben"]["uhrzeit"] = "10:15".into();
+    body
+}
+
+/// One final report of every module, sent the way its users send it: `(module, user, id)`.
+fn final_reports(server: &Server) -> Vec<(&'static str, &'static str, String)> {
+    let mut reports = Vec::new();
+    for (module, body) in [
+        ("birthnotice", complete_notice("poll-birth")),
+        ("birthdata", birth_data("poll-data")),
+        ("deathnotice", complete_death_notice("poll-death")),
+    ] {
+        let id = dispatch_in(server, module, "bench", &body);
+        server.wait_for_status_in(module, "bench", &id, "SUCCESS");
+        reports.push((module, "bench", id));
+    }
+    let lab = labreport_support::send(
+        server,
+        &labreport_support::standard("poll-lab"),
+        "Influenza",
+    );
+    server.wait_for_status_in("labreport", labreport_support::USER, &lab, "SUCCESS");
+    reports.push(("labreport", labreport_support::USER, lab));
+    let (browser, form) = hospreport_common::open(
+        server,
+        &hospreport_common::complete(Some("poll-hosp"), hospreport_common::KNOWN_BSNR),
+    );
+    hospreport_common::send(server, &browser, &form);
+    server.wait_for_status_in(
+        "hospreport",
+        hospreport_common::USER,
+        "poll-hosp",
+        "SUCCESS",
+    );
+    reports.push(("hospreport", hospreport_common::USER, "poll-hosp".into()));
+    // A direct bed occupancy report is decided within its request.
+    let bed = server.post_as(
+        "bench",
+        "/api/bedreport/v1/report",
+        &common::demis::complete_bed_report("poll-bed"),
+    );
+    assert_eq!(bed.status(), 200, "{}", bed.text().unwrap_or_default());
+    reports.push(("bedreport", "bench", "poll-bed".into()));
+    let answer: serde_json::Value = server
+        .memento_in(
+            "guardianship",
+            "bench",
+            &common::court::memento_body("poll-court"),
+        )
+        .json()
+        .unwrap();
+    let browser = Browser::new();
+    browser.get(&server.url(answer["magicLink"].as_str().unwrap()));
+    let memento = answer["memento"].as_str().unwrap();
+    let mut form =
+        browser.form(&server.url(&format!("/guardianship/BetreuungAnregung?m={memento}")));
+    form.set(
+        "betroffener.gegenwaertigerAufenthalt",
+        "Station 4B, Zimmer 12",
+    );
+    assert_eq!(browser.submit(server, &form).status(), 303);
+    server.wait_for_status_in("guardianship", "bench", "poll-court", "SUCCESS");
+    reports.push(("guardianship", "bench", "poll-court".into()));
+    reports
+}
+
 fn main() {
     let rounds: usize = setting("BENCH_ROUNDS", 10).max(1);
     let slice = Duration::from_millis(setting("BENCH_SLICE_MS", 1000));
     let connections: usize = setting("BENCH_CONNECTIONS", 4);
     let with_wrk = std::env::var("BENCH_LOAD").is_ok_and(|load| load == "wrk");
 
-    // The laboratory reports' facility and customer scope come with the data directory.
+    // The laboratory reports' facility and customer scope come with the data directory; the
+    // hospital's user sends hospitalisation reports, the court mailbox account is granted to
+    // `bench`.
     let dir = labreport_support::data_dir();
     dir.add_user("bench");
+    dir.add_user(hospreport_common::USER);
     labreport_support::ok(&dir, &["user", "customer", "bench", "K-1"]);
-    let server = Server::start(&dir, &[("MELDEWERK_LOG__LEVEL", "warn")]);
-    let id = dispatch(&server, "bench", &complete_notice("bench-1"));
-    server.wait_for_status("bench", &id, "SUCCESS");
+    let server = Server::start(
+        &dir,
+        &[
+            ("MELDEWERK_LOG__LEVEL", "warn"),
+            ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "0"),
+        ],
+    );
+    common::court::configure_account(&server, "bench");
+    hospreport_common::deposit_certificate(&server, hospreport_common::KNOWN_BSNR);
     let address = server.base.trim_start_matches("http://").to_string();
-    let auth = base64::engine::general_purpose::STANDARD.encode(format!("bench:{PASSWORD}"));
+    let auth_of =
+        |user: &str| base64::engine::general_purpose::STANDARD.encode(format!("{user}:{PASSWORD}"));
+    let auth = auth_of("bench");
 
     let healthz = format!("GET /healthz HTTP/1.1\r\nHost: {address}\r\n\r\n").into_bytes();
     let post = |path: &str, body: &str| {
@@ -136,28 +216,28 @@ fn main() {
         )
         .into_bytes()
     };
+    // Every module's memento, each with the tests' complete request.
     let mementos: Vec<(String, String)> = [
         ("birthnotice", complete_notice("bench-memento")),
+        ("birthdata", complete_birth_data("bench-data")),
+        ("deathnotice", complete_death_notice("bench-death")),
         ("labreport", labreport_support::standard("bench-lab")),
         (
             "hospreport",
             hospreport_common::complete(Some("bench-hosp"), "123456789"),
         ),
         ("bedreport", common::demis::complete_bed_report("bench-bed")),
+        ("guardianship", common::court::memento_body("bench-court")),
     ]
     .into_iter()
     .map(|(module, body)| (format!("/api/{module}/v1/memento"), body.to_string()))
     .collect();
-    let peek = format!(
-        "GET /api/birthnotice/v1/reports/{id}?peek=true HTTP/1.1\r\nHost: {address}\r\nAuthorization: Basic {auth}\r\n\r\n"
-    )
-    .into_bytes();
     let memento = post(&mementos[0].0, &mementos[0].1);
-
     // Warm-up: the first authenticated request runs argon2 once; later ones hit the cache.
     run_slice(&address, &memento, 1, Duration::from_millis(500));
 
-    let authorization = ("Authorization", format!("Basic {auth}"));
+    // One final report of every module, polled with `peek=true` by the user who sent it.
+    let polled = final_reports(&server);
     let mut wrk_requests = vec![WrkRequest {
         method: "GET",
         path: "/healthz".into(),
@@ -165,6 +245,7 @@ fn main() {
         body: None,
     }];
     let mut endpoints: Vec<(String, Vec<u8>)> = vec![("GET /healthz".into(), healthz)];
+    let authorization = ("Authorization", format!("Basic {auth}"));
     for (path, body) in &mementos {
         wrk_requests.push(WrkRequest {
             method: "POST",
@@ -177,13 +258,23 @@ fn main() {
         });
         endpoints.push((format!("POST {path}"), post(path, body)));
     }
-    wrk_requests.push(WrkRequest {
-        method: "GET",
-        path: format!("/api/birthnotice/v1/reports/{id}?peek=true"),
-        headers: vec![authorization],
-        body: None,
-    });
-    endpoints.push(("GET /api/birthnotice/v1/reports/{id}?peek".into(), peek));
+    for (module, user, id) in &polled {
+        let path = format!("/api/{module}/v1/reports/{id}?peek=true");
+        let auth = auth_of(user);
+        endpoints.push((
+            format!("GET /api/{module}/v1/reports/{{id}}?peek"),
+            format!(
+                "GET {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Basic {auth}\r\n\r\n"
+            )
+            .into_bytes(),
+        ));
+        wrk_requests.push(WrkRequest {
+            method: "GET",
+            path,
+            headers: vec![("Authorization", format!("Basic {auth}"))],
+            body: None,
+        });
+    }
     let count = endpoints.len();
     let mut totals = vec![(0u64, 0f64); count];
     let mut round_ratios: Vec<Vec<f64>> = vec![Vec::new(); count];
@@ -223,5 +314,16 @@ fn main() {
             rps / health_rps,
             median(round_ratios[i].clone())
         );
+        let note = format!(
+            "{rounds} rounds of {} ms, {connections} connections{}; median round {:.2}",
+            slice.as_millis(),
+            if with_wrk { ", wrk" } else { "" },
+            median(round_ratios[i].clone())
+        );
+        if i == 0 {
+            figure("/healthz", rps, "req/s", &note);
+        } else {
+            figure(name, rps / health_rps, "× /healthz", &note);
+        }
     }
 }

@@ -109,4 +109,17 @@ fn main() {
         "client CPU per report:     {:>8.2} ms (the browsers, on the same cores)",
         client_cpu * 1000.0 / reports as f64
     );
+    let note = format!("{reports} reports, {workers} browsers, from the form's submit");
+    figure(
+        "labreport pipeline: reports final",
+        reports as f64 / all_final.as_secs_f64(),
+        "reports/s",
+        &note,
+    );
+    figure(
+        "labreport pipeline: server CPU per report",
+        cpu * 1000.0 / reports as f64,
+        "ms",
+        &note,
+    );
 }

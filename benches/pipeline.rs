@@ -144,6 +144,26 @@ fn main() {
         "client CPU per report:     {:>8.2} ms (the browsers, on the same cores)",
         client_cpu * 1000.0 / reports as f64
     );
+    let note = format!(
+        "birthnotice, {reports} reports, {workers} browsers, {}",
+        if open_first {
+            "from the form's submit"
+        } else {
+            "whole browser flow"
+        }
+    );
+    figure(
+        "birthnotice pipeline: reports final",
+        reports as f64 / all_final.as_secs_f64(),
+        "reports/s",
+        &note,
+    );
+    figure(
+        "birthnotice pipeline: server CPU per report",
+        cpu * 1000.0 / reports as f64,
+        "ms",
+        &note,
+    );
     if phases {
         let per_report = |seconds: f64| seconds * 1000.0 / reports as f64;
         println!(

@@ -187,3 +187,33 @@ impl RawConnection {
         body
     }
 }
+
+/// Appends one key figure to the file named by `BENCH_FIGURES`, if it is set, as a line of four
+/// tab-separated fields: `figure`, `value`, `unit`, `note` (what it means, which sizes ran).
+/// `scripts/bench.sh` collects these lines from every bench into one table; without the variable
+/// nothing is written, and the bench prints what it always printed.
+pub fn figure(name: &str, value: f64, unit: &str, note: &str) {
+    let Ok(path) = std::env::var("BENCH_FIGURES") else {
+        return;
+    };
+    // Tabs and line breaks would split a line into fields or lines of its own.
+    let clean = |text: &str| text.replace(['\t', '\n'], " ");
+    let value = if value.fract() == 0.0 || value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.2}")
+    };
+    let line = format!(
+        "{}\t{value}\t{}\t{}\n",
+        clean(name),
+        clean(unit),
+        clean(note)
+    );
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(line.as_bytes()))
+        .unwrap_or_else(|e| panic!("cannot append to BENCH_FIGURES {path}: {e}"));
+}

@@ -57,7 +57,42 @@ pub(super) fn document() -> Value {
         }
     }
     doc["components"]["securitySchemes"] = security_schemes();
+    refuse_control_characters(&mut doc);
     doc
+}
+
+/// The values the handlers refuse with a control character in them (customer ids, the names of
+/// facilities and mailbox accounts, street and city): said with an unanchored `not`, which the
+/// attributes of the derive macros cannot write (see `control_characters` for why not `^…$`).
+fn refuse_control_characters(doc: &mut Value) {
+    let not = crate::module_layer::openapi::schema::control_characters();
+    if let Some(Value::Object(paths)) = doc.get_mut("paths") {
+        for operation in paths.values_mut().filter_map(Value::as_object_mut) {
+            for operation in operation.values_mut() {
+                let Some(Value::Array(parameters)) = operation.get_mut("parameters") else {
+                    continue;
+                };
+                for parameter in parameters.iter_mut() {
+                    if parameter["name"] == "customer" {
+                        parameter["schema"]["not"] = not.clone();
+                    }
+                }
+            }
+        }
+    }
+    let schemas = &mut doc["components"]["schemas"];
+    for (schema, member) in [
+        ("NewUser", "customer"),
+        ("NewCustomer", "customer"),
+        ("FacilityBody", "name"),
+        ("AddressBody", "street"),
+        ("AddressBody", "city"),
+        ("MailboxAccountBody", "name"),
+    ] {
+        if let Some(property) = schemas[schema]["properties"].get_mut(member) {
+            property["not"] = not.clone();
+        }
+    }
 }
 
 /// The schemes of operators and metrics scrapers.

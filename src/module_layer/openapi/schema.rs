@@ -101,7 +101,7 @@ pub(crate) fn field_schema(field: &Field) -> Value {
 /// A string with a control character (as [`char::is_control`] has them), for `not`: unanchored,
 /// since an anchored `^…$` lets a final line feed through in regex engines where `$` matches
 /// before it.
-fn control_characters() -> Value {
+pub(crate) fn control_characters() -> Value {
     // Typed, so that `null` (which `pattern` ignores) is not refused by the `not`.
     json!({"type": "string", "pattern": "[\\u0000-\\u001f\\u007f-\\u009f]"})
 }

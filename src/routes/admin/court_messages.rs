@@ -134,7 +134,7 @@ fn view(message: &CourtMessage) -> CourtMessageView<'_> {
 /// `GET /admin/api/v1/mailbox-accounts/{id}/messages`: 404 for an unknown account.
 #[utoipa::path(
     operation_id = "list_court_messages",
-    params(("id" = String, Path, description = "The account's `egvpAccountId`."), Page),
+    params(("id" = i64, Path, minimum = 1, description = "The account's `egvpAccountId`."), Page),
     responses(
         (status = 200, description = "A page of the account's messages.", body = CourtMessagesPage),
         (status = 400, description = "The path names no account id; an unusable `after` or \
@@ -155,12 +155,12 @@ pub async fn list(
     if store.mailbox_account(id).await?.is_none() {
         return Err(Failure::NotFound(no_account(id)));
     }
-    let limit = match page.limit() {
-        Ok(limit) => limit,
+    let (limit, after) = match page.limit_after_seq() {
+        Ok(paging) => paging,
         Err(answer) => return Ok(*answer),
     };
     Ok(
-        match store.court_messages_of(id, page.after, limit, true).await {
+        match store.court_messages_of(id, after, limit, true).await {
             Ok(messages) => HttpResponse::Ok().json(CourtMessagesPage {
                 next: next_after(&messages, limit, |m| m.id),
                 messages: messages.iter().map(view).collect(),

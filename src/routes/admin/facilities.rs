@@ -80,7 +80,11 @@ pub(super) fn string_member<'a>(
 /// `{"facilities": [...], "next": <bsnr or null>}`; `after` is the BSNR to continue after.
 #[utoipa::path(
     operation_id = "list_facilities",
-    params(Page),
+    params(
+        ("after" = Option<String>, Query, pattern = "^[0-9]{9}$", min_length = 9, max_length = 9,
+            description = "The BSNR the page starts after: the `next` of the previous page."),
+        ("limit" = Option<usize>, Query, minimum = 1, maximum = 1000, description = "Items on the page: from 1 to 1000, 100 when absent."),
+    ),
     responses(
         (status = 200, description = "A page of facilities.", body = FacilitiesPage),
         (status = 400, description = "An `after` that is no BSNR, an unusable `limit`, or an \
@@ -303,7 +307,9 @@ fn scope_view<'a>(customer: &'a str, scope: Option<&'a CustomerScope>) -> ScopeV
 /// `GET /admin/api/v1/customers/{customer}/scope`: `{"customer", "iks": [...]}`, the institution
 /// codes in order; `[]` when none were given (the customer's users may report for none).
 #[utoipa::path(
-    params(("customer" = String, Path, description = "The customer's id.")),
+    params(("customer" = String, Path, pattern = "^\\S(.*\\S)?$", min_length = 1, max_length = 100,
+        description = "The customer's id: no control characters, not beginning or ending with a \
+            space.")),
     responses(
         (status = 200, description = "The scope (`[]` when none was given).", body = ScopeView),
         (status = 400, description = "The path names no customer id.", body = Errors),
@@ -325,7 +331,9 @@ pub async fn get_scope(
 /// `PUT /admin/api/v1/customers/{customer}/scope` from `{"iks": ["260326822", …]}`: replaces the
 /// scope (`[]` clears it) and answers it as `GET` does.
 #[utoipa::path(
-    params(("customer" = String, Path, description = "The customer's id.")),
+    params(("customer" = String, Path, pattern = "^\\S(.*\\S)?$", min_length = 1, max_length = 100,
+        description = "The customer's id: no control characters, not beginning or ending with a \
+            space.")),
     request_body = ScopeBody,
     responses(
         (status = 200, description = "The scope as it now is.", body = ScopeView),

@@ -33,8 +33,10 @@ const MAX_PAGE: usize = 1000;
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct Page<K = u64> {
-    /// The key the page starts after (exclusive): the `next` of the previous page.
-    #[param(value_type = Option<String>)]
+    /// The key the page starts after (exclusive): the `next` of the previous page. Described
+    /// here as the sequence number of the listings keyed by one (jobs, the audit log, court
+    /// messages); the listings keyed otherwise describe their own `after`.
+    #[param(value_type = Option<i64>, minimum = 0)]
     pub(super) after: Option<K>,
     /// Items on the page: from 1 to 1000, 100 when absent.
     #[param(minimum = 1, maximum = 1000)]
@@ -51,6 +53,21 @@ impl<K> Page<K> {
                 StatusCode::BAD_REQUEST,
                 format!("limit must be from 1 to {MAX_PAGE}"),
             ))),
+        }
+    }
+}
+
+impl Page {
+    /// The page size and the sequence number to continue after; or a 400 answer. A number past
+    /// the largest the store keeps (`i64::MAX`) is refused rather than answered with an empty page.
+    pub(super) fn limit_after_seq(&self) -> Result<(usize, Option<u64>), Box<HttpResponse>> {
+        let limit = self.limit()?;
+        match self.after {
+            Some(after) if after > i64::MAX as u64 => Err(Box::new(error(
+                StatusCode::BAD_REQUEST,
+                format!("after must be from 0 to {}", i64::MAX),
+            ))),
+            after => Ok((limit, after)),
         }
     }
 }
@@ -149,11 +166,11 @@ pub async fn list(
     page: web::Query<Page>,
     store: web::Data<Arc<dyn Store>>,
 ) -> HttpResponse {
-    let limit = match page.limit() {
-        Ok(limit) => limit,
+    let (limit, after) = match page.limit_after_seq() {
+        Ok(paging) => paging,
         Err(answer) => return *answer,
     };
-    match store.jobs(page.after, limit).await {
+    match store.jobs(after, limit).await {
         Ok(jobs) => HttpResponse::Ok().json(JobsPage {
             next: next_after(&jobs, limit, |j| j.id),
             jobs: jobs.iter().map(view).collect(),
@@ -386,11 +403,11 @@ pub async fn audit_log(
     page: web::Query<Page>,
     store: web::Data<Arc<dyn Store>>,
 ) -> HttpResponse {
-    let limit = match page.limit() {
-        Ok(limit) => limit,
+    let (limit, after) = match page.limit_after_seq() {
+        Ok(paging) => paging,
         Err(answer) => return *answer,
     };
-    match store.audit(page.after, limit).await {
+    match store.audit(after, limit).await {
         Ok(entries) => HttpResponse::Ok().json(AuditPage {
             next: next_after(&entries, limit, |(n, _)| *n),
             entries: entries

@@ -102,7 +102,11 @@ async fn existing(store: &Arc<dyn Store>, id: MailboxAccountId) -> Result<Mailbo
 /// its `users`; `after` is the id to continue after.
 #[utoipa::path(
     operation_id = "list_mailbox_accounts",
-    params(Page),
+    params(
+        ("after" = Option<i64>, Query, minimum = 1,
+            description = "The account id the page starts after: the `next` of the previous page."),
+        ("limit" = Option<usize>, Query, minimum = 1, maximum = 1000, description = "Items on the page: from 1 to 1000, 100 when absent."),
+    ),
     responses(
         (status = 200, description = "A page of accounts.", body = MailboxAccountsPage),
         (status = 400, description = "An `after` that is no account id, an unusable `limit`, or \
@@ -143,7 +147,7 @@ pub async fn list(
 /// an id.
 #[utoipa::path(
     operation_id = "show_mailbox_account",
-    params(("id" = String, Path, description = "The account's `egvpAccountId`.")),
+    params(("id" = i64, Path, minimum = 1, description = "The account's `egvpAccountId`.")),
     responses(
         (status = 200, description = "The account.", body = MailboxAccountView),
         (status = 400, description = "The path names no account id.", body = Errors),
@@ -167,7 +171,7 @@ pub async fn show(
 /// account when it is new, 200 when it replaced one (which keeps its `createdAt`, and its state
 /// when `active` is left out). 409 when another account has the SAFE-ID.
 #[utoipa::path(
-    params(("id" = String, Path, description = "The account's `egvpAccountId`.")),
+    params(("id" = i64, Path, minimum = 1, description = "The account's `egvpAccountId`.")),
     request_body = MailboxAccountBody,
     responses(
         (status = 200, description = "It replaced the account.", body = MailboxAccountView),
@@ -227,7 +231,7 @@ pub async fn put_account(
 /// `DELETE /admin/api/v1/mailbox-accounts/{id}`: 204; 404 unknown; 409 while users are granted it.
 #[utoipa::path(
     operation_id = "remove_mailbox_account",
-    params(("id" = String, Path, description = "The account's `egvpAccountId`.")),
+    params(("id" = i64, Path, minimum = 1, description = "The account's `egvpAccountId`.")),
     responses(
         (status = 204, description = "Removed."),
         (status = 400, description = "The path names no account id.", body = Errors),
@@ -268,7 +272,7 @@ fn grant_path(path: &(String, String)) -> Result<(MailboxAccountId, UserName), F
 /// account's messages and send through it. 201 with the account when the grant is new, 200 when
 /// the user held it; 404 for an unknown account or user.
 #[utoipa::path(
-    params(("id" = String, Path, description = "The account's `egvpAccountId`."), ("name" = String, Path, description = "The user's login name.")),
+    params(("id" = i64, Path, minimum = 1, description = "The account's `egvpAccountId`."), ("name" = String, Path, pattern = "^[A-Za-z0-9._-]+$", min_length = 1, max_length = 64, description = "The user's login name.")),
     responses(
         (status = 200, description = "The user held the grant already.", body = MailboxAccountView),
         (status = 201, description = "Granted.", body = MailboxAccountView),
@@ -301,7 +305,7 @@ pub async fn grant(
 /// `DELETE /admin/api/v1/mailbox-accounts/{id}/users/{name}`: 204; 404 when the user holds no
 /// grant for the account (or either does not exist).
 #[utoipa::path(
-    params(("id" = String, Path, description = "The account's `egvpAccountId`."), ("name" = String, Path, description = "The user's login name.")),
+    params(("id" = i64, Path, minimum = 1, description = "The account's `egvpAccountId`."), ("name" = String, Path, pattern = "^[A-Za-z0-9._-]+$", min_length = 1, max_length = 64, description = "The user's login name.")),
     responses(
         (status = 204, description = "Revoked."),
         (status = 400, description = "The path names no account id or user name.", body = Errors),
@@ -328,7 +332,7 @@ pub async fn revoke(
 /// accounts the user may see and send through, in id order (without their `users`: another
 /// user's grants are not this listing's business); 404 for an unknown user.
 #[utoipa::path(
-    params(("name" = String, Path, description = "The user's login name.")),
+    params(("name" = String, Path, pattern = "^[A-Za-z0-9._-]+$", min_length = 1, max_length = 64, description = "The user's login name.")),
     responses(
         (status = 200, description = "The user's accounts.", body = UserMailboxAccounts),
         (status = 400, description = "The path names no valid user name.", body = Errors),

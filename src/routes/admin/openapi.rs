@@ -7,8 +7,6 @@
 use serde::Serialize;
 use utoipa::{IntoResponses, OpenApi, ToSchema};
 
-use meldewerk_storage::PostalAddress;
-
 /// The operator API's error body: one message per problem.
 #[derive(Serialize, ToSchema)]
 #[schema(as = PlainErrors)]
@@ -82,50 +80,57 @@ pub(crate) enum BodyRefusals {
 
 /// `POST /admin/api/v1/users`.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct NewUser {
     /// The login name (the naming rule of `meldewerk user add`).
+    #[schema(pattern = "^[A-Za-z0-9._-]+$", min_length = 1, max_length = 64)]
     name: String,
-    /// At least 12 characters; never echoed nor logged.
-    #[schema(format = Password, min_length = 12)]
+    /// 8 to 1024 characters; never echoed nor logged.
+    #[schema(format = Password, min_length = 8, max_length = 1024)]
     password: String,
-    /// The customer the user belongs to (its scope decides which facilities they may name).
+    /// The customer the user belongs to (its scope decides which facilities they may name): no
+    /// control characters, not beginning or ending with a space.
+    #[schema(pattern = "^\\S(.*\\S)?$", max_length = 100)]
     customer: Option<String>,
     /// Where the user's notices go.
-    #[schema(format = Email)]
+    #[schema(format = Email, min_length = 1, max_length = 254)]
     email: Option<String>,
 }
 
 /// `PUT /admin/api/v1/users/{name}/password`.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct NewPassword {
-    /// At least 12 characters; never echoed nor logged.
-    #[schema(format = Password, min_length = 12)]
+    /// 8 to 1024 characters; never echoed nor logged.
+    #[schema(format = Password, min_length = 8, max_length = 1024)]
     password: String,
 }
 
 /// `PUT /admin/api/v1/users/{name}/email`: the member is required, null removes the address.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct NewEmail {
     /// The address, or null to remove it.
-    #[schema(format = Email, required = true)]
+    #[schema(format = Email, min_length = 1, max_length = 254, required = true)]
     email: Option<String>,
 }
 
 /// `PUT /admin/api/v1/users/{name}/customer`: the member is required, null removes it.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct NewCustomer {
     /// The customer's id, or null to remove it.
-    #[schema(required = true, min_length = 1)]
+    #[schema(required = true, pattern = "^\\S(.*\\S)?$", max_length = 100)]
     customer: Option<String>,
 }
 
 /// `PUT /admin/api/v1/users/{name}/magic-links`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct MagicLinks {
     /// Whether the user's mementos come with a magic link.
@@ -134,6 +139,7 @@ pub(crate) struct MagicLinks {
 
 /// `POST /admin/api/v1/users/{name}/seal`: an empty body (or `pkcs8` null) makes a new key.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct SealKey {
     /// An Ed25519 key, PKCS#8 (DER), standard base64.
@@ -143,12 +149,14 @@ pub(crate) struct SealKey {
 
 /// `PUT /admin/api/v1/facilities/{bsnr}`.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct FacilityBody {
-    /// Its name as reports name it.
+    /// Its name as reports name it: not blank, no control characters.
+    #[schema(pattern = "\\S", max_length = 200)]
     name: String,
     /// Its postal address.
-    address: PostalAddress,
+    address: AddressBody,
     /// The institution code it reports under.
     #[schema(pattern = "^[0-9]{9}$")]
     ik: String,
@@ -156,8 +164,35 @@ pub(crate) struct FacilityBody {
     active: Option<bool>,
 }
 
+/// The `address` of a [`FacilityBody`]. Street and city are not blank and hold no control
+/// characters; in Germany (`DE`) the postal code is five digits, a rule across members the
+/// schema leaves to the handler.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)] // describes a body the handler reads member by member
+pub(crate) struct AddressBody {
+    /// Street and house number.
+    #[schema(pattern = "\\S", max_length = 200)]
+    street: String,
+    /// Postal code: 1 to 12 letters, digits, spaces or hyphens, not beginning or ending with a
+    /// space (five digits in Germany).
+    #[schema(
+        pattern = "^[A-Za-z0-9-]([A-Za-z0-9 -]{0,10}[A-Za-z0-9-])?$",
+        min_length = 1,
+        max_length = 12
+    )]
+    postal_code: String,
+    /// City.
+    #[schema(pattern = "\\S", max_length = 200)]
+    city: String,
+    /// Country, ISO 3166-1 alpha-2 (`DE`).
+    #[schema(pattern = "^[A-Z]{2}$", min_length = 2, max_length = 2)]
+    country: String,
+}
+
 /// `PUT /admin/api/v1/customers/{customer}/scope`.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct ScopeBody {
     /// The institution codes the customer's users may report for, each once; `[]` clears it.
@@ -166,6 +201,7 @@ pub(crate) struct ScopeBody {
 
 /// `PUT /admin/api/v1/certificates/{bsnr}/{environment}`.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct CertificateBody {
     /// The PKCS#12 file (key and certificate chain), standard base64.
@@ -178,12 +214,13 @@ pub(crate) struct CertificateBody {
 
 /// `PUT /admin/api/v1/mailbox-accounts/{id}`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct MailboxAccountBody {
     /// The mailbox's SAFE-ID; no other account may have it.
     safe_id: meldewerk_storage::SafeId,
-    /// What operators and users call it.
+    /// What operators and users call it: not blank, no control characters.
+    #[schema(pattern = "\\S", max_length = 200)]
     name: String,
     /// Whether it is in use; absent: `true` for a new account, unchanged for a replaced one.
     active: Option<bool>,
@@ -244,18 +281,21 @@ pub(crate) struct AdminApi;
 /// A simulated authority's script (`/admin/api/v1/transports/{name}/script`, and a simulator
 /// process's `/script`), as `meldewerk_transports::script::json` reads and writes it.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // describes a body read and written by the script's own JSON functions
 pub(crate) struct Script {
-    /// The rules, first match per phase wins.
+    /// The rules, first match per phase wins; absent: none.
+    #[schema(required = false)]
     rules: Vec<ScriptRule>,
     /// Share of deliveries no rule decided that get a transient fault.
-    #[schema(minimum = 0.0, maximum = 1.0, default = 0.0)]
+    #[schema(minimum = 0.0, maximum = 1.0, default = 0.0, required = false)]
     transient_rate: f64,
 }
 
 /// One rule of a [`Script`]: which calls it applies to, how often, and what it does. The members
 /// after `kind` apply to the kinds their descriptions name; any other is refused.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // describes a body read and written by the script's own JSON functions
 pub(crate) struct ScriptRule {
     /// What the rule does.
@@ -264,14 +304,16 @@ pub(crate) struct ScriptRule {
     #[schema(minimum = 1, maximum = 1_000_000)]
     count: Option<u32>,
     /// Only deliveries of this module (`birthnotice`).
-    #[schema(max_length = 32)]
+    #[schema(min_length = 1, max_length = 32, nullable = false)]
     module: Option<String>,
     /// Only deliveries of this report id.
-    #[schema(max_length = 128)]
+    #[schema(min_length = 1, max_length = 128, nullable = false)]
     report_id: Option<String>,
     /// Only this call.
+    #[schema(nullable = false)]
     call: Option<RuleCall>,
     /// Only mailbox calls naming this message.
+    #[schema(min_length = 1, nullable = false)]
     message_id: Option<String>,
     /// `latency`: the fixed delay in milliseconds.
     ms: Option<u64>,

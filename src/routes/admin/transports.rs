@@ -43,11 +43,10 @@ fn read_query(pairs: &[(String, String)]) -> Result<ReceivedQuery, Vec<String>> 
                     "since must be an RFC 3339 time such as 2026-11-20T10:15:00Z, not {value:?}"
                 )),
             },
-            "after" => match value.parse() {
-                Ok(after) => query.after = Some(after),
-                Err(_) => {
-                    errors.push("after must be a sequence number (the next of a page)".into())
-                }
+            // Sequence numbers stay within what the document says (`int64`).
+            "after" => match value.parse::<i64>() {
+                Ok(after) if after >= 0 => query.after = Some(after as u64),
+                _ => errors.push("after must be a sequence number (the next of a page)".into()),
             },
             "limit" => match value.parse() {
                 Ok(limit) if (1..=MAX_PAGE).contains(&limit) => query.limit = limit,
@@ -71,7 +70,7 @@ fn read_query(pairs: &[(String, String)]) -> Result<ReceivedQuery, Vec<String>> 
         ("module" = Option<String>, Query, description = "Only messages of this module."),
         ("report" = Option<String>, Query, description = "Only messages of this report id."),
         ("since" = Option<String>, Query, format = DateTime, description = "Only messages received since."),
-        ("after" = Option<u64>, Query, description = "The `next` of the previous page."),
+        ("after" = Option<i64>, Query, minimum = 0, description = "The `next` of the previous page."),
         ("limit" = Option<usize>, Query, minimum = 1, maximum = 1000, description = "At most this many; 100 when absent."),
     ),
     responses(

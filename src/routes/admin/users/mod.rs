@@ -103,7 +103,7 @@ pub async fn add_user(
 /// Sets a user's password from `{"password"}`: 204. Every memento, magic link and session made
 /// under the old password stops working at once. 404 for an unknown user, 400 for a weak password.
 #[utoipa::path(
-    params(("name" = String, Path, description = "The user's login name.")),
+    params(("name" = String, Path, pattern = "^[A-Za-z0-9._-]+$", min_length = 1, max_length = 64, description = "The user's login name.")),
     request_body = NewPassword,
     responses(
         (status = 204, description = "Changed; what was made under the old password stops working."),
@@ -144,7 +144,7 @@ pub async fn change_password(
 /// Sets the address of a user's notices from `{"email": "name@example.org"}`, or removes it
 /// with `{"email": null}`: 204. 404 for an unknown user, 400 for an address SMTP cannot take.
 #[utoipa::path(
-    params(("name" = String, Path, description = "The user's login name.")),
+    params(("name" = String, Path, pattern = "^[A-Za-z0-9._-]+$", min_length = 1, max_length = 64, description = "The user's login name.")),
     request_body = NewEmail,
     responses(
         (status = 204, description = "Set or removed."),
@@ -203,7 +203,7 @@ async fn read_setting(
 /// `{"customer": null}`: 204. The customer's scope decides which facilities the user's reports
 /// may name; a user without a customer may name none. 404 for an unknown user.
 #[utoipa::path(
-    params(("name" = String, Path, description = "The user's login name.")),
+    params(("name" = String, Path, pattern = "^[A-Za-z0-9._-]+$", min_length = 1, max_length = 64, description = "The user's login name.")),
     request_body = NewCustomer,
     responses(
         (status = 204, description = "Set or removed."),
@@ -247,7 +247,7 @@ pub async fn set_customer(
 /// integrator whose configuration issues no tokens: its memento answers carry
 /// `"magicLink": null`) or `{"magicLinks": true}`: 204. 404 for an unknown user.
 #[utoipa::path(
-    params(("name" = String, Path, description = "The user's login name.")),
+    params(("name" = String, Path, pattern = "^[A-Za-z0-9._-]+$", min_length = 1, max_length = 64, description = "The user's login name.")),
     request_body = MagicLinks,
     responses(
         (status = 204, description = "Set."),
@@ -289,7 +289,7 @@ pub async fn set_magic_links(
 /// Removes a user: 204; their sessions and links stop working at once, their reports stay.
 /// 404 for an unknown user.
 #[utoipa::path(
-    params(("name" = String, Path, description = "The user's login name.")),
+    params(("name" = String, Path, pattern = "^[A-Za-z0-9._-]+$", min_length = 1, max_length = 64, description = "The user's login name.")),
     responses(
         (status = 204, description = "Removed; their reports stay."),
         (status = 400, description = "The path names no valid user name.", body = Errors),
@@ -317,7 +317,7 @@ pub async fn remove_user(
 /// the body is empty (or `pkcs8` is null). 201 `{"algorithm": "Ed25519", "publicKey": "<base64>"}`;
 /// the user's notices dispatched from now on are sealed. 404 unknown user, 400 invalid key.
 #[utoipa::path(
-    params(("name" = String, Path, description = "The user's login name.")),
+    params(("name" = String, Path, pattern = "^[A-Za-z0-9._-]+$", min_length = 1, max_length = 64, description = "The user's login name.")),
     request_body(content = Option<SealKey>, description = "The key, or nothing for a new one."),
     responses(
         (status = 201, description = "Deposited.", body = SealDeposited),

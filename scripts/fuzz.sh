@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the fuzz targets of fuzz/ (docs/testing.md, "Fuzzing") for MELDEWERK_FUZZ_SECONDS each
+# Runs the fuzz targets of fuzz/ (docs/testing.md, "Fuzzing") for FUZZ_SECONDS each
 # (default 60; 0 skips), two at a time on CI's two cores. Needs a nightly toolchain and
 # cargo-fuzz (installed here, pinned); without either it prints a note and skips. A crash or a
 # target that does not build exits 1, naming the crashing input. Names of targets as arguments
@@ -7,10 +7,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-seconds="${MELDEWERK_FUZZ_SECONDS:-60}"
+seconds="${FUZZ_SECONDS:-60}"
 CARGO_FUZZ_VERSION=0.13.1
 if [ "$seconds" = 0 ]; then
-  echo "fuzz: skipped (MELDEWERK_FUZZ_SECONDS=0)"
+  echo "fuzz: skipped (FUZZ_SECONDS=0)"
   exit 0
 fi
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then

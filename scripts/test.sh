@@ -75,11 +75,11 @@ if [ -n "${CI:-}" ]; then
 fi
 
 # The whole suite (no arguments) ends with a short run of every fuzz target (scripts/fuzz.sh;
-# MELDEWERK_FUZZ_SECONDS=0 skips it). Its build (cargo-fuzz and the targets, some 10 CPU
+# FUZZ_SECONDS=0 skips it). Its build (cargo-fuzz and the targets, some 10 CPU
 # minutes cold) runs at the lowest priority while the tests run: they mostly wait on servers,
 # browsers and timers, and the build takes the cycles they leave.
 fuzzing=""
-if [ $# -eq 0 ] && [ "${MELDEWERK_FUZZ_SECONDS:-60}" != 0 ]; then
+if [ $# -eq 0 ] && [ "${FUZZ_SECONDS:-60}" != 0 ]; then
   fuzzing=yes
   cargo test --workspace --no-run --quiet
   mkdir -p target

@@ -198,8 +198,28 @@ fn path_and_query_values_that_do_not_parse_answer_in_the_error_shape() {
         answer(server.admin_get("/admin/api/v1/jobs?limit=0")),
         (
             400,
-            json,
+            json.clone(),
             json!({"errors": ["limit must be from 1 to 1000"]})
         )
     );
+    // Sequence numbers end where the store's do (int64), as the document says; one past is
+    // refused rather than answered with an empty page.
+    for path in ["/admin/api/v1/jobs", "/admin/api/v1/audit"] {
+        assert_eq!(
+            answer(server.admin_get(&format!("{path}?after=9223372036854775808"))),
+            (
+                400,
+                json.clone(),
+                json!({"errors": ["after must be from 0 to 9223372036854775807"]})
+            ),
+            "{path}"
+        );
+        assert_eq!(
+            server
+                .admin_get(&format!("{path}?after=9223372036854775807"))
+                .status(),
+            200,
+            "{path}"
+        );
+    }
 }

@@ -43,7 +43,7 @@ fn schemathesis(server: &Server, document: &str, paths: &str, auth: &str) -> Res
         env!("CARGO_MANIFEST_DIR"),
         "/tests/schemathesis/schemathesis.toml"
     );
-    let seed = std::env::var("MELDEWERK_SCHEMATHESIS_SEED").unwrap_or_else(|_| "1".into());
+    let seed = std::env::var("SCHEMATHESIS_SEED").unwrap_or_else(|_| "1".into());
     // Its cache of found failures goes to a directory of the run, not into the source tree.
     let scratch = tempfile::tempdir().unwrap();
     let output = Command::new("python3")
@@ -118,6 +118,22 @@ fn the_service_routes_are_as_the_combined_document_says() {
     // Health, metrics, the magic link, `/bal/`, login and logout, and the documents.
     let paths = "^/(healthz|readyz|metrics|mtl/|bal|login|logout|api-docs/)";
     if let Err(failure) = schemathesis(&server, "/api-docs/openapi.json", paths, &auth) {
+        panic!("{failure}");
+    }
+}
+
+#[test]
+fn the_operator_api_is_as_the_combined_document_says() {
+    let (_dir, server) = server();
+    let (name, password) = common::OPERATOR;
+    // The operator API and the simulated transports' operator routes, with the operator's
+    // credentials (the dashboard's HTML pages are left to the browser journeys).
+    if let Err(failure) = schemathesis(
+        &server,
+        "/api-docs/openapi.json",
+        "^/admin/api/v1/",
+        &format!("{name}:{password}"),
+    ) {
         panic!("{failure}");
     }
 }

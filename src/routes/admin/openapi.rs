@@ -196,7 +196,7 @@ pub(crate) struct AddressBody {
 #[allow(dead_code)] // describes a body the handler reads member by member
 pub(crate) struct ScopeBody {
     /// The institution codes the customer's users may report for, each once; `[]` clears it.
-    iks: Vec<meldewerk_storage::Ik>,
+    iks: std::collections::BTreeSet<meldewerk_storage::Ik>,
 }
 
 /// `PUT /admin/api/v1/certificates/{bsnr}/{environment}`.

@@ -181,3 +181,199 @@ impl FromRequest for Operator {
         ready(operator_of(req))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use actix_web::body::MessageBody;
+    use actix_web::test::TestRequest;
+    use base64::Engine as _;
+
+    use super::*;
+
+    const SECRET: [u8; 32] = [9; 32];
+
+    fn credentials(password: Option<&str>, allowance: u32) -> OperatorCredentials {
+        let limiter = FailedLoginLimiter::new(allowance, 1000, Duration::from_secs(60));
+        OperatorCredentials::new("operator", password, &SECRET, limiter)
+    }
+
+    fn basic(user: &str, password: &str) -> String {
+        let encoded =
+            base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        format!("Basic {encoded}")
+    }
+
+    /// What `Operator` makes of a request from 192.0.2.1 with `authorization`.
+    fn operator(
+        expected: &web::Data<OperatorCredentials>,
+        authorization: Option<&str>,
+    ) -> Result<String, NotOperator> {
+        let mut request = TestRequest::default()
+            .app_data(expected.clone())
+            .peer_addr("192.0.2.1:4000".parse().unwrap());
+        if let Some(value) = authorization {
+            request = request.insert_header((header::AUTHORIZATION, value));
+        }
+        operator_of(&request.to_http_request()).map(|Operator(name)| name)
+    }
+
+    #[test]
+    fn only_the_configured_name_and_password_match() {
+        let expected = credentials(Some("secret"), 100);
+        assert!(expected.matches("operator", "secret"));
+        assert!(!expected.matches("operator", "Secret"));
+        assert!(!expected.matches("Operator", "secret"));
+        assert!(!expected.matches("operator", ""));
+        // The name's length is part of what is signed: no moving characters across the colon.
+        let joined = OperatorCredentials::new(
+            "ab",
+            Some("c"),
+            &SECRET,
+            FailedLoginLimiter::new(100, 100, Duration::from_secs(60)),
+        );
+        assert!(joined.matches("ab", "c"));
+        assert!(!joined.matches("a", "bc"));
+        // Without a password nobody is an operator, not even with an empty one.
+        let nobody = credentials(None, 100);
+        assert!(!nobody.matches("operator", ""));
+        assert_eq!(nobody.csrf_token(), None);
+        assert!(!nobody.csrf_matches(""));
+    }
+
+    #[test]
+    fn the_csrf_token_is_bound_to_the_credentials_and_the_secret() {
+        let expected = credentials(Some("secret"), 100);
+        let token = expected.csrf_token().unwrap();
+        assert_eq!(Some(token.clone()), expected.csrf_token());
+        assert!(expected.csrf_matches(&token));
+        assert!(!expected.csrf_matches(&token[1..]));
+        assert!(!expected.csrf_matches("not base64!"));
+        assert!(!expected.csrf_matches(""));
+        // Another password, or another secret, makes other tokens.
+        let other = credentials(Some("other"), 100);
+        assert_ne!(other.csrf_token().unwrap(), token);
+        assert!(!other.csrf_matches(&token));
+        let elsewhere = OperatorCredentials::new(
+            "operator",
+            Some("secret"),
+            &[8; 32],
+            FailedLoginLimiter::new(100, 100, Duration::from_secs(60)),
+        );
+        assert!(!elsewhere.csrf_matches(&token));
+        // It is not the credentials' own tag.
+        let tag = hmac::sign(
+            &expected.key,
+            &OperatorCredentials::message("operator", "secret"),
+        );
+        let tag = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(tag.as_ref());
+        assert!(!expected.csrf_matches(&tag));
+    }
+
+    #[test]
+    fn requests_are_admitted_with_the_credentials_and_refused_after_the_allowance() {
+        let expected = web::Data::new(credentials(Some("secret"), 2));
+        let right = basic("operator", "secret");
+        assert_eq!(operator(&expected, Some(&right)).unwrap(), "operator");
+        assert!(matches!(
+            operator(&expected, None),
+            Err(NotOperator::Unauthorized)
+        ));
+        assert!(matches!(
+            operator(&expected, Some("Bearer secret")),
+            Err(NotOperator::Unauthorized)
+        ));
+        let wrong = basic("operator", "guess");
+        for _ in 0..2 {
+            assert!(matches!(
+                operator(&expected, Some(&wrong)),
+                Err(NotOperator::Unauthorized)
+            ));
+        }
+        // The allowance is used up: refused, the right password included, before it is looked at.
+        let Err(NotOperator::TooManyAttempts { retry_after_secs }) =
+            operator(&expected, Some(&basic("operator", "secret")))
+        else {
+            panic!("the third attempt is refused");
+        };
+        assert!((1..=60).contains(&retry_after_secs), "{retry_after_secs}");
+        // No credentials in the application: nobody is an operator.
+        let bare = TestRequest::default()
+            .insert_header((header::AUTHORIZATION, right.as_str()))
+            .to_http_request();
+        assert!(matches!(operator_of(&bare), Err(NotOperator::Unauthorized)));
+    }
+
+    #[test]
+    fn a_success_makes_the_address_known_for_the_name() {
+        let limiter = FailedLoginLimiter::new(1, 1000, Duration::from_secs(60));
+        let address: Option<IpAddr> = Some("192.0.2.7".parse().unwrap());
+        admit(&limiter, "operator", address, || true).unwrap();
+        // The name is blocked by a guess from elsewhere; the known address keeps its access.
+        let elsewhere: Option<IpAddr> = Some("198.51.100.1".parse().unwrap());
+        assert!(matches!(
+            admit(&limiter, "operator", elsewhere, || false),
+            Err(NotOperator::Unauthorized)
+        ));
+        assert!(limiter.blocked("operator", elsewhere).is_some());
+        admit(&limiter, "operator", address, || true).unwrap();
+    }
+
+    fn body(error: &NotOperator) -> (u16, Option<String>, Option<String>, String) {
+        let response = error.error_response();
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .map(|v: &HeaderValue| v.to_str().unwrap().to_owned())
+        };
+        let (challenge, retry) = (
+            header(header::WWW_AUTHENTICATE),
+            header(header::RETRY_AFTER),
+        );
+        assert_eq!(response.status(), error.status_code());
+        let bytes = response.into_body().try_into_bytes().unwrap();
+        (
+            error.status_code().as_u16(),
+            challenge,
+            retry,
+            String::from_utf8(bytes.to_vec()).unwrap(),
+        )
+    }
+
+    #[test]
+    fn refusals_answer_with_a_challenge_or_a_wait() {
+        assert_eq!(
+            body(&NotOperator::Unauthorized),
+            (
+                401,
+                Some("Basic realm=\"meldewerk operators\"".into()),
+                None,
+                r#"{"errors":["operator credentials required"]}"#.into()
+            )
+        );
+        assert_eq!(
+            body(&NotOperator::TooManyAttempts {
+                retry_after_secs: 7
+            }),
+            (
+                429,
+                None,
+                Some("7".into()),
+                r#"{"errors":["too many failed logins; try again in 7 seconds"]}"#.into()
+            )
+        );
+        assert_eq!(
+            NotOperator::Unauthorized.to_string(),
+            "operator credentials required"
+        );
+        assert_eq!(
+            NotOperator::TooManyAttempts {
+                retry_after_secs: 7
+            }
+            .to_string(),
+            "too many failed operator logins"
+        );
+    }
+}

@@ -230,10 +230,243 @@ impl FromRequest for ApiUser {
 
 #[cfg(test)]
 mod tests {
+    use actix_web::body::MessageBody;
+    use actix_web::test::TestRequest;
+    use meldewerk_storage::SledStore;
+
     use super::*;
+    use crate::accounts::{Accounts, Password, UserName};
 
     fn encoded(credentials: &str) -> String {
         base64::engine::general_purpose::STANDARD.encode(credentials)
+    }
+
+    const PASSWORD: &str = "correct horse";
+
+    fn address(text: &str) -> Option<IpAddr> {
+        Some(text.parse().unwrap())
+    }
+
+    /// A verifier over a store holding user `alice`, allowing `allowance` failures a minute
+    /// per user name.
+    async fn verifier(allowance: u32) -> (tempfile::TempDir, Arc<dyn Store>, CredentialVerifier) {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(SledStore::open(&dir.path().join("db")).unwrap());
+        let master = Arc::new(MasterKey::load_or_create(dir.path(), None).unwrap());
+        let hasher = PasswordHasher::new(64, 1).unwrap();
+        Accounts::new(store.clone(), master.clone(), hasher.clone())
+            .add(
+                &UserName::parse("alice").unwrap(),
+                Password::parse(PASSWORD).unwrap(),
+                None,
+                None,
+            )
+            .await
+            .unwrap();
+        let settings = SecuritySettings {
+            failed_logins_per_user_per_minute: allowance,
+            ..SecuritySettings::default()
+        };
+        let verifier = CredentialVerifier::new(store.clone(), hasher, &master, &settings).unwrap();
+        (dir, store, verifier)
+    }
+
+    #[actix_web::test]
+    async fn the_right_password_admits_and_a_remembered_one_admits_only_itself() {
+        let (_dir, store, verifier) = verifier(100).await;
+        let here = address("192.0.2.1");
+        assert!(matches!(
+            verifier.verify("alice", "wrong horse", here).await,
+            Err(AuthFailure::Unauthorized)
+        ));
+        assert!(matches!(
+            verifier.verify("bob", PASSWORD, here).await,
+            Err(AuthFailure::Unauthorized)
+        ));
+        let record = verifier.verify("alice", PASSWORD, here).await.unwrap();
+        assert_eq!(record.name, "alice");
+        // Now remembered, under a tag of name, password and stored hash together.
+        let tag = verifier.cache_tag("alice", PASSWORD, &record.password_hash);
+        assert!(verifier.cached(&tag));
+        assert_eq!(
+            verifier.verify("alice", PASSWORD, here).await.unwrap().name,
+            "alice"
+        );
+        for (user, password) in [("alice", "wrong horse"), ("alice", ""), ("bob", PASSWORD)] {
+            assert!(
+                matches!(
+                    verifier.verify(user, password, here).await,
+                    Err(AuthFailure::Unauthorized)
+                ),
+                "{user}:{password}"
+            );
+        }
+        assert_ne!(
+            tag,
+            verifier.cache_tag("alic", &format!("e{PASSWORD}"), &record.password_hash)
+        );
+        assert_ne!(tag, verifier.cache_tag("alice", PASSWORD, "another hash"));
+        assert!(!verifier.cached(&verifier.cache_tag(
+            "alice",
+            "wrong horse",
+            &record.password_hash
+        )));
+        drop(store);
+    }
+
+    #[actix_web::test]
+    async fn failures_block_the_name_even_for_the_right_password_until_the_allowance_refills() {
+        let (_dir, _store, verifier) = verifier(2).await;
+        let here = address("192.0.2.1");
+        for _ in 0..2 {
+            assert!(matches!(
+                verifier.verify("alice", "wrong horse", here).await,
+                Err(AuthFailure::Unauthorized)
+            ));
+        }
+        let Err(AuthFailure::TooManyAttempts { retry_after_secs }) =
+            verifier.verify("alice", PASSWORD, here).await
+        else {
+            panic!("blocked after the allowance");
+        };
+        assert!((1..=60).contains(&retry_after_secs), "{retry_after_secs}");
+        // Unknown names are counted too.
+        for _ in 0..2 {
+            assert!(matches!(
+                verifier.verify("bob", "guess", here).await,
+                Err(AuthFailure::Unauthorized)
+            ));
+        }
+        assert!(matches!(
+            verifier.verify("bob", "guess", here).await,
+            Err(AuthFailure::TooManyAttempts { .. })
+        ));
+    }
+
+    #[actix_web::test]
+    async fn addresses_that_logged_in_keep_their_access_while_the_name_is_guessed_elsewhere() {
+        let (_dir, _store, verifier) = verifier(1).await;
+        // The first login checks the password; the second is answered from the cache. Both
+        // make their address known for the name.
+        verifier
+            .verify("alice", PASSWORD, address("192.0.2.1"))
+            .await
+            .unwrap();
+        verifier
+            .verify("alice", PASSWORD, address("192.0.2.2"))
+            .await
+            .unwrap();
+        assert!(verifier
+            .verify("alice", "guess", address("198.51.100.9"))
+            .await
+            .is_err());
+        assert!(matches!(
+            verifier
+                .verify("alice", PASSWORD, address("198.51.100.9"))
+                .await,
+            Err(AuthFailure::TooManyAttempts { .. })
+        ));
+        for known in ["192.0.2.1", "192.0.2.2"] {
+            assert!(
+                verifier
+                    .verify("alice", PASSWORD, address(known))
+                    .await
+                    .is_ok(),
+                "{known}"
+            );
+        }
+    }
+
+    #[actix_web::test]
+    async fn the_extractor_answers_the_user_or_a_challenge() {
+        let (_dir, _store, verifier) = verifier(100).await;
+        let verifier = web::Data::new(verifier);
+        let request = |authorization: Option<String>| {
+            let mut request = TestRequest::default()
+                .app_data(verifier.clone())
+                .peer_addr("192.0.2.1:4000".parse().unwrap());
+            if let Some(value) = authorization {
+                request = request.insert_header((header::AUTHORIZATION, value));
+            }
+            request.to_http_request()
+        };
+        let req = request(Some(format!(
+            "Basic {}",
+            encoded(&format!("alice:{PASSWORD}"))
+        )));
+        let ApiUser(record) = ApiUser::extract(&req).await.unwrap();
+        assert_eq!(record.name, "alice");
+        for authorization in [
+            None,
+            Some(format!("Basic {}", encoded("alice:wrong horse"))),
+        ] {
+            let req = request(authorization.clone());
+            let Err(BasicRejection(failure)) = ApiUser::extract(&req).await else {
+                panic!("{authorization:?} is refused");
+            };
+            assert!(
+                matches!(failure, AuthFailure::Unauthorized),
+                "{authorization:?}"
+            );
+        }
+    }
+
+    fn answer(failure: AuthFailure) -> (u16, Option<String>, Option<String>, String) {
+        let rejection = BasicRejection(failure);
+        let response = rejection.error_response();
+        assert_eq!(response.status(), rejection.status_code());
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .map(|v: &HeaderValue| v.to_str().unwrap().to_owned())
+        };
+        let (challenge, retry) = (
+            header(header::WWW_AUTHENTICATE),
+            header(header::RETRY_AFTER),
+        );
+        let status = response.status().as_u16();
+        let body = response.into_body().try_into_bytes().unwrap();
+        (
+            status,
+            challenge,
+            retry,
+            String::from_utf8(body.to_vec()).unwrap(),
+        )
+    }
+
+    #[test]
+    fn refusals_answer_as_the_contract_says() {
+        assert_eq!(
+            answer(AuthFailure::Unauthorized),
+            (
+                401,
+                Some("Basic realm=\"meldewerk\", charset=\"UTF-8\"".into()),
+                None,
+                String::new()
+            )
+        );
+        assert_eq!(
+            answer(AuthFailure::TooManyAttempts {
+                retry_after_secs: 9
+            }),
+            (
+                429,
+                None,
+                Some("9".into()),
+                r#"{"errors":["too many failed logins; try again in 9 seconds"]}"#.into()
+            )
+        );
+        let (status, _, _, _) = answer(AuthFailure::Unavailable("disk full".into()));
+        assert_eq!(status, 503);
+        assert_eq!(
+            answer(AuthFailure::Internal("broken".into())),
+            (500, None, None, r#"{"errors":["internal error"]}"#.into())
+        );
+        assert_eq!(
+            BasicRejection(AuthFailure::Unauthorized).to_string(),
+            "missing or invalid credentials"
+        );
     }
 
     #[test]

@@ -254,6 +254,109 @@ mod tests {
     }
 
     #[test]
+    fn a_session_lives_while_used_and_ends_when_idle_or_ended() {
+        let idle = Duration::from_secs(1);
+        let sessions = Sessions::with_capacity(idle, false, 100);
+        let one = sessions.create("klinik", "key-1").value().to_string();
+        let two = sessions.create("praxis", "key-2").value().to_string();
+        assert_ne!(one, two);
+        let session = sessions.touch(&one).unwrap();
+        assert_eq!(
+            (session.username.as_str(), session.key_id.as_str()),
+            ("klinik", "key-1")
+        );
+        assert_eq!(sessions.touch(&two).unwrap().username, "praxis");
+        assert_ne!(session.csrf, sessions.touch(&two).unwrap().csrf);
+        assert_eq!(
+            session.csrf,
+            sessions.touch(&one).unwrap().csrf,
+            "one token per session"
+        );
+        assert!(sessions.touch("not a session").is_none());
+        // Ending one leaves the other.
+        sessions.end(&two);
+        assert!(sessions.touch(&two).is_none());
+        assert!(sessions.touch(&one).is_some());
+        // Use keeps a session alive past its idle time; idleness ends it, and it stays ended.
+        // (Over twice the idle time in all, each touch well within it.)
+        for _ in 0..3 {
+            std::thread::sleep(idle * 7 / 10);
+            assert!(sessions.touch(&one).is_some());
+        }
+        std::thread::sleep(idle * 3 / 2);
+        assert!(sessions.touch(&one).is_none());
+        assert_eq!(count(&sessions), 0, "the idle one is dropped when met");
+    }
+
+    #[test]
+    fn the_cookie_is_for_scripts_nowhere_and_secure_when_asked() {
+        for secure in [false, true] {
+            let sessions = Sessions::with_capacity(Duration::from_secs(60), secure, 100);
+            let cookie = sessions.create("klinik", "k");
+            assert_eq!(cookie.name(), COOKIE_NAME);
+            assert_eq!(cookie.value().len(), 43, "32 random bytes, base64url");
+            assert_eq!(cookie.path(), Some("/"));
+            assert_eq!(cookie.http_only(), Some(true));
+            assert_eq!(cookie.same_site(), Some(SameSite::Lax));
+            assert_eq!(cookie.secure(), Some(secure));
+            let removal = sessions.removal_cookie();
+            assert_eq!((removal.name(), removal.value()), (COOKIE_NAME, ""));
+            assert_eq!(removal.max_age(), Some(time::Duration::ZERO));
+            assert_eq!(removal.path(), Some("/"));
+            assert_eq!(removal.secure(), Some(secure));
+        }
+        let response = NoSession.error_response();
+        assert_eq!(response.status(), 302);
+        assert_eq!(response.headers().get("location").unwrap(), "/login?error");
+        assert_eq!(response.headers().get("cache-control").unwrap(), "no-store");
+    }
+
+    #[actix_web::test]
+    async fn the_extractor_wants_a_live_session_of_a_user_whose_key_is_unchanged() {
+        use crate::accounts::{Accounts, Password, UserName};
+        use crate::crypto::{MasterKey, PasswordHasher};
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> =
+            Arc::new(meldewerk_storage::SledStore::open(&dir.path().join("db")).unwrap());
+        let master = Arc::new(MasterKey::load_or_create(dir.path(), None).unwrap());
+        let accounts = Accounts::new(store.clone(), master, PasswordHasher::new(64, 1).unwrap());
+        let name = UserName::parse("klinik").unwrap();
+        accounts
+            .add(&name, Password::parse("correct horse").unwrap(), None, None)
+            .await
+            .unwrap();
+        let key_id = store
+            .user("klinik")
+            .await
+            .unwrap()
+            .unwrap()
+            .memento_key
+            .key_id;
+        let sessions = web::Data::new(Sessions::with_capacity(Duration::from_secs(60), false, 100));
+        let request = |cookie: &Cookie<'static>| {
+            actix_web::test::TestRequest::default()
+                .app_data(sessions.clone())
+                .app_data(web::Data::new(store.clone()))
+                .cookie(cookie.clone())
+                .to_http_request()
+        };
+        let live = sessions.create("klinik", &key_id);
+        let user = SessionUser::extract(&request(&live)).await.unwrap();
+        assert_eq!(user.user.name, "klinik");
+        assert_eq!(user.session.key_id, key_id);
+        // Another key id (the password changed since), an unknown user, no live session.
+        let stale = sessions.create("klinik", "an older key");
+        let stranger = sessions.create("nobody", &key_id);
+        let forged = Cookie::new(COOKIE_NAME, "forged");
+        for cookie in [&stale, &stranger, &forged] {
+            assert!(
+                SessionUser::extract(&request(cookie)).await.is_err(),
+                "{cookie}"
+            );
+        }
+    }
+
+    #[test]
     fn expired_sessions_are_swept_before_the_cap() {
         let idle = Duration::from_millis(50);
         let sessions = Sessions::with_capacity(idle, false, 1_000_000);
@@ -261,7 +364,10 @@ mod tests {
             sessions.create("klinik", "k");
         }
         std::thread::sleep(idle * 2);
-        for _ in 10..SWEEP_EVERY {
+        // No pass over the map for one new session: the expired ones are still held.
+        sessions.create("klinik", "k");
+        assert_eq!(count(&sessions), 11);
+        for _ in 11..SWEEP_EVERY {
             sessions.create("klinik", "k");
         }
         // Without the sweep all 4,096 would still be held; the ten expired ones at least are gone

@@ -8,6 +8,8 @@
 #   scripts/mutants.sh                  every scope
 #   scripts/mutants.sh auth crypto      only these
 #   scripts/mutants.sh --list           the scopes and how many mutants each has
+#   scripts/mutants.sh auth -- --iterate  cargo-mutants' own options after `--` (here: retest
+#                                       only what the last run of the scope did not catch)
 #
 # Mutants are built in a copy of the tree (the first build of a scope there is a cold one);
 # MUTANTS_IN_PLACE=1 mutates this tree instead, reusing its build, and must not be combined
@@ -32,12 +34,23 @@ scope() {
       --file src/tokens.rs --file src/auth/basic.rs --file src/auth/cache.rs \
       --file src/auth/limiter.rs --file src/auth/session.rs --file src/auth/operator.rs ;;
     crypto) echo -p meldewerk --cargo-arg=--lib --file src/crypto.rs ;;
-    certificates) echo -p meldewerk-storage --cargo-arg=--test=certificates \
+    # Report consume and peek: the store's transaction, then the API's reading of `peek` and
+    # its answers (the latter only through the real server: api_contract).
+    results-store) echo -p meldewerk-storage --file storage/src/sled_store/store_impl.rs \
+      --re "consume_report|report_result|report_status" ;;
+    results-api) echo -p meldewerk --cargo-arg=--test=api_contract \
+      --file src/module_layer/reports.rs ;;
+    # The outbox's states: queued, attempted, rescheduled, delivered, failed, discarded.
+    outbox) echo -p meldewerk-storage \
+      --file storage/src/sled_store/queue.rs --file storage/src/sled_store/delivery.rs ;;
+    archive) echo -p meldewerk-xml --cargo-arg=--lib --cargo-arg=--test=xjustiz_archive \
+      --file xml/src/xjustiz/archive/names.rs --file xml/src/xjustiz/archive/mod.rs ;;
+    certificates) echo -p meldewerk-storage \
       --file storage/src/certificates.rs --file storage/src/sled_store/certificates.rs ;;
     *) return 1 ;;
   esac
 }
-SCOPES=(auth crypto certificates)
+SCOPES=(auth crypto results-store results-api outbox archive certificates)
 
 if [ "${1:-}" = --list ]; then
   for name in "${SCOPES[@]}"; do
@@ -47,7 +60,12 @@ if [ "${1:-}" = --list ]; then
   exit 0
 fi
 
-selected=("$@")
+selected=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+  selected+=("$1")
+  shift
+done
+[ "${1:-}" = -- ] && shift
 [ ${#selected[@]} -eq 0 ] && selected=("${SCOPES[@]}")
 where=()
 [ -n "${MUTANTS_IN_PLACE:-}" ] && where=(--in-place)
@@ -62,6 +80,6 @@ for name in "${selected[@]}"; do
   # tests run past 60 s (a loop that no longer ends) counts as caught by its timeout.
   # shellcheck disable=SC2086 # the scope's arguments are words
   cargo mutants "${where[@]}" --no-shuffle --timeout 60 --build-timeout 900 \
-    -o "target/mutants/$name" $args || status=1
+    -o "target/mutants/$name" $args "$@" || status=1
 done
 exit "$status"

@@ -76,6 +76,7 @@ for name in "${selected[@]}"; do
     exit 2
   fi
   echo "mutants: $name"
+  mkdir -p "target/mutants/$name"
   # The unmutated tree is checked first (a failing baseline stops the scope); a mutant whose
   # tests run past 60 s (a loop that no longer ends) counts as caught by its timeout.
   # shellcheck disable=SC2086 # the scope's arguments are words

@@ -90,3 +90,31 @@ async fn certificates_are_listed_by_site_test_first_and_survive_a_restart() {
     let store = reopen(&db);
     assert_eq!(store.certificates().await.unwrap(), deposited);
 }
+
+#[tokio::test]
+async fn a_damaged_record_is_refused_with_its_site_and_environment_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    {
+        let store = SledStore::open(&db).unwrap();
+        let record = certificate("123456789", Environment::Production, "a");
+        store.put_certificate(record).await.unwrap();
+    }
+    common::with_raw_db(&db, |raw| {
+        let tree = raw.open_tree("certificates").unwrap();
+        tree.insert(b"123456789\0production", b"{not json".as_slice())
+            .unwrap();
+    });
+    let store = reopen(&db);
+    let error = store
+        .certificate(&site("123456789"), Environment::Production)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("certificate 123456789/production"),
+        "{error}"
+    );
+    assert_eq!(Environment::Test.to_string(), "test");
+    assert_eq!(Environment::Production.to_string(), "production");
+}

@@ -152,6 +152,46 @@ mod tests {
     }
 
     #[test]
+    fn device_names_of_every_kind_are_prefixed_and_only_those() {
+        let names = safe_stored_names(&[
+            "COM1.txt",
+            "lpt9",
+            "Aux.log",
+            "nul",
+            "COM10.txt",
+            "COMA.txt",
+            "LPT.txt",
+            "CONSOLE",
+        ]);
+        assert_eq!(
+            names,
+            [
+                "_COM1.txt",
+                "_lpt9",
+                "_Aux.log",
+                "_nul",
+                "COM10.txt",
+                "COMA.txt",
+                "LPT.txt",
+                "CONSOLE"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_cut_name_ends_in_neither_a_dot_nor_a_space() {
+        // Cut after 96 characters (100 less the extension), which end in " .".
+        let name = format!("{} .{}.pdf", "a".repeat(94), "b".repeat(300));
+        assert_eq!(
+            safe_stored_names(&[name]),
+            [format!("{}.pdf", "a".repeat(94))]
+        );
+        // An extension longer than 16 characters is not kept.
+        let name = format!("{}.{}", "x".repeat(200), "y".repeat(20));
+        assert_eq!(safe_stored_names(&[name]), ["x".repeat(100)]);
+    }
+
+    #[test]
     fn overlong_names_keep_their_extension() {
         let long = format!("{}.pdf", "ä".repeat(300));
         let name = &safe_stored_names(&[long])[0];

@@ -397,6 +397,34 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_exactly_as_old_as_the_window_is_stale_when_room_is_made() {
+        let window = Duration::from_secs(60);
+        let known = KnownAddresses::new(window, 2);
+        let now = Instant::now();
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        known.remember("old", a, now);
+        known.remember("recent", a, now + window / 2);
+        // Full; the oldest entry is exactly a window old: it goes, the recent one stays.
+        known.remember("new", a, now + window);
+        assert!(known.contains("recent", a, now + window));
+        assert!(known.contains("new", a, now + window));
+    }
+
+    #[test]
+    fn a_block_that_ends_exactly_now_makes_room() {
+        let list = BlockList::new(1);
+        let now = Instant::now();
+        list.block("a", Duration::from_secs(10), now);
+        let end = now + Duration::from_secs(10);
+        list.block("b", Duration::from_secs(10), end);
+        assert!(list.remaining("b", end).is_some());
+        assert!(
+            list.remaining("anyone", end).is_none(),
+            "recorded, no overflow"
+        );
+    }
+
+    #[test]
     fn blocks_after_the_allowance_and_only_that_key() {
         let limiter = FailedLoginLimiter::new(3, 100, DAY);
         let addr: IpAddr = "127.0.0.1".parse().unwrap();
@@ -453,5 +481,24 @@ mod tests {
         let after = now + Duration::from_secs(31);
         assert!(list.remaining("d", after).is_none());
         assert!(list.remaining("a", after).is_some());
+    }
+
+    #[test]
+    fn an_overflow_counts_as_a_block_of_its_own() {
+        // One place, taken: the second block is the overflow alone, and must still be seen by
+        // the answer that takes no lock.
+        let list = BlockList::new(1);
+        let now = Instant::now();
+        list.block("a", Duration::from_secs(60), now);
+        list.block("b", Duration::from_secs(30), now);
+        assert!(!list.is_empty());
+        assert!(list.remaining("b", now).is_some());
+        assert!(list.remaining("anyone", now).is_some());
+        // The overflow ends before the recorded block.
+        let later = now + Duration::from_secs(31);
+        assert!(list.remaining("anyone", later).is_none());
+        assert!(list.remaining("a", later).is_some());
+        assert!(list.remaining("a", now + Duration::from_secs(61)).is_none());
+        assert!(list.is_empty());
     }
 }

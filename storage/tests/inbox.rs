@@ -243,3 +243,56 @@ async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_
     assert_eq!(report.status, ReportStatus::Failure);
     assert_eq!(report.receipt, None);
 }
+
+#[tokio::test]
+async fn a_batch_of_none_of_ours_still_moves_the_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(&dir.path().join("db")).unwrap();
+    delivered(&store, "one", "a", "r1").await;
+    for (batch, cursor) in [(vec![ack("not-ours")], "1"), (vec![], "2")] {
+        let finished = store
+            .record_acknowledgements("a", batch, Some(cursor.into()), Utc::now())
+            .await
+            .unwrap();
+        assert!(finished.is_empty());
+        assert_eq!(
+            store.inbox_cursor("a").await.unwrap().as_deref(),
+            Some(cursor)
+        );
+    }
+    // Without a cursor, nothing moves.
+    store
+        .record_acknowledgements("a", vec![], None, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(store.inbox_cursor("a").await.unwrap().as_deref(), Some("2"));
+    assert_eq!(store.outbox_len().await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn a_delivered_job_waits_without_the_error_of_an_earlier_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(&dir.path().join("db")).unwrap();
+    let job = prepared(&store, "once-failed").await;
+    let job = store.begin_attempt(&job).await.unwrap();
+    store
+        .reschedule(&job, Utc::now(), Some("connection refused".into()))
+        .await
+        .unwrap();
+    let job = store.job(job.id).await.unwrap().unwrap();
+    assert_eq!(job.last_error.as_deref(), Some("connection refused"));
+    let now = Utc::now();
+    store
+        .record_delivered(
+            &job,
+            "a",
+            Some("r1".into()),
+            now,
+            AfterDelivery::AwaitAck { resend_at: now },
+        )
+        .await
+        .unwrap();
+    let waiting = store.job(job.id).await.unwrap().unwrap();
+    assert_eq!(waiting.last_error, None);
+    assert_eq!(waiting.attempts, 0);
+}

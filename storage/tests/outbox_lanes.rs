@@ -238,3 +238,47 @@ async fn a_job_that_cannot_be_read_is_passed_over_and_the_others_are_found() {
     let due = store.due_jobs(Utc::now(), 10, &|_| false).await.unwrap();
     assert_eq!(ids(&due), ["heil", "tod"]);
 }
+
+#[tokio::test]
+async fn an_unreadable_job_of_an_earlier_layout_is_rekeyed_and_passed_over() {
+    let unlaned = |key: &[u8]| key[key.len() - 16..].to_vec();
+    let laned = |key: &[u8]| [&key[..1], &key[key.len() - 16..]].concat();
+    for (name, layout) in [
+        ("unlaned", &unlaned as &dyn Fn(&[u8]) -> Vec<u8>),
+        ("laned", &laned),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = reopen(dir.path());
+        let broken = store.dispatch_report(report("kaputt")).await.unwrap();
+        store.dispatch_report(report("heil")).await.unwrap();
+        drop(store);
+        let mut lane = 0;
+        with_raw_db(dir.path(), |db| {
+            let by_id = db.open_tree("outbox_by_id").unwrap();
+            let key = by_id.get(broken.id.to_be_bytes()).unwrap().unwrap();
+            lane = key[0];
+            db.open_tree("outbox")
+                .unwrap()
+                .insert(key, &b"{not json"[..])
+                .unwrap();
+        });
+        rewrite_outbox(dir.path(), layout);
+
+        let store = reopen(dir.path());
+        let due = store.due_jobs(Utc::now(), 10, &|_| false).await.unwrap();
+        assert_eq!(ids(&due), ["heil"], "{name}");
+        drop(store);
+        // Under the empty module name, in its lane (the first for a key without one), its
+        // index pointing at it.
+        with_raw_db(dir.path(), |db| {
+            let by_id = db.open_tree("outbox_by_id").unwrap();
+            let key = by_id.get(broken.id.to_be_bytes()).unwrap().unwrap();
+            let expected_lane = if name == "laned" { lane } else { 0 };
+            assert_eq!(&key[..2], &[expected_lane, 0], "{name}");
+            assert_eq!(key.len(), 18, "{name}");
+            assert!(key.ends_with(&broken.id.to_be_bytes()), "{name}");
+            let outbox = db.open_tree("outbox").unwrap();
+            assert_eq!(outbox.get(&key).unwrap().unwrap().as_ref(), b"{not json");
+        });
+    }
+}

@@ -249,7 +249,8 @@ async fn an_unreadable_job_of_an_earlier_layout_is_rekeyed_and_passed_over() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let store = reopen(dir.path());
-        let broken = store.dispatch_report(report("kaputt")).await.unwrap();
+        // Waiting for its acknowledgement: a lane other than the first.
+        let broken = waiting(&store, "kaputt", Utc::now() - Duration::hours(1)).await;
         store.dispatch_report(report("heil")).await.unwrap();
         drop(store);
         let mut lane = 0;
@@ -257,6 +258,7 @@ async fn an_unreadable_job_of_an_earlier_layout_is_rekeyed_and_passed_over() {
             let by_id = db.open_tree("outbox_by_id").unwrap();
             let key = by_id.get(broken.id.to_be_bytes()).unwrap().unwrap();
             lane = key[0];
+            assert_ne!(lane, 0);
             db.open_tree("outbox")
                 .unwrap()
                 .insert(key, &b"{not json"[..])

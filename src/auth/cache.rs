@@ -77,4 +77,32 @@ mod tests {
         assert!(cache.contains(&[2; 32], later));
         assert!(cache.contains(&[3; 32], later));
     }
+
+    #[test]
+    fn an_entry_exactly_a_ttl_old_makes_room() {
+        let start = Instant::now();
+        let mut cache = CredentialCache::new(Duration::from_secs(10), 2);
+        cache.insert([1; 32], start);
+        cache.insert([2; 32], start + Duration::from_secs(5));
+        let at = start + Duration::from_secs(10);
+        cache.insert([3; 32], at);
+        assert!(cache.contains(&[2; 32], at), "kept: [1] made the room");
+        assert!(cache.contains(&[3; 32], at));
+    }
+
+    #[test]
+    fn a_cache_full_of_live_entries_starts_over_rather_than_grow() {
+        let start = Instant::now();
+        let mut cache = CredentialCache::new(Duration::from_secs(300), 2);
+        cache.insert([1; 32], start);
+        cache.insert([2; 32], start);
+        cache.insert([3; 32], start);
+        assert_eq!(cache.entries.len(), 1);
+        assert!(!cache.contains(&[1; 32], start));
+        assert!(!cache.contains(&[2; 32], start));
+        assert!(cache.contains(&[3; 32], start));
+        // Below the bound nothing is forgotten.
+        cache.insert([4; 32], start);
+        assert!(cache.contains(&[3; 32], start) && cache.contains(&[4; 32], start));
+    }
 }

@@ -561,6 +561,21 @@ mod tests {
     }
 
     #[test]
+    fn a_master_key_file_that_cannot_be_read_is_an_error_and_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("master.key")).unwrap();
+        let Err(CryptoError::MasterKeyFile { path, reason }) =
+            MasterKey::load_or_create(dir.path(), None)
+        else {
+            panic!("an unreadable key file is an error");
+        };
+        assert!(path.ends_with("master.key"), "{path}");
+        // The reading failed, not an attempt to write a new key over it.
+        assert!(reason.contains("directory"), "{reason}");
+        assert!(dir.path().join("master.key").is_dir());
+    }
+
+    #[test]
     fn derived_secrets_differ_by_purpose_and_master_key_and_are_stable() {
         let dir = tempfile::tempdir().unwrap();
         let master = MasterKey::load_or_create(dir.path(), None).unwrap();

@@ -230,7 +230,6 @@ impl FromRequest for ApiUser {
 
 #[cfg(test)]
 mod tests {
-    use actix_web::body::MessageBody;
     use actix_web::test::TestRequest;
     use meldewerk_storage::SledStore;
 
@@ -412,27 +411,7 @@ mod tests {
     }
 
     fn answer(failure: AuthFailure) -> (u16, Option<String>, Option<String>, String) {
-        let rejection = BasicRejection(failure);
-        let response = rejection.error_response();
-        assert_eq!(response.status(), rejection.status_code());
-        let header = |name| {
-            response
-                .headers()
-                .get(name)
-                .map(|v: &HeaderValue| v.to_str().unwrap().to_owned())
-        };
-        let (challenge, retry) = (
-            header(header::WWW_AUTHENTICATE),
-            header(header::RETRY_AFTER),
-        );
-        let status = response.status().as_u16();
-        let body = response.into_body().try_into_bytes().unwrap();
-        (
-            status,
-            challenge,
-            retry,
-            String::from_utf8(body.to_vec()).unwrap(),
-        )
+        crate::auth::refusal(&BasicRejection(failure))
     }
 
     #[test]

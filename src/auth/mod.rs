@@ -44,3 +44,33 @@ impl From<meldewerk_storage::StoreError> for AuthFailure {
         }
     }
 }
+
+/// What a test sees of a refusal: its status (checked against `status_code`), its challenge
+/// (`WWW-Authenticate`), its `Retry-After` and its body.
+#[cfg(test)]
+pub(crate) fn refusal(
+    error: &impl actix_web::ResponseError,
+) -> (u16, Option<String>, Option<String>, String) {
+    use actix_web::body::MessageBody;
+    use actix_web::http::header;
+    let response = error.error_response();
+    assert_eq!(response.status(), error.status_code());
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .map(|v: &header::HeaderValue| v.to_str().unwrap().to_owned())
+    };
+    let (challenge, retry) = (
+        header(header::WWW_AUTHENTICATE),
+        header(header::RETRY_AFTER),
+    );
+    let status = response.status().as_u16();
+    let body = response.into_body().try_into_bytes().unwrap();
+    (
+        status,
+        challenge,
+        retry,
+        String::from_utf8(body.to_vec()).unwrap(),
+    )
+}

@@ -186,11 +186,11 @@ impl FromRequest for Operator {
 mod tests {
     use std::time::Duration;
 
-    use actix_web::body::MessageBody;
     use actix_web::test::TestRequest;
     use base64::Engine as _;
 
     use super::*;
+    use crate::auth::refusal;
 
     const SECRET: [u8; 32] = [9; 32];
 
@@ -320,32 +320,10 @@ mod tests {
         admit(&limiter, "operator", address, || true).unwrap();
     }
 
-    fn body(error: &NotOperator) -> (u16, Option<String>, Option<String>, String) {
-        let response = error.error_response();
-        let header = |name| {
-            response
-                .headers()
-                .get(name)
-                .map(|v: &HeaderValue| v.to_str().unwrap().to_owned())
-        };
-        let (challenge, retry) = (
-            header(header::WWW_AUTHENTICATE),
-            header(header::RETRY_AFTER),
-        );
-        assert_eq!(response.status(), error.status_code());
-        let bytes = response.into_body().try_into_bytes().unwrap();
-        (
-            error.status_code().as_u16(),
-            challenge,
-            retry,
-            String::from_utf8(bytes.to_vec()).unwrap(),
-        )
-    }
-
     #[test]
     fn refusals_answer_with_a_challenge_or_a_wait() {
         assert_eq!(
-            body(&NotOperator::Unauthorized),
+            refusal(&NotOperator::Unauthorized),
             (
                 401,
                 Some("Basic realm=\"meldewerk operators\"".into()),
@@ -354,7 +332,7 @@ mod tests {
             )
         );
         assert_eq!(
-            body(&NotOperator::TooManyAttempts {
+            refusal(&NotOperator::TooManyAttempts {
                 retry_after_secs: 7
             }),
             (

@@ -42,10 +42,16 @@ async fn prepared(store: &SledStore, id: &str) -> Job {
 /// [`prepared`], then its delivery recorded through `transport` under `transport_ref`.
 async fn delivered(store: &SledStore, id: &str, transport: &str, transport_ref: &str) -> Job {
     let job = prepared(store, id).await;
+    deliver(store, &job, transport, transport_ref).await
+}
+
+/// Records `job`'s delivery through `transport` under `transport_ref`; the job as it is stored
+/// then, waiting for its acknowledgement: what the engine and operators read next.
+async fn deliver(store: &SledStore, job: &Job, transport: &str, transport_ref: &str) -> Job {
     let now = Utc::now();
     store
         .record_delivered(
-            &job,
+            job,
             transport,
             Some(transport_ref.into()),
             now,
@@ -53,7 +59,6 @@ async fn delivered(store: &SledStore, id: &str, transport: &str, transport_ref: 
         )
         .await
         .unwrap();
-    // As it is stored now, waiting: what the engine and operators read next.
     store.job(job.id).await.unwrap().unwrap()
 }
 
@@ -184,17 +189,8 @@ async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_
     let job = delivered(&store, "lost", "a", "old").await;
     // The transport had lost the message and took it again under a new reference: the
     // acknowledgement names the message, whatever the reference.
+    deliver(&store, &job, "a", "new").await;
     let now = Utc::now();
-    store
-        .record_delivered(
-            &job,
-            "a",
-            Some("new".into()),
-            now,
-            AfterDelivery::AwaitAck { resend_at: now },
-        )
-        .await
-        .unwrap();
     let finished = store
         .record_acknowledgements("a", vec![ack("lost")], Some("1".into()), now)
         .await
@@ -281,18 +277,7 @@ async fn a_delivered_job_waits_without_the_error_of_an_earlier_attempt() {
         .unwrap();
     let job = store.job(job.id).await.unwrap().unwrap();
     assert_eq!(job.last_error.as_deref(), Some("connection refused"));
-    let now = Utc::now();
-    store
-        .record_delivered(
-            &job,
-            "a",
-            Some("r1".into()),
-            now,
-            AfterDelivery::AwaitAck { resend_at: now },
-        )
-        .await
-        .unwrap();
-    let waiting = store.job(job.id).await.unwrap().unwrap();
+    let waiting = deliver(&store, &job, "a", "r1").await;
     assert_eq!(waiting.last_error, None);
     assert_eq!(waiting.attempts, 0);
 }

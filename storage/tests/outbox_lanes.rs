@@ -160,16 +160,19 @@ fn rewrite_outbox(dir: &std::path::Path, layout: impl Fn(&[u8]) -> Vec<u8>) {
     });
 }
 
+/// An earlier layout's key, made of the current one.
+type Layout = fn(&[u8]) -> Vec<u8>;
+
+/// The outbox keys' earlier layouts, from a current key: both ended in the due time and the job
+/// id (16 bytes), first without anything before them, then after the lane's byte.
+const EARLIER_LAYOUTS: [(&str, Layout); 2] = [
+    ("unlaned", |key| key[key.len() - 16..].to_vec()),
+    ("laned", |key| [&key[..1], &key[key.len() - 16..]].concat()),
+];
+
 #[tokio::test]
 async fn an_outbox_of_an_earlier_layout_is_rewritten_at_open() {
-    // Keys ended in the due time and the job id (16 bytes) in both earlier layouts: first
-    // without anything before them, then after the lane's byte.
-    let unlaned = |key: &[u8]| key[key.len() - 16..].to_vec();
-    let laned = |key: &[u8]| [&key[..1], &key[key.len() - 16..]].concat();
-    for (name, layout) in [
-        ("unlaned", &unlaned as &dyn Fn(&[u8]) -> Vec<u8>),
-        ("laned", &laned),
-    ] {
+    for (name, layout) in EARLIER_LAYOUTS {
         let dir = tempfile::tempdir().unwrap();
         let store = reopen(dir.path());
         let overdue = waiting(&store, "alt", Utc::now() - Duration::hours(1)).await;
@@ -241,12 +244,7 @@ async fn a_job_that_cannot_be_read_is_passed_over_and_the_others_are_found() {
 
 #[tokio::test]
 async fn an_unreadable_job_of_an_earlier_layout_is_rekeyed_and_passed_over() {
-    let unlaned = |key: &[u8]| key[key.len() - 16..].to_vec();
-    let laned = |key: &[u8]| [&key[..1], &key[key.len() - 16..]].concat();
-    for (name, layout) in [
-        ("unlaned", &unlaned as &dyn Fn(&[u8]) -> Vec<u8>),
-        ("laned", &laned),
-    ] {
+    for (name, layout) in EARLIER_LAYOUTS {
         let dir = tempfile::tempdir().unwrap();
         let store = reopen(dir.path());
         // Waiting for its acknowledgement: a lane other than the first.

@@ -35,11 +35,13 @@ scope() {
       --file src/auth/limiter.rs --file src/auth/session.rs --file src/auth/operator.rs ;;
     crypto) echo -p meldewerk --cargo-arg=--lib --file src/crypto.rs ;;
     # Report consume and peek: the store's transaction, then the API's reading of `peek` and
-    # its answers (through the real server: api_contract, and delivery for a refused report).
+    # its answers (through the real server: api_contract; delivery for a refused report;
+    # hospreport for the pending list of a module answering at once).
     results-store) echo -p meldewerk-storage --file storage/src/sled_store/store_impl.rs \
       --re "consume_report|report_result|report_status" ;;
     results-api) echo -p meldewerk --cargo-arg=--lib --cargo-arg=--test=api_contract \
-      --cargo-arg=--test=delivery --file src/module_layer/reports.rs ;;
+      --cargo-arg=--test=delivery --cargo-arg=--test=hospreport \
+      --file src/module_layer/reports.rs ;;
     # The outbox's states: queued, attempted, rescheduled, delivered, failed, discarded.
     outbox) echo -p meldewerk-storage \
       --file storage/src/sled_store/queue.rs --file storage/src/sled_store/delivery.rs ;;

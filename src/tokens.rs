@@ -238,5 +238,9 @@ mod tests {
             strip_empty(v).unwrap(),
             serde_json::json!({"id":"1","f":false,"g":{"h":"x"}})
         );
+        // Arrays lose their empty items, and go when nothing is left of them.
+        let v = serde_json::json!({"k":[null,"",{"x":null},"y",[],[0]],"l":[null,"",[]]});
+        assert_eq!(strip_empty(v).unwrap(), serde_json::json!({"k":["y",[0]]}));
+        assert_eq!(strip_empty(serde_json::json!([null])), None);
     }
 }

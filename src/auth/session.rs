@@ -73,7 +73,10 @@ impl Map {
             .iter()
             .map(|(k, s)| (*k, s.last_seen))
             .collect();
-        ages.select_nth_unstable_by_key(drop - 1, |(_, seen)| *seen);
+        // The `drop` least recently used first (every session is, when that is all of them).
+        if drop < ages.len() {
+            ages.select_nth_unstable_by_key(drop, |(_, seen)| *seen);
+        }
         for (key, _) in &ages[..drop] {
             self.sessions.remove(key);
         }
@@ -253,6 +256,15 @@ mod tests {
             sessions.create("klinik", "k");
         }
         assert_eq!(count(&sessions), 100);
+    }
+
+    #[test]
+    fn with_room_for_one_the_new_session_ends_the_old() {
+        let sessions = Sessions::with_capacity(Duration::from_secs(3600), false, 1);
+        let old = sessions.create("klinik", "k").value().to_string();
+        let new = sessions.create("klinik", "k").value().to_string();
+        assert!(sessions.touch(&old).is_none());
+        assert!(sessions.touch(&new).is_some());
     }
 
     #[test]

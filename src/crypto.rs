@@ -511,7 +511,10 @@ mod tests {
         assert!(Arc::ptr_eq(&first, &again));
         // Other keys opened meanwhile leave it open (below the bound nothing is forgotten).
         UserKey::cached(&master, &master.wrap(MEMENTO_KEY, &random_bytes::<32>())).unwrap();
-        assert!(Arc::ptr_eq(&first, &UserKey::cached(&master, &wrapped).unwrap()));
+        assert!(Arc::ptr_eq(
+            &first,
+            &UserKey::cached(&master, &wrapped).unwrap()
+        ));
         // Other bytes under the same key id are opened afresh, and refused when they do not open.
         let mut changed = wrapped.clone();
         *changed.wrapped.last_mut().unwrap() ^= 1;

@@ -16,7 +16,7 @@ use utoipa::{IntoResponses, OpenApi, ToSchema};
 use super::Shared;
 use crate::routes::admin::openapi::{BodyRefusals, Errors, ReceivedPage, Script, ScriptRule};
 use crate::routes::admin::transport_mailbox::{self, DropRequest};
-use crate::routes::admin::transport_script::{append, change_script, current, replace, reset};
+use crate::routes::admin::transport_script::{change_script, current, reset, APPEND, REPLACE};
 use crate::routes::admin::transports::page;
 use crate::routes::json::read_json;
 use crate::telemetry::log_str;
@@ -223,8 +223,7 @@ async fn put_script(
         limit,
         name,
         shared.simulator.scriptable(),
-        replace,
-        "script replaced",
+        &REPLACE,
     )
     .await
 }
@@ -251,8 +250,7 @@ async fn add_rule(
         limit,
         name,
         shared.simulator.scriptable(),
-        append,
-        "script rule added",
+        &APPEND,
     )
     .await
 }

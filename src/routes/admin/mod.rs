@@ -111,6 +111,24 @@ pub(crate) async fn audit(
     store.append_audit(entry).await.map(|_| ())
 }
 
+/// Records `operator`'s `action` on `target` once `answer` says it succeeded, and hands the
+/// answer on (500 or 503 when the record cannot be written).
+pub(crate) async fn audited(
+    answer: HttpResponse,
+    store: &Arc<dyn Store>,
+    operator: &crate::auth::Operator,
+    action: &str,
+    target: String,
+) -> HttpResponse {
+    if !answer.status().is_success() {
+        return answer;
+    }
+    match audit(store, &operator.0, action, target).await {
+        Ok(()) => answer,
+        Err(e) => store_failed(e),
+    }
+}
+
 /// A store failure as the operator API answers it, logged with its cause: 503 with
 /// `Retry-After` while the store is unavailable (a full disk; nothing was changed), else 500
 /// `{"errors": ["internal error"]}`.

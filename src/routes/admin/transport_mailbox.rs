@@ -29,7 +29,7 @@ use meldewerk_transports::{Simulated, TransportError};
 use serde::Deserialize;
 
 use super::openapi::{CrossSite, Errors, NoSimulatorHere, Refusals};
-use super::{audit, error, store_failed};
+use super::{audited, error};
 use crate::auth::Operator;
 use crate::routes::{json, multipart};
 use crate::transports::{NoSimulator, Transports};
@@ -269,23 +269,6 @@ fn server(name: &str, transports: &Transports) -> Result<Arc<dyn Simulated>, NoS
         });
     }
     transports.simulator(name, "/mailboxes", "play the courts there")
-}
-
-/// Records `operator`'s `action` on the account once `answer` says it succeeded.
-async fn audited(
-    answer: HttpResponse,
-    store: &Arc<dyn Store>,
-    operator: &Operator,
-    action: &str,
-    target: String,
-) -> HttpResponse {
-    if !answer.status().is_success() {
-        return answer;
-    }
-    match audit(store, &operator.0, action, target).await {
-        Ok(()) => answer,
-        Err(e) => store_failed(e),
-    }
 }
 
 /// Drops an incoming court message: 201 with its entry.

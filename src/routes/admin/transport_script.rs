@@ -18,7 +18,7 @@ use meldewerk_transports::script::{ScriptError, Scriptable};
 use serde_json::{json, Value};
 
 use super::openapi::{BodyRefusals, CrossSite, NoSimulatorHere, Refusals, Script, ScriptRule};
-use super::{audit, error, store_failed};
+use super::{audited, error};
 use crate::auth::Operator;
 use crate::routes::json;
 use crate::transports::{NoSimulator, Transports};
@@ -52,18 +52,30 @@ async fn json_body(
         .map_err(|e| error(e.status(), e.to_string()))
 }
 
-/// A whole script from a JSON body replaces the script.
-pub(crate) fn replace(simulator: &dyn Scriptable, value: &Value) -> Result<(), ScriptError> {
-    script_from_json(value).and_then(|script| simulator.set_script(script))
+/// A change of a script from a JSON body: how it applies, what the log says, what the audit log
+/// records.
+pub(crate) struct ScriptEdit {
+    change: fn(&dyn Scriptable, &Value) -> Result<(), ScriptError>,
+    done: &'static str,
+    action: &'static str,
 }
+
+/// A whole script from a JSON body replaces the script.
+pub(crate) const REPLACE: ScriptEdit = ScriptEdit {
+    change: |simulator, value| script_from_json(value).and_then(|s| simulator.set_script(s)),
+    done: "script replaced",
+    action: "replace-script",
+};
 
 /// One rule from a JSON body is appended to the script.
-pub(crate) fn append(simulator: &dyn Scriptable, value: &Value) -> Result<(), ScriptError> {
-    rule_from_json(value).and_then(|rule| simulator.push_rule(rule))
-}
+pub(crate) const APPEND: ScriptEdit = ScriptEdit {
+    change: |simulator, value| rule_from_json(value).and_then(|rule| simulator.push_rule(rule)),
+    done: "script rule added",
+    action: "add-script-rule",
+};
 
 /// Reads a JSON body (at most `limit` bytes) and applies it to the script of the simulator
-/// `name` with `change`; answers the script as it now is, or what was wrong (the script stays as
+/// `name` with `edit`; answers the script as it now is, or what was wrong (the script stays as
 /// it was).
 pub(crate) async fn change_script(
     req: &HttpRequest,
@@ -71,20 +83,48 @@ pub(crate) async fn change_script(
     limit: usize,
     name: &str,
     simulator: &dyn Scriptable,
-    change: fn(&dyn Scriptable, &Value) -> Result<(), ScriptError>,
-    done: &str,
+    edit: &ScriptEdit,
 ) -> HttpResponse {
     let value = match json_body(req, payload, limit).await {
         Ok(value) => value,
         Err(answer) => return answer,
     };
-    match change(simulator, &value) {
+    match (edit.change)(simulator, &value) {
         Ok(()) => {
-            tracing::info!(transport = %name, "{done}");
+            tracing::info!(transport = %name, "{}", edit.done);
             current(simulator)
         }
         Err(e) => invalid(e),
     }
+}
+
+/// [`change_script`] through the operator API: the simulator `name` must be scriptable here,
+/// and a change is recorded in the audit log.
+#[allow(clippy::too_many_arguments)] // a handler's extractors, handed on
+async fn operator_change(
+    operator: Operator,
+    store: web::Data<Arc<dyn Store>>,
+    req: HttpRequest,
+    name: web::Path<String>,
+    payload: web::Payload,
+    settings: web::Data<WebSettings>,
+    transports: web::Data<Transports>,
+    edit: &ScriptEdit,
+) -> HttpResponse {
+    let simulator = match scriptable(&name, &transports) {
+        Ok(simulator) => simulator,
+        Err(none) => return none.answer(),
+    };
+    let limit = settings.max_body_bytes;
+    let answer = change_script(&req, payload, limit, &name, simulator.scriptable(), edit).await;
+    audited(
+        answer,
+        &store,
+        &operator,
+        edit.action,
+        format!("transport {name}"),
+    )
+    .await
 }
 
 /// Resets the script of the simulator `name`: 200 with the empty script.
@@ -92,24 +132,6 @@ pub(crate) fn reset(name: &str, simulator: &dyn Scriptable) -> HttpResponse {
     simulator.reset_script();
     tracing::info!(transport = %name, "script reset");
     current(simulator)
-}
-
-/// Records `operator`'s `action` on the script of `name` once `answer` says it succeeded, and
-/// hands the answer on (500 if the record cannot be written).
-async fn audited(
-    answer: HttpResponse,
-    store: &Arc<dyn Store>,
-    operator: &Operator,
-    action: &str,
-    name: &str,
-) -> HttpResponse {
-    if !answer.status().is_success() {
-        return answer;
-    }
-    match audit(store, &operator.0, action, format!("transport {name}")).await {
-        Ok(()) => answer,
-        Err(e) => store_failed(e),
-    }
 }
 
 /// The current script: 200 `{"rules": [...], "transient_rate": r}`.
@@ -155,22 +177,10 @@ pub async fn put_script(
     settings: web::Data<WebSettings>,
     transports: web::Data<Transports>,
 ) -> HttpResponse {
-    let simulator = match scriptable(&name, &transports) {
-        Ok(simulator) => simulator,
-        Err(none) => return none.answer(),
-    };
-    let limit = settings.max_body_bytes;
-    let answer = change_script(
-        &req,
-        payload,
-        limit,
-        &name,
-        simulator.scriptable(),
-        replace,
-        "script replaced",
+    operator_change(
+        operator, store, req, name, payload, settings, transports, &REPLACE,
     )
-    .await;
-    audited(answer, &store, &operator, "replace-script", &name).await
+    .await
 }
 
 /// Appends one rule: 200 with the whole script; 400 `{"errors": [...]}` for a bad rule.
@@ -195,22 +205,10 @@ pub async fn add_rule(
     settings: web::Data<WebSettings>,
     transports: web::Data<Transports>,
 ) -> HttpResponse {
-    let simulator = match scriptable(&name, &transports) {
-        Ok(simulator) => simulator,
-        Err(none) => return none.answer(),
-    };
-    let limit = settings.max_body_bytes;
-    let answer = change_script(
-        &req,
-        payload,
-        limit,
-        &name,
-        simulator.scriptable(),
-        append,
-        "script rule added",
+    operator_change(
+        operator, store, req, name, payload, settings, transports, &APPEND,
     )
-    .await;
-    audited(answer, &store, &operator, "add-script-rule", &name).await
+    .await
 }
 
 /// Resets the script to configuration: 200 with the empty script.
@@ -234,5 +232,12 @@ pub async fn reset_script(
         Ok(simulator) => reset(&name, simulator.scriptable()),
         Err(none) => none.answer(),
     };
-    audited(answer, &store, &operator, "reset-script", &name).await
+    audited(
+        answer,
+        &store,
+        &operator,
+        "reset-script",
+        format!("transport {name}"),
+    )
+    .await
 }

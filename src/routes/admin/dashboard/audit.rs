@@ -9,8 +9,8 @@ use maud::html;
 use meldewerk_storage::Store;
 use serde::Deserialize;
 
-use super::PageRefusals;
 use super::{frame, page, pager, requested_page, when};
+use super::{PageRefusals, PagerRefusals};
 use crate::auth::Operator;
 use crate::web::WebSettings;
 
@@ -28,9 +28,7 @@ pub struct AuditQuery {
     params(AuditQuery),
     responses(
         (status = 200, description = "The audit log's page.", content_type = "text/html", body = String),
-        (status = 400, description = "A page number that is no whole number from 1.",
-            content_type = "text/html", body = String),
-        (status = 404, description = "A page past the end.", content_type = "text/html", body = String),
+        PagerRefusals,
         PageRefusals,
     ),
 )]

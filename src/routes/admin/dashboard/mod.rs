@@ -79,6 +79,18 @@ pub(crate) enum PageRefusals {
     Unavailable(String),
 }
 
+/// What a paged dashboard page (`?page=N`) answers besides its own page and [`PageRefusals`].
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)] // describes answers; never built
+pub(crate) enum PagerRefusals {
+    /// A page number that is no whole number from 1.
+    #[response(status = 400, content_type = "text/html")]
+    NoPageNumber(String),
+    /// A page past the end.
+    #[response(status = 404, content_type = "text/html")]
+    PastTheEnd(String),
+}
+
 /// What a dashboard form (a `POST`) answers besides [`PageRefusals`] and its own redirect.
 #[derive(utoipa::IntoResponses)]
 #[allow(dead_code)] // describes answers; never built

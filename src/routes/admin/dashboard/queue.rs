@@ -18,7 +18,7 @@ use super::{
     ago, checked_form, csrf_field, done, encoded, failure_page, field, frame, no_action, page,
     pager, requested_page, see_other, when,
 };
-use super::{ActionForm, FormRefusals, PageRefusals};
+use super::{ActionForm, FormRefusals, PageRefusals, PagerRefusals};
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
 use crate::metrics::recent::{FailedReport, FAILURES_KEPT};
@@ -149,9 +149,7 @@ pub struct QueueQuery {
     params(QueueQuery),
     responses(
         (status = 200, description = "The queue page.", content_type = "text/html", body = String),
-        (status = 400, description = "A page number that is no whole number from 1.",
-            content_type = "text/html", body = String),
-        (status = 404, description = "A page past the end.", content_type = "text/html", body = String),
+        PagerRefusals,
         PageRefusals,
     ),
 )]

@@ -20,6 +20,7 @@ pub mod journal;
 mod mailbox_accounts;
 mod model;
 mod packed;
+pub mod postgres;
 mod receipt_cache;
 mod reopen;
 mod schema;
@@ -33,6 +34,7 @@ pub use facilities::*;
 pub use journal::{Journal, JournalError, PendingAppend};
 pub use mailbox_accounts::*;
 pub use model::*;
+pub use postgres::{PgSettings, PgStore};
 pub use sled_store::{SledStore, DEFAULT_CACHE_CAPACITY};
 
 use async_trait::async_trait;

@@ -1,19 +1,14 @@
-//! The facility registry and customer scopes of the sled engine against the `Store` contract:
+//! The facility registry and customer scopes against the `Store` contract, on every engine:
 //! put creates or replaces (keeping `created_at`), pages come in BSNR order, removal, scopes,
 //! the resolving call with each refusal, and everything still there after a reopen.
 
 use meldewerk_storage::{
-    Bsnr, CustomerScope, Facility, FacilityPut, FacilityRefusal, Ik, PostalAddress, SledStore,
-    Store,
+    Bsnr, CustomerScope, Facility, FacilityPut, FacilityRefusal, Ik, PostalAddress, Store,
 };
-use tempfile::TempDir;
 
 mod common;
+use common::engines::Place;
 use common::t;
-
-fn open_in(dir: &TempDir) -> SledStore {
-    SledStore::open(&dir.path().join("db")).unwrap()
-}
 
 fn bsnr(text: &str) -> Bsnr {
     Bsnr::parse(text).unwrap()
@@ -44,16 +39,14 @@ fn scope(customer: &str, iks: &[&str]) -> CustomerScope {
 }
 
 /// Stores each facility; panics unless the store takes it.
-async fn put_all(store: &SledStore, facilities: impl IntoIterator<Item = Facility>) {
+async fn put_all(store: &dyn Store, facilities: impl IntoIterator<Item = Facility>) {
     for facility in facilities {
         store.put_facility(facility).await.unwrap();
     }
 }
 
-#[tokio::test]
-async fn put_creates_then_replaces_keeping_when_it_was_created() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
+async fn put_creates_then_replaces_keeping_when_it_was_created(place: Place) {
+    let store = place.open().await;
     let first = facility("123456789", "260326822", true, 0);
     assert_eq!(
         store.put_facility(first.clone()).await.unwrap(),
@@ -75,10 +68,8 @@ async fn put_creates_then_replaces_keeping_when_it_was_created() {
     assert_eq!(store.facility(&bsnr("000000000")).await.unwrap(), None);
 }
 
-#[tokio::test]
-async fn facilities_are_listed_in_bsnr_order_page_by_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
+async fn facilities_are_listed_in_bsnr_order_page_by_page(place: Place) {
+    let store = place.open().await;
     let stored = [
         "300000000",
         "012345678",
@@ -87,7 +78,7 @@ async fn facilities_are_listed_in_bsnr_order_page_by_page() {
         "999999999",
     ]
     .map(|number| facility(number, "260326822", true, 0));
-    put_all(&store, stored).await;
+    put_all(&*store, stored).await;
     let numbers = |page: Vec<Facility>| -> Vec<String> {
         page.into_iter().map(|f| f.bsnr.to_string()).collect()
     };
@@ -114,20 +105,16 @@ async fn facilities_are_listed_in_bsnr_order_page_by_page() {
     );
 }
 
-#[tokio::test]
-async fn remove_says_whether_there_was_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    put_all(&store, [facility("123456789", "260326822", true, 0)]).await;
+async fn remove_says_whether_there_was_one(place: Place) {
+    let store = place.open().await;
+    put_all(&*store, [facility("123456789", "260326822", true, 0)]).await;
     assert!(store.remove_facility(&bsnr("123456789")).await.unwrap());
     assert!(!store.remove_facility(&bsnr("123456789")).await.unwrap());
     assert_eq!(store.facility(&bsnr("123456789")).await.unwrap(), None);
 }
 
-#[tokio::test]
-async fn a_scope_is_replaced_whole_and_an_empty_one_removes_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
+async fn a_scope_is_replaced_whole_and_an_empty_one_removes_it(place: Place) {
+    let store = place.open().await;
     assert_eq!(store.customer_scope("K-1").await.unwrap(), None);
     store
         .set_customer_scope(scope("K-1", &["260326822", "260326823"]))
@@ -153,12 +140,10 @@ async fn a_scope_is_replaced_whole_and_an_empty_one_removes_it() {
     );
 }
 
-#[tokio::test]
-async fn resolving_answers_the_facility_or_the_refusal() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
+async fn resolving_answers_the_facility_or_the_refusal(place: Place) {
+    let store = place.open().await;
     put_all(
-        &store,
+        &*store,
         [
             facility("123456789", "260326822", true, 0),
             facility("223456789", "260326822", false, 0),
@@ -206,18 +191,16 @@ async fn resolving_answers_the_facility_or_the_refusal() {
     );
 }
 
-#[tokio::test]
-async fn the_registry_is_on_disk_after_a_reopen() {
-    let dir = tempfile::tempdir().unwrap();
+async fn the_registry_is_on_disk_after_a_reopen(place: Place) {
     {
-        let store = open_in(&dir);
-        put_all(&store, [facility("123456789", "260326822", true, 0)]).await;
+        let store = place.open().await;
+        put_all(&*store, [facility("123456789", "260326822", true, 0)]).await;
         store
             .set_customer_scope(scope("K-1", &["260326822"]))
             .await
             .unwrap();
     }
-    let store = common::reopen(&dir.path().join("db"));
+    let store = place.open().await;
     assert_eq!(
         store.facility(&bsnr("123456789")).await.unwrap(),
         Some(facility("123456789", "260326822", true, 0))
@@ -227,3 +210,12 @@ async fn the_registry_is_on_disk_after_a_reopen() {
         Some(scope("K-1", &["260326822"]))
     );
 }
+
+contract_tests!(
+    put_creates_then_replaces_keeping_when_it_was_created,
+    facilities_are_listed_in_bsnr_order_page_by_page,
+    remove_says_whether_there_was_one,
+    a_scope_is_replaced_whole_and_an_empty_one_removes_it,
+    resolving_answers_the_facility_or_the_refusal,
+    the_registry_is_on_disk_after_a_reopen,
+);

@@ -1,6 +1,7 @@
 //! Helpers shared by the store's integration tests.
 
 pub mod court;
+pub mod engines;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -36,11 +36,14 @@ scope() {
     crypto) echo -p meldewerk --cargo-arg=--lib --file src/crypto/mod.rs ;;
     # Report consume and peek: the store's transaction, then the API's reading of `peek` and
     # its answers (through the real server: api_contract; delivery for a refused report;
-    # hospreport for the pending list of a module answering at once).
+    # hospreport and hospreport_slow for the pending list of a module answering at once, while
+    # a report is in delivery too; labreport_results for a module whose list names only
+    # decided reports).
     results-store) echo -p meldewerk-storage --file storage/src/sled_store/store_impl.rs \
       --re "consume_report|report_result|report_status" ;;
     results-api) echo -p meldewerk --cargo-arg=--lib --cargo-arg=--test=api_contract \
       --cargo-arg=--test=delivery --cargo-arg=--test=hospreport \
+      --cargo-arg=--test=hospreport_slow --cargo-arg=--test=labreport_results \
       --file src/module_layer/reports.rs ;;
     # The outbox's states: queued, attempted, rescheduled, delivered, failed, discarded.
     outbox) echo -p meldewerk-storage \

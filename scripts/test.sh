@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs meldewerk's whole test suite, after installing the outside tools the tests check our
 # output with: xmllint (schemas), qpdf and pdftotext (receipt PDFs), chromium and chromedriver
-# (tests/browser.rs drives the form in a real headless browser), Python's aiosmtpd, the real
+# (tests/browser.rs drives the form in a real headless browser), PostgreSQL (the store's second
+# engine, tested against a real server), Python's aiosmtpd, the real
 # SMTP server tests/mail_alerts.rs receives alert mails with, Python's fhir.resources, whose
 # R4B models parse every FHIR bundle fhir/tests/validate.rs generates, and Python's pyxjustiz,
 # whose XJustiz 3.6.2 models parse every 0005005 xml/tests/xjustiz_pyxjustiz.rs writes and build
@@ -15,6 +16,9 @@ command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium chromium-driver)
+# The PostgreSQL engine's tests start throwaway clusters of their own (Debian keeps initdb in
+# /usr/lib/postgresql/<version>/bin; the package also creates the postgres user they run as).
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"

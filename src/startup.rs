@@ -11,7 +11,7 @@ use actix_web::dev::Service;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{middleware, web, App, HttpMessage, HttpResponse};
 use meldewerk_actors::{Engine, Fanout, MessageSigner, ModuleSpec};
-use meldewerk_storage::{SledStore, Store, StoreError};
+use meldewerk_storage::{PgStore, SledStore, Store, StoreError};
 use meldewerk_transports::SimulatorError;
 use tracing_actix_web::{RequestId, TracingLogger};
 
@@ -105,8 +105,12 @@ fn query_error(
     actix_web::error::InternalError::from_response(error, response).into()
 }
 
-/// Opens the store in the data directory (created when missing).
+/// Opens the store: the PostgreSQL database of `store.url` (its schema brought up to date), or
+/// the sled database in the data directory (created when missing).
 pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
+    if let Some(postgres) = settings.store.postgres() {
+        return Ok(Arc::new(PgStore::open_blocking(&postgres)?));
+    }
     std::fs::create_dir_all(&settings.data_dir).map_err(|e| StartupError::DataDir {
         path: settings.data_dir.display().to_string(),
         reason: e.to_string(),
@@ -443,7 +447,10 @@ impl Application {
 /// The databases a server with `settings` keeps open: the store, and the journals of the
 /// authorities simulated in the process.
 pub fn databases(settings: &Settings) -> Vec<std::path::PathBuf> {
-    let mut dirs = vec![settings.db_dir()];
+    let mut dirs = Vec::new();
+    if settings.store.postgres().is_none() {
+        dirs.push(settings.db_dir());
+    }
     dirs.extend(crate::transports::journal_dirs(settings));
     dirs
 }

@@ -1,9 +1,10 @@
 //! The command line: `meldewerk serve`, `meldewerk simulate …`, `meldewerk user …`,
 //! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`,
-//! `meldewerk certificate …`, `meldewerk mailbox …`.
+//! `meldewerk certificate …`, `meldewerk mailbox …`, `meldewerk migrate`.
 
 mod facilities;
 mod mailbox;
+mod migrate;
 mod store;
 
 pub use store::CliError;
@@ -75,6 +76,9 @@ pub enum Command {
     /// data directory).
     #[command(subcommand)]
     Mailbox(mailbox::MailboxCommand),
+    /// Bring the PostgreSQL store's schema to this version (`store.engine = "postgres"`) and
+    /// show its state; nodes do it themselves when they start.
+    Migrate,
 }
 
 /// The transports whose simulated authority `meldewerk simulate` can run: every one of the
@@ -202,6 +206,7 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
         Command::Serve { .. } | Command::Simulate { .. } => Err(CliError(
             "serve and simulate run a server, not an admin command".into(),
         )),
+        Command::Migrate => migrate::run(settings).await,
         Command::User(UserCommand::Add {
             name,
             password_stdin,

@@ -18,13 +18,15 @@ pub(crate) fn err(e: impl std::fmt::Display) -> CliError {
     CliError(e.to_string())
 }
 
-/// The store of the data directory of `settings`; unless `create_data_dir`, a directory without
-/// a database is an error (a mistyped `--data-dir` must not start an empty one).
+/// The store of `settings`: its PostgreSQL database, or the sled database of its data directory;
+/// there, unless `create_data_dir`, a directory without a database is an error (a mistyped
+/// `--data-dir` must not start an empty one).
 pub(crate) fn open_store(
     settings: &Settings,
     create_data_dir: bool,
 ) -> Result<Arc<dyn meldewerk_storage::Store>, CliError> {
-    if !create_data_dir && !settings.db_dir().is_dir() {
+    let sled = settings.store.postgres().is_none();
+    if sled && !create_data_dir && !settings.db_dir().is_dir() {
         return Err(CliError(format!(
             "data directory {} has no meldewerk database (add a user or start the server first, or pass --data-dir)",
             settings.data_dir.display()

@@ -51,6 +51,11 @@ pub struct PgSettings {
 }
 
 impl PgSettings {
+    /// Whether `url` is an address the driver can use (a URL or a connection string).
+    pub fn is_address(url: &str) -> bool {
+        url.parse::<tokio_postgres::Config>().is_ok()
+    }
+
     /// Settings for `url` with the defaults of the service's configuration.
     pub fn new(url: impl Into<String>) -> Self {
         PgSettings {
@@ -73,6 +78,8 @@ pub(crate) struct Db {
     pool: Pool,
     /// `None` while the database answers; the first failure to reach it, with its reason.
     unreachable: Arc<Mutex<Option<(DateTime<Utc>, String)>>>,
+    /// When [`Db::condition`] last asked the database whether it answers again.
+    last_probe: Arc<Mutex<Option<std::time::Instant>>>,
     /// Keeps the connections' runtime alive as long as the pool.
     _runtime: Arc<ConnectionRuntime>,
 }
@@ -82,8 +89,29 @@ impl PgStore {
     /// version this build knows ([`migrate::apply`]). Fails when the database cannot be reached
     /// or its schema is newer than this build.
     pub async fn open(settings: &PgSettings) -> StoreResult<PgStore> {
+        Ok(Self::open_migrating(settings).await?.0)
+    }
+
+    /// [`PgStore::open`], answering also the schema versions it applied (`meldewerk migrate`).
+    pub async fn open_migrating(settings: &PgSettings) -> StoreResult<(PgStore, Vec<i32>)> {
         let db = Db::connect(settings)?;
-        migrate::apply(&db).await?;
+        let applied = migrate::apply(&db).await?;
+        Ok((PgStore { db }, applied))
+    }
+
+    /// [`PgStore::open`] for a caller that is not async (start-up, the command line): the
+    /// work runs on the engine's own runtime while this thread waits for it, so that it may be
+    /// called from inside another runtime too.
+    pub fn open_blocking(settings: &PgSettings) -> StoreResult<PgStore> {
+        let db = Db::connect(settings)?;
+        let (done, result) = std::sync::mpsc::channel();
+        let migrating = db.clone();
+        db._runtime.handle().spawn(async move {
+            let _ = done.send(migrate::apply(&migrating).await);
+        });
+        result
+            .recv()
+            .map_err(|_| StoreError::Backend("the schema migration stopped".into()))??;
         Ok(PgStore { db })
     }
 
@@ -126,6 +154,7 @@ impl Db {
         Ok(Db {
             pool,
             unreachable: Arc::new(Mutex::new(None)),
+            last_probe: Arc::new(Mutex::new(None)),
             _runtime: runtime,
         })
     }
@@ -179,16 +208,42 @@ impl Db {
         }
     }
 
-    /// Whether the last request reached the database.
+    /// Whether the last request reached the database. While it did not, each call (readiness
+    /// probes and the engine's watch ask every few seconds) sends one probe at most a second
+    /// (`SELECT 1` on a fresh or pooled connection): the answer flips back once the database
+    /// answers again, also when no request comes meanwhile.
     pub(crate) fn condition(&self) -> StoreCondition {
         let state = self.unreachable.lock().unwrap_or_else(|p| p.into_inner());
-        match &*state {
-            None => StoreCondition::Available,
-            Some((since, reason)) => StoreCondition::Unavailable {
-                since: *since,
-                reason: reason.clone(),
-            },
+        let Some((since, reason)) = &*state else {
+            return StoreCondition::Available;
+        };
+        let condition = StoreCondition::Unavailable {
+            since: *since,
+            reason: reason.clone(),
+        };
+        drop(state);
+        self.probe();
+        condition
+    }
+
+    /// Asks the database whether it answers, unless a probe ran within the last second.
+    fn probe(&self) {
+        {
+            let mut last = self.last_probe.lock().unwrap_or_else(|p| p.into_inner());
+            let now = std::time::Instant::now();
+            if last.is_some_and(|at| now.duration_since(at) < Duration::from_secs(1)) {
+                return;
+            }
+            *last = Some(now);
         }
+        let db = self.clone();
+        self._runtime.handle().spawn(async move {
+            if let Ok(client) = db.client().await {
+                if client.simple_query("SELECT 1").await.is_ok() {
+                    db.mark_reachable();
+                }
+            }
+        });
     }
 }
 

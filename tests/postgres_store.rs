@@ -1,0 +1,152 @@
+//! The service on the PostgreSQL engine (`store.engine = "postgres"`), against a real
+//! PostgreSQL server the test starts: `meldewerk migrate` applies and shows the schema, users
+//! are added through the command line, reports go through to their results, readiness says
+//! when the database is gone, and accepted reports survive a database restart and a node's.
+
+mod common;
+
+use std::process::{Command, Stdio};
+
+use common::demis::complete_bed_report;
+use common::*;
+use meldewerk_storage::postgres::testing::cluster;
+use serde_json::{json, Value};
+
+/// The settings that put a node on the database `url`.
+fn on_postgres(url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("MELDEWERK_STORE__ENGINE", "postgres".into()),
+        ("MELDEWERK_STORE__URL", url.into()),
+        ("MELDEWERK_STORE__CONNECT_TIMEOUT_SECS", "2".into()),
+    ]
+}
+
+/// Runs `meldewerk --data-dir DIR args…` with `env` and `stdin`: (success, stdout, stderr).
+fn cli(
+    dir: &DataDir,
+    env: &[(&str, String)],
+    args: &[&str],
+    stdin: &str,
+) -> (bool, String, String) {
+    let mut child = Command::new(binary())
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run meldewerk");
+    {
+        use std::io::Write;
+        let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn fresh_database() -> String {
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(cluster().fresh_database())
+}
+
+fn ready(server: &Server) -> u16 {
+    server
+        .client()
+        .get(server.url("/readyz"))
+        .send()
+        .map(|r| r.status().as_u16())
+        .unwrap_or(0)
+}
+
+fn submit(server: &Server, id: &str) -> (u16, Value) {
+    let response = server.post_as(
+        "klinikum",
+        "/api/bedreport/v1/report",
+        &complete_bed_report(id),
+    );
+    let status = response.status().as_u16();
+    (status, response.json().unwrap())
+}
+
+/// One test, in order: the database restart stops the test process's one cluster, which
+/// another test running beside it would not survive.
+#[test]
+fn a_node_on_postgres_migrates_serves_and_survives_restarts_of_the_database_and_itself() {
+    let url = fresh_database();
+    let env = on_postgres(&url);
+    let dir = DataDir::new();
+
+    // migrate: applies every version once, then finds nothing to do.
+    let (ok, out, err) = cli(&dir, &env, &["migrate"], "");
+    assert!(ok, "{out} {err}");
+    assert!(out.starts_with("applied versions 1, 2, 3"), "{out}");
+    for line in ["   1  applied ", "   2  applied ", "   3  applied "] {
+        assert!(out.contains(line), "{out}");
+    }
+    let (ok, out, err) = cli(&dir, &env, &["migrate"], "");
+    assert!(ok, "{out} {err}");
+    assert!(
+        out.starts_with("schema up to date, nothing applied"),
+        "{out}"
+    );
+
+    // The command line writes into the database, not the data directory.
+    let (ok, out, err) = cli(
+        &dir,
+        &env,
+        &["user", "add", "klinikum", "--password-stdin"],
+        PASSWORD,
+    );
+    assert!(ok, "{out} {err}");
+    assert!(!dir.path().join("db").exists(), "a sled database was made");
+
+    let settings: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut server = Server::start(&dir, &settings);
+    assert_eq!(ready(&server), 200);
+    let (status, body) = submit(&server, "BED-PG-1");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body,
+        json!({"reportId": "BED-PG-1", "succeeded": true, "errorMsg": null})
+    );
+
+    // The database goes away: readiness says so, a request is refused as unavailable (503),
+    // never answered as if nothing had happened.
+    cluster().stop_server();
+    wait_until("readiness to fail", || {
+        (ready(&server) == 503).then_some(())
+    });
+    let refused = server.post_as(
+        "klinikum",
+        "/api/bedreport/v1/report",
+        &complete_bed_report("BED-PG-2"),
+    );
+    assert_eq!(refused.status(), 503);
+
+    // It comes back: the node reconnects by itself, and what was accepted is there.
+    cluster().start_server().unwrap();
+    wait_until("readiness to return", || {
+        (ready(&server) == 200).then_some(())
+    });
+    let status = server.get_as("klinikum", "/api/bedreport/v1/status/BED-PG-1?peek=true");
+    assert_eq!(status.status(), 200);
+    let (status, body) = submit(&server, "BED-PG-3");
+    assert_eq!(status, 200, "{body}");
+
+    // The node itself restarts: nothing is lost, and a used id stays used.
+    server.restart();
+    let pending: Vec<String> = server
+        .get_as("klinikum", "/api/bedreport/v1/reports")
+        .json()
+        .unwrap();
+    assert_eq!(pending, ["BED-PG-1", "BED-PG-3"]);
+    let (status, body) = submit(&server, "BED-PG-1");
+    assert_eq!(status, 409, "{body}");
+}

@@ -1,9 +1,11 @@
-//! Facilities' certificates in the sled engine: one per site and environment, replaced whole,
-//! kept across a restart.
+//! Facilities' certificates against the `Store` contract, on every engine: one per site and
+//! environment, replaced whole, listed by site test first, kept across a restart; and, in the
+//! sled engine, a damaged record named by its site and environment.
 
 use meldewerk_storage::{Bsnr, Environment, FacilityCertificate, SledStore, Store, WrappedKey};
 
 mod common;
+use common::engines::Place;
 use common::{reopen, t};
 
 fn certificate(bsnr: &str, environment: Environment, subject: &str) -> FacilityCertificate {
@@ -27,35 +29,34 @@ fn site(bsnr: &str) -> Bsnr {
 }
 
 /// The certificate of 123456789 in `environment`, as stored.
-async fn stored(store: &SledStore, environment: Environment) -> Option<FacilityCertificate> {
+async fn stored(store: &dyn Store, environment: Environment) -> Option<FacilityCertificate> {
     store
         .certificate(&site("123456789"), environment)
         .await
         .unwrap()
 }
 
-#[tokio::test]
-async fn test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_before() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
+async fn test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_before(place: Place) {
+    let store = place.open().await;
+    let store = &*store;
     let test = certificate("123456789", Environment::Test, "CN=test");
-    assert_eq!(stored(&store, Environment::Test).await, None);
+    assert_eq!(stored(store, Environment::Test).await, None);
 
     assert!(!store.put_certificate(test.clone()).await.unwrap());
-    assert_eq!(stored(&store, Environment::Test).await, Some(test.clone()));
+    assert_eq!(stored(store, Environment::Test).await, Some(test.clone()));
     // The other environment of the same site has none.
-    assert_eq!(stored(&store, Environment::Production).await, None);
+    assert_eq!(stored(store, Environment::Production).await, None);
 
     let production = certificate("123456789", Environment::Production, "CN=production");
     assert!(!store.put_certificate(production.clone()).await.unwrap());
     let renewed = certificate("123456789", Environment::Test, "CN=renewed");
     assert!(store.put_certificate(renewed.clone()).await.unwrap());
     assert_eq!(
-        stored(&store, Environment::Test).await,
+        stored(store, Environment::Test).await,
         Some(renewed.clone())
     );
     assert_eq!(
-        stored(&store, Environment::Production).await,
+        stored(store, Environment::Production).await,
         Some(production.clone())
     );
 
@@ -70,24 +71,21 @@ async fn test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_befor
     assert_eq!(store.certificates().await.unwrap(), vec![production]);
 }
 
-#[tokio::test]
-async fn certificates_are_listed_by_site_test_first_and_survive_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
+async fn certificates_are_listed_by_site_test_first_and_survive_a_restart(place: Place) {
     let deposited = vec![
         certificate("111111111", Environment::Test, "a"),
         certificate("111111111", Environment::Production, "b"),
         certificate("222222222", Environment::Test, "c"),
     ];
     {
-        let store = SledStore::open(&db).unwrap();
+        let store = place.open().await;
         // Deposited out of order.
         for c in deposited.iter().rev() {
             store.put_certificate(c.clone()).await.unwrap();
         }
         assert_eq!(store.certificates().await.unwrap(), deposited);
     }
-    let store = reopen(&db);
+    let store = place.open().await;
     assert_eq!(store.certificates().await.unwrap(), deposited);
 }
 
@@ -118,3 +116,8 @@ async fn a_damaged_record_is_refused_with_its_site_and_environment_named() {
     assert_eq!(Environment::Test.to_string(), "test");
     assert_eq!(Environment::Production.to_string(), "production");
 }
+
+contract_tests!(
+    test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_before,
+    certificates_are_listed_by_site_test_first_and_survive_a_restart,
+);

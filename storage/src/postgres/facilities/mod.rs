@@ -1,5 +1,5 @@
 //! The facility registry and customer scopes (here), facilities' certificates
-//! ([`certificates`]) and court-mailbox accounts with their grants ([`mailbox_accounts`]): the
+//! (`certificates.rs`) and court-mailbox accounts with their grants (`mailbox_accounts.rs`): the
 //! records operators keep, each stored as JSON of its type beside the key columns that look-ups
 //! and listings use (schema in `migrations/0002_facilities.sql`).
 //!

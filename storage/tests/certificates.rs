@@ -1,9 +1,13 @@
-//! Facilities' certificates in the sled engine: one per site and environment, replaced whole,
-//! kept across a restart.
+//! Facilities' certificates against the `Store` contract, on every engine: one per site and
+//! environment, replaced whole, listed by site test first, kept across a restart; and, in the
+//! sled engine, a damaged record named by its site and environment.
 
-use meldewerk_storage::{Bsnr, Environment, FacilityCertificate, SledStore, Store, WrappedKey};
+use meldewerk_storage::{
+    Bsnr, Environment, FacilityCertificate, SledStore, Store, StoreError, WrappedKey,
+};
 
 mod common;
+use common::engines::Place;
 use common::{reopen, t};
 
 fn certificate(bsnr: &str, environment: Environment, subject: &str) -> FacilityCertificate {
@@ -27,35 +31,34 @@ fn site(bsnr: &str) -> Bsnr {
 }
 
 /// The certificate of 123456789 in `environment`, as stored.
-async fn stored(store: &SledStore, environment: Environment) -> Option<FacilityCertificate> {
+async fn stored(store: &dyn Store, environment: Environment) -> Option<FacilityCertificate> {
     store
         .certificate(&site("123456789"), environment)
         .await
         .unwrap()
 }
 
-#[tokio::test]
-async fn test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_before() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
+async fn test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_before(place: Place) {
+    let store = place.open().await;
+    let store = &*store;
     let test = certificate("123456789", Environment::Test, "CN=test");
-    assert_eq!(stored(&store, Environment::Test).await, None);
+    assert_eq!(stored(store, Environment::Test).await, None);
 
     assert!(!store.put_certificate(test.clone()).await.unwrap());
-    assert_eq!(stored(&store, Environment::Test).await, Some(test.clone()));
+    assert_eq!(stored(store, Environment::Test).await, Some(test.clone()));
     // The other environment of the same site has none.
-    assert_eq!(stored(&store, Environment::Production).await, None);
+    assert_eq!(stored(store, Environment::Production).await, None);
 
     let production = certificate("123456789", Environment::Production, "CN=production");
     assert!(!store.put_certificate(production.clone()).await.unwrap());
     let renewed = certificate("123456789", Environment::Test, "CN=renewed");
     assert!(store.put_certificate(renewed.clone()).await.unwrap());
     assert_eq!(
-        stored(&store, Environment::Test).await,
+        stored(store, Environment::Test).await,
         Some(renewed.clone())
     );
     assert_eq!(
-        stored(&store, Environment::Production).await,
+        stored(store, Environment::Production).await,
         Some(production.clone())
     );
 
@@ -70,24 +73,21 @@ async fn test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_befor
     assert_eq!(store.certificates().await.unwrap(), vec![production]);
 }
 
-#[tokio::test]
-async fn certificates_are_listed_by_site_test_first_and_survive_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
+async fn certificates_are_listed_by_site_test_first_and_survive_a_restart(place: Place) {
     let deposited = vec![
         certificate("111111111", Environment::Test, "a"),
         certificate("111111111", Environment::Production, "b"),
         certificate("222222222", Environment::Test, "c"),
     ];
     {
-        let store = SledStore::open(&db).unwrap();
+        let store = place.open().await;
         // Deposited out of order.
         for c in deposited.iter().rev() {
             store.put_certificate(c.clone()).await.unwrap();
         }
         assert_eq!(store.certificates().await.unwrap(), deposited);
     }
-    let store = reopen(&db);
+    let store = place.open().await;
     assert_eq!(store.certificates().await.unwrap(), deposited);
 }
 
@@ -118,3 +118,76 @@ async fn a_damaged_record_is_refused_with_its_site_and_environment_named() {
     assert_eq!(Environment::Test.to_string(), "test");
     assert_eq!(Environment::Production.to_string(), "production");
 }
+
+async fn deposits_at_once_find_one_certificate_there_before_them(place: Place) {
+    let store = place.open().await;
+    // Eight deposits for one site and environment, each on a task of its own: the first finds
+    // none, every other the one before it.
+    let tasks: Vec<_> = (0..8)
+        .map(|n| {
+            let store = store.clone();
+            let mut deposit = certificate("123456789", Environment::Test, &format!("CN={n}"));
+            // Finer than PostgreSQL's timestamps keep.
+            deposit.deposited_at = t(n) + chrono::Duration::nanoseconds(123_456_789);
+            tokio::spawn(async move {
+                let replaced = store.put_certificate(deposit.clone()).await.unwrap();
+                (replaced, deposit)
+            })
+        })
+        .collect();
+    let mut deposits = Vec::new();
+    for task in tasks {
+        deposits.push(task.await.unwrap());
+    }
+    let first = deposits.iter().filter(|(replaced, _)| !replaced).count();
+    assert_eq!(first, 1, "{deposits:?}");
+    let stored = stored(&*store, Environment::Test).await.unwrap();
+    assert!(
+        deposits.iter().any(|(_, deposit)| *deposit == stored),
+        "{stored:?}"
+    );
+    assert_eq!(store.certificates().await.unwrap(), vec![stored]);
+}
+
+/// The PostgreSQL engine names a damaged record as the sled engine does.
+#[tokio::test]
+async fn a_damaged_record_in_postgresql_is_refused_with_its_site_and_environment_named() {
+    let place = Place::postgres().await;
+    let Place::Postgres(url) = &place else {
+        unreachable!("a PostgreSQL place")
+    };
+    let store = place.open().await;
+    let record = certificate("123456789", Environment::Production, "a");
+    store.put_certificate(record).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(connection);
+    client
+        .execute(
+            "UPDATE certificates SET record = jsonb_set(record, '{subject}', '1')",
+            &[],
+        )
+        .await
+        .unwrap();
+    drop(client);
+    connection.await.unwrap().unwrap();
+    for error in [
+        store
+            .certificate(&site("123456789"), Environment::Production)
+            .await
+            .unwrap_err(),
+        store.certificates().await.unwrap_err(),
+    ] {
+        assert!(
+            matches!(&error, StoreError::Corrupt(what) if what.contains("certificate 123456789/production")),
+            "{error}"
+        );
+    }
+}
+
+contract_tests!(
+    test_and_production_are_kept_apart_and_a_deposit_replaces_the_one_before,
+    certificates_are_listed_by_site_test_first_and_survive_a_restart,
+    deposits_at_once_find_one_certificate_there_before_them,
+);

@@ -211,6 +211,70 @@ async fn the_registry_is_on_disk_after_a_reopen(place: Place) {
     );
 }
 
+async fn timestamps_come_back_to_the_nanosecond(place: Place) {
+    let store = place.open().await;
+    // Finer than PostgreSQL's timestamps keep.
+    let at = |secs: i64, nanos: i64| t(secs) + chrono::Duration::nanoseconds(nanos);
+    let first = Facility {
+        created_at: at(0, 123_456_789),
+        updated_at: at(0, 123_456_789),
+        ..facility("123456789", "260326822", true, 0)
+    };
+    store.put_facility(first.clone()).await.unwrap();
+    assert_eq!(
+        store.facility(&bsnr("123456789")).await.unwrap(),
+        Some(first)
+    );
+    let changed = Facility {
+        updated_at: at(9, 987_654_321),
+        ..facility("123456789", "260326822", false, 9)
+    };
+    let expected = Facility {
+        created_at: at(0, 123_456_789),
+        ..changed.clone()
+    };
+    assert_eq!(
+        store.put_facility(changed).await.unwrap(),
+        FacilityPut::Replaced(expected.clone())
+    );
+    assert_eq!(store.facilities(None, 10).await.unwrap(), vec![expected]);
+}
+
+async fn puts_at_once_create_a_facility_once(place: Place) {
+    let store = place.open().await;
+    // Eight puts of one new facility, each on a task of its own: one creates it, the others
+    // replace it and keep its `created_at`.
+    let tasks: Vec<_> = (0..8)
+        .map(|n| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .put_facility(facility("123456789", "260326822", true, n))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut puts = Vec::new();
+    for task in tasks {
+        puts.push(task.await.unwrap());
+    }
+    let created: Vec<&Facility> = puts
+        .iter()
+        .filter_map(|put| match put {
+            FacilityPut::Created(facility) => Some(facility),
+            FacilityPut::Replaced(_) => None,
+        })
+        .collect();
+    assert_eq!(created.len(), 1, "{puts:?}");
+    let created_at = created[0].created_at;
+    assert!(puts
+        .iter()
+        .all(|put| put.facility().created_at == created_at));
+    let stored = store.facility(&bsnr("123456789")).await.unwrap().unwrap();
+    assert_eq!(stored.created_at, created_at);
+}
+
 contract_tests!(
     put_creates_then_replaces_keeping_when_it_was_created,
     facilities_are_listed_in_bsnr_order_page_by_page,
@@ -218,4 +282,6 @@ contract_tests!(
     a_scope_is_replaced_whole_and_an_empty_one_removes_it,
     resolving_answers_the_facility_or_the_refusal,
     the_registry_is_on_disk_after_a_reopen,
+    timestamps_come_back_to_the_nanosecond,
+    puts_at_once_create_a_facility_once,
 );

@@ -72,12 +72,15 @@ pub struct PgStore {
     db: Db,
 }
 
+/// Since when the database could not be reached, and why.
+type Unreachable = (DateTime<Utc>, String);
+
 /// What every query needs: the pool, and whether the database answered last time.
 #[derive(Clone)]
 pub(crate) struct Db {
     pool: Pool,
     /// `None` while the database answers; the first failure to reach it, with its reason.
-    unreachable: Arc<Mutex<Option<(DateTime<Utc>, String)>>>,
+    unreachable: Arc<Mutex<Option<Unreachable>>>,
     /// When [`Db::condition`] last asked the database whether it answers again.
     last_probe: Arc<Mutex<Option<std::time::Instant>>>,
     /// Keeps the connections' runtime alive as long as the pool.

@@ -262,9 +262,66 @@ async fn deletion_is_soft_and_idempotent(place: Place) {
     );
 }
 
+/// Times keep their nanoseconds (PostgreSQL's `timestamptz` holds microseconds): an entry reads
+/// back as indexed, a due time a few nanoseconds after `now` is not due, and `since` and the
+/// retention cutoff compare exact times.
+async fn times_keep_their_nanoseconds(place: Place) {
+    let store = place.open().await;
+    let ns = |secs: i64, nanos: i64| t(secs) + Duration::nanoseconds(nanos);
+    let mut message = received(listed("a", 0), 0);
+    message.created_at = ns(1, 123_456_789);
+    message.received_at = Some(ns(2, 987_654_321));
+    let new = store
+        .index_court_messages(acc(1), "DE.Justiz.1", vec![message], None, ns(3, 5))
+        .await
+        .unwrap();
+    assert_eq!(get(&*store, 1).await, new[0]);
+    let due = ns(10, 301);
+    hydrate(
+        &*store,
+        1,
+        HydrationOutcome::Retry {
+            error: "x".into(),
+            due_at: due,
+        },
+        ns(4, 7),
+    )
+    .await;
+    assert!(store
+        .court_messages_to_hydrate(ns(10, 300), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let queued = store.court_messages_to_hydrate(due, 10).await.unwrap();
+    assert_eq!(ids(&queued), vec![1]);
+    assert_eq!(queued[0], get(&*store, 1).await);
+    let since = |at| meldewerk_storage::CourtMessageFilter {
+        since: Some(at),
+        ..filter(&[1])
+    };
+    let listed_since = |at| {
+        let store = &store;
+        async move { ids(&store.court_messages(&since(at), None, 10).await.unwrap()) }
+    };
+    assert_eq!(listed_since(ns(1, 123_456_788)).await, vec![1]);
+    assert!(listed_since(ns(1, 123_456_789)).await.is_empty());
+    let before = |at| {
+        let store = &store;
+        async move {
+            ids(&store
+                .court_messages_created_before(at, None, 10)
+                .await
+                .unwrap())
+        }
+    };
+    assert!(before(ns(1, 123_456_789)).await.is_empty());
+    assert_eq!(before(ns(1, 123_456_790)).await, vec![1]);
+}
+
 contract_tests!(
     the_hydration_queue_answers_due_entries_earliest_first,
     every_hydration_outcome_is_recorded,
     case_references_map_to_jobs_at_hydration,
     deletion_is_soft_and_idempotent,
+    times_keep_their_nanoseconds,
 );

@@ -5,7 +5,8 @@
 //! everything survives a reopen. Hydration and deletion: `court_message_hydration.rs`.
 
 use meldewerk_storage::{
-    CourtMessageFilter, DeletionCause, Hydration, ListedCourtMessage, MAX_COURT_MESSAGE_PAGE,
+    CourtMessageDeleted, CourtMessageFilter, DeletionCause, Hydration, ListedCourtMessage,
+    MAX_COURT_MESSAGE_PAGE,
 };
 
 mod common;
@@ -345,6 +346,96 @@ async fn the_index_survives_a_reopen_and_ids_continue(place: Place) {
     );
 }
 
+/// Syncs running at once (on PostgreSQL on two stores, as on two nodes; several of one account,
+/// as after a failover) give each message one id: ids from 1 without gaps, each
+/// (account, transport id) once, every new entry answered by exactly one sync.
+async fn syncs_at_once_give_each_message_one_id(place: Place) {
+    let store = place.open().await;
+    let other = match &place {
+        Place::Postgres(_) => place.open().await,
+        Place::Sled(_) => store.clone(),
+    };
+    let mut syncs = Vec::new();
+    for round in 0..3 {
+        for n in 1..=4 {
+            let store = if (round + n) % 2 == 0 {
+                store.clone()
+            } else {
+                other.clone()
+            };
+            syncs.push(tokio::spawn(async move {
+                let page: Vec<ListedCourtMessage> =
+                    (0..8).map(|m| listed(&format!("m-{m}"), m)).collect();
+                store
+                    .index_court_messages(acc(n), "DE.Justiz.x", page, None, t(round))
+                    .await
+                    .unwrap()
+            }));
+        }
+    }
+    let mut answered = Vec::new();
+    for sync in syncs {
+        answered.extend(ids(&sync.await.unwrap()));
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, (1..=32).collect::<Vec<u64>>());
+    for n in 1..=4 {
+        let of = store
+            .court_messages_of(acc(n), None, 100, true)
+            .await
+            .unwrap();
+        let mut transport: Vec<&str> = of.iter().map(|m| m.message_id.as_str()).collect();
+        transport.sort_unstable();
+        assert_eq!(
+            transport,
+            (0..8).map(|m| format!("m-{m}")).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(index(&*other, 1, &[listed("new", 0)], 9).await, vec![33]);
+}
+
+/// Hydrations and deletions of one entry at once (on PostgreSQL on two stores) take turns: one
+/// hydration is recorded, a deletion wins or comes after it, and the entry says so.
+async fn changes_to_one_entry_at_once_take_turns(place: Place) {
+    let store = place.open().await;
+    let other = match &place {
+        Place::Postgres(_) => place.open().await,
+        Place::Sled(_) => store.clone(),
+    };
+    let page: Vec<ListedCourtMessage> = (0..10).map(|m| listed(&format!("m-{m}"), m)).collect();
+    index(&*store, 1, &page, 0).await;
+    for id in 1..=10u64 {
+        let (a, b, c) = (store.clone(), other.clone(), store.clone());
+        let first = tokio::spawn(async move { a.record_hydration(id, hydrated("AZ"), t(5)).await });
+        let second =
+            tokio::spawn(async move { b.record_hydration(id, retry("later", 50), t(5)).await });
+        let deletion = tokio::spawn(async move {
+            c.delete_court_message(id, DeletionCause::Retention, t(6))
+                .await
+        });
+        let first = first.await.unwrap().unwrap();
+        let second = second.await.unwrap().unwrap();
+        let deletion = deletion.await.unwrap().unwrap();
+        let entry = get(&*store, id).await;
+        assert!(matches!(deletion, CourtMessageDeleted::Deleted(_)));
+        assert!(entry.deleted.is_some());
+        // At most one of the two outcomes, the one the entry holds; the other found it done.
+        match (first, second) {
+            (Some(_), Some(_)) => {
+                // The retry first, then the hydration of the entry waiting again.
+                assert_eq!(entry.hydration, Hydration::Hydrated);
+            }
+            (Some(recorded), None) => assert_eq!(recorded.hydration, entry.hydration),
+            (None, Some(recorded)) => assert_eq!(recorded.hydration, entry.hydration),
+            (None, None) => assert!(matches!(
+                entry.hydration,
+                Hydration::Waiting { attempts: 0, .. }
+            )),
+        }
+    }
+    assert!(to_hydrate(&*store, 1000).await.is_empty());
+}
+
 contract_tests!(
     a_message_is_indexed_once_with_increasing_ids,
     a_known_live_message_takes_up_its_first_retrieval_once,
@@ -354,4 +445,6 @@ contract_tests!(
     the_retention_scan_answers_live_messages_created_before_the_cutoff,
     one_accounts_messages_with_and_without_deleted_ones,
     the_index_survives_a_reopen_and_ids_continue,
+    syncs_at_once_give_each_message_one_id,
+    changes_to_one_entry_at_once_take_turns,
 );

@@ -121,6 +121,7 @@ async fn job_of(
         .map_err(|e| StoreError::Corrupt(format!("job of a case reference: {e}")))
 }
 
+/// [`crate::Store::record_hydration`]: the outcome recorded on the locked entry if it still waits.
 pub(in crate::postgres) async fn record_hydration(
     db: &Db,
     id: u64,
@@ -155,6 +156,7 @@ pub(in crate::postgres) async fn record_hydration(
     Ok(Some(message))
 }
 
+/// [`crate::Store::delete_court_message`]: the locked entry soft-deleted, unless it was before.
 pub(in crate::postgres) async fn delete_court_message(
     db: &Db,
     id: u64,
@@ -184,6 +186,7 @@ pub(in crate::postgres) async fn delete_court_message(
     Ok(CourtMessageDeleted::Deleted(message))
 }
 
+/// [`crate::Store::map_case_reference`]: the mapping inserted unless the case reference has one.
 pub(in crate::postgres) async fn map_case_reference(
     db: &Db,
     account: MailboxAccountId,
@@ -205,6 +208,7 @@ pub(in crate::postgres) async fn map_case_reference(
     Ok(mapped == 1)
 }
 
+/// [`crate::Store::job_of_case_reference`]: the job the case reference maps to.
 pub(in crate::postgres) async fn job_of_case_reference(
     db: &Db,
     account: MailboxAccountId,

@@ -29,6 +29,7 @@ struct Page {
 }
 
 impl Page {
+    /// The page of `listed`, so that each message is inserted and updated once per statement.
     fn of(listed: Vec<ListedCourtMessage>) -> Page {
         let mut seen = HashSet::new();
         let mut received_seen = HashSet::new();
@@ -201,6 +202,18 @@ async fn take_received(
         .iter()
         .map(|(_, at)| to_json("a listed first retrieval", at))
         .collect::<StoreResult<Vec<_>>>()?;
+    // The rows to change are locked first, in id order: two syncs of one account at once
+    // (which the service avoids, but a failover may cause) then wait for each other instead of
+    // deadlocking over rows an unordered update would lock in any order.
+    tx.query(
+        "SELECT id FROM court_messages
+         WHERE account_id = $1 AND message_id = ANY($2) AND live
+             AND coalesce(record -> 'received_at', 'null'::jsonb) = 'null'::jsonb
+         ORDER BY id FOR UPDATE",
+        &[&account.get(), &message_ids],
+    )
+    .await
+    .map_err(|e| db.error(e))?;
     tx.execute(
         "UPDATE court_messages AS c
          SET record = jsonb_set(c.record, '{received_at}', u.received_at)
@@ -214,6 +227,8 @@ async fn take_received(
     Ok(())
 }
 
+/// [`crate::Store::index_court_messages`]: the listing's new messages numbered in listing order,
+/// known live ones given a first retrieval they lack, and the cursor, in one transaction.
 pub(in crate::postgres) async fn index_court_messages(
     db: &Db,
     account: MailboxAccountId,
@@ -270,6 +285,7 @@ pub(in crate::postgres) async fn index_court_messages(
     Ok(new)
 }
 
+/// [`crate::Store::mailbox_sync_cursor`]: where the account's next sync starts.
 pub(in crate::postgres) async fn mailbox_sync_cursor(
     db: &Db,
     account: MailboxAccountId,

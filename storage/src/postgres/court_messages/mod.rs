@@ -126,12 +126,14 @@ impl Columns {
     }
 }
 
+/// The helpers' arithmetic, which the contract tests reach only at ordinary values.
 #[cfg(test)]
 mod tests {
     use chrono::TimeZone;
 
     use super::*;
 
+    /// The split loses nothing and orders as the times do, also before 1970.
     #[test]
     fn a_split_time_is_exact_and_orders_as_the_time() {
         let base = Utc.timestamp_opt(-1_000, 123_456_789).unwrap();
@@ -144,6 +146,7 @@ mod tests {
         assert_eq!(split_time(micro), (micro, 0));
     }
 
+    /// A page after the largest id a `bigint` holds, or of length 0, makes no query.
     #[test]
     fn pages_past_the_largest_id_or_of_no_length_are_empty() {
         assert_eq!(page(None, 5), Some((0, 5)));

@@ -10,6 +10,7 @@ use super::{db_id, message_of, messages_of, page, page_limit, split_time, ENTRY}
 use crate::postgres::Db;
 use crate::{CourtMessage, CourtMessageFilter, Hydration, MailboxAccountId, StoreResult};
 
+/// [`crate::Store::court_message`]: one entry, deleted or not.
 pub(in crate::postgres) async fn court_message(
     db: &Db,
     id: u64,
@@ -29,6 +30,9 @@ pub(in crate::postgres) async fn court_message(
     row.as_ref().map(message_of).transpose()
 }
 
+/// [`crate::Store::court_messages`]: live entries of the filter's accounts (and jobs, and created
+/// after `since`) in id order; one statement built for the filter, so that each listing is
+/// planned on the index that narrows it (the live entries', or the jobs').
 pub(in crate::postgres) async fn court_messages(
     db: &Db,
     filter: &CourtMessageFilter,
@@ -71,6 +75,7 @@ pub(in crate::postgres) async fn court_messages(
     messages_of(&rows)
 }
 
+/// [`crate::Store::court_messages_of`]: one account's entries in id order, deleted ones if asked.
 pub(in crate::postgres) async fn court_messages_of(
     db: &Db,
     account: MailboxAccountId,
@@ -103,6 +108,8 @@ pub(in crate::postgres) async fn court_messages_of(
     messages_of(&rows)
 }
 
+/// [`crate::Store::court_messages_to_hydrate`]: the queue's due entries, earliest due first (by
+/// the exact due time, then id).
 pub(in crate::postgres) async fn court_messages_to_hydrate(
     db: &Db,
     now: DateTime<Utc>,
@@ -149,6 +156,8 @@ pub(in crate::postgres) async fn court_messages_to_hydrate(
     Ok(due)
 }
 
+/// [`crate::Store::court_messages_created_before`]: the retention backstop's live entries created
+/// before the cutoff, in id order.
 pub(in crate::postgres) async fn court_messages_created_before(
     db: &Db,
     cutoff: DateTime<Utc>,

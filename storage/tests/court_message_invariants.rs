@@ -1,18 +1,21 @@
 //! Random sequences of indexing, hydration outcomes and deletions keep the court-message index's
-//! invariants: each (account, transport message id) is indexed once, ids run from 1 without
-//! gaps, and the hydration queue holds exactly the live waiting entries, earliest due first.
+//! invariants on every engine: each (account, transport message id) is indexed once, ids run
+//! from 1 without gaps, and the hydration queue holds exactly the live waiting entries, earliest
+//! due first. Each sequence runs on sled and on PostgreSQL, each engine's own index structures
+//! are checked against the entries (sled's trees, PostgreSQL's columns), and both engines must
+//! end with the same entries.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use meldewerk_storage::{
     CourtMessage, CourtMessageDirection, CourtMessageFilter, DeletionCause, Hydration,
-    HydrationOutcome, ListedCourtMessage, MailboxAccountId, SledStore, Store,
-    MAX_COURT_MESSAGE_PAGE,
+    HydrationOutcome, ListedCourtMessage, MailboxAccountId, Store, MAX_COURT_MESSAGE_PAGE,
 };
 use proptest::prelude::*;
 
 mod common;
+use common::engines::Place;
 use common::{t, with_raw_db};
 
 const ACCOUNTS: [i64; 3] = [1, 2, 3];
@@ -58,7 +61,7 @@ fn outcome(kind: u8, due_at: DateTime<Utc>) -> HydrationOutcome {
 }
 
 /// Every entry of the index, deleted ones too, by id.
-async fn all(store: &SledStore) -> BTreeMap<u64, CourtMessage> {
+async fn all(store: &dyn Store) -> BTreeMap<u64, CourtMessage> {
     let mut all = BTreeMap::new();
     for n in ACCOUNTS {
         let account = MailboxAccountId::try_from(n).unwrap();
@@ -74,7 +77,7 @@ async fn all(store: &SledStore) -> BTreeMap<u64, CourtMessage> {
     all
 }
 
-async fn check(store: &SledStore, indexed: &BTreeMap<(i64, String), u64>) {
+async fn check(store: &dyn Store, indexed: &BTreeMap<(i64, String), u64>) {
     let all = all(store).await;
     // Once per (account, transport id), ids 1..=n.
     let keys: BTreeSet<(i64, String)> = all
@@ -149,9 +152,10 @@ async fn check(store: &SledStore, indexed: &BTreeMap<(i64, String), u64>) {
     );
 }
 
-async fn run(ops: Vec<Op>) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
+/// Runs `ops` on a new store in `place`, checking the invariants after each; answers every
+/// entry at the end.
+async fn run(place: Place, ops: Vec<Op>) -> BTreeMap<u64, CourtMessage> {
+    let store = place.open().await;
     let mut indexed: BTreeMap<(i64, String), u64> = BTreeMap::new();
     // Hydrations name `AZ`: a job's in accounts 1 and 2, none in account 3.
     for n in [1, 2] {
@@ -216,12 +220,21 @@ async fn run(ops: Vec<Op>) {
                 }
             }
         }
-        check(&store, &indexed).await;
+        check(&*store, &indexed).await;
     }
-    // Reads pass over a stale index entry, so the trees themselves are looked at: the queue
-    // holds exactly the live waiting entries, each under its due time; the live index the live
-    // entries; the job index the live ones mapped to a job.
-    let all = all(&store).await;
+    let all = all(&*store).await;
+    drop(store);
+    match &place {
+        Place::Sled(dir) => check_sled_trees(&dir.path().join("db"), &all),
+        Place::Postgres(url) => check_postgres_columns(url, &all).await,
+    }
+    all
+}
+
+/// Reads pass over a stale index entry, so sled's trees themselves are looked at: the queue
+/// holds exactly the live waiting entries, each under its due time; the live index the live
+/// entries; the job index the live ones mapped to a job.
+fn check_sled_trees(path: &std::path::Path, all: &BTreeMap<u64, CourtMessage>) {
     let live = || all.values().filter(|m| m.deleted.is_none());
     let queue: BTreeSet<(u64, u64)> = live()
         .filter_map(|m| match m.hydration {
@@ -233,8 +246,7 @@ async fn run(ops: Vec<Op>) {
     let by_job: BTreeSet<(Vec<u8>, u64)> = live()
         .filter_map(|m| m.job_id.as_ref().map(|job| (job.as_bytes().to_vec(), m.id)))
         .collect();
-    drop(store);
-    with_raw_db(&dir.path().join("db"), |db| {
+    with_raw_db(path, |db| {
         // Each key of `tree` as (what comes before the index id, the index id).
         let split = |tree: &str| -> Vec<(Vec<u8>, u64)> {
             let tree = db.open_tree(tree).unwrap();
@@ -262,6 +274,70 @@ async fn run(ops: Vec<Op>) {
     });
 }
 
+/// PostgreSQL's queries select by the columns beside each record, so those are looked at: the
+/// due time is set exactly for the live waiting entries (to the exact time, split into its
+/// microsecond and the nanoseconds past it), `live` exactly for the live ones, the job for the
+/// mapped ones; and the last id given out is the highest.
+async fn check_postgres_columns(url: &str, all: &BTreeMap<u64, CourtMessage>) {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(connection);
+    let mut queue = BTreeSet::new();
+    let mut by_account = BTreeSet::new();
+    let mut by_job = BTreeSet::new();
+    let mut ids = BTreeSet::new();
+    for row in client
+        .query(
+            "SELECT id, account_id, live, due_at, due_ns, job_id FROM court_messages",
+            &[],
+        )
+        .await
+        .unwrap()
+    {
+        let id = row.get::<_, i64>(0) as u64;
+        ids.insert(id);
+        if row.get::<_, bool>(2) {
+            by_account.insert((row.get::<_, i64>(1) as u64, id));
+            if let Some(job) = row.get::<_, Option<String>>(5) {
+                by_job.insert((job.into_bytes(), id));
+            }
+        }
+        let due_at: Option<DateTime<Utc>> = row.get(3);
+        let due_ns: Option<i32> = row.get(4);
+        if let (Some(due_at), Some(due_ns)) = (due_at, due_ns) {
+            assert!((0..1000).contains(&due_ns), "due_ns {due_ns}");
+            queue.insert((due_at + chrono::Duration::nanoseconds(due_ns.into()), id));
+        } else {
+            assert_eq!((due_at, due_ns), (None, None), "half a due time");
+        }
+    }
+    let live = || all.values().filter(|m| m.deleted.is_none());
+    let expected_queue: BTreeSet<(DateTime<Utc>, u64)> = live()
+        .filter_map(|m| match m.hydration {
+            Hydration::Waiting { due_at, .. } => Some((due_at, m.id)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(queue, expected_queue);
+    let expected_live: BTreeSet<(u64, u64)> =
+        live().map(|m| (m.account.get() as u64, m.id)).collect();
+    assert_eq!(by_account, expected_live);
+    let expected_jobs: BTreeSet<(Vec<u8>, u64)> = live()
+        .filter_map(|m| m.job_id.as_ref().map(|job| (job.as_bytes().to_vec(), m.id)))
+        .collect();
+    assert_eq!(by_job, expected_jobs);
+    assert_eq!(ids, all.keys().copied().collect::<BTreeSet<_>>());
+    let last: i64 = client
+        .query_one("SELECT last_id FROM court_message_last_id", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(last as u64, all.len() as u64);
+    drop(client);
+    let _ = connection.await;
+}
+
 /// `at`'s milliseconds as the queue's keys hold them (sign bit flipped).
 fn millis_key(at: DateTime<Utc>) -> u64 {
     (at.timestamp_millis() as u64) ^ (1 << 63)
@@ -276,6 +352,10 @@ proptest! {
             .enable_all()
             .build()
             .unwrap()
-            .block_on(run(ops));
+            .block_on(async {
+                let on_sled = run(Place::sled().await, ops.clone()).await;
+                let on_postgres = run(Place::postgres().await, ops).await;
+                assert_eq!(on_sled, on_postgres, "the engines end with different entries");
+            });
     }
 }

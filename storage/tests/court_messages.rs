@@ -1,24 +1,24 @@
-//! The court-message index of the sled engine against the `Store` contract, its indexing and
+//! The court-message index against the `Store` contract on every engine,
 //! reading: a message is indexed once per account and transport id (ids from 1, increasing,
 //! never reused), the sync cursor moves with its page, listings filter by account, creation
 //! time and job and page by id, the retention and per-account scans, pages capped, and
 //! everything survives a reopen. Hydration and deletion: `court_message_hydration.rs`.
 
 use meldewerk_storage::{
-    CourtMessageFilter, DeletionCause, Hydration, ListedCourtMessage, Store, MAX_COURT_MESSAGE_PAGE,
+    CourtMessageDeleted, CourtMessageFilter, DeletionCause, Hydration, ListedCourtMessage,
+    MAX_COURT_MESSAGE_PAGE,
 };
 
 mod common;
 use common::court::*;
-use common::{reopen, t};
+use common::engines::Place;
+use common::t;
 
-#[tokio::test]
-async fn a_message_is_indexed_once_with_increasing_ids() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
+async fn a_message_is_indexed_once_with_increasing_ids(place: Place) {
+    let store = place.open().await;
     let page = [listed("m-a", 1), listed("m-b", 2)];
-    assert_eq!(index(&store, 1, &page, 10).await, vec![1, 2]);
-    let first = get(&store, 1).await;
+    assert_eq!(index(&*store, 1, &page, 10).await, vec![1, 2]);
+    let first = get(&*store, 1).await;
     assert_eq!(first.account, acc(1));
     assert_eq!(first.safe_id, "DE.Justiz.1");
     assert_eq!(first.message_id, "m-a");
@@ -39,44 +39,44 @@ async fn a_message_is_indexed_once_with_increasing_ids() {
     );
 
     // The same listing again indexes nothing; a new message (listed twice) gets the next id.
-    assert!(index(&store, 1, &page, 20).await.is_empty());
+    assert!(index(&*store, 1, &page, 20).await.is_empty());
     let grown = [listed("m-a", 1), listed("m-c", 3), listed("m-c", 3)];
-    assert_eq!(index(&store, 1, &grown, 20).await, vec![3]);
+    assert_eq!(index(&*store, 1, &grown, 20).await, vec![3]);
     // The same transport id in another account is another message.
-    assert_eq!(index(&store, 2, &[listed("m-a", 1)], 20).await, vec![4]);
+    assert_eq!(index(&*store, 2, &[listed("m-a", 1)], 20).await, vec![4]);
 
     // A deleted one is not indexed again.
-    delete(&store, 1, acknowledged(), t(30)).await;
-    assert!(index(&store, 1, &page, 40).await.is_empty());
-    assert_eq!(index(&store, 1, &[listed("m-d", 4)], 40).await, vec![5]);
+    delete(&*store, 1, acknowledged(), t(30)).await;
+    assert!(index(&*store, 1, &page, 40).await.is_empty());
+    assert_eq!(index(&*store, 1, &[listed("m-d", 4)], 40).await, vec![5]);
     assert_eq!(store.court_message(6).await.unwrap(), None);
 }
 
-#[tokio::test]
-async fn a_known_live_message_takes_up_its_first_retrieval_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    index(&store, 1, &[listed("m-a", 1), listed("m-b", 2)], 10).await;
-    delete(&store, 2, acknowledged(), t(11)).await;
+async fn a_known_live_message_takes_up_its_first_retrieval_once(place: Place) {
+    let store = place.open().await;
+    index(&*store, 1, &[listed("m-a", 1), listed("m-b", 2)], 10).await;
+    delete(&*store, 2, acknowledged(), t(11)).await;
     let relisted = [
         received(listed("m-a", 1), 12),
         received(listed("m-b", 2), 12),
     ];
-    assert!(index(&store, 1, &relisted, 13).await.is_empty());
-    assert_eq!(get(&store, 1).await.received_at, Some(t(12)));
-    assert_eq!(get(&store, 2).await.received_at, None, "deleted: unchanged");
+    assert!(index(&*store, 1, &relisted, 13).await.is_empty());
+    assert_eq!(get(&*store, 1).await.received_at, Some(t(12)));
+    assert_eq!(
+        get(&*store, 2).await.received_at,
+        None,
+        "deleted: unchanged"
+    );
     // Once known, it stays.
-    index(&store, 1, &[received(listed("m-a", 1), 99)], 14).await;
-    assert_eq!(get(&store, 1).await.received_at, Some(t(12)));
+    index(&*store, 1, &[received(listed("m-a", 1), 99)], 14).await;
+    assert_eq!(get(&*store, 1).await.received_at, Some(t(12)));
     // A new entry takes it from its listing.
-    index(&store, 1, &[received(listed("m-c", 3), 7)], 15).await;
-    assert_eq!(get(&store, 3).await.received_at, Some(t(7)));
+    index(&*store, 1, &[received(listed("m-c", 3), 7)], 15).await;
+    assert_eq!(get(&*store, 3).await.received_at, Some(t(7)));
 }
 
-#[tokio::test]
-async fn the_sync_cursor_is_stored_with_its_page_per_account() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
+async fn the_sync_cursor_is_stored_with_its_page_per_account(place: Place) {
+    let store = place.open().await;
     assert_eq!(store.mailbox_sync_cursor(acc(1)).await.unwrap(), None);
     let new = store
         .index_court_messages(
@@ -113,16 +113,14 @@ async fn the_sync_cursor_is_stored_with_its_page_per_account() {
     );
 }
 
-#[tokio::test]
-async fn listings_filter_by_account_creation_and_job_and_page_by_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
+async fn listings_filter_by_account_creation_and_job_and_page_by_id(place: Place) {
+    let store = place.open().await;
     // Ids interleave between the accounts: 1 (acc 1), 2 (acc 2), 3 (acc 1), 4 (acc 3), 5 (acc 2).
-    index(&store, 1, &[listed("a", 10)], 0).await;
-    index(&store, 2, &[listed("b", 20)], 0).await;
-    index(&store, 1, &[listed("c", 30)], 0).await;
-    index(&store, 3, &[listed("d", 40)], 0).await;
-    index(&store, 2, &[listed("e", 50)], 0).await;
+    index(&*store, 1, &[listed("a", 10)], 0).await;
+    index(&*store, 2, &[listed("b", 20)], 0).await;
+    index(&*store, 1, &[listed("c", 30)], 0).await;
+    index(&*store, 3, &[listed("d", 40)], 0).await;
+    index(&*store, 2, &[listed("e", 50)], 0).await;
     let list = |f: CourtMessageFilter, after: Option<u64>, limit: usize| {
         let store = &store;
         async move { ids(&store.court_messages(&f, after, limit).await.unwrap()) }
@@ -154,9 +152,9 @@ async fn listings_filter_by_account_creation_and_job_and_page_by_id() {
         .map_case_reference(acc(2), "2 XVII 2/26", "job-b")
         .await
         .unwrap());
-    hydrate(&store, 1, hydrated("1 XVII 1/26"), t(60)).await;
-    hydrate(&store, 2, hydrated("2 XVII 2/26"), t(60)).await;
-    hydrate(&store, 3, hydrated("unmapped"), t(60)).await;
+    hydrate(&*store, 1, hydrated("1 XVII 1/26"), t(60)).await;
+    hydrate(&*store, 2, hydrated("2 XVII 2/26"), t(60)).await;
+    hydrate(&*store, 3, hydrated("unmapped"), t(60)).await;
     let jobs = |jobs: &[&str]| CourtMessageFilter {
         job_ids: Some(jobs.iter().map(|j| j.to_string()).collect()),
         ..filter(&[1, 2, 3])
@@ -177,22 +175,20 @@ async fn listings_filter_by_account_creation_and_job_and_page_by_id() {
     assert_eq!(list(jobs(&["job-a", "job-b"]), Some(1), 100).await, vec![2]);
 
     // Deleted messages are never listed.
-    delete(&store, 2, acknowledged(), t(70)).await;
-    delete(&store, 3, DeletionCause::GoneFromServer, t(70)).await;
+    delete(&*store, 2, acknowledged(), t(70)).await;
+    delete(&*store, 3, DeletionCause::GoneFromServer, t(70)).await;
     assert_eq!(list(filter(&[1, 2]), None, 100).await, vec![1, 5]);
     assert_eq!(list(filter(&[1, 2]), None, 1).await, vec![1]);
     assert_eq!(list(filter(&[1, 2]), Some(1), 1).await, vec![5]);
     assert!(list(jobs(&["job-b"]), None, 100).await.is_empty());
 }
 
-#[tokio::test]
-async fn pages_are_capped() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
+async fn pages_are_capped(place: Place) {
+    let store = place.open().await;
     let many: Vec<ListedCourtMessage> = (0..MAX_COURT_MESSAGE_PAGE as i64 + 5)
         .map(|n| listed(&format!("m-{n}"), n))
         .collect();
-    assert_eq!(index(&store, 1, &many, 0).await.len(), many.len());
+    assert_eq!(index(&*store, 1, &many, 0).await.len(), many.len());
     let all = store
         .court_messages(&filter(&[1]), None, usize::MAX)
         .await
@@ -226,19 +222,17 @@ async fn pages_are_capped() {
     }
 }
 
-#[tokio::test]
-async fn the_retention_scan_answers_live_messages_created_before_the_cutoff() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
+async fn the_retention_scan_answers_live_messages_created_before_the_cutoff(place: Place) {
+    let store = place.open().await;
     index(
-        &store,
+        &*store,
         1,
         &[listed("a", 10), listed("b", 50), listed("c", 20)],
         0,
     )
     .await;
-    index(&store, 2, &[listed("d", 30), listed("e", 40)], 0).await;
-    delete(&store, 4, DeletionCause::Retention, t(60)).await;
+    index(&*store, 2, &[listed("d", 30), listed("e", 40)], 0).await;
+    delete(&*store, 4, DeletionCause::Retention, t(60)).await;
     let before = |cutoff: i64, after: Option<u64>, limit: usize| {
         let store = &store;
         async move {
@@ -261,14 +255,12 @@ async fn the_retention_scan_answers_live_messages_created_before_the_cutoff() {
     assert!(before(10, None, 10).await.is_empty());
 }
 
-#[tokio::test]
-async fn one_accounts_messages_with_and_without_deleted_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    index(&store, 1, &[listed("a", 0), listed("b", 0)], 0).await;
-    index(&store, 2, &[listed("c", 0)], 0).await;
-    index(&store, 1, &[listed("d", 0)], 0).await;
-    delete(&store, 2, DeletionCause::GoneFromServer, t(1)).await;
+async fn one_accounts_messages_with_and_without_deleted_ones(place: Place) {
+    let store = place.open().await;
+    index(&*store, 1, &[listed("a", 0), listed("b", 0)], 0).await;
+    index(&*store, 2, &[listed("c", 0)], 0).await;
+    index(&*store, 1, &[listed("d", 0)], 0).await;
+    delete(&*store, 2, DeletionCause::GoneFromServer, t(1)).await;
     let of = |n: i64, after: Option<u64>, limit: usize, deleted: bool| {
         let store = &store;
         async move {
@@ -287,13 +279,10 @@ async fn one_accounts_messages_with_and_without_deleted_ones() {
     assert!(of(1, None, 0, true).await.is_empty());
 }
 
-#[tokio::test]
-async fn the_index_survives_a_reopen_and_ids_continue() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
+async fn the_index_survives_a_reopen_and_ids_continue(place: Place) {
     let before;
     {
-        let store = open_in(&dir);
+        let store = place.open().await;
         store
             .index_court_messages(
                 acc(1),
@@ -308,16 +297,16 @@ async fn the_index_survives_a_reopen_and_ids_continue() {
             .map_case_reference(acc(1), "AZ", "job-a")
             .await
             .unwrap();
-        hydrate(&store, 1, hydrated("AZ"), t(11)).await;
-        hydrate(&store, 2, retry("later", 99), t(11)).await;
+        hydrate(&*store, 1, hydrated("AZ"), t(11)).await;
+        hydrate(&*store, 2, retry("later", 99), t(11)).await;
         // The highest id is deleted: it is not given out again.
-        delete(&store, 3, acknowledged(), t(12)).await;
+        delete(&*store, 3, acknowledged(), t(12)).await;
         before = store
             .court_messages_of(acc(1), None, 10, true)
             .await
             .unwrap();
     }
-    let store = reopen(&path);
+    let store = place.open().await;
     assert_eq!(
         store
             .court_messages_of(acc(1), None, 10, true)
@@ -337,9 +326,9 @@ async fn the_index_survives_a_reopen_and_ids_continue() {
             .as_deref(),
         Some("job-a")
     );
-    assert_eq!(get(&store, 1).await.job_id.as_deref(), Some("job-a"));
-    assert!(to_hydrate(&store, 98).await.is_empty());
-    assert_eq!(to_hydrate(&store, 99).await, vec![2]);
+    assert_eq!(get(&*store, 1).await.job_id.as_deref(), Some("job-a"));
+    assert!(to_hydrate(&*store, 98).await.is_empty());
+    assert_eq!(to_hydrate(&*store, 99).await, vec![2]);
     assert_eq!(
         ids(&store.court_messages(&filter(&[1]), None, 10).await.unwrap()),
         vec![1, 2]
@@ -347,7 +336,7 @@ async fn the_index_survives_a_reopen_and_ids_continue() {
     // Known messages stay known; new ones continue after the last id ever given out.
     assert_eq!(
         index(
-            &store,
+            &*store,
             1,
             &[listed("a", 1), listed("c", 3), listed("d", 4)],
             20
@@ -356,3 +345,106 @@ async fn the_index_survives_a_reopen_and_ids_continue() {
         vec![4]
     );
 }
+
+/// Syncs running at once (on PostgreSQL on two stores, as on two nodes; several of one account,
+/// as after a failover) give each message one id: ids from 1 without gaps, each
+/// (account, transport id) once, every new entry answered by exactly one sync.
+async fn syncs_at_once_give_each_message_one_id(place: Place) {
+    let store = place.open().await;
+    let other = match &place {
+        Place::Postgres(_) => place.open().await,
+        Place::Sled(_) => store.clone(),
+    };
+    let mut syncs = Vec::new();
+    for round in 0..3 {
+        for n in 1..=4 {
+            let store = if (round + n) % 2 == 0 {
+                store.clone()
+            } else {
+                other.clone()
+            };
+            syncs.push(tokio::spawn(async move {
+                let page: Vec<ListedCourtMessage> =
+                    (0..8).map(|m| listed(&format!("m-{m}"), m)).collect();
+                store
+                    .index_court_messages(acc(n), "DE.Justiz.x", page, None, t(round))
+                    .await
+                    .unwrap()
+            }));
+        }
+    }
+    let mut answered = Vec::new();
+    for sync in syncs {
+        answered.extend(ids(&sync.await.unwrap()));
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, (1..=32).collect::<Vec<u64>>());
+    for n in 1..=4 {
+        let of = store
+            .court_messages_of(acc(n), None, 100, true)
+            .await
+            .unwrap();
+        let mut transport: Vec<&str> = of.iter().map(|m| m.message_id.as_str()).collect();
+        transport.sort_unstable();
+        assert_eq!(
+            transport,
+            (0..8).map(|m| format!("m-{m}")).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(index(&*other, 1, &[listed("new", 0)], 9).await, vec![33]);
+}
+
+/// Hydrations and deletions of one entry at once (on PostgreSQL on two stores) take turns: one
+/// hydration is recorded, a deletion wins or comes after it, and the entry says so.
+async fn changes_to_one_entry_at_once_take_turns(place: Place) {
+    let store = place.open().await;
+    let other = match &place {
+        Place::Postgres(_) => place.open().await,
+        Place::Sled(_) => store.clone(),
+    };
+    let page: Vec<ListedCourtMessage> = (0..10).map(|m| listed(&format!("m-{m}"), m)).collect();
+    index(&*store, 1, &page, 0).await;
+    for id in 1..=10u64 {
+        let (a, b, c) = (store.clone(), other.clone(), store.clone());
+        let first = tokio::spawn(async move { a.record_hydration(id, hydrated("AZ"), t(5)).await });
+        let second =
+            tokio::spawn(async move { b.record_hydration(id, retry("later", 50), t(5)).await });
+        let deletion = tokio::spawn(async move {
+            c.delete_court_message(id, DeletionCause::Retention, t(6))
+                .await
+        });
+        let first = first.await.unwrap().unwrap();
+        let second = second.await.unwrap().unwrap();
+        let deletion = deletion.await.unwrap().unwrap();
+        let entry = get(&*store, id).await;
+        assert!(matches!(deletion, CourtMessageDeleted::Deleted(_)));
+        assert!(entry.deleted.is_some());
+        // At most one of the two outcomes, the one the entry holds; the other found it done.
+        match (first, second) {
+            (Some(_), Some(_)) => {
+                // The retry first, then the hydration of the entry waiting again.
+                assert_eq!(entry.hydration, Hydration::Hydrated);
+            }
+            (Some(recorded), None) => assert_eq!(recorded.hydration, entry.hydration),
+            (None, Some(recorded)) => assert_eq!(recorded.hydration, entry.hydration),
+            (None, None) => assert!(matches!(
+                entry.hydration,
+                Hydration::Waiting { attempts: 0, .. }
+            )),
+        }
+    }
+    assert!(to_hydrate(&*store, 1000).await.is_empty());
+}
+
+contract_tests!(
+    a_message_is_indexed_once_with_increasing_ids,
+    a_known_live_message_takes_up_its_first_retrieval_once,
+    the_sync_cursor_is_stored_with_its_page_per_account,
+    listings_filter_by_account_creation_and_job_and_page_by_id,
+    pages_are_capped,
+    the_retention_scan_answers_live_messages_created_before_the_cutoff,
+    one_accounts_messages_with_and_without_deleted_ones,
+    the_index_survives_a_reopen_and_ids_continue,
+    syncs_at_once_give_each_message_one_id,
+    changes_to_one_entry_at_once_take_turns,
+);

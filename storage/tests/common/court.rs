@@ -5,16 +5,10 @@
 use chrono::{DateTime, Utc};
 use meldewerk_storage::{
     CourtMessage, CourtMessageDeleted, CourtMessageDirection, CourtMessageFilter, DeletionCause,
-    HydrationOutcome, ListedCourtMessage, MailboxAccountId, SledStore, Store,
+    HydrationOutcome, ListedCourtMessage, MailboxAccountId, Store,
 };
-use tempfile::TempDir;
 
 use super::t;
-
-/// A new store in `dir`.
-pub fn open_in(dir: &TempDir) -> SledStore {
-    SledStore::open(&dir.path().join("db")).unwrap()
-}
 
 /// Mailbox account `n`.
 pub fn acc(n: i64) -> MailboxAccountId {
@@ -40,7 +34,7 @@ pub fn received(mut message: ListedCourtMessage, at: i64) -> ListedCourtMessage 
 /// Indexes `messages` of account `n` (SAFE-ID `DE.Justiz.n`) at `t(now)` with no cursor; the
 /// new entries' ids.
 pub async fn index(
-    store: &SledStore,
+    store: &dyn Store,
     n: i64,
     messages: &[ListedCourtMessage],
     now: i64,
@@ -93,7 +87,7 @@ pub fn acknowledged() -> DeletionCause {
 
 /// Records `outcome` for entry `id` at `now`: the entry as it is after, if recorded.
 pub async fn hydrate(
-    store: &SledStore,
+    store: &dyn Store,
     id: u64,
     outcome: HydrationOutcome,
     now: DateTime<Utc>,
@@ -102,7 +96,7 @@ pub async fn hydrate(
 }
 
 pub async fn delete(
-    store: &SledStore,
+    store: &dyn Store,
     id: u64,
     cause: DeletionCause,
     now: DateTime<Utc>,
@@ -110,11 +104,11 @@ pub async fn delete(
     store.delete_court_message(id, cause, now).await.unwrap()
 }
 
-pub async fn get(store: &SledStore, id: u64) -> CourtMessage {
+pub async fn get(store: &dyn Store, id: u64) -> CourtMessage {
     store.court_message(id).await.unwrap().unwrap()
 }
 
-pub async fn to_hydrate(store: &SledStore, now: i64) -> Vec<u64> {
+pub async fn to_hydrate(store: &dyn Store, now: i64) -> Vec<u64> {
     ids(&store
         .court_messages_to_hydrate(t(now), usize::MAX)
         .await

@@ -122,6 +122,9 @@ pub(super) fn id_bytes(key: &ReportKey) -> &[u8] {
     key.id.as_bytes()
 }
 
+/// The report, its listing as pending and its `Deliver` job in one transaction. The report's
+/// primary key decides a duplicate (`ON CONFLICT DO NOTHING`): of two concurrent dispatches of one
+/// id, the second waits for the first's commit and then finds the id taken.
 pub(super) async fn dispatch_report(db: &Db, report: Report) -> StoreResult<Job> {
     let mut report = report;
     let submission = report.submission.take();
@@ -200,10 +203,13 @@ pub(super) fn message_conflict(message_uuid: Option<String>) -> StoreError {
     ))
 }
 
+/// The whole report, submission included (a peek, an operator's look-up).
 pub(super) async fn report(db: &Db, key: &ReportKey) -> StoreResult<Option<Report>> {
     read_report(db, key, true).await
 }
 
+/// The report without its submission once a message is stored: a delivery reads only the
+/// message, and the submission is the largest part of most reports.
 pub(super) async fn report_to_deliver(db: &Db, key: &ReportKey) -> StoreResult<Option<Report>> {
     read_report(db, key, false).await
 }
@@ -247,6 +253,8 @@ fn result_of(report: &Report, receipt: Option<Vec<u8>>) -> ReportResult {
     result
 }
 
+/// What a poll answers, from the state and the receipt alone: the submission and the message,
+/// which a poll never shows, are not read.
 pub(super) async fn report_result(db: &Db, key: &ReportKey) -> StoreResult<Option<ReportResult>> {
     let client = db.client().await?;
     // The receipt only where a result carries it; never the submission or the message.
@@ -267,6 +275,7 @@ pub(super) async fn report_result(db: &Db, key: &ReportKey) -> StoreResult<Optio
     Ok(Some(result_of(&report, receipt)))
 }
 
+/// The `status` column alone: a check over many reports decodes no record.
 pub(super) async fn report_status(db: &Db, key: &ReportKey) -> StoreResult<Option<ReportStatus>> {
     let client = db.client().await?;
     let row = client
@@ -373,6 +382,8 @@ fn unconsumable(
     Ok(None)
 }
 
+/// The owner's listed reports in the module, in byte order of their ids (as the sled engine
+/// lists them), from the partial index of pending reports.
 pub(super) async fn pending_ids(db: &Db, owner: &str, module: &str) -> StoreResult<Vec<String>> {
     let client = db.client().await?;
     let rows = client
@@ -394,6 +405,8 @@ pub(super) async fn pending_ids(db: &Db, owner: &str, module: &str) -> StoreResu
         .collect()
 }
 
+/// Every owner's report under the module and id, owners in byte order. The id is compared
+/// whole: a longer id that starts with it (`id\0more`) is another report.
 pub(super) async fn reports_with_id(
     db: &Db,
     module: &str,
@@ -419,6 +432,8 @@ pub(super) async fn reports_with_id(
         .collect()
 }
 
+/// Removes a report the authority refused at once, checked under the row's lock so that a
+/// report that meanwhile ended otherwise is never removed.
 pub(super) async fn forget_refused(db: &Db, key: &ReportKey) -> StoreResult<bool> {
     let mut client = db.client().await?;
     let tx = client.transaction().await.map_err(|e| db.error(e))?;

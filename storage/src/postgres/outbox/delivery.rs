@@ -212,6 +212,8 @@ fn note_delivery(
     report.delivered_at.get_or_insert(at);
 }
 
+/// Counts the attempt before it is made, on the turn `job` was read at only: of two workers
+/// holding the same copy, the second finds the job moved on (`NotFound`).
 pub(in crate::postgres) async fn begin_attempt(db: &Db, job: &Job) -> StoreResult<Job> {
     let mut client = db.client().await?;
     let tx = client.transaction().await.map_err(|e| db.error(e))?;
@@ -256,6 +258,8 @@ pub(in crate::postgres) async fn record_prepared(
     Ok(stored)
 }
 
+/// [`begin_attempt`] and [`record_prepared`] in one transaction (one commit, one flush of the
+/// WAL); the job's row is locked before its report's, as everywhere.
 pub(in crate::postgres) async fn begin_attempt_with_message(
     db: &Db,
     job: &Job,

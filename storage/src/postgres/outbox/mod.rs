@@ -173,6 +173,8 @@ pub(super) async fn due_jobs(
     Ok(due)
 }
 
+/// The backlog for health and metrics: counted, so that it is right whichever node changed
+/// the outbox.
 pub(super) async fn outbox_len(db: &Db) -> StoreResult<usize> {
     let client = db.client().await?;
     let count: i64 = client
@@ -185,6 +187,7 @@ pub(super) async fn outbox_len(db: &Db) -> StoreResult<usize> {
     usize::try_from(count).map_err(|_| StoreError::Corrupt(format!("outbox length {count}")))
 }
 
+/// One job for operators; an id past `bigint` names none.
 pub(super) async fn job(db: &Db, id: u64) -> StoreResult<Option<Job>> {
     let Some(id) = db_id(id) else {
         return Ok(None);
@@ -201,6 +204,8 @@ pub(super) async fn job(db: &Db, id: u64) -> StoreResult<Option<Job>> {
     row.map(|row| job_at(&row)).transpose()
 }
 
+/// A page of the outbox in id order for operators' queue views, read by the primary key,
+/// never the whole outbox.
 pub(super) async fn jobs(db: &Db, after: Option<u64>, limit: usize) -> StoreResult<Vec<Job>> {
     let after = match after {
         None => i64::MIN,
@@ -223,6 +228,7 @@ pub(super) async fn jobs(db: &Db, after: Option<u64>, limit: usize) -> StoreResu
     rows.iter().map(job_at).collect()
 }
 
+/// Where the next fetch from the transport's inbox starts.
 pub(super) async fn inbox_cursor(db: &Db, transport: &str) -> StoreResult<Option<String>> {
     let client = db.client().await?;
     let row = client
@@ -237,6 +243,8 @@ pub(super) async fn inbox_cursor(db: &Db, transport: &str) -> StoreResult<Option
         .transpose()
 }
 
+/// Appends an operator's action; its number comes from the table's identity, so concurrent
+/// appends (from several nodes) never take the same one.
 pub(super) async fn append_audit(db: &Db, entry: AuditEntry) -> StoreResult<u64> {
     let record = to_json("audit entry", &entry)?;
     let client = db.client().await?;
@@ -255,6 +263,7 @@ pub(super) async fn append_audit(db: &Db, entry: AuditEntry) -> StoreResult<u64>
         .map_err(|_| StoreError::Corrupt(format!("audit entry number {number} is negative")))
 }
 
+/// A page of the audit log, oldest first, read by its primary key.
 pub(super) async fn audit(
     db: &Db,
     after: Option<u64>,

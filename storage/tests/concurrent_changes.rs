@@ -1,12 +1,14 @@
-//! Concurrent changes against the `Store` contract. The sled engine commits concurrent callers'
-//! changes together (one transaction and one flush per round); each caller must still get the
+//! Concurrent changes against the `Store` contract, on every engine. The sled engine commits
+//! concurrent callers' changes together (one transaction and one flush per round), the PostgreSQL
+//! engine runs them in transactions of their own side by side; each caller must still get the
 //! answer it would get alone, and one caller's refusal must undo nobody else's change.
 
 use meldewerk_storage::{
-    AfterDelivery, Job, JobKind, PreparedMessage, Report, ReportKey, SledStore, Store, StoreError,
+    AfterDelivery, Job, JobKind, PreparedMessage, Report, ReportKey, StoreError,
 };
 
 mod common;
+use common::engines::Place;
 use common::{message, t};
 
 const MODULE: &str = "birthnotice";
@@ -50,10 +52,8 @@ where
     answers
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_duplicate_among_concurrent_submissions_is_refused_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
+async fn a_duplicate_among_concurrent_submissions_is_refused_alone(place: Place) {
+    let store = place.open().await;
     // Every fourth submission repeats report "dup"; the others are reports of their own.
     let id = |i: usize| match i % 4 {
         0 => "dup".to_string(),
@@ -88,14 +88,12 @@ async fn a_duplicate_among_concurrent_submissions_is_refused_alone() {
 
     // All of it was on disk when the answers came.
     drop(store);
-    let store = reopen(dir.path()).await;
+    let store = place.open().await;
     assert_eq!(store.outbox_len().await.unwrap(), expected.len());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_first_attempts_and_deliveries_each_land_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
+async fn concurrent_first_attempts_and_deliveries_each_land_once(place: Place) {
+    let store = place.open().await;
     let mut jobs = Vec::new();
     for i in 0..32 {
         jobs.push(
@@ -143,7 +141,7 @@ async fn concurrent_first_attempts_and_deliveries_each_land_once() {
     assert!(delivered.iter().all(Result::is_ok), "{delivered:?}");
 
     drop(store);
-    let store = reopen(dir.path()).await;
+    let store = place.open().await;
     for (i, job) in jobs.iter().enumerate() {
         let stored = store.job(job.id).await.unwrap().unwrap();
         assert_eq!(
@@ -159,15 +157,7 @@ async fn concurrent_first_attempts_and_deliveries_each_land_once() {
     }
 }
 
-/// Opens the store again after a drop; sled's I/O threads may hold the lock a moment longer.
-async fn reopen(dir: &std::path::Path) -> SledStore {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
-        match SledStore::open(&dir.join("db")) {
-            Err(StoreError::Locked(_)) if std::time::Instant::now() < deadline => {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-            result => return result.unwrap(),
-        }
-    }
-}
+contract_tests!(
+    multi_thread: a_duplicate_among_concurrent_submissions_is_refused_alone,
+    concurrent_first_attempts_and_deliveries_each_land_once,
+);

@@ -4,10 +4,9 @@
 mod common;
 
 use chrono::Utc;
-use common::{message, reopen, t};
-use meldewerk_storage::{
-    JobKind, Outcome, Receipt, Report, ReportKey, SledStore, Store, StoreError,
-};
+use common::engines::Place;
+use common::{message, t};
+use meldewerk_storage::{JobKind, Outcome, Receipt, Report, ReportKey, StoreError};
 
 fn key(id: &str) -> ReportKey {
     ReportKey {
@@ -29,10 +28,8 @@ fn dispatched(id: &str) -> Report {
     report
 }
 
-#[tokio::test]
-async fn the_message_is_stored_with_the_report() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+async fn the_message_is_stored_with_the_report(place: Place) {
+    let store = place.open().await;
     let job = store.dispatch_report(dispatched("r1")).await.unwrap();
     assert_eq!(job.kind, JobKind::Deliver);
     assert_eq!(job.attempts, 0, "nothing attempted yet");
@@ -54,10 +51,8 @@ async fn the_message_is_stored_with_the_report() {
     assert_eq!(kept, message("uuid-r1"));
 }
 
-#[tokio::test]
-async fn a_report_without_a_message_reads_whole_for_its_delivery() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+async fn a_report_without_a_message_reads_whole_for_its_delivery(place: Place) {
+    let store = place.open().await;
     let mut report = dispatched("r1");
     report.message = None;
     let job = store.dispatch_report(report).await.unwrap();
@@ -67,10 +62,8 @@ async fn a_report_without_a_message_reads_whole_for_its_delivery() {
     assert!(to_deliver.submission.is_some(), "the engine builds from it");
 }
 
-#[tokio::test]
-async fn an_acknowledgement_finds_a_report_dispatched_with_its_message() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+async fn an_acknowledgement_finds_a_report_dispatched_with_its_message(place: Place) {
+    let store = place.open().await;
     store.dispatch_report(dispatched("r1")).await.unwrap();
     let acknowledged = Outcome::Success {
         receipt: Receipt::pdf(b"%PDF-1.7 receipt".to_vec()),
@@ -89,23 +82,19 @@ async fn an_acknowledgement_finds_a_report_dispatched_with_its_message() {
     assert_eq!(store.outbox_len().await.unwrap(), 0);
 }
 
-#[tokio::test]
-async fn the_message_survives_reopening() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+async fn the_message_survives_reopening(place: Place) {
+    let store = place.open().await;
     let job = store.dispatch_report(dispatched("r1")).await.unwrap();
     drop(store);
-    let store = reopen(dir.path());
+    let store = place.open().await;
     let report = store.report_to_deliver(&key("r1")).await.unwrap().unwrap();
     assert_eq!(report.message, Some(message("uuid-r1")));
     let begun = store.begin_attempt(&job).await.unwrap();
     assert_eq!((begun.kind, begun.attempts), (JobKind::Deliver, 1));
 }
 
-#[tokio::test]
-async fn a_second_dispatch_of_the_same_report_stores_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+async fn a_second_dispatch_of_the_same_report_stores_nothing(place: Place) {
+    let store = place.open().await;
     store.dispatch_report(dispatched("r1")).await.unwrap();
     let mut again = dispatched("r1");
     again.message = Some(message("uuid-again"));
@@ -117,3 +106,11 @@ async fn a_second_dispatch_of_the_same_report_stores_nothing() {
     assert_eq!(report.message, Some(message("uuid-r1")));
     assert_eq!(store.outbox_len().await.unwrap(), 1);
 }
+
+contract_tests!(
+    the_message_is_stored_with_the_report,
+    a_report_without_a_message_reads_whole_for_its_delivery,
+    an_acknowledgement_finds_a_report_dispatched_with_its_message,
+    the_message_survives_reopening,
+    a_second_dispatch_of_the_same_report_stores_nothing,
+);

@@ -5,9 +5,12 @@
 
 use chrono::{TimeZone, Utc};
 use meldewerk_storage::{
-    AfterDelivery, Job, Outcome, PreparedMessage, Receipt, Report, ReportKey, ReportStatus,
-    SledStore, Store, StoreError,
+    AfterDelivery, Job, Outcome, PreparedMessage, Receipt, Report, ReportKey, ReportStatus, Store,
+    StoreError,
 };
+
+mod common;
+use common::engines::Place;
 
 fn key(id: &str) -> ReportKey {
     ReportKey {
@@ -18,7 +21,7 @@ fn key(id: &str) -> ReportKey {
 }
 
 /// Submits report `id` and stores its message, whose UUID is `uuid-<id>`.
-async fn prepared(store: &SledStore, id: &str) -> Job {
+async fn prepared(store: &dyn Store, id: &str) -> Job {
     let report = Report::new_pending(
         key(id),
         serde_json::json!({}),
@@ -40,14 +43,14 @@ async fn prepared(store: &SledStore, id: &str) -> Job {
 }
 
 /// [`prepared`], then its delivery recorded through `transport` under `transport_ref`.
-async fn delivered(store: &SledStore, id: &str, transport: &str, transport_ref: &str) -> Job {
+async fn delivered(store: &dyn Store, id: &str, transport: &str, transport_ref: &str) -> Job {
     let job = prepared(store, id).await;
     deliver(store, &job, transport, transport_ref).await
 }
 
 /// Records `job`'s delivery through `transport` under `transport_ref`; the job as it is stored
 /// then, waiting for its acknowledgement: what the engine and operators read next.
-async fn deliver(store: &SledStore, job: &Job, transport: &str, transport_ref: &str) -> Job {
+async fn deliver(store: &dyn Store, job: &Job, transport: &str, transport_ref: &str) -> Job {
     let now = Utc::now();
     store
         .record_delivered(
@@ -79,18 +82,15 @@ fn refused(id: &str, reason: &str) -> (String, Outcome) {
     (format!("uuid-{id}"), outcome)
 }
 
-#[tokio::test]
-async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
+async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor(place: Place) {
     {
-        let store = SledStore::open(&path).unwrap();
+        let store = place.open().await;
         assert_eq!(store.inbox_cursor("a").await.unwrap(), None);
-        let one = delivered(&store, "one", "a", "r1").await;
+        let one = delivered(&*store, "one", "a", "r1").await;
         // Delivered through another transport: transport a's inbox does not speak for it.
-        delivered(&store, "other", "b", "r1").await;
-        delivered(&store, "two", "a", "r2").await;
-        delivered(&store, "three", "a", "r3").await;
+        delivered(&*store, "other", "b", "r1").await;
+        delivered(&*store, "two", "a", "r2").await;
+        delivered(&*store, "three", "a", "r3").await;
         assert_eq!(store.outbox_len().await.unwrap(), 4);
 
         let batch = vec![
@@ -142,7 +142,7 @@ async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor
         );
     }
     // Reopened: the cursor and the waiting job are still there.
-    let store = SledStore::open(&path).unwrap();
+    let store = place.open().await;
     assert_eq!(store.inbox_cursor("a").await.unwrap().as_deref(), Some("3"));
     let finished = store
         .record_acknowledgements("a", vec![ack("three")], Some("4".into()), Utc::now())
@@ -152,13 +152,11 @@ async fn a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor
     assert_eq!(finished[0].key.id, "three");
 }
 
-#[tokio::test]
-async fn an_acknowledgement_before_the_recorded_acceptance_finishes_the_report() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
+async fn an_acknowledgement_before_the_recorded_acceptance_finishes_the_report(place: Place) {
+    let store = place.open().await;
     // The message is stored and on its way; the authority decides before the engine has
     // recorded its acceptance.
-    let job = prepared(&store, "quick").await;
+    let job = prepared(&*store, "quick").await;
     let now = Utc::now();
     let finished = store
         .record_acknowledgements("a", vec![ack("quick")], Some("1".into()), now)
@@ -182,14 +180,12 @@ async fn an_acknowledgement_before_the_recorded_acceptance_finishes_the_report()
     assert_eq!(store.outbox_len().await.unwrap(), 0);
 }
 
-#[tokio::test]
-async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_wait() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
-    let job = delivered(&store, "lost", "a", "old").await;
+async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_wait(place: Place) {
+    let store = place.open().await;
+    let job = delivered(&*store, "lost", "a", "old").await;
     // The transport had lost the message and took it again under a new reference: the
     // acknowledgement names the message, whatever the reference.
-    deliver(&store, &job, "a", "new").await;
+    deliver(&*store, &job, "a", "new").await;
     let now = Utc::now();
     let finished = store
         .record_acknowledgements("a", vec![ack("lost")], Some("1".into()), now)
@@ -201,7 +197,7 @@ async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_
 
     // A copy of a job read before the engine moved it on is not the job any more: ending the
     // report through it is refused, and the report waits on.
-    let stale = prepared(&store, "moved-on").await;
+    let stale = prepared(&*store, "moved-on").await;
     let now = Utc::now();
     store
         .record_delivered(
@@ -225,7 +221,7 @@ async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_
     assert_eq!(waiting.status, ReportStatus::Pending);
 
     // An operator discards a waiting job: its acknowledgement arriving later changes nothing.
-    let job = delivered(&store, "discarded", "a", "r9").await;
+    let job = delivered(&*store, "discarded", "a", "r9").await;
     let discarded = Outcome::Failure {
         reason: "discarded by the operator".into(),
     };
@@ -240,11 +236,9 @@ async fn a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_
     assert_eq!(report.receipt, None);
 }
 
-#[tokio::test]
-async fn a_batch_of_none_of_ours_still_moves_the_cursor() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
-    delivered(&store, "one", "a", "r1").await;
+async fn a_batch_of_none_of_ours_still_moves_the_cursor(place: Place) {
+    let store = place.open().await;
+    delivered(&*store, "one", "a", "r1").await;
     for (batch, cursor) in [(vec![ack("not-ours")], "1"), (vec![], "2")] {
         let finished = store
             .record_acknowledgements("a", batch, Some(cursor.into()), Utc::now())
@@ -265,11 +259,9 @@ async fn a_batch_of_none_of_ours_still_moves_the_cursor() {
     assert_eq!(store.outbox_len().await.unwrap(), 1);
 }
 
-#[tokio::test]
-async fn a_delivered_job_waits_without_the_error_of_an_earlier_attempt() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
-    let job = prepared(&store, "once-failed").await;
+async fn a_delivered_job_waits_without_the_error_of_an_earlier_attempt(place: Place) {
+    let store = place.open().await;
+    let job = prepared(&*store, "once-failed").await;
     let job = store.begin_attempt(&job).await.unwrap();
     store
         .reschedule(&job, Utc::now(), Some("connection refused".into()))
@@ -277,7 +269,15 @@ async fn a_delivered_job_waits_without_the_error_of_an_earlier_attempt() {
         .unwrap();
     let job = store.job(job.id).await.unwrap().unwrap();
     assert_eq!(job.last_error.as_deref(), Some("connection refused"));
-    let waiting = deliver(&store, &job, "a", "r1").await;
+    let waiting = deliver(&*store, &job, "a", "r1").await;
     assert_eq!(waiting.last_error, None);
     assert_eq!(waiting.attempts, 0);
 }
+
+contract_tests!(
+    a_batch_finishes_exactly_the_waiting_jobs_it_names_and_moves_the_cursor,
+    an_acknowledgement_before_the_recorded_acceptance_finishes_the_report,
+    a_message_delivered_again_under_a_new_reference_and_a_discard_ends_the_wait,
+    a_batch_of_none_of_ours_still_moves_the_cursor,
+    a_delivered_job_waits_without_the_error_of_an_earlier_attempt,
+);

@@ -1,14 +1,13 @@
 //! The outbox's two lanes: first-time deliveries are found before overdue acknowledgements,
-//! however many of those there are; one module's backlog hides no other module's jobs; and an
-//! outbox written in an earlier layout is rewritten into the current one.
+//! however many of those there are; one module's backlog hides no other module's jobs (on every
+//! engine); and a sled outbox written in an earlier layout is rewritten into the current one.
 
 mod common;
 
 use chrono::{Duration, TimeZone, Utc};
+use common::engines::Place;
 use common::{reopen, with_raw_db};
-use meldewerk_storage::{
-    AfterDelivery, Job, JobKind, PreparedMessage, Report, ReportKey, SledStore, Store,
-};
+use meldewerk_storage::{AfterDelivery, Job, JobKind, PreparedMessage, Report, ReportKey, Store};
 
 fn key_in(module: &str, id: &str) -> ReportKey {
     ReportKey {
@@ -33,7 +32,7 @@ fn report_in(module: &str, id: &str) -> Report {
 }
 
 /// Submits and delivers report `id`; its acknowledgement was due at `resend_at`.
-async fn waiting(store: &SledStore, id: &str, resend_at: chrono::DateTime<Utc>) -> Job {
+async fn waiting(store: &dyn Store, id: &str, resend_at: chrono::DateTime<Utc>) -> Job {
     let job = store.dispatch_report(report(id)).await.unwrap();
     let message = PreparedMessage {
         message_uuid: format!("uuid-{id}"),
@@ -62,14 +61,12 @@ fn ids(jobs: &[Job]) -> Vec<&str> {
     jobs.iter().map(|job| job.report.id.as_str()).collect()
 }
 
-#[tokio::test]
-async fn new_deliveries_come_before_overdue_acknowledgements() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = reopen(dir.path());
+async fn new_deliveries_come_before_overdue_acknowledgements(place: Place) {
+    let store = place.open().await;
     let long_ago = Utc::now() - Duration::hours(2);
     for i in 0..20 {
         let job = waiting(
-            &store,
+            &*store,
             &format!("alt-{i:02}"),
             long_ago + Duration::seconds(i),
         )
@@ -96,7 +93,7 @@ async fn new_deliveries_come_before_overdue_acknowledgements() {
         .unwrap();
     assert_eq!(ids(&skipping), ["neu-2", "alt-00", "alt-01"]);
     // An acknowledgement not yet due is not listed.
-    waiting(&store, "spaeter", Utc::now() + Duration::hours(1)).await;
+    waiting(&*store, "spaeter", Utc::now() + Duration::hours(1)).await;
     assert_eq!(
         store
             .due_jobs(Utc::now(), 100, &|_| false)
@@ -107,14 +104,17 @@ async fn new_deliveries_come_before_overdue_acknowledgements() {
     );
 }
 
-#[tokio::test]
-async fn one_modules_backlog_hides_no_other_modules_jobs() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = reopen(dir.path());
+async fn one_modules_backlog_hides_no_other_modules_jobs(place: Place) {
+    let store = place.open().await;
     let long_ago = Utc::now() - Duration::hours(2);
     // An old backlog in "birthnotice", in both lanes, then one new job of each other module.
     for i in 0..10 {
-        waiting(&store, &format!("alt-{i}"), long_ago + Duration::seconds(i)).await;
+        waiting(
+            &*store,
+            &format!("alt-{i}"),
+            long_ago + Duration::seconds(i),
+        )
+        .await;
         store
             .dispatch_report(report(&format!("neu-{i}")))
             .await
@@ -282,3 +282,8 @@ async fn an_unreadable_job_of_an_earlier_layout_is_rekeyed_and_passed_over() {
         });
     }
 }
+
+contract_tests!(
+    new_deliveries_come_before_overdue_acknowledgements,
+    one_modules_backlog_hides_no_other_modules_jobs,
+);

@@ -1,10 +1,12 @@
 //! A report's payload (submission, message body, receipt) is written once, apart from the state
 //! that changes on the report's way; reports stored with their payload inline, as earlier
-//! versions stored them, read and move on whole.
+//! versions of the sled engine stored them, read and move on whole. What a report reads back
+//! (receipt media type, result members, its state alone) is checked on every engine.
 
 mod common;
 
 use chrono::{TimeZone, Utc};
+use common::engines::Place;
 use common::{reopen, with_raw_db};
 use meldewerk_storage::{
     AfterDelivery, Consumed, Outcome, PreparedMessage, Receipt, Report, ReportKey, ReportStatus,
@@ -55,7 +57,7 @@ fn receipt_base64() -> String {
 }
 
 /// Submits, stores the message, delivers and acknowledges report `id`; leaves it final.
-async fn journey(store: &SledStore, id: &str) {
+async fn journey(store: &dyn Store, id: &str) {
     let job = store.dispatch_report(report(id)).await.unwrap();
     let job = store.begin_attempt(&job).await.unwrap();
     let stored = store.record_prepared(&job, message(id)).await.unwrap();
@@ -346,10 +348,8 @@ async fn parts_written_before_they_were_packed_read_as_they_are() {
 
 /// A report decided at once: its delivery and its end are one transaction, its receipt keeps
 /// its media type, and the members its module adds to results come back with every read.
-#[tokio::test]
-async fn a_report_decided_at_once_keeps_its_receipt_type_and_result_members() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = reopen(dir.path());
+async fn a_report_decided_at_once_keeps_its_receipt_type_and_result_members(place: Place) {
+    let store = place.open().await;
     let mut dispatched = report("lab-1");
     dispatched
         .result_members
@@ -383,7 +383,7 @@ async fn a_report_decided_at_once_keeps_its_receipt_type_and_result_members() {
     );
 
     drop(store);
-    let store = reopen(dir.path());
+    let store = place.open().await;
     let report = store.report(&key("lab-1")).await.unwrap().unwrap();
     assert_eq!(report.status, ReportStatus::Success);
     assert_eq!(report.transport.as_deref(), Some("reporting"));
@@ -405,17 +405,15 @@ async fn a_report_decided_at_once_keeps_its_receipt_type_and_result_members() {
     );
 }
 
-#[tokio::test]
-async fn the_state_alone_is_read_for_every_stage_of_a_report() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
+async fn the_state_alone_is_read_for_every_stage_of_a_report(place: Place) {
+    let store = place.open().await;
     assert_eq!(store.report_status(&key("absent")).await.unwrap(), None);
     store.dispatch_report(report("open")).await.unwrap();
     assert_eq!(
         store.report_status(&key("open")).await.unwrap(),
         Some(ReportStatus::Pending)
     );
-    journey(&store, "done").await;
+    journey(&*store, "done").await;
     assert_eq!(
         store.report_status(&key("done")).await.unwrap(),
         Some(ReportStatus::Success)
@@ -433,3 +431,8 @@ async fn the_state_alone_is_read_for_every_stage_of_a_report() {
         Some(ReportStatus::Success)
     );
 }
+
+contract_tests!(
+    a_report_decided_at_once_keeps_its_receipt_type_and_result_members,
+    the_state_alone_is_read_for_every_stage_of_a_report,
+);

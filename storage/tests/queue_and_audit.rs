@@ -1,8 +1,11 @@
-//! The operators' reads of the sled store: jobs by id, paged, and the audit log, kept across a
-//! reopen.
+//! The operators' reads of the store, on every engine: jobs by id, paged, and the audit log,
+//! kept across a reopen.
 
 use chrono::{TimeZone, Utc};
-use meldewerk_storage::{AuditEntry, Report, ReportKey, SledStore, Store};
+use meldewerk_storage::{AuditEntry, Report, ReportKey};
+
+mod common;
+use common::engines::Place;
 
 fn report(id: &str) -> Report {
     Report::new_pending(
@@ -18,12 +21,9 @@ fn report(id: &str) -> Report {
     )
 }
 
-#[tokio::test]
-async fn jobs_are_listed_by_id_in_pages_and_the_audit_log_survives_a_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
+async fn jobs_are_listed_by_id_in_pages_and_the_audit_log_survives_a_reopen(place: Place) {
     {
-        let store = SledStore::open(&path).unwrap();
+        let store = place.open().await;
         let mut ids = Vec::new();
         for i in 0..5 {
             ids.push(
@@ -51,7 +51,7 @@ async fn jobs_are_listed_by_id_in_pages_and_the_audit_log_survives_a_reopen() {
             store.append_audit(entry).await.unwrap();
         }
     }
-    let store = SledStore::open(&path).unwrap();
+    let store = place.open().await;
     let entries = store.audit(None, 10).await.unwrap();
     assert_eq!(entries.len(), 2);
     assert_eq!((entries[0].0, entries[1].0), (1, 2));
@@ -65,3 +65,5 @@ async fn jobs_are_listed_by_id_in_pages_and_the_audit_log_survives_a_reopen() {
     };
     assert_eq!(store.append_audit(third).await.unwrap(), 3);
 }
+
+contract_tests!(jobs_are_listed_by_id_in_pages_and_the_audit_log_survives_a_reopen);

@@ -1,12 +1,13 @@
 //! The retention sweep (`expire_finished_before`) at volume: it expires exactly the module's
-//! reports that finished before the cutoff, reads only those, and works on a database written
-//! before its index existed.
+//! reports that finished before the cutoff (on every engine), reads only those, and works on a
+//! sled database written before its index existed.
 
 mod common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use common::engines::Place;
 use common::{reopen, with_raw_db};
-use meldewerk_storage::{Outcome, Receipt, Report, ReportKey, SledStore, Store};
+use meldewerk_storage::{Outcome, Receipt, Report, ReportKey, Store};
 
 const BIRTH: &str = "birthnotice";
 const DEATH: &str = "deathnotice";
@@ -34,7 +35,7 @@ fn report(module: &str, id: &str) -> Report {
 }
 
 /// Submits a report and records its acknowledgement at `finished_at`.
-async fn finish(store: &SledStore, module: &str, id: &str, finished_at: DateTime<Utc>) {
+async fn finish(store: &dyn Store, module: &str, id: &str, finished_at: DateTime<Utc>) {
     let job = store.dispatch_report(report(module, id)).await.unwrap();
     let acknowledged = Outcome::Success {
         receipt: Receipt::pdf(b"%PDF-1.7".to_vec()),
@@ -46,7 +47,7 @@ async fn finish(store: &SledStore, module: &str, id: &str, finished_at: DateTime
         .unwrap();
 }
 
-async fn is_expired(store: &SledStore, module: &str, id: &str) -> bool {
+async fn is_expired(store: &dyn Store, module: &str, id: &str) -> bool {
     let report = store.report(&key(module, id)).await.unwrap().unwrap();
     assert_eq!(
         report.expired_at.is_some(),
@@ -56,21 +57,19 @@ async fn is_expired(store: &SledStore, module: &str, id: &str) -> bool {
     report.expired_at.is_some()
 }
 
-#[tokio::test]
-async fn the_sweep_expires_exactly_the_modules_reports_finished_before_the_cutoff() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
-    finish(&store, BIRTH, "early", t(10)).await;
-    finish(&store, BIRTH, "later", t(20)).await;
-    finish(&store, BIRTH, "at-cutoff", t(30)).await;
-    finish(&store, BIRTH, "after", t(40)).await;
-    finish(&store, DEATH, "early", t(10)).await;
+async fn the_sweep_expires_exactly_the_modules_reports_finished_before_the_cutoff(place: Place) {
+    let store = place.open().await;
+    finish(&*store, BIRTH, "early", t(10)).await;
+    finish(&*store, BIRTH, "later", t(20)).await;
+    finish(&*store, BIRTH, "at-cutoff", t(30)).await;
+    finish(&*store, BIRTH, "after", t(40)).await;
+    finish(&*store, DEATH, "early", t(10)).await;
     store.dispatch_report(report(BIRTH, "open")).await.unwrap();
     // Two reports that finish in the same millisecond, one before a cutoff within it, one after.
     let millisecond = t(50);
     let micros = |us| millisecond + Duration::microseconds(us);
-    finish(&store, BIRTH, "same-ms-before", micros(300)).await;
-    finish(&store, BIRTH, "same-ms-after", micros(700)).await;
+    finish(&*store, BIRTH, "same-ms-before", micros(300)).await;
+    finish(&*store, BIRTH, "same-ms-after", micros(700)).await;
 
     assert_eq!(store.expire_finished_before(BIRTH, t(30)).await.unwrap(), 2);
     for (id, expired) in [
@@ -80,9 +79,9 @@ async fn the_sweep_expires_exactly_the_modules_reports_finished_before_the_cutof
         ("after", false),
         ("open", false),
     ] {
-        assert_eq!(is_expired(&store, BIRTH, id).await, expired, "{id}");
+        assert_eq!(is_expired(&*store, BIRTH, id).await, expired, "{id}");
     }
-    assert!(!is_expired(&store, DEATH, "early").await);
+    assert!(!is_expired(&*store, DEATH, "early").await);
 
     // Nothing is expired twice; the cutoff itself counts as not yet.
     assert_eq!(store.expire_finished_before(BIRTH, t(30)).await.unwrap(), 0);
@@ -103,8 +102,8 @@ async fn the_sweep_expires_exactly_the_modules_reports_finished_before_the_cutof
         2,
         "after and same-ms-before"
     );
-    assert!(is_expired(&store, BIRTH, "same-ms-before").await);
-    assert!(!is_expired(&store, BIRTH, "same-ms-after").await);
+    assert!(is_expired(&*store, BIRTH, "same-ms-before").await);
+    assert!(!is_expired(&*store, BIRTH, "same-ms-after").await);
     assert_eq!(
         store
             .expire_finished_before(BIRTH, Utc::now() + Duration::days(1))
@@ -112,19 +111,17 @@ async fn the_sweep_expires_exactly_the_modules_reports_finished_before_the_cutof
             .unwrap(),
         1
     );
-    assert!(!is_expired(&store, BIRTH, "open").await, "pending stays");
+    assert!(!is_expired(&*store, BIRTH, "open").await, "pending stays");
 }
 
-#[tokio::test]
-async fn a_sweep_over_more_reports_than_one_batch_expires_them_all() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
+async fn a_sweep_over_more_reports_than_one_batch_expires_them_all(place: Place) {
+    let store = place.open().await;
     // More than one batch of the sweep (256), each finishing in its own millisecond, and a few
     // in the cutoff's millisecond that are not due.
     let total = 600;
     for i in 0..total {
         finish(
-            &store,
+            &*store,
             BIRTH,
             &format!("r{i:04}"),
             t(0) + Duration::milliseconds(i),
@@ -136,9 +133,9 @@ async fn a_sweep_over_more_reports_than_one_batch_expires_them_all() {
         store.expire_finished_before(BIRTH, cutoff).await.unwrap(),
         (total - 3) as usize
     );
-    assert!(is_expired(&store, BIRTH, "r0000").await);
-    assert!(is_expired(&store, BIRTH, &format!("r{:04}", total - 4)).await);
-    assert!(!is_expired(&store, BIRTH, &format!("r{:04}", total - 3)).await);
+    assert!(is_expired(&*store, BIRTH, "r0000").await);
+    assert!(is_expired(&*store, BIRTH, &format!("r{:04}", total - 4)).await);
+    assert!(!is_expired(&*store, BIRTH, &format!("r{:04}", total - 3)).await);
     assert_eq!(store.expire_finished_before(BIRTH, t(60)).await.unwrap(), 3);
 }
 
@@ -207,3 +204,8 @@ async fn a_database_written_without_the_index_gets_it_at_open() {
         0
     );
 }
+
+contract_tests!(
+    the_sweep_expires_exactly_the_modules_reports_finished_before_the_cutoff,
+    a_sweep_over_more_reports_than_one_batch_expires_them_all,
+);

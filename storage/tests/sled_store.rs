@@ -1,4 +1,5 @@
-//! Behaviour of the sled engine against the `Store` contract.
+//! Behaviour of the engines against the `Store` contract (users, reports, the outbox, retention),
+//! and what is the sled engine's own (its lock on the data directory, its size on disk).
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use meldewerk_storage::{
 use tempfile::TempDir;
 
 mod common;
+use common::engines::Place;
 use common::{message, t, user};
 
 const MODULE: &str = "birthnotice";
@@ -58,7 +60,7 @@ fn acknowledged() -> Outcome {
 }
 
 /// Submits a report and records a successful outcome for it, leaving it final and unpolled.
-async fn final_report(store: &SledStore, owner: &str, id: &str, finished_at: DateTime<Utc>) {
+async fn final_report(store: &dyn Store, owner: &str, id: &str, finished_at: DateTime<Utc>) {
     let job = store
         .dispatch_report(report(owner, MODULE, id))
         .await
@@ -73,9 +75,8 @@ fn far_future() -> DateTime<Utc> {
     Utc::now() + Duration::days(365)
 }
 
-#[tokio::test]
-async fn users_create_update_remove_list() {
-    let (_dir, store) = open();
+async fn users_create_update_remove_list(place: Place) {
+    let store = place.open().await;
     store.create_user(user("bob", "k-bob")).await.unwrap();
     store.create_user(user("alice", "k-alice-1")).await.unwrap();
 
@@ -135,9 +136,8 @@ async fn users_create_update_remove_list() {
     assert_eq!(store.users().await.unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn user_key_id_clash_is_a_conflict() {
-    let (_dir, store) = open();
+async fn user_key_id_clash_is_a_conflict(place: Place) {
+    let store = place.open().await;
     store.create_user(user("alice", "k-1")).await.unwrap();
     store.create_user(user("bob", "k-2")).await.unwrap();
     let err = store.create_user(user("carol", "k-1")).await.unwrap_err();
@@ -154,9 +154,8 @@ async fn user_key_id_clash_is_a_conflict() {
     );
 }
 
-#[tokio::test]
-async fn submit_queues_a_deliver_job_and_rejects_duplicates() {
-    let (_dir, store) = open();
+async fn submit_queues_a_deliver_job_and_rejects_duplicates(place: Place) {
+    let store = place.open().await;
     let submitted = report("alice", MODULE, "r1");
     let job = store.dispatch_report(submitted.clone()).await.unwrap();
     assert_eq!(job.kind, JobKind::Deliver);
@@ -214,9 +213,8 @@ async fn submit_queues_a_deliver_job_and_rejects_duplicates() {
     assert!(second.id > job.id, "job ids increase");
 }
 
-#[tokio::test]
-async fn pending_ids_are_per_owner_and_module() {
-    let (_dir, store) = open();
+async fn pending_ids_are_per_owner_and_module(place: Place) {
+    let store = place.open().await;
     for id in ["c", "a", "b"] {
         store
             .dispatch_report(report("alice", MODULE, id))
@@ -249,9 +247,8 @@ async fn pending_ids_are_per_owner_and_module() {
     assert!(store.pending_ids("carol", MODULE).await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn reports_with_id_finds_every_owner() {
-    let (_dir, store) = open();
+async fn reports_with_id_finds_every_owner(place: Place) {
+    let store = place.open().await;
     store
         .dispatch_report(report("bob", MODULE, "r1"))
         .await
@@ -284,11 +281,10 @@ async fn reports_with_id_finds_every_owner() {
         .is_empty());
 }
 
-#[tokio::test]
-async fn peek_changes_nothing() {
-    let (_dir, store) = open();
+async fn peek_changes_nothing(place: Place) {
+    let store = place.open().await;
     let k = key("alice", MODULE, "r1");
-    final_report(&store, "alice", "r1", t(10)).await;
+    final_report(&*store, "alice", "r1", t(10)).await;
     let before = store.report(&k).await.unwrap().unwrap();
     assert_eq!(before.status, ReportStatus::Success);
     for _ in 0..3 {
@@ -303,21 +299,20 @@ async fn peek_changes_nothing() {
 }
 
 /// The poll's reduced read must answer exactly what the full report says, in every state.
-#[tokio::test]
-async fn report_result_is_the_report_reduced() {
-    let (_dir, store) = open();
+async fn report_result_is_the_report_reduced(place: Place) {
+    let store = place.open().await;
     let pending = store
         .dispatch_report(report("alice", MODULE, "pending"))
         .await
         .unwrap();
     store.record_prepared(&pending, message("m")).await.unwrap();
-    final_report(&store, "alice", "success", t(10)).await;
-    final_report(&store, "alice", "consumed", t(10)).await;
+    final_report(&*store, "alice", "success", t(10)).await;
+    final_report(&*store, "alice", "consumed", t(10)).await;
     store
         .consume_report(&key("alice", MODULE, "consumed"))
         .await
         .unwrap();
-    final_report(&store, "alice", "expired", t(1)).await;
+    final_report(&*store, "alice", "expired", t(1)).await;
     assert_eq!(store.expire_finished_before(MODULE, t(5)).await.unwrap(), 1);
     let failed = store
         .dispatch_report(report("alice", MODULE, "failed"))
@@ -349,9 +344,8 @@ async fn report_result_is_the_report_reduced() {
     );
 }
 
-#[tokio::test]
-async fn consume_follows_the_poll_rules() {
-    let (_dir, store) = open();
+async fn consume_follows_the_poll_rules(place: Place) {
+    let store = place.open().await;
     assert_eq!(
         store
             .consume_report(&key("alice", MODULE, "nope"))
@@ -376,7 +370,7 @@ async fn consume_follows_the_poll_rules() {
 
     // A final report is consumed once.
     let k = key("alice", MODULE, "f");
-    final_report(&store, "alice", "f", t(10)).await;
+    final_report(&*store, "alice", "f", t(10)).await;
     assert_eq!(
         store.pending_ids("alice", MODULE).await.unwrap(),
         ["f", "p"]
@@ -396,7 +390,7 @@ async fn consume_follows_the_poll_rules() {
     assert!(store.report(&k).await.unwrap().unwrap().polled);
 
     // An expired report says so, consumed or not.
-    final_report(&store, "alice", "e", t(10)).await;
+    final_report(&*store, "alice", "e", t(10)).await;
     assert_eq!(
         store.expire_finished_before(MODULE, t(20)).await.unwrap(),
         2
@@ -411,11 +405,10 @@ async fn consume_follows_the_poll_rules() {
     assert_eq!(store.consume_report(&k).await.unwrap(), Consumed::Expired);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_consumers_get_a_final_report_once() {
-    let (_dir, store) = open();
+async fn concurrent_consumers_get_a_final_report_once(place: Place) {
+    let store = place.open().await;
     let k = key("alice", MODULE, "race");
-    final_report(&store, "alice", "race", t(10)).await;
+    final_report(&*store, "alice", "race", t(10)).await;
 
     let start = Arc::new(tokio::sync::Barrier::new(16));
     let tasks: Vec<_> = (0..16)
@@ -442,14 +435,11 @@ async fn concurrent_consumers_get_a_final_report_once() {
     assert!(store.pending_ids("alice", MODULE).await.unwrap().is_empty());
 }
 
-#[test]
-fn concurrent_threads_get_a_final_report_once() {
-    let (_dir, store) = open();
+/// Each thread with a runtime of its own, as the HTTP workers have theirs.
+async fn concurrent_threads_get_a_final_report_once(place: Place) {
+    let store = place.open().await;
     let k = key("alice", MODULE, "race");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(final_report(&store, "alice", "race", t(10)));
+    final_report(&*store, "alice", "race", t(10)).await;
 
     let start = Arc::new(std::sync::Barrier::new(16));
     let threads: Vec<_> = (0..16)
@@ -458,7 +448,9 @@ fn concurrent_threads_get_a_final_report_once() {
             let k = k.clone();
             let start = start.clone();
             std::thread::spawn(move || {
+                // Timers on: the PostgreSQL engine's pool times its waits.
                 let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
                     .build()
                     .unwrap();
                 start.wait();
@@ -466,7 +458,14 @@ fn concurrent_threads_get_a_final_report_once() {
             })
         })
         .collect();
-    let got: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let got: Vec<_> = tokio::task::spawn_blocking(move || {
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
     let reports = got
         .iter()
         .filter(|c| matches!(c, Consumed::Result(_)))
@@ -478,9 +477,8 @@ fn concurrent_threads_get_a_final_report_once() {
     assert_eq!((reports, already), (1, 15));
 }
 
-#[tokio::test]
-async fn outbox_lifecycle() {
-    let (_dir, store) = open();
+async fn outbox_lifecycle(place: Place) {
+    let store = place.open().await;
     let k = key("alice", MODULE, "r1");
     let job = store
         .dispatch_report(report("alice", MODULE, "r1"))
@@ -624,9 +622,8 @@ async fn outbox_lifecycle() {
     assert_eq!(store.report(&k).await.unwrap().unwrap(), done);
 }
 
-#[tokio::test]
-async fn failure_outcome_records_the_reason() {
-    let (_dir, store) = open();
+async fn failure_outcome_records_the_reason(place: Place) {
+    let store = place.open().await;
     let k = key("alice", MODULE, "r1");
     let job = store
         .dispatch_report(report("alice", MODULE, "r1"))
@@ -656,9 +653,8 @@ async fn failure_outcome_records_the_reason() {
     assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
 }
 
-#[tokio::test]
-async fn due_jobs_come_oldest_first_up_to_the_limit() {
-    let (_dir, store) = open();
+async fn due_jobs_come_oldest_first_up_to_the_limit(place: Place) {
+    let store = place.open().await;
     let mut jobs = Vec::new();
     for id in ["a", "b", "c", "d"] {
         jobs.push(
@@ -705,11 +701,10 @@ async fn due_jobs_come_oldest_first_up_to_the_limit() {
     assert_eq!(store.outbox_len().await.unwrap(), 4);
 }
 
-#[tokio::test]
-async fn expiry_removes_payload_of_old_final_reports() {
-    let (_dir, store) = open();
-    final_report(&store, "alice", "old", t(10)).await;
-    final_report(&store, "alice", "recent", t(100)).await;
+async fn expiry_removes_payload_of_old_final_reports(place: Place) {
+    let store = place.open().await;
+    final_report(&*store, "alice", "old", t(10)).await;
+    final_report(&*store, "alice", "recent", t(100)).await;
     store
         .dispatch_report(report("alice", MODULE, "pending"))
         .await
@@ -849,6 +844,82 @@ async fn state_survives_reopening() {
     ));
 }
 
+/// [`state_survives_reopening`] on every engine, without what only sled has (its size on disk).
+async fn state_survives_reopening_on_every_engine(place: Place) {
+    let (job, awaiting_id) = {
+        let store = place.open().await;
+        store.create_user(user("alice", "k-1")).await.unwrap();
+        final_report(&*store, "alice", "done", t(10)).await;
+        let awaiting = store
+            .dispatch_report(report("alice", MODULE, "sent"))
+            .await
+            .unwrap();
+        store
+            .record_prepared(&awaiting, message("m-1"))
+            .await
+            .unwrap();
+        store
+            .record_delivered(
+                &awaiting,
+                "sim",
+                Some("tr-1".into()),
+                t(20),
+                AfterDelivery::AwaitAck { resend_at: t(30) },
+            )
+            .await
+            .unwrap();
+        let job = store
+            .dispatch_report(report("alice", MODULE, "new"))
+            .await
+            .unwrap();
+        let job = store.begin_attempt(&job).await.unwrap();
+        (job, awaiting.id)
+    };
+
+    let store = place.open().await;
+    assert_eq!(
+        store.user("alice").await.unwrap(),
+        Some(user("alice", "k-1"))
+    );
+    assert_eq!(
+        store.user_by_key_id("k-1").await.unwrap().unwrap().name,
+        "alice"
+    );
+    assert_eq!(
+        store.pending_ids("alice", MODULE).await.unwrap(),
+        ["done", "new", "sent"]
+    );
+    let sent = store
+        .report(&key("alice", MODULE, "sent"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(sent.message, Some(message("m-1")));
+    assert_eq!(sent.transport_ref.as_deref(), Some("tr-1"));
+    let due = store.due_jobs(far_future(), 10, &|_| false).await.unwrap();
+    assert_eq!(due.len(), 2);
+    assert!(due.contains(&job));
+    // The backlog count is taken from the reopened outbox: "done" finished, two jobs remain.
+    assert_eq!(store.outbox_len().await.unwrap(), 2);
+    assert!(due
+        .iter()
+        .any(|j| j.id == awaiting_id && j.kind == JobKind::AwaitAck));
+
+    // Ids keep increasing across restarts, so a new job never takes an old one's place.
+    let newer = store
+        .dispatch_report(report("alice", MODULE, "later"))
+        .await
+        .unwrap();
+    assert!(newer.id > job.id);
+    assert!(matches!(
+        store
+            .consume_report(&key("alice", MODULE, "done"))
+            .await
+            .unwrap(),
+        Consumed::Result(_)
+    ));
+}
+
 #[tokio::test]
 async fn a_second_open_of_the_same_directory_is_locked() {
     let dir = tempfile::tempdir().unwrap();
@@ -870,9 +941,8 @@ async fn a_second_open_of_the_same_directory_is_locked() {
     common::reopen(&path);
 }
 
-#[tokio::test]
-async fn a_removed_users_name_is_never_given_out_again() {
-    let (_dir, store) = open();
+async fn a_removed_users_name_is_never_given_out_again(place: Place) {
+    let store = place.open().await;
     store.create_user(user("alice", "k1")).await.unwrap();
     store
         .dispatch_report(report("alice", "birthnotice", "r1"))
@@ -890,3 +960,23 @@ async fn a_removed_users_name_is_never_given_out_again() {
         .is_some());
     store.create_user(user("alice2", "k3")).await.unwrap();
 }
+
+contract_tests!(
+    users_create_update_remove_list,
+    user_key_id_clash_is_a_conflict,
+    submit_queues_a_deliver_job_and_rejects_duplicates,
+    pending_ids_are_per_owner_and_module,
+    reports_with_id_finds_every_owner,
+    peek_changes_nothing,
+    report_result_is_the_report_reduced,
+    consume_follows_the_poll_rules,
+    concurrent_threads_get_a_final_report_once,
+    outbox_lifecycle,
+    failure_outcome_records_the_reason,
+    due_jobs_come_oldest_first_up_to_the_limit,
+    expiry_removes_payload_of_old_final_reports,
+    state_survives_reopening_on_every_engine,
+    a_removed_users_name_is_never_given_out_again,
+);
+
+contract_tests!(multi_thread: concurrent_consumers_get_a_final_report_once);

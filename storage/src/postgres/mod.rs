@@ -3,9 +3,9 @@
 //! Every [`crate::Store`] method is one transaction on a pooled connection and returns after its
 //! `COMMIT` (with PostgreSQL's default `synchronous_commit = on`, once the commit is on disk), which
 //! is the crate's durability contract. Records are stored the way the sled engine stores them,
-//! as JSON (`jsonb`) of the crate's record types, beside the columns that queries select and order
-//! by; payloads (a submission, a built message, a receipt) sit in columns of their own, written
-//! once.
+//! as JSON (`jsonb`; `json` where integrators' text may hold a NUL, which jsonb refuses) of the
+//! crate's record types, beside the columns that queries select and order by; payloads (a
+//! submission, a built message, a receipt) sit in columns of their own, written once.
 //!
 //! The schema is versioned ([`migrate`]) and applied when the engine opens, under an advisory
 //! lock, so that two nodes starting at once apply it once.

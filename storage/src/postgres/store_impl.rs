@@ -44,6 +44,10 @@ impl Store for PgStore {
         reports::report(self.db(), key).await
     }
 
+    async fn report_to_deliver(&self, key: &ReportKey) -> StoreResult<Option<Report>> {
+        reports::report_to_deliver(self.db(), key).await
+    }
+
     async fn report_result(&self, key: &ReportKey) -> StoreResult<Option<ReportResult>> {
         reports::report_result(self.db(), key).await
     }

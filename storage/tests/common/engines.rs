@@ -42,9 +42,25 @@ impl Place {
 }
 
 /// `contract_tests!(a, b)` runs each `async fn a(place: Place)` of the file as two tests,
-/// `a::sled` and `a::postgres`.
+/// `a::sled` and `a::postgres`. `contract_tests!(multi_thread: a, b)` runs them on a runtime
+/// with four worker threads, for tests of callers acting at the same time.
 #[macro_export]
 macro_rules! contract_tests {
+    (multi_thread: $($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn sled() {
+                    super::$name($crate::common::engines::Place::sled().await).await
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn postgres() {
+                    super::$name($crate::common::engines::Place::postgres().await).await
+                }
+            }
+        )*
+    };
     ($($name:ident),* $(,)?) => {
         $(
             mod $name {

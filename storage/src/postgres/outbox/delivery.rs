@@ -1,0 +1,458 @@
+//! The delivery phases of a job: attempts counted, put back for later, its message stored,
+//! delivered (then waiting for its acknowledgement), finished one by one (the authority's answer,
+//! the engine giving up, an operator's discard), and finished in batches from a transport's
+//! acknowledgement inbox.
+//!
+//! Every phase is one transaction that locks the job's row first and its report's row second (in
+//! that order everywhere, so that two phases never wait for each other in a circle), checks what
+//! it read under those locks, and writes. An acknowledgement names the message it answers by its
+//! UUID, which is the report's `message_uuid` column from the transaction that stores the message
+//! on: a job is found by it before its delivery's acceptance is recorded.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use tokio_postgres::Transaction;
+
+use super::super::reports::{
+    corrupt_column, id_bytes, message_conflict, missing_body, report_from, report_what,
+    state_record, status_name,
+};
+use super::super::{is_unique_violation, Db};
+use super::{db_id, job_at, job_id, job_record, lane, JOB_COLUMNS};
+use crate::*;
+
+/// The job `id` as stored, its row locked until the transaction ends. `NotFound` once it has
+/// left the outbox.
+async fn locked_job(db: &Db, tx: &Transaction<'_>, id: u64) -> StoreResult<Job> {
+    let gone = || StoreError::NotFound(format!("job {id}"));
+    let Some(db_id) = db_id(id) else {
+        return Err(gone());
+    };
+    let row = tx
+        .query_opt(
+            &format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE"),
+            &[&db_id],
+        )
+        .await
+        .map_err(|e| db.error(e))?;
+    match row {
+        Some(row) => job_at(&row),
+        None => Err(gone()),
+    }
+}
+
+/// [`locked_job`], refused as `NotFound` unless it is still the turn of `read`
+/// ([`Job::same_turn`]): the job moved on since the caller read it, and another run has it.
+async fn locked_turn(db: &Db, tx: &Transaction<'_>, read: &Job) -> StoreResult<Job> {
+    let stored = locked_job(db, tx, read.id).await?;
+    if !stored.same_turn(read) {
+        return Err(StoreError::NotFound(format!(
+            "job {} as read (it moved on since)",
+            read.id
+        )));
+    }
+    Ok(stored)
+}
+
+/// The state of the report under `key` and its message's body, its row locked until the
+/// transaction ends. `NotFound` if there is no such report.
+async fn locked_report(
+    db: &Db,
+    tx: &Transaction<'_>,
+    key: &ReportKey,
+) -> StoreResult<(Report, Option<Vec<u8>>)> {
+    let row = tx
+        .query_opt(
+            "SELECT record, message_body FROM reports
+             WHERE owner = $1 AND module = $2 AND report_id = $3 FOR NO KEY UPDATE",
+            &[&key.owner, &key.module, &id_bytes(key)],
+        )
+        .await
+        .map_err(|e| db.error(e))?;
+    let Some(row) = row else {
+        return Err(StoreError::NotFound(report_what(key)));
+    };
+    let report = report_from(key, row.try_get(0).map_err(corrupt_column)?)?;
+    Ok((report, row.try_get(1).map_err(corrupt_column)?))
+}
+
+/// Writes `job` (kind, due time, attempts, error) over its row.
+async fn put_job(db: &Db, tx: &Transaction<'_>, job: &Job) -> StoreResult<()> {
+    let Some(id) = db_id(job.id) else {
+        return Err(StoreError::NotFound(format!("job {}", job.id)));
+    };
+    tx.execute(
+        "UPDATE jobs SET lane = $2, not_before = $3, record = $4 WHERE id = $1",
+        &[&id, &lane(&job.kind), &job.not_before, &job_record(job)?],
+    )
+    .await
+    .map_err(|e| db.error(e))?;
+    Ok(())
+}
+
+/// Writes the state of `report` over its row's (a change that leaves status, payload and
+/// listings as they are).
+async fn put_state(db: &Db, tx: &Transaction<'_>, report: &Report) -> StoreResult<()> {
+    let key = &report.key;
+    tx.execute(
+        "UPDATE reports SET record = $4 WHERE owner = $1 AND module = $2 AND report_id = $3",
+        &[
+            &key.owner,
+            &key.module,
+            &id_bytes(key),
+            &state_record(report)?,
+        ],
+    )
+    .await
+    .map_err(|e| db.error(e))?;
+    Ok(())
+}
+
+/// Stores `message` on the report under `key` (its body in its column, its UUID where
+/// acknowledgements look), unless the report has a message already: then that one comes back,
+/// so that a retry delivers exactly the same bytes.
+async fn store_message(
+    db: &Db,
+    tx: &Transaction<'_>,
+    key: &ReportKey,
+    message: PreparedMessage,
+) -> StoreResult<PreparedMessage> {
+    let (mut report, body) = locked_report(db, tx, key).await?;
+    if let Some(mut existing) = report.message {
+        existing.body = body.ok_or_else(|| missing_body(key))?;
+        return Ok(existing);
+    }
+    report.message = Some(message.clone());
+    let stored = tx
+        .execute(
+            "UPDATE reports SET record = $4, message_uuid = $5, message_body = $6
+             WHERE owner = $1 AND module = $2 AND report_id = $3",
+            &[
+                &key.owner,
+                &key.module,
+                &id_bytes(key),
+                &state_record(&report)?,
+                &message.message_uuid,
+                &message.body,
+            ],
+        )
+        .await;
+    match stored {
+        Ok(_) => Ok(message),
+        Err(e) if is_unique_violation(&e) => Err(message_conflict(Some(message.message_uuid))),
+        Err(e) => Err(db.error(e)),
+    }
+}
+
+/// Records the report's final state (`outcome`, at `at`) and removes its job.
+async fn end(
+    db: &Db,
+    tx: &Transaction<'_>,
+    stored: Job,
+    mut report: Report,
+    outcome: &Outcome,
+    at: DateTime<Utc>,
+) -> StoreResult<FinishedReport> {
+    report.status = outcome.status();
+    let receipt = match outcome {
+        Outcome::Success { receipt, portal } => {
+            report.receipt_media_type = Some(receipt.media_type.clone());
+            if portal.is_some() {
+                report.portal.clone_from(portal);
+            }
+            Some(receipt.bytes.as_slice())
+        }
+        Outcome::Failure { reason } => {
+            report.failure_reason = Some(reason.clone());
+            None
+        }
+    };
+    report.finished_at = Some(at);
+    let key = &report.key;
+    tx.execute(
+        "UPDATE reports SET record = $4, status = $5, finished_at = $6, receipt = $7
+         WHERE owner = $1 AND module = $2 AND report_id = $3",
+        &[
+            &key.owner,
+            &key.module,
+            &id_bytes(key),
+            &state_record(&report)?,
+            &status_name(report.status),
+            &at,
+            &receipt,
+        ],
+    )
+    .await
+    .map_err(|e| db.error(e))?;
+    let Some(id) = db_id(stored.id) else {
+        return Err(StoreError::NotFound(format!("job {}", stored.id)));
+    };
+    tx.execute("DELETE FROM jobs WHERE id = $1", &[&id])
+        .await
+        .map_err(|e| db.error(e))?;
+    Ok(FinishedReport {
+        key: report.key,
+        job: stored.id,
+        submitted_at: report.submitted_at,
+        failure: report.failure_reason,
+    })
+}
+
+/// Which transport took the report's message, under which reference (when it gave one), and
+/// when it was first delivered.
+fn note_delivery(
+    report: &mut Report,
+    (transport, transport_ref, at): (&str, Option<String>, DateTime<Utc>),
+) {
+    report.transport = Some(transport.to_owned());
+    if transport_ref.is_some() {
+        report.transport_ref = transport_ref;
+    }
+    report.delivered_at.get_or_insert(at);
+}
+
+/// Counts the attempt before it is made, on the turn `job` was read at only: of two workers
+/// holding the same copy, the second finds the job moved on (`NotFound`).
+pub(in crate::postgres) async fn begin_attempt(db: &Db, job: &Job) -> StoreResult<Job> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await.map_err(|e| db.error(e))?;
+    let mut stored = locked_turn(db, &tx, job).await?;
+    stored.attempts = stored.attempts.saturating_add(1);
+    put_job(db, &tx, &stored).await?;
+    tx.commit().await.map_err(|e| db.error(e))?;
+    db.mark_reachable();
+    Ok(stored)
+}
+
+/// `NotFound` if the job has left the outbox. The stored job, not the caller's copy, keeps the
+/// attempt count authoritative.
+pub(in crate::postgres) async fn reschedule(
+    db: &Db,
+    job: &Job,
+    not_before: DateTime<Utc>,
+    last_error: Option<String>,
+) -> StoreResult<()> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await.map_err(|e| db.error(e))?;
+    let mut stored = locked_job(db, &tx, job.id).await?;
+    stored.not_before = not_before;
+    stored.last_error = last_error;
+    put_job(db, &tx, &stored).await?;
+    tx.commit().await.map_err(|e| db.error(e))?;
+    db.mark_reachable();
+    Ok(())
+}
+
+/// `NotFound` if the job's report does not exist; the job itself is not read.
+pub(in crate::postgres) async fn record_prepared(
+    db: &Db,
+    job: &Job,
+    message: PreparedMessage,
+) -> StoreResult<PreparedMessage> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await.map_err(|e| db.error(e))?;
+    let stored = store_message(db, &tx, &job.report, message).await?;
+    tx.commit().await.map_err(|e| db.error(e))?;
+    db.mark_reachable();
+    Ok(stored)
+}
+
+/// [`begin_attempt`] and [`record_prepared`] in one transaction (one commit, one flush of the
+/// WAL); the job's row is locked before its report's, as everywhere.
+pub(in crate::postgres) async fn begin_attempt_with_message(
+    db: &Db,
+    job: &Job,
+    message: PreparedMessage,
+) -> StoreResult<(Job, PreparedMessage)> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await.map_err(|e| db.error(e))?;
+    let mut stored = locked_turn(db, &tx, job).await?;
+    stored.attempts = stored.attempts.saturating_add(1);
+    put_job(db, &tx, &stored).await?;
+    let message = store_message(db, &tx, &stored.report, message).await?;
+    tx.commit().await.map_err(|e| db.error(e))?;
+    db.mark_reachable();
+    Ok((stored, message))
+}
+
+/// `NotFound` if the job has left the outbox or its report is gone. A delivery that waits for
+/// its acknowledgement is recorded on whatever turn the job is at (the transport took the
+/// message); one that ends the report only on the turn `job` was read at.
+pub(in crate::postgres) async fn record_delivered(
+    db: &Db,
+    job: &Job,
+    transport: &str,
+    transport_ref: Option<String>,
+    delivered_at: DateTime<Utc>,
+    after: AfterDelivery,
+) -> StoreResult<Option<FinishedReport>> {
+    let resend_at = match after {
+        AfterDelivery::AwaitAck { resend_at } => resend_at,
+        AfterDelivery::Finished(outcome) => {
+            let delivery = (transport, transport_ref, delivered_at);
+            return finish_job(db, job, &outcome, delivered_at, Some(delivery))
+                .await
+                .map(Some);
+        }
+    };
+    let mut client = db.client().await?;
+    let tx = client.transaction().await.map_err(|e| db.error(e))?;
+    let stored = locked_job(db, &tx, job.id).await?;
+    let (mut report, _) = locked_report(db, &tx, &stored.report).await?;
+    // A message delivered again that the transport had lost may come back under a new
+    // reference; the acknowledgement finds it by its UUID either way.
+    note_delivery(&mut report, (transport, transport_ref, delivered_at));
+    put_state(db, &tx, &report).await?;
+    // Same id, new kind: the job keeps its identity across the two phases.
+    let waiting = Job {
+        kind: JobKind::AwaitAck,
+        attempts: 0,
+        not_before: resend_at,
+        last_error: None,
+        ..stored
+    };
+    put_job(db, &tx, &waiting).await?;
+    tx.commit().await.map_err(|e| db.error(e))?;
+    db.mark_reachable();
+    Ok(None)
+}
+
+/// `NotFound` if the job has left the outbox (its outcome is recorded already), moved on since
+/// `job` was read, or its report is gone.
+pub(in crate::postgres) async fn record_outcome(
+    db: &Db,
+    job: &Job,
+    outcome: Outcome,
+    at: DateTime<Utc>,
+) -> StoreResult<FinishedReport> {
+    finish_job(db, job, &outcome, at, None).await
+}
+
+/// Ends the job's report with `outcome` and removes the job, in one transaction, only on the
+/// turn `job` was read at (an operator's discard does not end a job the engine has moved on
+/// meanwhile); with `delivery`, records first which transport took the message under which
+/// reference.
+async fn finish_job(
+    db: &Db,
+    job: &Job,
+    outcome: &Outcome,
+    at: DateTime<Utc>,
+    delivery: Option<(&str, Option<String>, DateTime<Utc>)>,
+) -> StoreResult<FinishedReport> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await.map_err(|e| db.error(e))?;
+    let stored = locked_turn(db, &tx, job).await?;
+    let (mut report, _) = locked_report(db, &tx, &stored.report).await?;
+    if let Some(delivery) = delivery {
+        note_delivery(&mut report, delivery);
+    }
+    let finished = end(db, &tx, stored, report, outcome, at).await?;
+    tx.commit().await.map_err(|e| db.error(e))?;
+    db.mark_reachable();
+    Ok(finished)
+}
+
+/// Finds the jobs by their messages' UUIDs; writes nothing (no transaction) when no
+/// acknowledgement names a job in the outbox and the cursor stays, the common case of an idle
+/// inbox.
+pub(in crate::postgres) async fn record_acknowledgements(
+    db: &Db,
+    transport: &str,
+    acknowledgements: Vec<(String, Outcome)>,
+    cursor: Option<String>,
+    at: DateTime<Utc>,
+) -> StoreResult<Vec<FinishedReport>> {
+    let uuids: Vec<&str> = acknowledgements
+        .iter()
+        .map(|(uuid, _)| uuid.as_str())
+        .collect();
+    let mut client = db.client().await?;
+    let current: Option<String> = client
+        .query_opt(
+            "SELECT inbox_cursor FROM inbox_cursors WHERE transport = $1",
+            &[&transport],
+        )
+        .await
+        .map_err(|e| db.error(e))?
+        .map(|row| row.try_get(0).map_err(corrupt_column))
+        .transpose()?;
+    let moves = cursor.is_some() && cursor != current;
+    let ours: bool = if uuids.is_empty() {
+        false
+    } else {
+        client
+            .query_one(
+                "SELECT EXISTS (
+                     SELECT 1 FROM reports r JOIN jobs j
+                       ON (j.owner, j.module, j.report_id) = (r.owner, r.module, r.report_id)
+                     WHERE r.message_uuid = ANY($1))",
+                &[&uuids],
+            )
+            .await
+            .map_err(|e| db.error(e))?
+            .try_get(0)
+            .map_err(corrupt_column)?
+    };
+    db.mark_reachable();
+    if !moves && !ours {
+        return Ok(Vec::new());
+    }
+    let tx = client.transaction().await.map_err(|e| db.error(e))?;
+    // Every job the batch names, locked at once in id order: two batches naming the same jobs
+    // wait for each other instead of locking them in opposite orders.
+    let rows = tx
+        .query(
+            "SELECT j.id, r.message_uuid FROM jobs j JOIN reports r
+               ON (j.owner, j.module, j.report_id) = (r.owner, r.module, r.report_id)
+             WHERE r.message_uuid = ANY($1)
+             ORDER BY j.id FOR UPDATE OF j",
+            &[&uuids],
+        )
+        .await
+        .map_err(|e| db.error(e))?;
+    let mut jobs = HashMap::with_capacity(rows.len());
+    for row in &rows {
+        let id: i64 = row.try_get(0).map_err(corrupt_column)?;
+        let uuid: String = row.try_get(1).map_err(corrupt_column)?;
+        jobs.insert(uuid, job_id(id)?);
+    }
+    let mut finished = Vec::new();
+    for (uuid, outcome) in &acknowledgements {
+        let Some(&id) = jobs.get(uuid) else {
+            continue;
+        };
+        // Ended by an earlier acknowledgement of this batch naming the same message.
+        let stored = match locked_job(db, &tx, id).await {
+            Ok(stored) => stored,
+            Err(StoreError::NotFound(_)) => continue,
+            Err(e) => return Err(e),
+        };
+        let (report, _) = match locked_report(db, &tx, &stored.report).await {
+            Ok(read) => read,
+            Err(StoreError::NotFound(_)) => continue,
+            Err(e) => return Err(e),
+        };
+        // Another transport took the message: this is not its acknowledgement.
+        if report
+            .transport
+            .as_deref()
+            .is_some_and(|took| took != transport)
+        {
+            continue;
+        }
+        finished.push(end(db, &tx, stored, report, outcome, at).await?);
+    }
+    if let Some(cursor) = &cursor {
+        tx.execute(
+            "INSERT INTO inbox_cursors (transport, inbox_cursor) VALUES ($1, $2)
+             ON CONFLICT (transport) DO UPDATE SET inbox_cursor = EXCLUDED.inbox_cursor",
+            &[&transport, cursor],
+        )
+        .await
+        .map_err(|e| db.error(e))?;
+    }
+    tx.commit().await.map_err(|e| db.error(e))?;
+    db.mark_reachable();
+    Ok(finished)
+}

@@ -8,19 +8,12 @@ use meldewerk_storage::{
     AfterDelivery, Consumed, Job, JobKind, Outcome, Receipt, Report, ReportKey, ReportResult,
     ReportStatus, SledStore, Store, StoreError,
 };
-use tempfile::TempDir;
 
 mod common;
 use common::engines::Place;
 use common::{message, t, user};
 
 const MODULE: &str = "birthnotice";
-
-fn open() -> (TempDir, SledStore) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("db")).unwrap();
-    (dir, store)
-}
 
 fn key(owner: &str, module: &str, id: &str) -> ReportKey {
     ReportKey {

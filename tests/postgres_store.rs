@@ -12,11 +12,15 @@ use common::*;
 use meldewerk_storage::postgres::testing::cluster;
 use serde_json::{json, Value};
 
+/// A password in the store's address: the test cluster trusts local connections and never asks
+/// for it, so it can be looked for in everything the service writes.
+const SECRET: &str = "pg-secret-7f3a91";
+
 /// The settings that put a node on the database `url`.
 fn on_postgres(url: &str) -> Vec<(&'static str, String)> {
     vec![
         ("MELDEWERK_STORE__ENGINE", "postgres".into()),
-        ("MELDEWERK_STORE__URL", url.into()),
+        ("MELDEWERK_STORE__URL", format!("{url} password={SECRET}")),
         ("MELDEWERK_STORE__CONNECT_TIMEOUT_SECS", "2".into()),
     ]
 }
@@ -149,4 +153,65 @@ fn a_node_on_postgres_migrates_serves_and_survives_restarts_of_the_database_and_
     assert_eq!(pending, ["BED-PG-1", "BED-PG-3"]);
     let (status, body) = submit(&server, "BED-PG-1");
     assert_eq!(status, 409, "{body}");
+
+    // The address's password was written nowhere, the lost connection logged included.
+    let log = server.settled_log();
+    assert!(log.contains("the database cannot be reached"), "{log}");
+    assert!(!log.contains(SECRET), "{log}");
+}
+
+#[test]
+fn a_postgres_store_without_a_usable_address_stops_the_start_saying_why() {
+    let missing = refused_start(&[("MELDEWERK_STORE__ENGINE", "postgres")]);
+    assert!(
+        missing.contains("store.engine = \"postgres\" needs store.url, the database's address"),
+        "{missing}"
+    );
+    let garbled = format!("postgres://klinik:{SECRET}@db:notaport/meldewerk");
+    let refused = refused_start(&[
+        ("MELDEWERK_STORE__ENGINE", "postgres"),
+        ("MELDEWERK_STORE__URL", &garbled),
+    ]);
+    assert!(
+        refused.contains("store.url is no PostgreSQL address"),
+        "{refused}"
+    );
+    assert!(!refused.contains(SECRET), "{refused}");
+    // A database that is not there: the start stops, naming the cause, not the password.
+    let absent = format!("host=/nonexistent/meldewerk dbname=meldewerk password={SECRET}");
+    let refused = refused_start(&[
+        ("MELDEWERK_STORE__ENGINE", "postgres"),
+        ("MELDEWERK_STORE__URL", &absent),
+        ("MELDEWERK_STORE__CONNECT_TIMEOUT_SECS", "1"),
+    ]);
+    assert!(
+        refused.contains("the database cannot be reached"),
+        "{refused}"
+    );
+    assert!(!refused.contains(SECRET), "{refused}");
+    for (key, value, message) in [
+        (
+            "MELDEWERK_STORE__POOL_SIZE",
+            "0",
+            "store.pool_size must be between 1 and 1000, got 0",
+        ),
+        (
+            "MELDEWERK_STORE__STATEMENT_TIMEOUT_SECS",
+            "0",
+            "store.statement_timeout_secs must be between 1 and 86400, got 0",
+        ),
+        (
+            "MELDEWERK_STORE__CONNECT_TIMEOUT_SECS",
+            "3601",
+            "store.connect_timeout_secs must be between 1 and 3600, got 3601",
+        ),
+        (
+            "MELDEWERK_STORE__ENGINE",
+            "mysql",
+            "found `mysql`, expected ``sled` or `postgres``",
+        ),
+    ] {
+        let refused = refused_start(&[(key, value)]);
+        assert!(refused.contains(message), "{key}={value}: {refused}");
+    }
 }

@@ -69,6 +69,9 @@ pub struct DataDir {
     dir: tempfile::TempDir,
     /// Where the server's log goes when it must not share the data directory's file system.
     log_dir: Option<tempfile::TempDir>,
+    /// The settings of the store servers and commands on this directory use: none (sled in the
+    /// directory), or with `TEST_STORE=postgres` a fresh database of the test cluster's.
+    store: Vec<(String, String)>,
 }
 
 impl DataDir {
@@ -77,6 +80,7 @@ impl DataDir {
         DataDir {
             dir: tempfile::tempdir().expect("temp dir"),
             log_dir: None,
+            store: store_settings(),
         }
     }
 
@@ -86,7 +90,13 @@ impl DataDir {
         DataDir {
             dir: tempfile::tempdir_in(parent).expect("temp dir"),
             log_dir: Some(tempfile::tempdir().expect("temp dir")),
+            store: store_settings(),
         }
+    }
+
+    /// Whether the store lives in the directory (sled), rather than in a database.
+    pub fn sled(&self) -> bool {
+        self.store.is_empty()
     }
 
     /// Where a server on this directory writes its log.
@@ -109,6 +119,7 @@ impl DataDir {
             .arg(self.path())
             .args(args)
             .env_remove("MELDEWERK_DATA_DIR")
+            .envs(self.store.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -134,6 +145,30 @@ impl DataDir {
     pub fn add_user(&self, name: &str) {
         let (ok, out, err) = self.cli(&["user", "add", name, "--password-stdin"], Some(PASSWORD));
         assert!(ok, "user add failed: {out} {err}");
+    }
+}
+
+/// With `TEST_STORE=postgres`, the settings that put a data directory's store into a fresh
+/// database of the test process's PostgreSQL cluster: the suite's servers then run on the
+/// PostgreSQL engine (docs/testing.md). Otherwise none: sled in the data directory.
+fn store_settings() -> Vec<(String, String)> {
+    match std::env::var("TEST_STORE").as_deref() {
+        Ok("postgres") => {
+            // On a thread of its own: a test may be inside a runtime already.
+            let url = std::thread::spawn(|| {
+                tokio::runtime::Runtime::new()
+                    .unwrap()
+                    .block_on(meldewerk_storage::postgres::testing::cluster().fresh_database())
+            })
+            .join()
+            .unwrap();
+            vec![
+                ("MELDEWERK_STORE__ENGINE".into(), "postgres".into()),
+                ("MELDEWERK_STORE__URL".into(), url),
+            ]
+        }
+        Ok("sled") | Err(_) => Vec::new(),
+        Ok(other) => panic!("TEST_STORE is sled or postgres, not {other}"),
     }
 }
 
@@ -206,6 +241,7 @@ impl Server {
     /// Starts the server on `dir` with the default test environment plus `env`.
     pub fn start(dir: &DataDir, env: &[(&str, &str)]) -> Server {
         let mut all = default_env();
+        all.extend(dir.store.iter().cloned());
         for (k, v) in env {
             all.retain(|(key, _)| key != k);
             all.push((k.to_string(), v.to_string()));

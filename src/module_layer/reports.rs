@@ -335,4 +335,18 @@ mod tests {
         let odd = "a\"b\\c\n\u{1}d";
         assert_eq!(parsed(Some(odd))["receiptPdf"], json!(odd));
     }
+
+    /// Each character JSON escapes takes the escaping path alone; everything else, a space
+    /// and letters beyond ASCII included, is written as it is.
+    #[test]
+    fn only_quotes_backslashes_and_control_characters_need_escaping() {
+        for plain in ["JVBERi0xLjc+/w==", " ", "äöü €", ""] {
+            assert!(!needs_escaping(plain), "{plain:?}");
+            assert_eq!(parsed(Some(plain))["receiptPdf"], json!(plain));
+        }
+        for odd in ["a\"b", "a\\b", "a\nb", "\u{1f}", "\u{0}"] {
+            assert!(needs_escaping(odd), "{odd:?}");
+            assert_eq!(parsed(Some(odd))["receiptPdf"], json!(odd));
+        }
+    }
 }

@@ -188,8 +188,7 @@ pub(super) async fn dispatch_report(db: &Db, report: Report) -> StoreResult<Job>
         .map_err(|e| db.error(e))?
         .try_get(0)
         .map_err(corrupt_column)?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     job.id = super::outbox::job_id(id)?;
     Ok(job)
 }
@@ -360,8 +359,7 @@ pub(super) async fn consume_report(db: &Db, key: &ReportKey) -> StoreResult<Cons
     )
     .await
     .map_err(|e| db.error(e))?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(Consumed::Result(result_of(&report, receipt)))
 }
 
@@ -462,8 +460,7 @@ pub(super) async fn forget_refused(db: &Db, key: &ReportKey) -> StoreResult<bool
     )
     .await
     .map_err(|e| db.error(e))?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(true)
 }
 
@@ -539,8 +536,7 @@ pub(super) async fn expire_finished_before(
             .map_err(|e| db.error(e))?;
             expired += 1;
         }
-        tx.commit().await.map_err(|e| db.error(e))?;
-        db.mark_reachable();
+        db.commit(tx).await?;
         // A short batch is the last: rows changed by others meanwhile (expired by another
         // sweep, forgotten) drop out of it, and are theirs.
         let Some(last) = rows.last().filter(|_| rows.len() as i64 == EXPIRY_BATCH) else {

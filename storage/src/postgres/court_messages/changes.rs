@@ -106,8 +106,7 @@ pub(in crate::postgres) async fn record_hydration(
     };
     message.apply_hydration(&outcome, job_id, now);
     write(db, &tx, &message).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(Some(message))
 }
 
@@ -136,8 +135,7 @@ pub(in crate::postgres) async fn delete_court_message(
     // queue and the listings.
     message.deleted = Some(Deletion { at: now, cause });
     write(db, &tx, &message).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(CourtMessageDeleted::Deleted(message))
 }
 

@@ -248,8 +248,7 @@ pub(in crate::postgres) async fn index_court_messages(
         .await
         .map_err(|e| db.error(e))?;
     }
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(new)
 }
 

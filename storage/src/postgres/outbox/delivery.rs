@@ -192,8 +192,7 @@ pub(in crate::postgres) async fn begin_attempt(db: &Db, job: &Job) -> StoreResul
     let mut stored = locked_turn(db, &tx, job).await?;
     stored.attempts = stored.attempts.saturating_add(1);
     put_job(db, &tx, &stored).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(stored)
 }
 
@@ -211,8 +210,7 @@ pub(in crate::postgres) async fn reschedule(
     stored.not_before = not_before;
     stored.last_error = last_error;
     put_job(db, &tx, &stored).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(())
 }
 
@@ -225,8 +223,7 @@ pub(in crate::postgres) async fn record_prepared(
     let mut client = db.client().await?;
     let tx = client.transaction().await.map_err(|e| db.error(e))?;
     let stored = store_message(db, &tx, &job.report, message).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(stored)
 }
 
@@ -243,8 +240,7 @@ pub(in crate::postgres) async fn begin_attempt_with_message(
     stored.attempts = stored.attempts.saturating_add(1);
     put_job(db, &tx, &stored).await?;
     let message = store_message(db, &tx, &stored.report, message).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok((stored, message))
 }
 
@@ -279,8 +275,7 @@ pub(in crate::postgres) async fn record_delivered(
     // Same id, new kind: the job keeps its identity across the two phases.
     let waiting = stored.awaiting_ack(resend_at);
     put_job(db, &tx, &waiting).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(None)
 }
 
@@ -314,8 +309,7 @@ async fn finish_job(
         report.note_delivery(delivery);
     }
     let finished = end(db, &tx, stored, report, outcome, at).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(finished)
 }
 
@@ -418,7 +412,6 @@ pub(in crate::postgres) async fn record_acknowledgements(
         .await
         .map_err(|e| db.error(e))?;
     }
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(finished)
 }

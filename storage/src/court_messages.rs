@@ -134,6 +134,96 @@ pub struct CourtMessage {
 }
 
 impl CourtMessage {
+    /// The entry a sync's listing adds for `listed` in `account` (whose SAFE-ID is `safe_id`),
+    /// with index id `id`, waiting and due `now`. Shared by both engines: an entry indexed on
+    /// one must read the same as one indexed on the other.
+    pub(crate) fn indexed(
+        id: u64,
+        account: MailboxAccountId,
+        safe_id: &str,
+        listed: &ListedCourtMessage,
+        now: DateTime<Utc>,
+    ) -> CourtMessage {
+        CourtMessage {
+            id,
+            account,
+            safe_id: safe_id.to_owned(),
+            message_id: listed.message_id.clone(),
+            direction: listed.direction,
+            created_at: listed.created_at,
+            received_at: listed.received_at,
+            indexed_at: now,
+            size: listed.size,
+            job_id: None,
+            aktenzeichen: None,
+            hydrated_at: None,
+            hydration: Hydration::Waiting {
+                attempts: 0,
+                due_at: now,
+                last_error: None,
+            },
+            deleted: None,
+        }
+    }
+
+    /// Applies `outcome` to this entry, a waiting one, at `now`; `job_id` is the job its case
+    /// reference maps to (looked up by the engine in the same transaction). Shared by both
+    /// engines, so that a hydration records the same whichever engine holds the index.
+    pub(crate) fn apply_hydration(
+        &mut self,
+        outcome: &HydrationOutcome,
+        job_id: Option<String>,
+        now: DateTime<Utc>,
+    ) {
+        let attempts = match &self.hydration {
+            Hydration::Waiting { attempts, .. } => *attempts,
+            _ => 0,
+        };
+        self.hydration = match outcome {
+            HydrationOutcome::Hydrated {
+                aktenzeichen,
+                received_at,
+            } => {
+                self.hydrated_at = Some(now);
+                self.aktenzeichen.clone_from(aktenzeichen);
+                self.job_id = job_id;
+                self.received_at = self.received_at.or(*received_at);
+                Hydration::Hydrated
+            }
+            // Archived, but not read: `hydrated_at` means "downloaded and parsed", so it stays
+            // unset, as does the case reference.
+            HydrationOutcome::Unreadable { error, received_at } => {
+                self.received_at = self.received_at.or(*received_at);
+                Hydration::Unreadable {
+                    error: bounded_error(error),
+                }
+            }
+            HydrationOutcome::Retry { error, due_at } => Hydration::Waiting {
+                attempts: attempts.saturating_add(1),
+                due_at: *due_at,
+                last_error: Some(bounded_error(error)),
+            },
+            HydrationOutcome::Failed { error } => Hydration::Failed {
+                error: bounded_error(error),
+            },
+        };
+    }
+
+    /// Whether a hydration may still be recorded on it: live and waiting (one deleted meanwhile,
+    /// or recorded already by another hydration, records nothing). Shared by both engines,
+    /// which check it on the entry they read in the recording transaction.
+    pub(crate) fn awaits_hydration(&self) -> bool {
+        self.deleted.is_none() && matches!(self.hydration, Hydration::Waiting { .. })
+    }
+
+    /// Whether the hydration queue should hand it out at `now`: live, waiting, and due at or
+    /// before `now`. Shared by both engines, whose queues (sled's keys in whole milliseconds,
+    /// PostgreSQL's columns) only narrow what is read; this decides.
+    pub(crate) fn due_for_hydration(&self, now: DateTime<Utc>) -> bool {
+        self.deleted.is_none()
+            && matches!(self.hydration, Hydration::Waiting { due_at, .. } if due_at <= now)
+    }
+
     /// Whether its archive is on disk (or should be, if not deleted): hydrated, or archived
     /// unread.
     pub fn archived(&self) -> bool {
@@ -187,6 +277,21 @@ pub enum HydrationOutcome {
     },
 }
 
+impl HydrationOutcome {
+    /// The case reference a successful hydration names, which the engine looks up among the
+    /// mapped ones for the entry's job. Shared by both engines, so that only a hydrated message
+    /// (not an unreadable one) is ever mapped to a job.
+    pub(crate) fn aktenzeichen(&self) -> Option<&str> {
+        match self {
+            HydrationOutcome::Hydrated {
+                aktenzeichen: Some(aktenzeichen),
+                ..
+            } => Some(aktenzeichen),
+            _ => None,
+        }
+    }
+}
+
 /// What [`crate::Store::delete_court_message`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CourtMessageDeleted {
@@ -223,6 +328,12 @@ impl CourtMessageFilter {
                     .is_some_and(|job| jobs.iter().any(|j| j == job))
             })
     }
+}
+
+/// How errors name index entry `id`. Shared by both engines, so that a corrupt entry is named
+/// alike whichever engine found it.
+pub(crate) fn message_what(id: u64) -> String {
+    format!("court message {id}")
 }
 
 /// Cuts `error` to [`MAX_COURT_MESSAGE_ERROR`] bytes at a character boundary.

@@ -299,6 +299,41 @@ impl Report {
             && self.delivered_at.is_some()
             && self.delivered_at == self.finished_at
     }
+
+    /// Notes which transport took the report's message, under which reference (when it gave
+    /// one; a later delivery without one keeps the earlier), and when it was first delivered.
+    /// Shared by both engines, so that [`Report::refused_on_delivery`] and the results read the
+    /// same whichever engine recorded the delivery.
+    pub(crate) fn note_delivery(
+        &mut self,
+        (transport, transport_ref, at): (&str, Option<String>, DateTime<Utc>),
+    ) {
+        self.transport = Some(transport.to_owned());
+        if transport_ref.is_some() {
+            self.transport_ref = transport_ref;
+        }
+        self.delivered_at.get_or_insert(at);
+    }
+
+    /// Sets the report's final state from `outcome`, at `at`: its status, and the receipt's media
+    /// type and the portal on success or the reason on failure. The receipt's bytes are the
+    /// engine's to store (each keeps them apart from the record). Shared by both engines, so
+    /// that a report ends alike on either.
+    pub(crate) fn finish(&mut self, outcome: &Outcome, at: DateTime<Utc>) {
+        self.status = outcome.status();
+        match outcome {
+            Outcome::Success { receipt, portal } => {
+                self.receipt_media_type = Some(receipt.media_type.clone());
+                if portal.is_some() {
+                    self.portal.clone_from(portal);
+                }
+            }
+            Outcome::Failure { reason } => {
+                self.failure_reason = Some(reason.clone());
+            }
+        }
+        self.finished_at = Some(at);
+    }
 }
 
 /// The end user's signature act: who signed in the form, and when.
@@ -401,6 +436,19 @@ impl Job {
             && self.kind == other.kind
             && self.attempts == other.attempts
             && self.not_before == other.not_before
+    }
+
+    /// The job after a delivery the authority acknowledges later: same id, new kind (the job
+    /// keeps its identity across the two phases), no attempts yet, due to deliver again at
+    /// `resend_at`. Shared by both engines, so that the acknowledgement phase starts alike.
+    pub(crate) fn awaiting_ack(self, resend_at: DateTime<Utc>) -> Job {
+        Job {
+            kind: JobKind::AwaitAck,
+            attempts: 0,
+            not_before: resend_at,
+            last_error: None,
+            ..self
+        }
     }
 }
 
@@ -512,6 +560,19 @@ pub struct FinishedReport {
     pub submitted_at: DateTime<Utc>,
     /// The failure reason when the authority refused the message; `None` on success.
     pub failure: Option<String>,
+}
+
+impl FinishedReport {
+    /// What the end of `report` (finished by [`Report::finish`]) by its job `job` answers.
+    /// Shared by both engines, which answer it from the report as written.
+    pub(crate) fn of(report: Report, job: u64) -> FinishedReport {
+        FinishedReport {
+            key: report.key,
+            job,
+            submitted_at: report.submitted_at,
+            failure: report.failure_reason,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -107,8 +107,7 @@ pub(crate) async fn apply(db: &Db) -> StoreResult<Vec<i32>> {
         );
         done.push(migration.version);
     }
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(done)
 }
 

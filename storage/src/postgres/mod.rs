@@ -195,6 +195,15 @@ impl Db {
         }
     }
 
+    /// Commits `tx` and records that the database answered ([`Db::mark_reachable`]): how every
+    /// write ends, so that a commit's error is mapped (and a lost connection noted) alike
+    /// everywhere, and no write forgets to clear the unreachable state.
+    pub(crate) async fn commit(&self, tx: deadpool_postgres::Transaction<'_>) -> StoreResult<()> {
+        tx.commit().await.map_err(|e| self.error(e))?;
+        self.mark_reachable();
+        Ok(())
+    }
+
     /// Records that a request reached the database (a commit came back): the store serves.
     pub(crate) fn mark_reachable(&self) {
         let mut state = self.unreachable.lock().unwrap_or_else(|p| p.into_inner());

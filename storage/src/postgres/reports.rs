@@ -188,8 +188,7 @@ pub(super) async fn dispatch_report(db: &Db, report: Report) -> StoreResult<Job>
         .map_err(|e| db.error(e))?
         .try_get(0)
         .map_err(corrupt_column)?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     job.id = super::outbox::job_id(id)?;
     Ok(job)
 }
@@ -253,11 +252,15 @@ fn result_of(report: &Report, receipt: Option<Vec<u8>>) -> ReportResult {
     result
 }
 
-/// What a poll answers, from the state and the receipt alone: the submission and the message,
-/// which a poll never shows, are not read.
-pub(super) async fn report_result(db: &Db, key: &ReportKey) -> StoreResult<Option<ReportResult>> {
-    let client = db.client().await?;
-    // The receipt only where a result carries it; never the submission or the message.
+/// The row of the report under `key` as a poll reads it, without a lock: its state (column 0)
+/// and, only where a result carries it, its receipt (column 1); never the submission or the
+/// message. Shared by [`report_result`] and [`consume_report`]'s first read, which answer the
+/// same poll.
+async fn poll_row(
+    db: &Db,
+    client: &impl tokio_postgres::GenericClient,
+    key: &ReportKey,
+) -> StoreResult<Option<Row>> {
     let row = client
         .query_opt(
             "SELECT record, CASE WHEN status = 'SUCCESS' THEN receipt END
@@ -267,7 +270,14 @@ pub(super) async fn report_result(db: &Db, key: &ReportKey) -> StoreResult<Optio
         .await
         .map_err(|e| db.error(e))?;
     db.mark_reachable();
-    let Some(row) = row else {
+    Ok(row)
+}
+
+/// What a poll answers, from the state and the receipt alone: the submission and the message,
+/// which a poll never shows, are not read.
+pub(super) async fn report_result(db: &Db, key: &ReportKey) -> StoreResult<Option<ReportResult>> {
+    let client = db.client().await?;
+    let Some(row) = poll_row(db, &**client, key).await? else {
         return Ok(None);
     };
     let report = report_from(key, row.try_get(0).map_err(corrupt_column)?)?;
@@ -308,16 +318,7 @@ pub(super) async fn consume_report(db: &Db, key: &ReportKey) -> StoreResult<Cons
     // transaction, which reads it again under a row lock: of two consumers, the second waits
     // and then finds it polled.
     let client = db.client().await?;
-    let row = client
-        .query_opt(
-            "SELECT record, CASE WHEN status = 'SUCCESS' THEN receipt END
-             FROM reports WHERE owner = $1 AND module = $2 AND report_id = $3",
-            &[&key.owner, &key.module, &id_bytes(key)],
-        )
-        .await
-        .map_err(|e| db.error(e))?;
-    db.mark_reachable();
-    let Some(row) = row else {
+    let Some(row) = poll_row(db, &**client, key).await? else {
         return Ok(Consumed::NotFound);
     };
     let report = report_from(key, row.try_get(0).map_err(corrupt_column)?)?;
@@ -358,8 +359,7 @@ pub(super) async fn consume_report(db: &Db, key: &ReportKey) -> StoreResult<Cons
     )
     .await
     .map_err(|e| db.error(e))?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(Consumed::Result(result_of(&report, receipt)))
 }
 
@@ -460,8 +460,7 @@ pub(super) async fn forget_refused(db: &Db, key: &ReportKey) -> StoreResult<bool
     )
     .await
     .map_err(|e| db.error(e))?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(true)
 }
 
@@ -537,8 +536,7 @@ pub(super) async fn expire_finished_before(
             .map_err(|e| db.error(e))?;
             expired += 1;
         }
-        tx.commit().await.map_err(|e| db.error(e))?;
-        db.mark_reachable();
+        db.commit(tx).await?;
         // A short batch is the last: rows changed by others meanwhile (expired by another
         // sweep, forgotten) drop out of it, and are theirs.
         let Some(last) = rows.last().filter(|_| rows.len() as i64 == EXPIRY_BATCH) else {

@@ -92,8 +92,7 @@ pub(super) async fn remove_user(db: &Db, name: &str) -> StoreResult<bool> {
     tx.execute("DELETE FROM mailbox_grants WHERE user_name = $1", &[&name])
         .await
         .map_err(|e| db.error(e))?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(true)
 }
 

@@ -13,7 +13,7 @@ use super::court_messages::{
 };
 use super::{backend, decode, Engine};
 use crate::{
-    CourtMessage, CourtMessageFilter, Hydration, MailboxAccountId, StoreError, StoreResult,
+    CourtMessage, CourtMessageFilter, MailboxAccountId, StoreError, StoreResult,
     MAX_COURT_MESSAGE_PAGE,
 };
 
@@ -181,9 +181,7 @@ impl Engine {
                 }
             };
             // Keys hold whole milliseconds; one due later within `now`'s millisecond is not due.
-            let waiting_due =
-                matches!(message.hydration, Hydration::Waiting { due_at, .. } if due_at <= now);
-            if waiting_due && message.deleted.is_none() {
+            if message.due_for_hydration(now) {
                 due.push(message);
             }
         }

@@ -37,10 +37,11 @@ use chrono::{DateTime, Utc};
 use sled::transaction::TransactionalTree;
 
 use super::{abort, backend, decode, encode, in_tx, tx_error, Engine, TxResult};
+pub(super) use crate::court_messages::message_what;
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    bounded_error, CourtMessage, CourtMessageDeleted, Deletion, DeletionCause, Hydration,
-    HydrationOutcome, ListedCourtMessage, MailboxAccountId, StoreError, StoreResult,
+    CourtMessage, CourtMessageDeleted, Deletion, DeletionCause, Hydration, HydrationOutcome,
+    ListedCourtMessage, MailboxAccountId, StoreError, StoreResult,
 };
 
 /// Key of the last index id given out, in `court_message_ids` (whose other keys are at least
@@ -104,11 +105,6 @@ pub(super) fn due_key(due_at: DateTime<Utc>) -> [u8; 8] {
     ((due_at.timestamp_millis() as u64) ^ (1 << 63)).to_be_bytes()
 }
 
-/// How errors name index entry `id`.
-pub(super) fn message_what(id: u64) -> String {
-    format!("court message {id}")
-}
-
 /// The index id in `bytes` (8 bytes BE), or `Corrupt` naming `what`.
 pub(super) fn id_of(what: &str, bytes: &[u8]) -> StoreResult<u64> {
     let bytes: [u8; 8] = bytes
@@ -147,78 +143,6 @@ fn leave_queue(waiting: &TransactionalTree, message: &CourtMessage) -> TxResult<
         waiting.remove(&waiting_key(*due_at, message.id))?;
     }
     Ok(())
-}
-
-/// The entry a sync's listing adds for `listed`, with index id `id`, waiting and due `now`.
-fn new_entry(
-    id: u64,
-    account: MailboxAccountId,
-    safe_id: &str,
-    listed: &ListedCourtMessage,
-    now: DateTime<Utc>,
-) -> CourtMessage {
-    CourtMessage {
-        id,
-        account,
-        safe_id: safe_id.to_owned(),
-        message_id: listed.message_id.clone(),
-        direction: listed.direction,
-        created_at: listed.created_at,
-        received_at: listed.received_at,
-        indexed_at: now,
-        size: listed.size,
-        job_id: None,
-        aktenzeichen: None,
-        hydrated_at: None,
-        hydration: Hydration::Waiting {
-            attempts: 0,
-            due_at: now,
-            last_error: None,
-        },
-        deleted: None,
-    }
-}
-
-/// Applies `outcome` to `message`, a waiting entry, at `now`; `job_id` is the job its case
-/// reference maps to (looked up by the caller in the same transaction).
-fn hydrated(
-    message: &mut CourtMessage,
-    outcome: &HydrationOutcome,
-    job_id: Option<String>,
-    now: DateTime<Utc>,
-) {
-    let attempts = match &message.hydration {
-        Hydration::Waiting { attempts, .. } => *attempts,
-        _ => 0,
-    };
-    message.hydration = match outcome {
-        HydrationOutcome::Hydrated {
-            aktenzeichen,
-            received_at,
-        } => {
-            message.hydrated_at = Some(now);
-            message.aktenzeichen.clone_from(aktenzeichen);
-            message.job_id = job_id;
-            message.received_at = message.received_at.or(*received_at);
-            Hydration::Hydrated
-        }
-        // Archived, but not read: `hydrated_at` means "downloaded and parsed", so it stays
-        // unset, as does the case reference.
-        HydrationOutcome::Unreadable { error, received_at } => {
-            message.received_at = message.received_at.or(*received_at);
-            Hydration::Unreadable {
-                error: bounded_error(error),
-            }
-        }
-        HydrationOutcome::Retry { error, due_at } => Hydration::Waiting {
-            attempts: attempts.saturating_add(1),
-            due_at: *due_at,
-            last_error: Some(bounded_error(error)),
-        },
-        HydrationOutcome::Failed { error } => Hydration::Failed {
-            error: bounded_error(error),
-        },
-    };
 }
 
 impl Engine {
@@ -279,7 +203,7 @@ impl Engine {
                         ));
                     };
                     last = id;
-                    let message = new_entry(id, account, safe_id, listed, now);
+                    let message = CourtMessage::indexed(id, account, safe_id, listed, now);
                     put(messages, &message)?;
                     ids.insert(id_key_bytes.as_slice(), &id_key(id))?;
                     by_account.insert(&by_account_key(account, id), &[])?;
@@ -339,23 +263,18 @@ impl Engine {
                 let Some(mut message) = stored(messages, id)? else {
                     return Ok(None);
                 };
-                if message.deleted.is_some()
-                    || !matches!(message.hydration, Hydration::Waiting { .. })
-                {
+                if !message.awaits_hydration() {
                     return Ok(None);
                 }
-                let job_id = match &outcome {
-                    HydrationOutcome::Hydrated {
-                        aktenzeichen: Some(aktenzeichen),
-                        ..
-                    } => case_references
+                let job_id = match outcome.aktenzeichen() {
+                    Some(aktenzeichen) => case_references
                         .get(account_text_key(message.account, aktenzeichen))?
                         .map(|job| in_tx(super::utf8("job of a case reference", &job)))
                         .transpose()?,
-                    _ => None,
+                    None => None,
                 };
                 leave_queue(waiting, &message)?;
-                hydrated(&mut message, &outcome, job_id, now);
+                message.apply_hydration(&outcome, job_id, now);
                 if let Hydration::Waiting { due_at, .. } = &message.hydration {
                     waiting.insert(&waiting_key(*due_at, id), &[])?;
                 }

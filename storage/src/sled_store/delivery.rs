@@ -21,8 +21,7 @@ use super::{
 use super::{Engine, TxResult};
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AfterDelivery, FinishedReport, Job, JobKind, Outcome, PreparedMessage, Report, StoreError,
-    StoreResult,
+    AfterDelivery, FinishedReport, Job, Outcome, PreparedMessage, Report, StoreError, StoreResult,
 };
 
 /// The trees a job's delivery phases change.
@@ -103,21 +102,11 @@ impl Trees<'_> {
         decided: &Decided<'_>,
         at: DateTime<Utc>,
     ) -> TxResult<FinishedReport> {
-        report.status = decided.outcome.status();
-        match decided.outcome {
-            Outcome::Success { receipt, portal } => {
-                self.receipts
-                    .insert(report_key.as_slice(), decided.packed_receipt)?;
-                report.receipt_media_type = Some(receipt.media_type.clone());
-                if portal.is_some() {
-                    report.portal.clone_from(portal);
-                }
-            }
-            Outcome::Failure { reason } => {
-                report.failure_reason = Some(reason.clone());
-            }
+        if let Outcome::Success { .. } = decided.outcome {
+            self.receipts
+                .insert(report_key.as_slice(), decided.packed_receipt)?;
         }
-        report.finished_at = Some(at);
+        report.finish(decided.outcome, at);
         self.reports
             .insert(report_key.as_slice(), in_tx(encode(&report))?)?;
         // The retention sweep finds the report through this entry.
@@ -129,12 +118,7 @@ impl Trees<'_> {
             self.awaiting
                 .remove(keys::awaiting(&message.message_uuid))?;
         }
-        Ok(FinishedReport {
-            key: report.key,
-            job: stored.id,
-            submitted_at: report.submitted_at,
-            failure: report.failure_reason,
-        })
+        Ok(FinishedReport::of(report, stored.id))
     }
 }
 
@@ -236,20 +220,11 @@ impl Engine {
                 job_with_report(t.reports, t.outbox, t.outbox_by_id, id)?;
             // A message delivered again that the transport had lost may come back under a new
             // reference; the acknowledgement finds it by its UUID either way.
-            note_delivery(
-                &mut report,
-                (&transport, transport_ref.clone(), delivered_at),
-            );
+            report.note_delivery((&transport, transport_ref.clone(), delivered_at));
             t.reports
                 .insert(report_key.as_slice(), in_tx(encode(&report))?)?;
             // Same id, new kind: the job keeps its identity across the two phases.
-            let waiting = Job {
-                kind: JobKind::AwaitAck,
-                attempts: 0,
-                not_before: resend_at,
-                last_error: None,
-                ..stored
-            };
+            let waiting = stored.awaiting_ack(resend_at);
             put_job(t.outbox, t.outbox_by_id, &key, &waiting)
         })
         .await
@@ -298,10 +273,7 @@ impl Engine {
                     return abort(StoreError::NotFound(format!("job {} as read", read.id)));
                 }
                 if let Some((transport, transport_ref, delivered_at)) = &delivery {
-                    note_delivery(
-                        &mut report,
-                        (transport, transport_ref.clone(), *delivered_at),
-                    );
+                    report.note_delivery((transport, transport_ref.clone(), *delivered_at));
                 }
                 let decided = Decided {
                     outcome: &outcome,
@@ -410,17 +382,4 @@ impl Engine {
         self.flush().await?;
         Ok(finished)
     }
-}
-
-/// Which transport took the report's message, under which reference (when it gave one), and
-/// when it was first delivered.
-fn note_delivery(
-    report: &mut Report,
-    (transport, transport_ref, at): (&str, Option<String>, DateTime<Utc>),
-) {
-    report.transport = Some(transport.to_owned());
-    if transport_ref.is_some() {
-        report.transport_ref = transport_ref;
-    }
-    report.delivered_at.get_or_insert(at);
 }

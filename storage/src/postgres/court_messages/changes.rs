@@ -1,7 +1,8 @@
 //! Changing one entry of the court-message index (recording a hydration's outcome, deleting
 //! it) and mapping case references to jobs.
 //!
-//! An entry is changed by reading it `FOR UPDATE`, changing the record as the sled engine does,
+//! An entry is changed by reading it `FOR UPDATE`, changing the record as the sled engine does
+//! (with the same code: [`CourtMessage::apply_hydration`]),
 //! and writing the record back with the columns derived from it ([`Columns::of`]), in one
 //! transaction: a hydration and an acknowledgement of one message on two nodes take turns, and
 //! the second sees what the first did (a hydration of an entry deleted meanwhile records
@@ -13,8 +14,8 @@ use tokio_postgres::Transaction;
 use super::{db_id, message_of, message_what, Columns, ENTRY};
 use crate::postgres::{to_json, Db};
 use crate::{
-    bounded_error, CourtMessage, CourtMessageDeleted, Deletion, DeletionCause, Hydration,
-    HydrationOutcome, MailboxAccountId, StoreError, StoreResult,
+    CourtMessage, CourtMessageDeleted, Deletion, DeletionCause, HydrationOutcome, MailboxAccountId,
+    StoreError, StoreResult,
 };
 
 /// Entry `id`, locked until the transaction ends; `None` if there is none.
@@ -59,49 +60,6 @@ async fn write(db: &Db, tx: &Transaction<'_>, message: &CourtMessage) -> StoreRe
     Ok(())
 }
 
-/// Applies `outcome` to `message`, a waiting entry, at `now`; `job_id` is the job its case
-/// reference maps to (looked up by the caller in the same transaction). The sled engine's
-/// rules, one for one: both engines must record the same.
-fn apply_outcome(
-    message: &mut CourtMessage,
-    outcome: &HydrationOutcome,
-    job_id: Option<String>,
-    now: DateTime<Utc>,
-) {
-    let attempts = match &message.hydration {
-        Hydration::Waiting { attempts, .. } => *attempts,
-        _ => 0,
-    };
-    message.hydration = match outcome {
-        HydrationOutcome::Hydrated {
-            aktenzeichen,
-            received_at,
-        } => {
-            message.hydrated_at = Some(now);
-            message.aktenzeichen.clone_from(aktenzeichen);
-            message.job_id = job_id;
-            message.received_at = message.received_at.or(*received_at);
-            Hydration::Hydrated
-        }
-        // Archived, but not read: `hydrated_at` means "downloaded and parsed", so it stays
-        // unset, as does the case reference.
-        HydrationOutcome::Unreadable { error, received_at } => {
-            message.received_at = message.received_at.or(*received_at);
-            Hydration::Unreadable {
-                error: bounded_error(error),
-            }
-        }
-        HydrationOutcome::Retry { error, due_at } => Hydration::Waiting {
-            attempts: attempts.saturating_add(1),
-            due_at: *due_at,
-            last_error: Some(bounded_error(error)),
-        },
-        HydrationOutcome::Failed { error } => Hydration::Failed {
-            error: bounded_error(error),
-        },
-    };
-}
-
 /// The job `aktenzeichen` maps to in `account`, read on `client` (a transaction or not).
 async fn job_of(
     db: &Db,
@@ -138,21 +96,17 @@ pub(in crate::postgres) async fn record_hydration(
         return Ok(None);
     };
     // Deleted meanwhile, or recorded already (by another node's hydration): nothing to record.
-    if message.deleted.is_some() || !matches!(message.hydration, Hydration::Waiting { .. }) {
+    if !message.awaits_hydration() {
         db.mark_reachable();
         return Ok(None);
     }
-    let job_id = match &outcome {
-        HydrationOutcome::Hydrated {
-            aktenzeichen: Some(aktenzeichen),
-            ..
-        } => job_of(db, &*tx, message.account, aktenzeichen).await?,
-        _ => None,
+    let job_id = match outcome.aktenzeichen() {
+        Some(aktenzeichen) => job_of(db, &*tx, message.account, aktenzeichen).await?,
+        None => None,
     };
-    apply_outcome(&mut message, &outcome, job_id, now);
+    message.apply_hydration(&outcome, job_id, now);
     write(db, &tx, &message).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(Some(message))
 }
 
@@ -181,8 +135,7 @@ pub(in crate::postgres) async fn delete_court_message(
     // queue and the listings.
     message.deleted = Some(Deletion { at: now, cause });
     write(db, &tx, &message).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(CourtMessageDeleted::Deleted(message))
 }
 

@@ -13,9 +13,7 @@ use tokio_postgres::Transaction;
 
 use super::split_time;
 use crate::postgres::{to_json, Db};
-use crate::{
-    CourtMessage, Hydration, ListedCourtMessage, MailboxAccountId, StoreError, StoreResult,
-};
+use crate::{CourtMessage, ListedCourtMessage, MailboxAccountId, StoreError, StoreResult};
 
 /// A sync's listing as the index takes it: each transport message id once, in listing order, as
 /// first listed; and, for each that any listing of it gives one, the first `received_at` given.
@@ -53,36 +51,6 @@ impl Page {
     /// Every transport id of the listing, once.
     fn message_ids(&self) -> Vec<String> {
         self.first.iter().map(|m| m.message_id.clone()).collect()
-    }
-}
-
-/// The entry a sync's listing adds for `listed`, with index id `id`, waiting and due `now`.
-fn new_entry(
-    id: u64,
-    account: MailboxAccountId,
-    safe_id: &str,
-    listed: &ListedCourtMessage,
-    now: DateTime<Utc>,
-) -> CourtMessage {
-    CourtMessage {
-        id,
-        account,
-        safe_id: safe_id.to_owned(),
-        message_id: listed.message_id.clone(),
-        direction: listed.direction,
-        created_at: listed.created_at,
-        received_at: listed.received_at,
-        indexed_at: now,
-        size: listed.size,
-        job_id: None,
-        aktenzeichen: None,
-        hydrated_at: None,
-        hydration: Hydration::Waiting {
-            attempts: 0,
-            due_at: now,
-            last_error: None,
-        },
-        deleted: None,
     }
 }
 
@@ -147,7 +115,7 @@ async fn insert_new(
             .and_then(|next| Some((next, super::db_id(next)?)))
             .ok_or_else(|| StoreError::Backend("court-message index ids are used up".into()))?;
         last = next;
-        let message = new_entry(next, account, safe_id, listed, now);
+        let message = CourtMessage::indexed(next, account, safe_id, listed, now);
         let (created, nanos) = split_time(message.created_at);
         ids.push(id);
         message_ids.push(message.message_id.clone());
@@ -280,8 +248,7 @@ pub(in crate::postgres) async fn index_court_messages(
         .await
         .map_err(|e| db.error(e))?;
     }
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(new)
 }
 

@@ -26,12 +26,8 @@ use chrono::{DateTime, Duration, Utc};
 use tokio_postgres::Row;
 
 use super::from_json;
+use crate::court_messages::message_what;
 use crate::{CourtMessage, Hydration, StoreError, StoreResult, MAX_COURT_MESSAGE_PAGE};
-
-/// How errors name index entry `id` (as the sled engine names it).
-fn message_what(id: u64) -> String {
-    format!("court message {id}")
-}
 
 /// `at` as the columns hold a time: the microsecond at or before it (all PostgreSQL keeps of a
 /// `timestamptz`) and the nanoseconds past that microsecond, so that comparing the pair compares

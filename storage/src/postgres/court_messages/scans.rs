@@ -8,7 +8,7 @@ use tokio_postgres::types::ToSql;
 
 use super::{db_id, message_of, messages_of, page, page_limit, split_time, ENTRY};
 use crate::postgres::Db;
-use crate::{CourtMessage, CourtMessageFilter, Hydration, MailboxAccountId, StoreResult};
+use crate::{CourtMessage, CourtMessageFilter, MailboxAccountId, StoreResult};
 
 /// [`crate::Store::court_message`]: one entry, deleted or not.
 pub(in crate::postgres) async fn court_message(
@@ -147,9 +147,7 @@ pub(in crate::postgres) async fn court_messages_to_hydrate(
         };
         // The columns are the record's; checked all the same, as the sled engine checks its
         // queue's keys against the entries.
-        let waiting_due =
-            matches!(message.hydration, Hydration::Waiting { due_at, .. } if due_at <= now);
-        if waiting_due && message.deleted.is_none() {
+        if message.due_for_hydration(now) {
             due.push(message);
         }
     }

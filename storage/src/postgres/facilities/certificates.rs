@@ -49,8 +49,7 @@ pub(in crate::postgres) async fn put_certificate(
                 continue;
             }
         }
-        tx.commit().await.map_err(|e| db.error(e))?;
-        db.mark_reachable();
+        db.commit(tx).await?;
         return Ok(replaced);
     }
     Err(raced(&what))

@@ -42,7 +42,6 @@ pub(in crate::postgres) async fn put_mailbox_account(
     let mut client = db.client().await?;
     for _ in 0..RACE_RETRIES {
         if let Some(put) = try_put(db, &mut client, &account).await? {
-            db.mark_reachable();
             return Ok(put);
         }
     }
@@ -116,7 +115,7 @@ async fn try_put(
         Err(e) if is_unique_violation(&e) => return Ok(None),
         Err(e) => return Err(db.error(e)),
     }
-    tx.commit().await.map_err(|e| db.error(e))?;
+    db.commit(tx).await?;
     Ok(Some(put))
 }
 
@@ -224,8 +223,7 @@ pub(in crate::postgres) async fn remove_mailbox_account(
     tx.execute("DELETE FROM mailbox_accounts WHERE id = $1", &[&id.get()])
         .await
         .map_err(|e| db.error(e))?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(true)
 }
 
@@ -267,8 +265,7 @@ pub(in crate::postgres) async fn grant_mailbox_account(
         )
         .await
         .map_err(|e| db.error(e))?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(granted > 0)
 }
 

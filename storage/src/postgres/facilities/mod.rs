@@ -91,8 +91,7 @@ pub(super) async fn put_facility(db: &Db, facility: Facility) -> StoreResult<Fac
                 FacilityPut::Created(facility.clone())
             }
         };
-        tx.commit().await.map_err(|e| db.error(e))?;
-        db.mark_reachable();
+        db.commit(tx).await?;
         return Ok(put);
     }
     Err(raced(&what))

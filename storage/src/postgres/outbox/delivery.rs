@@ -154,21 +154,11 @@ async fn end(
     outcome: &Outcome,
     at: DateTime<Utc>,
 ) -> StoreResult<FinishedReport> {
-    report.status = outcome.status();
+    report.finish(outcome, at);
     let receipt = match outcome {
-        Outcome::Success { receipt, portal } => {
-            report.receipt_media_type = Some(receipt.media_type.clone());
-            if portal.is_some() {
-                report.portal.clone_from(portal);
-            }
-            Some(receipt.bytes.as_slice())
-        }
-        Outcome::Failure { reason } => {
-            report.failure_reason = Some(reason.clone());
-            None
-        }
+        Outcome::Success { receipt, .. } => Some(receipt.bytes.as_slice()),
+        Outcome::Failure { .. } => None,
     };
-    report.finished_at = Some(at);
     let key = &report.key;
     tx.execute(
         "UPDATE reports SET record = $4, status = $5, finished_at = $6, receipt = $7
@@ -191,25 +181,7 @@ async fn end(
     tx.execute("DELETE FROM jobs WHERE id = $1", &[&id])
         .await
         .map_err(|e| db.error(e))?;
-    Ok(FinishedReport {
-        key: report.key,
-        job: stored.id,
-        submitted_at: report.submitted_at,
-        failure: report.failure_reason,
-    })
-}
-
-/// Which transport took the report's message, under which reference (when it gave one), and
-/// when it was first delivered.
-fn note_delivery(
-    report: &mut Report,
-    (transport, transport_ref, at): (&str, Option<String>, DateTime<Utc>),
-) {
-    report.transport = Some(transport.to_owned());
-    if transport_ref.is_some() {
-        report.transport_ref = transport_ref;
-    }
-    report.delivered_at.get_or_insert(at);
+    Ok(FinishedReport::of(report, stored.id))
 }
 
 /// Counts the attempt before it is made, on the turn `job` was read at only: of two workers
@@ -220,8 +192,7 @@ pub(in crate::postgres) async fn begin_attempt(db: &Db, job: &Job) -> StoreResul
     let mut stored = locked_turn(db, &tx, job).await?;
     stored.attempts = stored.attempts.saturating_add(1);
     put_job(db, &tx, &stored).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(stored)
 }
 
@@ -239,8 +210,7 @@ pub(in crate::postgres) async fn reschedule(
     stored.not_before = not_before;
     stored.last_error = last_error;
     put_job(db, &tx, &stored).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(())
 }
 
@@ -253,8 +223,7 @@ pub(in crate::postgres) async fn record_prepared(
     let mut client = db.client().await?;
     let tx = client.transaction().await.map_err(|e| db.error(e))?;
     let stored = store_message(db, &tx, &job.report, message).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(stored)
 }
 
@@ -271,8 +240,7 @@ pub(in crate::postgres) async fn begin_attempt_with_message(
     stored.attempts = stored.attempts.saturating_add(1);
     put_job(db, &tx, &stored).await?;
     let message = store_message(db, &tx, &stored.report, message).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok((stored, message))
 }
 
@@ -302,19 +270,12 @@ pub(in crate::postgres) async fn record_delivered(
     let (mut report, _) = locked_report(db, &tx, &stored.report).await?;
     // A message delivered again that the transport had lost may come back under a new
     // reference; the acknowledgement finds it by its UUID either way.
-    note_delivery(&mut report, (transport, transport_ref, delivered_at));
+    report.note_delivery((transport, transport_ref, delivered_at));
     put_state(db, &tx, &report).await?;
     // Same id, new kind: the job keeps its identity across the two phases.
-    let waiting = Job {
-        kind: JobKind::AwaitAck,
-        attempts: 0,
-        not_before: resend_at,
-        last_error: None,
-        ..stored
-    };
+    let waiting = stored.awaiting_ack(resend_at);
     put_job(db, &tx, &waiting).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(None)
 }
 
@@ -345,11 +306,10 @@ async fn finish_job(
     let stored = locked_turn(db, &tx, job).await?;
     let (mut report, _) = locked_report(db, &tx, &stored.report).await?;
     if let Some(delivery) = delivery {
-        note_delivery(&mut report, delivery);
+        report.note_delivery(delivery);
     }
     let finished = end(db, &tx, stored, report, outcome, at).await?;
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(finished)
 }
 
@@ -452,7 +412,6 @@ pub(in crate::postgres) async fn record_acknowledgements(
         .await
         .map_err(|e| db.error(e))?;
     }
-    tx.commit().await.map_err(|e| db.error(e))?;
-    db.mark_reachable();
+    db.commit(tx).await?;
     Ok(finished)
 }

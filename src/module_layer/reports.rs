@@ -344,7 +344,9 @@ mod tests {
             assert!(!needs_escaping(plain), "{plain:?}");
             assert_eq!(parsed(Some(plain))["receiptPdf"], json!(plain));
         }
-        for odd in ["a\"b", "a\\b", "a\nb", "\u{1f}", "\u{0}"] {
+        // Two in a row too: each must keep the answer once found, never flip it back.
+        let odd = ["a\"b", "a\\b", "a\nb", "\u{1f}", "\u{0}", "\n\n", "\"\u{1}", "\"\\"];
+        for odd in odd {
             assert!(needs_escaping(odd), "{odd:?}");
             assert_eq!(parsed(Some(odd))["receiptPdf"], json!(odd));
         }

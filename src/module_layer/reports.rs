@@ -345,7 +345,9 @@ mod tests {
             assert_eq!(parsed(Some(plain))["receiptPdf"], json!(plain));
         }
         // Two in a row too: each must keep the answer once found, never flip it back.
-        let odd = ["a\"b", "a\\b", "a\nb", "\u{1f}", "\u{0}", "\n\n", "\"\u{1}", "\"\\"];
+        let odd = [
+            "a\"b", "a\\b", "a\nb", "\u{1f}", "\u{0}", "\n\n", "\"\u{1}", "\"\\",
+        ];
         for odd in odd {
             assert!(needs_escaping(odd), "{odd:?}");
             assert_eq!(parsed(Some(odd))["receiptPdf"], json!(odd));

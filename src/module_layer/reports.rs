@@ -344,7 +344,7 @@ mod tests {
             assert!(!needs_escaping(plain), "{plain:?}");
             assert_eq!(parsed(Some(plain))["receiptPdf"], json!(plain));
         }
-        // Two in a row too: each must keep the answer once found, never flip it back.
+        // Alone, in a row and mixed: the answer once found stays.
         let odd = [
             "a\"b", "a\\b", "a\nb", "\u{1f}", "\u{0}", "\n\n", "\"\u{1}", "\"\\",
         ];

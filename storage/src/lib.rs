@@ -11,6 +11,7 @@
 //! - outbox jobs are never lost: a job leaves the outbox only in the transaction that records
 //!   its result.
 
+pub mod base64_bytes;
 mod certificates;
 mod checkpoint;
 mod court_messages;

@@ -4,17 +4,13 @@
 
 mod common;
 
-use chrono::{DateTime, Duration, TimeZone, Utc};
+use chrono::{DateTime, Duration, Utc};
 use common::engines::Place;
-use common::{reopen, with_raw_db};
+use common::{reopen, t, with_raw_db};
 use meldewerk_storage::{Outcome, Receipt, Report, ReportKey, Store};
 
 const BIRTH: &str = "birthnotice";
 const DEATH: &str = "deathnotice";
-
-fn t(secs: i64) -> DateTime<Utc> {
-    Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
-}
 
 fn key(module: &str, id: &str) -> ReportKey {
     ReportKey {

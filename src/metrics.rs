@@ -148,6 +148,17 @@ impl Metrics {
         }
     }
 
+    /// Names the node the metrics describe: `meldewerk_node_info{node="…"} 1`, for nodes that
+    /// share a store (each is scraped on its own).
+    pub fn with_node(mut self, node: &str) -> Self {
+        self.registry.register(
+            "node",
+            "The node these metrics describe (node.name)",
+            prometheus_client::metrics::info::Info::new(vec![("node".to_owned(), node.to_owned())]),
+        );
+        self
+    }
+
     /// When the counters began: the process's start. Nothing here survives a restart.
     pub(crate) fn since(&self) -> chrono::DateTime<chrono::Utc> {
         self.since

@@ -108,7 +108,16 @@ fn query_error(
 /// Opens the store: the PostgreSQL database of `store.url` (its schema brought up to date), or
 /// the sled database in the data directory (created when missing).
 pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
-    if let Some(postgres) = settings.store.postgres() {
+    open_store_as(settings, true)
+}
+
+/// [`open_store`] for a node (`node`: listed among the nodes, with a heartbeat) or a command.
+pub(crate) fn open_store_as(
+    settings: &Settings,
+    node: bool,
+) -> Result<Arc<dyn Store>, StartupError> {
+    if let Some(mut postgres) = settings.postgres() {
+        postgres.joins = node;
         return Ok(Arc::new(PgStore::open_blocking(&postgres)?));
     }
     std::fs::create_dir_all(&settings.data_dir).map_err(|e| StartupError::DataDir {
@@ -252,7 +261,7 @@ impl Application {
         let addresses = Arc::new(AccountAddresses(store.clone()));
         let alert_service = AlertService::start(&settings.mail, addresses)
             .map_err(|e| StartupError::Config(e.to_string()))?;
-        let metrics = web::Data::new(crate::metrics::Metrics::new());
+        let metrics = web::Data::new(crate::metrics::Metrics::new().with_node(&settings.node.name));
         let events = Fanout(vec![
             Arc::new(alert_service.alerts()),
             metrics.clone().into_inner(),
@@ -284,6 +293,7 @@ impl Application {
             token_lifetime: chrono::Duration::seconds(settings.token_lifetime_secs as i64),
             max_body_bytes: settings.max_body_bytes,
             time_zone: settings.time_zone.parse().map_err(StartupError::Config)?,
+            node: settings.node.name.clone(),
         });
         let operator = web::Data::new(OperatorCredentials::new(
             &settings.operator.username,
@@ -448,7 +458,7 @@ impl Application {
 /// authorities simulated in the process.
 pub fn databases(settings: &Settings) -> Vec<std::path::PathBuf> {
     let mut dirs = Vec::new();
-    if settings.store.postgres().is_none() {
+    if settings.postgres().is_none() {
         dirs.push(settings.db_dir());
     }
     dirs.extend(crate::transports::journal_dirs(settings));

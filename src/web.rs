@@ -15,6 +15,8 @@ pub struct WebSettings {
     pub max_body_bytes: usize,
     /// The people's time zone (`time_zone`).
     pub time_zone: LocalZone,
+    /// This node's name (`node.name`).
+    pub node: String,
 }
 
 /// Whether the service takes traffic (`/readyz`).

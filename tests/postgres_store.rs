@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 
 use common::demis::complete_bed_report;
 use common::*;
+use meldewerk_storage::postgres::migrate::MIGRATIONS;
 use meldewerk_storage::postgres::testing::cluster;
 use serde_json::{json, Value};
 
@@ -90,9 +91,12 @@ fn a_node_on_postgres_migrates_serves_and_survives_restarts_of_the_database_and_
     // migrate: applies every version once, then finds nothing to do.
     let (ok, out, err) = cli(&dir, &env, &["migrate"], "");
     assert!(ok, "{out} {err}");
-    assert!(out.starts_with("applied versions 1, 2, 3"), "{out}");
-    for line in ["   1  applied ", "   2  applied ", "   3  applied "] {
-        assert!(out.contains(line), "{out}");
+    let versions: Vec<String> = MIGRATIONS.iter().map(|m| m.version.to_string()).collect();
+    assert!(versions.len() >= 4, "{versions:?}");
+    let applied = format!("applied versions {}\n", versions.join(", "));
+    assert!(out.starts_with(&applied), "{out}");
+    for version in &versions {
+        assert!(out.contains(&format!("\n{version:>4}  applied ")), "{out}");
     }
     let (ok, out, err) = cli(&dir, &env, &["migrate"], "");
     assert!(ok, "{out} {err}");
@@ -121,6 +125,19 @@ fn a_node_on_postgres_migrates_serves_and_survives_restarts_of_the_database_and_
         json!({"reportId": "BED-PG-1", "succeeded": true, "errorMsg": null})
     );
 
+    // An end user has a form open.
+    let link = magic_link_in(
+        &server,
+        "birthnotice",
+        "klinikum",
+        &complete_notice("geb-pg-1"),
+    );
+    let browser = Browser::new();
+    let opened = browser.get(&server.url(&link));
+    assert_eq!(opened.status(), 302);
+    let form_url = server.url(opened.headers()["location"].to_str().unwrap());
+    assert_eq!(browser.get(&form_url).status(), 200);
+
     // The database goes away: readiness says so, a request is refused as unavailable (503),
     // never answered as if nothing had happened.
     cluster().stop_server();
@@ -133,6 +150,13 @@ fn a_node_on_postgres_migrates_serves_and_survives_restarts_of_the_database_and_
         &complete_bed_report("BED-PG-2"),
     );
     assert_eq!(refused.status(), 503);
+    // The form's session cannot be checked against its user now: 503 with a page that says
+    // so, not the login page; the session lives on.
+    let page = browser.get(&form_url);
+    assert_eq!(page.status(), 503);
+    assert_eq!(page.headers()["retry-after"], "10");
+    let text = page.text().unwrap();
+    assert!(text.contains("Vorübergehend nicht erreichbar"), "{text}");
 
     // It comes back: the node reconnects by itself, and what was accepted is there.
     cluster().start_server().unwrap();
@@ -141,6 +165,7 @@ fn a_node_on_postgres_migrates_serves_and_survives_restarts_of_the_database_and_
     });
     let status = server.get_as("klinikum", "/api/bedreport/v1/status/BED-PG-1?peek=true");
     assert_eq!(status.status(), 200);
+    assert_eq!(browser.get(&form_url).status(), 200, "the session lived on");
     let (status, body) = submit(&server, "BED-PG-3");
     assert_eq!(status, 200, "{body}");
 

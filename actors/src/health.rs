@@ -52,6 +52,10 @@ pub struct ActorHealth {
     pub last_heartbeat: Option<DateTime<Utc>>,
     /// Module actors: an operator paused the module's deliveries.
     pub paused: bool,
+    /// Work one node at a time does (an acknowledgement inbox, a mailbox account's sync,
+    /// hydration, retention and cleanups): another node on the shared store does it now, and
+    /// this node's actor stands by to take it over when that node stops.
+    pub standby: bool,
 }
 
 /// Shared table of every actor's health, in registration order.
@@ -77,6 +81,7 @@ impl HealthRegistry {
             failed: 0,
             last_heartbeat: None,
             paused: false,
+            standby: false,
         });
         HealthHandle {
             registry: Arc::clone(self),

@@ -32,6 +32,8 @@ use meldewerk_transports::{AckBatch, Transport, TransportError};
 
 use crate::breaker::timed;
 use crate::finished::Endings;
+use crate::health::HealthHandle;
+use crate::lead::lead;
 use crate::settings::EngineSettings;
 use crate::supervise::{panic_message, Supervision};
 
@@ -80,8 +82,20 @@ impl Collector {
         }
     }
 
-    async fn fetch(&self) -> Result<Fetched, FetchFailed> {
+    /// One fetch, if this node leads the inbox (one node at a time reads it).
+    async fn fetch(&self, health: &HealthHandle) -> Result<Fetched, FetchFailed> {
         let name = self.transport.name();
+        let task = format!("inbox:{name}");
+        let interval = self.settings.inbox_interval();
+        if !lead(&*self.store, health, &task, interval)
+            .await
+            .map_err(store_error)?
+        {
+            return Ok(Fetched {
+                finished: 0,
+                more: false,
+            });
+        }
         let stored = self.store.inbox_cursor(name).await.map_err(store_error)?;
         let cursor = match self.from_start.load(Ordering::SeqCst) {
             true => None,
@@ -203,7 +217,8 @@ impl InboxActor {
         }
         self.fetching = true;
         let collector = Arc::clone(&self.collector);
-        let work = AssertUnwindSafe(async move { collector.fetch().await }).catch_unwind();
+        let health = self.sup.health.clone();
+        let work = AssertUnwindSafe(async move { collector.fetch(&health).await }).catch_unwind();
         ctx.spawn(work.into_actor(self).map(|result, act, ctx| {
             act.fetching = false;
             let transport = act.collector.transport.name();

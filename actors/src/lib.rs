@@ -27,10 +27,12 @@ mod finished;
 mod health;
 mod inbox;
 mod inflight;
+mod lead;
 mod mailbox;
 mod module_actor;
 mod outbox;
 mod paused;
+mod publish;
 mod retention;
 mod settings;
 mod store_watch;
@@ -368,7 +370,7 @@ impl Engine {
         );
         let outbox = Supervisor::start_in_arbiter(&arbiter, move |_| outbox);
 
-        Engine {
+        let engine = Engine {
             inner: Arc::new(EngineInner {
                 outbox,
                 _inboxes: inboxes,
@@ -384,7 +386,12 @@ impl Engine {
                 store,
                 endings,
             }),
-        }
+        };
+        engine
+            .inner
+            .arbiter
+            .spawn(publish::publish_health(engine.downgrade()));
+        engine
     }
 
     /// A handle that does not keep the engine alive.
@@ -402,6 +409,11 @@ impl Engine {
     /// (cheap, never blocks, never fails; the scans find it otherwise).
     pub fn queued(&self, job: Job) {
         self.inner.outbox.do_send(Queued(job));
+    }
+
+    /// Jobs the engine works on right now.
+    pub fn in_flight(&self) -> usize {
+        self.inner.in_flight.total()
     }
 
     /// Health of every actor, for operators: `outbox`, one `module:<module>` per module, one

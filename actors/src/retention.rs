@@ -9,6 +9,7 @@ use chrono::Utc;
 use futures::FutureExt;
 use meldewerk_storage::Store;
 
+use crate::lead::lead;
 use crate::settings::EngineSettings;
 use crate::supervise::{panic_message, Supervision};
 
@@ -53,7 +54,15 @@ impl RetentionActor {
             .map(|(module, keep)| (Arc::clone(module), crate::before(now, *keep)))
             .collect();
         let store = Arc::clone(&self.store);
+        let (health, interval) = (
+            self.sup.health.clone(),
+            self.settings.retention_sweep_interval(),
+        );
         let work = async move {
+            // One node at a time sweeps: the others would find nothing left.
+            if !lead(&*store, &health, "retention", interval).await? {
+                return Ok(0);
+            }
             let mut expired = 0;
             for (module, cutoff) in sweeps {
                 expired += store.expire_finished_before(&module, cutoff).await?;

@@ -185,19 +185,52 @@ pub(crate) fn redirect_to_login_error() -> HttpResponse {
         .finish()
 }
 
-/// No live session: the browser is sent to `/login?error`.
+/// Seconds a browser is asked to wait (`Retry-After`) while the store is unavailable: a
+/// database restart or failover takes some seconds.
+const RETRY_AFTER_SECS: u32 = 10;
+
+/// Why a request has no usable session.
 #[derive(Debug)]
-pub struct NoSession;
+pub enum NoSession {
+    /// No live session, or its user's key changed since it began: the browser is sent to
+    /// `/login?error`.
+    Invalid,
+    /// The store could not be read (its database is away): 503, and the session lives on, so
+    /// that the same page works again once the store answers.
+    Unavailable,
+}
 
 impl std::fmt::Display for NoSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("no valid session")
+        match self {
+            NoSession::Invalid => f.write_str("no valid session"),
+            NoSession::Unavailable => f.write_str("the session's user cannot be read now"),
+        }
     }
 }
 
 impl ResponseError for NoSession {
     fn error_response(&self) -> HttpResponse {
-        redirect_to_login_error()
+        match self {
+            NoSession::Invalid => redirect_to_login_error(),
+            NoSession::Unavailable => {
+                let title = "Vorübergehend nicht erreichbar";
+                let body = maud::html! {
+                    h1 { (title) }
+                    p {
+                        "Das Portal kann seine Daten gerade nicht lesen; nichts wurde gespeichert                          oder gesendet. Bitte versuchen Sie es in einigen Minuten erneut, Ihre                          Sitzung bleibt bestehen."
+                    }
+                };
+                HttpResponse::ServiceUnavailable()
+                    .content_type("text/html; charset=utf-8")
+                    .insert_header((actix_web::http::header::CACHE_CONTROL, "no-store"))
+                    .insert_header((
+                        actix_web::http::header::RETRY_AFTER,
+                        RETRY_AFTER_SECS.to_string(),
+                    ))
+                    .body(crate::forms::page(title, body).into_string())
+            }
+        }
     }
 }
 
@@ -211,15 +244,23 @@ impl FromRequest for SessionUser {
         let cookie = req.cookie(COOKIE_NAME).map(|c| c.value().to_string());
         Box::pin(async move {
             let (sessions, store) = sessions.zip(store).expect("registered at start-up");
-            let session = cookie.and_then(|c| sessions.touch(&c)).ok_or(NoSession)?;
-            let user = store
-                .user(&session.username)
-                .await
-                .ok()
-                .flatten()
-                .ok_or(NoSession)?;
+            let session = cookie
+                .and_then(|c| sessions.touch(&c))
+                .ok_or(NoSession::Invalid)?;
+            let user = match store.user(&session.username).await {
+                Ok(Some(user)) => user,
+                Ok(None) => return Err(NoSession::Invalid),
+                Err(e) if e.is_unavailable() => {
+                    tracing::warn!(error = %e, "a session's user cannot be read: the store is unavailable");
+                    return Err(NoSession::Unavailable);
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "a session's user cannot be read");
+                    return Err(NoSession::Invalid);
+                }
+            };
             if user.memento_key.key_id != session.key_id {
-                return Err(NoSession);
+                return Err(NoSession::Invalid);
             }
             Ok(SessionUser { user, session })
         })
@@ -319,11 +360,16 @@ mod tests {
             assert_eq!(removal.path(), Some("/"));
             assert_eq!(removal.secure(), Some(secure));
         }
-        let response = NoSession.error_response();
+        let response = NoSession::Invalid.error_response();
         assert_eq!(response.status(), 302);
         assert_eq!(response.headers().get("location").unwrap(), "/login?error");
         assert_eq!(response.headers().get("cache-control").unwrap(), "no-store");
-        assert_eq!(NoSession.to_string(), "no valid session");
+        assert_eq!(NoSession::Invalid.to_string(), "no valid session");
+        let response = NoSession::Unavailable.error_response();
+        assert_eq!(response.status(), 503);
+        assert!(response.headers().get("location").is_none());
+        assert_eq!(response.headers().get("retry-after").unwrap(), "10");
+        assert_eq!(response.headers().get("cache-control").unwrap(), "no-store");
     }
 
     #[actix_web::test]

@@ -10,12 +10,13 @@ use crate::configuration::Settings;
 
 /// Applies what is pending and answers the schema's state, version by version.
 pub(crate) async fn run(settings: &Settings) -> Result<String, CliError> {
-    let Some(postgres) = settings.store.postgres() else {
+    let Some(mut postgres) = settings.postgres() else {
         return Ok(format!(
             "store.engine is sled: the database in {} keeps its own layout and needs no migration",
             settings.db_dir().display()
         ));
     };
+    postgres.joins = false;
     let (store, applied_now) = PgStore::open_migrating(&postgres).await.map_err(err)?;
     let state = store.schema().await.map_err(err)?;
     let mut out = match applied_now.as_slice() {

@@ -25,14 +25,15 @@ pub(crate) fn open_store(
     settings: &Settings,
     create_data_dir: bool,
 ) -> Result<Arc<dyn meldewerk_storage::Store>, CliError> {
-    let sled = settings.store.postgres().is_none();
+    let sled = settings.postgres().is_none();
     if sled && !create_data_dir && !settings.db_dir().is_dir() {
         return Err(CliError(format!(
             "data directory {} has no meldewerk database (add a user or start the server first, or pass --data-dir)",
             settings.data_dir.display()
         )));
     }
-    startup::open_store(settings).map_err(err)
+    // A command is no node: it takes no part in the nodes' work.
+    startup::open_store_as(settings, false).map_err(err)
 }
 
 /// The master key of `settings` (configured, or the data directory's file).

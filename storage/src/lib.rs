@@ -20,6 +20,7 @@ mod group_commit;
 pub mod journal;
 mod mailbox_accounts;
 mod model;
+mod nodes;
 mod packed;
 pub mod postgres;
 mod receipt_cache;
@@ -35,6 +36,7 @@ pub use facilities::*;
 pub use journal::{Journal, JournalError, PendingAppend};
 pub use mailbox_accounts::*;
 pub use model::*;
+pub use nodes::{host_name, NodeStatus};
 pub use postgres::{PgSettings, PgStore};
 pub use sled_store::{SledStore, DEFAULT_CACHE_CAPACITY};
 
@@ -99,6 +101,28 @@ pub trait Store: Send + Sync + 'static {
     /// Whether the store serves requests now. Cheap: asked on every readiness probe and tick.
     fn condition(&self) -> StoreCondition {
         StoreCondition::Available
+    }
+
+    // ---- nodes sharing the store ----
+
+    /// Whether this node leads `task` (periodic work one node at a time must do: a transport's
+    /// acknowledgement inbox, a mailbox account's sync, retention) for its next round, due in
+    /// `interval`: asked at every round, which renews the lead. A lead outlives its holder's
+    /// last round by the store's lease, after which another node takes the task over. One node
+    /// alone (the default) always leads.
+    async fn lead(&self, task: &str, interval: std::time::Duration) -> StoreResult<bool> {
+        let _ = (task, interval);
+        Ok(true)
+    }
+    /// Publishes this node's health (its actors) for the other nodes' dashboards; a store that
+    /// serves one node keeps nothing.
+    async fn publish_health(&self, health: serde_json::Value) -> StoreResult<()> {
+        let _ = health;
+        Ok(())
+    }
+    /// Every node that has used the store, by name; empty for a store that serves one node.
+    async fn nodes(&self) -> StoreResult<Vec<NodeStatus>> {
+        Ok(Vec::new())
     }
 
     // ---- users and keys ----

@@ -15,6 +15,7 @@ use meldewerk_storage::{DeletionCause, MailboxAccountId, StoreCondition, StoreEr
 use super::hydration::HydrationActor;
 use super::sync::{Stop, SyncActor};
 use super::Reader;
+use crate::lead::lead;
 use crate::supervise::{panic_message, Supervision};
 
 /// Accounts read per store call.
@@ -124,22 +125,32 @@ impl AccountsActor {
         self.sweeping = true;
         let reader = Arc::clone(&self.reader);
         let folder = !self.swept_folder;
+        let health = self.sup.health.clone();
         let work = AssertUnwindSafe(async move {
+            // One node at a time cleans up, the one that hydrates: the archive folder is shared
+            // by every node, and only the hydrating node's half-written files are its own.
+            let task = format!("hydration:{}", reader.transport.name());
+            let interval = reader.engine.retention_sweep_interval();
+            if !lead(&*reader.store, &health, &task, interval).await? {
+                return Ok(None);
+            }
             let mut removed = 0;
             if folder {
                 removed += sweep_folder(&reader).await?;
             }
             removed += sweep_retention(&reader).await?;
-            Ok::<_, StoreError>(removed)
+            Ok::<_, StoreError>(Some(removed))
         })
         .catch_unwind();
         ctx.spawn(work.into_actor(self).map(move |result, act, ctx| {
             act.sweeping = false;
             match result {
-                Ok(Ok(removed)) => {
+                Ok(Ok(Some(removed))) => {
                     act.swept_folder |= folder;
                     act.sup.health.update(|h| h.processed += removed as u64);
                 }
+                // Another node cleans up; taking over, this one sweeps the folder first.
+                Ok(Ok(None)) => act.swept_folder = false,
                 Ok(Err(e)) => {
                     act.sup.health.update(|h| h.failed += 1);
                     act.sup

@@ -26,6 +26,7 @@ use meldewerk_transports::TransportError;
 
 use super::{Hydrated, Reader};
 use crate::breaker::timed;
+use crate::lead::lead;
 use crate::supervise::{panic_message, Supervision};
 
 /// Something may be due now (the sync indexed new messages).
@@ -83,11 +84,20 @@ impl HydrationActor {
         let reader = Arc::clone(&self.reader);
         // Ask for more than the room: some may be in work already.
         let limit = room + self.working.len();
+        let health = self.sup.health.clone();
         let due = async move {
-            reader
-                .store
-                .court_messages_to_hydrate(Utc::now(), limit)
-                .await
+            // One node at a time hydrates a mailbox's messages: two would fetch each twice.
+            let task = format!("hydration:{}", reader.transport.name());
+            let interval = reader.engine.scan_interval();
+            match lead(&*reader.store, &health, &task, interval).await? {
+                true => {
+                    reader
+                        .store
+                        .court_messages_to_hydrate(Utc::now(), limit)
+                        .await
+                }
+                false => Ok(Vec::new()),
+            }
         };
         ctx.spawn(due.into_actor(self).map(move |due, act, ctx| {
             act.looking = false;

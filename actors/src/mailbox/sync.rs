@@ -27,6 +27,7 @@ use meldewerk_transports::TransportError;
 use super::hydration::{HydrationActor, Wake};
 use super::Reader;
 use crate::breaker::timed;
+use crate::lead::lead;
 use crate::supervise::{panic_message, Supervision};
 
 /// Index entries read per store call while looking for messages gone from the server.
@@ -228,12 +229,26 @@ impl SyncActor {
         }
         self.syncing = true;
         let (reader, account) = (Arc::clone(&self.reader), self.account);
-        let work =
-            AssertUnwindSafe(async move { sync(&reader, account, full).await }).catch_unwind();
+        let health = self.sup.health.clone();
+        let work = AssertUnwindSafe(async move {
+            // One node at a time syncs an account.
+            let task = format!("sync:{}:{account}", reader.transport.name());
+            let interval = reader.settings.sync_interval;
+            match lead(&*reader.store, &health, &task, interval).await? {
+                true => sync(&reader, account, full).await.map(Some),
+                false => Ok(None),
+            }
+        })
+        .catch_unwind();
         ctx.spawn(work.into_actor(self).map(move |result, act, ctx| {
             act.syncing = false;
             match result {
-                Ok(Ok(Synced { indexed, gone })) => {
+                Ok(Ok(None)) => {
+                    // Standing by: taking over, this node lists the whole mailbox first.
+                    act.last_full = None;
+                    act.sup.periodic_work_succeeded();
+                }
+                Ok(Ok(Some(Synced { indexed, gone }))) => {
                     if act.sup.periodic_work_succeeded() {
                         tracing::info!(account = %act.account, "mailbox answers again");
                     }

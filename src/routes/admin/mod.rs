@@ -36,6 +36,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .wrap(middleware::from_fn(cross_site::refuse_cross_site))
             .service(messages::delivered_message)
             .service(actors::actors)
+            .service(actors::nodes)
             .service(jobs::list)
             .service(jobs::retry)
             .service(jobs::discard)

@@ -231,6 +231,7 @@ pub(crate) struct MailboxAccountBody {
 #[openapi(
     paths(
         super::actors::actors,
+        super::actors::nodes,
         super::transport_health::transports,
         super::messages::delivered_message,
         super::jobs::list,

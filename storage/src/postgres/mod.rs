@@ -17,6 +17,7 @@
 mod court_messages;
 mod facilities;
 pub mod migrate;
+mod nodes;
 mod outbox;
 mod reports;
 mod store_impl;
@@ -48,6 +49,15 @@ pub struct PgSettings {
     /// How long a request waits for a free connection, or for a new one to open, before the
     /// store answers unavailable.
     pub connect_timeout: Duration,
+    /// This node's name among the nodes on the database: who holds a job's lease, who leads a
+    /// piece of periodic work, whose health a row of the node list shows.
+    pub node: String,
+    /// How long a job's lease, and a lead of periodic work, outlive the node's last heartbeat:
+    /// the time after which another node resumes the work of a node that died.
+    pub lease: Duration,
+    /// Whether this opening is a node, listed among the nodes with a heartbeat of its own;
+    /// `false` for a command-line tool that only reads and writes records.
+    pub joins: bool,
 }
 
 impl PgSettings {
@@ -63,6 +73,9 @@ impl PgSettings {
             pool_size: 16,
             statement_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(5),
+            node: crate::host_name(),
+            lease: Duration::from_secs(30),
+            joins: true,
         }
     }
 }
@@ -70,6 +83,8 @@ impl PgSettings {
 /// The PostgreSQL engine of [`crate::Store`].
 pub struct PgStore {
     db: Db,
+    /// Stops the node's heartbeat when the store is dropped; `None` for a tool.
+    _heartbeat: Option<nodes::Heartbeat>,
 }
 
 /// Since when the database could not be reached, and why.
@@ -85,6 +100,10 @@ pub(crate) struct Db {
     last_probe: Arc<Mutex<Option<std::time::Instant>>>,
     /// Keeps the connections' runtime alive as long as the pool.
     _runtime: Arc<ConnectionRuntime>,
+    /// This node's name ([`PgSettings::node`]).
+    node: Arc<str>,
+    /// How long a claim outlives the node's last heartbeat ([`PgSettings::lease`]).
+    lease: Duration,
 }
 
 impl PgStore {
@@ -99,7 +118,17 @@ impl PgStore {
     pub async fn open_migrating(settings: &PgSettings) -> StoreResult<(PgStore, Vec<i32>)> {
         let db = Db::connect(settings)?;
         let applied = migrate::apply(&db).await?;
-        Ok((PgStore { db }, applied))
+        let heartbeat = match settings.joins {
+            true => Some(nodes::join(&db).await?),
+            false => None,
+        };
+        Ok((
+            PgStore {
+                db,
+                _heartbeat: heartbeat,
+            },
+            applied,
+        ))
     }
 
     /// [`PgStore::open`] for a caller that is not async (start-up, the command line): the
@@ -109,13 +138,22 @@ impl PgStore {
         let db = Db::connect(settings)?;
         let (done, result) = std::sync::mpsc::channel();
         let migrating = db.clone();
-        db._runtime.handle().spawn(async move {
-            let _ = done.send(migrate::apply(&migrating).await);
+        let joins = settings.joins;
+        db.spawn(async move {
+            let joined = match migrate::apply(&migrating).await {
+                Ok(_) if joins => nodes::join(&migrating).await.map(Some),
+                Ok(_) => Ok(None),
+                Err(e) => Err(e),
+            };
+            let _ = done.send(joined);
         });
-        result
+        let heartbeat = result
             .recv()
             .map_err(|_| StoreError::Backend("the schema migration stopped".into()))??;
-        Ok(PgStore { db })
+        Ok(PgStore {
+            db,
+            _heartbeat: heartbeat,
+        })
     }
 
     /// The schema's state: the versions applied, and those this build would apply.
@@ -159,7 +197,25 @@ impl Db {
             unreachable: Arc::new(Mutex::new(None)),
             last_probe: Arc::new(Mutex::new(None)),
             _runtime: runtime,
+            node: Arc::from(settings.node.as_str()),
+            lease: settings.lease,
         })
+    }
+
+    /// This node's name.
+    pub(crate) fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// How long a claim outlives the node's last heartbeat, in seconds, as SQL takes it
+    /// (`make_interval(secs => …)`).
+    pub(crate) fn lease_secs(&self) -> f64 {
+        self.lease.as_secs_f64()
+    }
+
+    /// Runs `task` on the engine's runtime.
+    pub(crate) fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        self._runtime.handle().spawn(task);
     }
 
     /// A connection from the pool; `Unavailable` when none can be had (the database is down or

@@ -3,13 +3,25 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{court_messages, facilities, outbox, reports, users, PgStore};
+use super::{court_messages, facilities, nodes, outbox, reports, users, PgStore};
 use crate::*;
 
 #[async_trait]
 impl Store for PgStore {
     fn condition(&self) -> StoreCondition {
         self.db().condition()
+    }
+
+    async fn lead(&self, task: &str, interval: std::time::Duration) -> StoreResult<bool> {
+        nodes::lead(self.db(), task, interval).await
+    }
+
+    async fn publish_health(&self, health: serde_json::Value) -> StoreResult<()> {
+        nodes::publish_health(self.db(), health).await
+    }
+
+    async fn nodes(&self) -> StoreResult<Vec<NodeStatus>> {
+        nodes::nodes(self.db()).await
     }
 
     async fn create_user(&self, user: UserRecord) -> StoreResult<()> {

@@ -14,7 +14,7 @@ use actix_web::{get, post, web, HttpResponse};
 use chrono::{DateTime, Utc};
 use maud::{html, Markup};
 use meldewerk_actors::{ActorHealth, ActorState, BreakerState, Engine, TransportHealth};
-use meldewerk_storage::Store;
+use meldewerk_storage::{NodeStatus, Store};
 use meldewerk_xml::local_time::LocalZone;
 use serde::Deserialize;
 
@@ -26,6 +26,7 @@ use super::{ActionForm, FormRefusals, PageRefusals};
 use crate::auth::operator::OperatorCredentials;
 use crate::auth::Operator;
 use crate::metrics::Metrics;
+use crate::routes::admin::actors::node_list;
 use crate::routes::admin::modules::set_paused;
 use crate::transports::Transports;
 use crate::web::WebSettings;
@@ -40,6 +41,8 @@ fn state_name(actor: &ActorHealth) -> &'static str {
     match actor.state {
         // A paused module's actor runs, but delivers nothing: that is what operators need to see.
         ActorState::Running if actor.paused => "paused",
+        // Another node does this work now; this one takes over if that node stops.
+        ActorState::Running if actor.standby => "standby",
         ActorState::Running => "running",
         ActorState::Restarting => "restarting",
         ActorState::Degraded => "degraded",
@@ -138,6 +141,59 @@ fn module_row(actor: &ActorHealth, module: &str, credentials: &OperatorCredentia
     }
 }
 
+/// A node's row: whether it lives, since when, what it holds, and its actors in brief.
+fn node_row(node: &NodeStatus, this: &str, zone: &LocalZone, now: DateTime<Utc>) -> Markup {
+    let (state, class) = match (node.alive, node.stopped_at) {
+        (true, _) => ("alive", "state-running"),
+        (false, Some(_)) => ("stopped", "state-stopped"),
+        // Its heartbeat stopped without a goodbye: its leases run out, and others take over.
+        (false, None) => ("lost", "state-degraded"),
+    };
+    let actors: Vec<&serde_json::Value> = node.health["actors"]
+        .as_array()
+        .map(|actors| actors.iter().collect())
+        .unwrap_or_default();
+    let in_state = |state: &str| actors.iter().filter(|a| a["state"] == state).count();
+    let standby = actors.iter().filter(|a| a["standby"] == true).count();
+    html! {
+        tr {
+            td data-label="Node" {
+                (node.name) @if node.name == this { " (this node)" }
+            }
+            td data-label="State" class=(class) { (state) }
+            td data-label="Started" { (when(zone, node.started_at)) }
+            td data-label="Last seen" { (ago(now, node.seen_at)) }
+            td data-label="Leases" { (node.claims) }
+            td data-label="Actors" {
+                (actors.len()) " actors, " (in_state("degraded")) " degraded, "
+                (standby) " standing by"
+            }
+        }
+    }
+}
+
+/// The nodes on the store, or why they cannot be listed now.
+fn nodes_section(
+    nodes: &Result<Vec<NodeStatus>, String>,
+    this: &str,
+    zone: &LocalZone,
+    now: DateTime<Utc>,
+) -> Markup {
+    html! {
+        h2 { "Nodes" }
+        @match nodes {
+            Ok(nodes) => table #nodes {
+                thead { tr {
+                    th { "Node" } th { "State" } th { "Started" } th { "Last seen" }
+                    th { "Leases" } th { "Actors" }
+                } }
+                tbody { @for node in nodes { (node_row(node, this, zone, now)) } }
+            },
+            Err(e) => p.error #nodes { "The node list cannot be read now: " (e) },
+        }
+    }
+}
+
 /// What the page says after an action (`?done=pause&module=…`), for a module the engine serves.
 fn done_note(query: &DoneQuery, modules: &[&str]) -> Option<Markup> {
     let module = modules
@@ -154,6 +210,7 @@ fn done_note(query: &DoneQuery, modules: &[&str]) -> Option<Markup> {
 /// The overview page.
 fn render(
     health: &[ActorHealth],
+    (nodes, this): (&Result<Vec<NodeStatus>, String>, &str),
     (transports, registry): (&[TransportHealth], &Transports),
     metrics: &Metrics,
     zone: &LocalZone,
@@ -198,6 +255,7 @@ fn render(
             } }
             tbody { @for actor in health { (row(actor, now)) } }
         }
+        (nodes_section(nodes, this, zone, now))
         h2 { "Modules" }
         table #modules {
             thead { tr { th { "Module" } th { "Deliveries" } th { "In flight" } th { "Action" } } }
@@ -242,15 +300,19 @@ pub struct DoneQuery {
 #[get("/")]
 pub async fn dashboard(
     _operator: Operator,
-    engine: web::Data<Engine>,
+    (engine, store): (web::Data<Engine>, web::Data<Arc<dyn Store>>),
     metrics: web::Data<Metrics>,
     settings: web::Data<WebSettings>,
     credentials: web::Data<OperatorCredentials>,
     query: web::Query<DoneQuery>,
     registry: web::Data<Transports>,
 ) -> HttpResponse {
+    let nodes = node_list(&***store, &engine, &settings.node, metrics.since())
+        .await
+        .map_err(|e| e.to_string());
     let body = render(
         &engine.health(),
+        (&nodes, &settings.node),
         (&engine.transports(), &registry),
         &metrics,
         &settings.time_zone,

@@ -55,6 +55,23 @@ async fn locked_turn(db: &Db, tx: &Transaction<'_>, read: &Job) -> StoreResult<J
     Ok(stored)
 }
 
+/// The node that holds a live claim on the (locked) job `id`, if it is another node.
+async fn held_elsewhere(db: &Db, tx: &Transaction<'_>, id: u64) -> StoreResult<Option<String>> {
+    let Some(id) = db_id(id) else {
+        return Ok(None);
+    };
+    let row = tx
+        .query_opt(
+            "SELECT claimed_by FROM jobs WHERE id = $1 AND claimed_by <> $2
+               AND claimed_until > clock_timestamp()",
+            &[&id, &db.node()],
+        )
+        .await
+        .map_err(|e| db.error(e))?;
+    row.map(|row| row.try_get(0).map_err(corrupt_column))
+        .transpose()
+}
+
 /// The state of the report under `key` and its message's body, its row locked until the
 /// transaction ends. `NotFound` if there is no such report.
 async fn locked_report(
@@ -77,14 +94,35 @@ async fn locked_report(
     Ok((report, row.try_get(1).map_err(corrupt_column)?))
 }
 
-/// Writes `job` (kind, due time, attempts, error) over its row.
-async fn put_job(db: &Db, tx: &Transaction<'_>, job: &Job) -> StoreResult<()> {
+/// Whether a job written back stays claimed by this node.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    /// An attempt begins: the node holds the job for a lease, pushed on by its heartbeat, and
+    /// the other nodes pass over it meanwhile.
+    Hold,
+    /// The attempt is recorded: any node may take the job when it is due.
+    Release,
+}
+
+/// Writes `job` (kind, due time, attempts, error) over its row, claimed by this node or by none.
+async fn put_job(db: &Db, tx: &Transaction<'_>, job: &Job, claim: Claim) -> StoreResult<()> {
     let Some(id) = db_id(job.id) else {
         return Err(StoreError::NotFound(format!("job {}", job.id)));
     };
+    let holder = (claim == Claim::Hold).then(|| db.node());
     tx.execute(
-        "UPDATE jobs SET lane = $2, not_before = $3, record = $4 WHERE id = $1",
-        &[&id, &lane(&job.kind), &job.not_before, &job_record(job)?],
+        "UPDATE jobs SET lane = $2, not_before = $3, record = $4, claimed_by = $5,
+             claimed_until = CASE WHEN $5::text IS NULL THEN NULL
+                 ELSE clock_timestamp() + make_interval(secs => $6) END
+         WHERE id = $1",
+        &[
+            &id,
+            &lane(&job.kind),
+            &job.not_before,
+            &job_record(job)?,
+            &holder,
+            &db.lease_secs(),
+        ],
     )
     .await
     .map_err(|e| db.error(e))?;
@@ -191,7 +229,7 @@ pub(in crate::postgres) async fn begin_attempt(db: &Db, job: &Job) -> StoreResul
     let tx = client.transaction().await.map_err(|e| db.error(e))?;
     let mut stored = locked_turn(db, &tx, job).await?;
     stored.attempts = stored.attempts.saturating_add(1);
-    put_job(db, &tx, &stored).await?;
+    put_job(db, &tx, &stored, Claim::Hold).await?;
     db.commit(tx).await?;
     Ok(stored)
 }
@@ -207,9 +245,17 @@ pub(in crate::postgres) async fn reschedule(
     let mut client = db.client().await?;
     let tx = client.transaction().await.map_err(|e| db.error(e))?;
     let mut stored = locked_job(db, &tx, job.id).await?;
+    // A node that hung past its lease comes back to a job another node works on now: that
+    // node's claim and due time stand.
+    if let Some(holder) = held_elsewhere(db, &tx, job.id).await? {
+        return Err(StoreError::NotFound(format!(
+            "job {} as read (node {holder} works on it now)",
+            job.id
+        )));
+    }
     stored.not_before = not_before;
     stored.last_error = last_error;
-    put_job(db, &tx, &stored).await?;
+    put_job(db, &tx, &stored, Claim::Release).await?;
     db.commit(tx).await?;
     Ok(())
 }
@@ -238,7 +284,7 @@ pub(in crate::postgres) async fn begin_attempt_with_message(
     let tx = client.transaction().await.map_err(|e| db.error(e))?;
     let mut stored = locked_turn(db, &tx, job).await?;
     stored.attempts = stored.attempts.saturating_add(1);
-    put_job(db, &tx, &stored).await?;
+    put_job(db, &tx, &stored, Claim::Hold).await?;
     let message = store_message(db, &tx, &stored.report, message).await?;
     db.commit(tx).await?;
     Ok((stored, message))
@@ -274,7 +320,7 @@ pub(in crate::postgres) async fn record_delivered(
     put_state(db, &tx, &report).await?;
     // Same id, new kind: the job keeps its identity across the two phases.
     let waiting = stored.awaiting_ack(resend_at);
-    put_job(db, &tx, &waiting).await?;
+    put_job(db, &tx, &waiting, Claim::Release).await?;
     db.commit(tx).await?;
     Ok(None)
 }

@@ -90,6 +90,12 @@ const LANE_MODULES: &str = "
     )
     SELECT module FROM modules WHERE module IS NOT NULL";
 
+/// The condition on a job that no other node works on now: unclaimed, claimed by this node
+/// (`$5`; a claim of this node that no worker of it holds is one an earlier process of the node
+/// left, and its own scan passes over the jobs it works on), or its lease run out (its node
+/// died or hangs).
+const FREE: &str = "(claimed_by IS NULL OR claimed_by = $5 OR claimed_until <= clock_timestamp())";
+
 /// New deliveries first, then acknowledgements gone overdue; in each lane module by module,
 /// each with the whole limit, oldest due first (jobs due in one microsecond in id order).
 pub(super) async fn due_jobs(
@@ -104,6 +110,17 @@ pub(super) async fn due_jobs(
     }
     let page = limit.min(DUE_PAGE);
     let page_rows = i64::try_from(page).unwrap_or(i64::MAX);
+    let first_page = format!(
+        "SELECT id, owner, module, report_id, record, not_before FROM jobs
+         WHERE lane = $1 AND module = $2 AND not_before <= $3 AND {FREE}
+         ORDER BY not_before, id LIMIT $4"
+    );
+    let next_page = format!(
+        "SELECT id, owner, module, report_id, record, not_before FROM jobs
+         WHERE lane = $1 AND module = $2 AND not_before <= $3 AND {FREE}
+           AND (not_before, id) > ($6, $7)
+         ORDER BY not_before, id LIMIT $4"
+    );
     let client = db.client().await?;
     for kind in &LANES {
         let lane = lane(kind);
@@ -117,27 +134,22 @@ pub(super) async fn due_jobs(
             // Where the last page ended: its last row's due time (as the column holds it) and id.
             let mut after: Option<(DateTime<Utc>, i64)> = None;
             'pages: loop {
-                let rows =
-                    match after {
-                        None => client
-                            .query(
-                                "SELECT id, owner, module, report_id, record, not_before FROM jobs
-                         WHERE lane = $1 AND module = $2 AND not_before <= $3
-                         ORDER BY not_before, id LIMIT $4",
-                                &[&lane, &module, &now, &page_rows],
-                            )
-                            .await,
-                        Some((at, id)) => client
-                            .query(
-                                "SELECT id, owner, module, report_id, record, not_before FROM jobs
-                         WHERE lane = $1 AND module = $2 AND not_before <= $3
-                           AND (not_before, id) > ($5, $6)
-                         ORDER BY not_before, id LIMIT $4",
-                                &[&lane, &module, &now, &page_rows, &at, &id],
-                            )
-                            .await,
+                let rows = match after {
+                    None => {
+                        client
+                            .query(&first_page, &[&lane, &module, &now, &page_rows, &db.node()])
+                            .await
                     }
-                    .map_err(|e| db.error(e))?;
+                    Some((at, id)) => {
+                        client
+                            .query(
+                                &next_page,
+                                &[&lane, &module, &now, &page_rows, &db.node(), &at, &id],
+                            )
+                            .await
+                    }
+                }
+                .map_err(|e| db.error(e))?;
                 for row in &rows {
                     let id: i64 = row.try_get(0).map_err(corrupt_column)?;
                     after = Some((row.try_get(5).map_err(corrupt_column)?, id));

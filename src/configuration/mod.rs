@@ -15,6 +15,10 @@ use serde::{Deserialize, Deserializer};
 use crate::auth::client_address::{parse_networks, ForwardedHeader};
 use crate::mail::MailSettings;
 
+mod store;
+
+pub use store::{NodeSettings, StoreEngine, StoreSettings, StoreUrl};
+
 /// Everything the service can be configured with. Every field has an embedded default, so that
 /// `meldewerk serve` runs with no configuration at all.
 #[derive(Debug, Clone, Deserialize)]
@@ -54,8 +58,10 @@ pub struct Settings {
     pub security: SecuritySettings,
     /// Log output.
     pub log: LogSettings,
-    /// The embedded database.
+    /// Where the store lives: the embedded database, or PostgreSQL shared by several nodes.
     pub store: StoreSettings,
+    /// This node among the nodes sharing the store.
+    pub node: NodeSettings,
     /// The delivery engine.
     pub engine: EngineSettings,
     /// The modules' sections, `[modules.<name>]`: a module's own, or one a family of modules
@@ -87,6 +93,7 @@ impl Default for Settings {
             security: SecuritySettings::default(),
             log: LogSettings::default(),
             store: StoreSettings::default(),
+            node: NodeSettings::default(),
             engine: EngineSettings::default(),
             modules: BTreeMap::new(),
             transports: TransportSettings::default(),
@@ -207,136 +214,6 @@ impl Default for LogSettings {
             format: "text".into(),
             level: "info".into(),
         }
-    }
-}
-
-/// Where the store lives (`[store]`): the embedded sled database in the data directory (one
-/// node, the default), or a PostgreSQL database that several nodes share.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct StoreSettings {
-    /// `sled` or `postgres`.
-    pub engine: StoreEngine,
-    /// sled: page cache of the database in MiB, the bound on most of the memory the store holds,
-    /// however many reports it keeps.
-    pub cache_capacity_mb: u64,
-    /// postgres: the database's address, a URL (`postgres://meldewerk@db.internal/meldewerk`) or
-    /// a libpq connection string (`host=/run/postgresql dbname=meldewerk`). It may carry a
-    /// password; it is never logged.
-    pub url: Option<StoreUrl>,
-    /// postgres: connections this node keeps open at most.
-    pub pool_size: usize,
-    /// postgres: seconds one statement may run before the database cancels it (the request
-    /// then fails whole).
-    pub statement_timeout_secs: u64,
-    /// postgres: seconds a request waits for a connection before the store answers
-    /// unavailable.
-    pub connect_timeout_secs: u64,
-}
-
-/// The store's engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StoreEngine {
-    /// The embedded database in the data directory: one node.
-    Sled,
-    /// A PostgreSQL database: one node or several.
-    Postgres,
-}
-
-/// `store.url`: shown as `<redacted>` in every debug output, since it may hold a password.
-#[derive(Clone, Deserialize)]
-#[serde(transparent)]
-pub struct StoreUrl(pub String);
-
-impl std::fmt::Debug for StoreUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-/// Largest accepted `store.cache_capacity_mb` (1 TiB): beyond it the value is a typo, and its
-/// byte count would no longer fit sled's arithmetic.
-const MAX_CACHE_CAPACITY_MB: u64 = 1024 * 1024;
-
-/// Largest accepted `store.pool_size`: PostgreSQL's own default allows 100 connections for all
-/// its clients together.
-const MAX_POOL_SIZE: usize = 1000;
-
-impl Default for StoreSettings {
-    fn default() -> Self {
-        StoreSettings {
-            engine: StoreEngine::Sled,
-            cache_capacity_mb: meldewerk_storage::DEFAULT_CACHE_CAPACITY / (1024 * 1024),
-            url: None,
-            pool_size: 16,
-            statement_timeout_secs: 30,
-            connect_timeout_secs: 5,
-        }
-    }
-}
-
-impl StoreSettings {
-    /// The page cache in bytes.
-    pub fn cache_capacity_bytes(&self) -> u64 {
-        self.cache_capacity_mb * 1024 * 1024
-    }
-
-    /// The PostgreSQL engine's settings; `None` unless `engine = "postgres"` with a `url`.
-    pub fn postgres(&self) -> Option<meldewerk_storage::PgSettings> {
-        let url = self
-            .url
-            .as_ref()
-            .filter(|_| self.engine == StoreEngine::Postgres)?;
-        Some(meldewerk_storage::PgSettings {
-            url: url.0.clone(),
-            pool_size: self.pool_size,
-            statement_timeout: Duration::from_secs(self.statement_timeout_secs),
-            connect_timeout: Duration::from_secs(self.connect_timeout_secs),
-        })
-    }
-
-    fn check(&self) -> Result<(), ConfigError> {
-        if !(1..=MAX_CACHE_CAPACITY_MB).contains(&self.cache_capacity_mb) {
-            return Err(ConfigError(format!(
-                "store.cache_capacity_mb must be between 1 and {MAX_CACHE_CAPACITY_MB}, got {}",
-                self.cache_capacity_mb
-            )));
-        }
-        if self.engine == StoreEngine::Postgres && self.url.is_none() {
-            return Err(ConfigError(
-                "store.engine = \"postgres\" needs store.url, the database's address".into(),
-            ));
-        }
-        if let Some(url) = &self.url {
-            if !meldewerk_storage::PgSettings::is_address(&url.0) {
-                // The parser's message may quote the address, password and all.
-                return Err(ConfigError(
-                    "store.url is no PostgreSQL address (postgres://user@host/database, or \
-                     host=... dbname=...)"
-                        .into(),
-                ));
-            }
-        }
-        if !(1..=MAX_POOL_SIZE).contains(&self.pool_size) {
-            return Err(ConfigError(format!(
-                "store.pool_size must be between 1 and {MAX_POOL_SIZE}, got {}",
-                self.pool_size
-            )));
-        }
-        if !(1..=86_400).contains(&self.statement_timeout_secs) {
-            return Err(ConfigError(format!(
-                "store.statement_timeout_secs must be between 1 and 86400, got {}",
-                self.statement_timeout_secs
-            )));
-        }
-        if !(1..=3_600).contains(&self.connect_timeout_secs) {
-            return Err(ConfigError(format!(
-                "store.connect_timeout_secs must be between 1 and 3600, got {}",
-                self.connect_timeout_secs
-            )));
-        }
-        Ok(())
     }
 }
 
@@ -541,6 +418,7 @@ impl Settings {
             ));
         }
         self.store.check()?;
+        self.node.check()?;
         if self.log.format != "text" && self.log.format != "json" {
             return Err(ConfigError(format!(
                 "log.format must be text or json, got {}",
@@ -563,6 +441,11 @@ impl Settings {
     /// The request body deadline of the HTTP servers (service and simulators).
     pub(crate) fn body_deadline(&self) -> crate::routes::body_deadline::BodyDeadline {
         crate::routes::body_deadline::BodyDeadline(Duration::from_secs(self.body_timeout_secs))
+    }
+
+    /// The PostgreSQL engine's settings for this node; `None` for the embedded store.
+    pub fn postgres(&self) -> Option<meldewerk_storage::PgSettings> {
+        self.store.postgres(&self.node)
     }
 
     /// Path of the sled database.

@@ -1,0 +1,406 @@
+//! Three nodes on one PostgreSQL database, the authorities as processes of their own (the civil
+//! registry office, which acknowledges later, and the reporting system over TLS, which answers
+//! at once): 1,000 reports submitted round-robin across the nodes and four modules, one node
+//! killed with SIGKILL mid-burst and never started again, the database restarted once. Every
+//! report a node accepted ends SUCCESS and reaches its authority exactly once, counted by the
+//! authorities themselves; the dead node's work is resumed by the others once its leases run
+//! out, and every node's dashboard lists every node.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use common::demis::complete_bed_report;
+use common::deposited::{pairs, TlsReportingSystem};
+use common::remote::Peer;
+use common::*;
+use meldewerk_storage::postgres::testing::cluster;
+use reqwest::blocking::Client;
+use serde_json::Value;
+
+/// Reports in the burst.
+const REPORTS: usize = 1000;
+/// Clients submitting at the same time.
+const CLIENTS: usize = 6;
+/// The nodes.
+const NODES: usize = 3;
+/// The node killed mid-burst.
+const KILLED: usize = 1;
+/// The modules, in turn: three through the civil registry office (form, later acknowledgement),
+/// one through the reporting system (API, answered at once).
+const MODULES: [&str; 4] = ["birthnotice", "deathnotice", "birthdata", "bedreport"];
+
+/// How one submission ended, as its client saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Submitted {
+    /// Accepted (303 after the form, 200 or 202 from the API).
+    Accepted,
+    /// The connection died while the report was being posted: stored or not, nobody knows.
+    InDoubt,
+    /// Refused with this status.
+    Refused(u16),
+}
+
+/// Why a submission got no answer to its post.
+enum Broken {
+    /// Before the post, or refused for now (503: the database is away): nothing was stored;
+    /// try again, on another node if this one is gone.
+    Again,
+    /// During the post.
+    DuringPost,
+}
+
+fn id_of(i: usize) -> String {
+    format!("node-{i:04}")
+}
+
+fn module_of(i: usize) -> &'static str {
+    MODULES[i % MODULES.len()]
+}
+
+/// The report body for report `i`.
+fn body_of(i: usize) -> Value {
+    let id = id_of(i);
+    match module_of(i) {
+        "birthnotice" => complete_notice(&id),
+        "deathnotice" => complete_death_notice(&id),
+        "birthdata" => complete_birth_data(&id),
+        _ => complete_bed_report(&id),
+    }
+}
+
+fn basic(user: &str) -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{PASSWORD}"))
+    )
+}
+
+/// Submits report `i` through the node at `base`: the form for the civil registry's modules
+/// (memento, magic link, form page, signature, post), the API for bed occupancy.
+fn submit(base: &str, i: usize) -> Result<u16, Broken> {
+    let again = |_| Broken::Again;
+    let client = loopback_client()
+        .cookie_store(true)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let module = module_of(i);
+    if module == "bedreport" {
+        return post(&client, &format!("{base}/api/bedreport/v1/report"), |r| {
+            r.header("authorization", basic("klinikum"))
+                .json(&body_of(i))
+        });
+    }
+    let memento = client
+        .post(format!("{base}/api/{module}/v1/memento"))
+        .header("authorization", basic("klinik"))
+        .json(&body_of(i))
+        .send()
+        .map_err(again)?;
+    if memento.status() != 200 {
+        return Err(Broken::Again);
+    }
+    let link = memento.json::<Value>().map_err(again)?["magicLink"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let opened = client.get(format!("{base}{link}")).send().map_err(again)?;
+    let Some(location) = opened.headers().get("location") else {
+        return Err(Broken::Again);
+    };
+    let location = location.to_str().unwrap().to_owned();
+    let page = client
+        .get(format!("{base}{location}"))
+        .send()
+        .map_err(again)?;
+    if page.status() != 200 {
+        return Err(Broken::Again);
+    }
+    let mut form = Form::read(page);
+    if form.html.contains("name=\"signatur.name\"") {
+        form.set("signatur.name", "Dr. Erika Beispiel");
+        form.set("signatur.bestaetigt", "true");
+    }
+    post(&client, &format!("{base}{}", form.action()), |r| {
+        r.form(&form.fields)
+    })
+}
+
+/// Posts what `build` makes of a request to `url`: its status, or why there is none.
+fn post(
+    client: &Client,
+    url: &str,
+    build: impl FnOnce(reqwest::blocking::RequestBuilder) -> reqwest::blocking::RequestBuilder,
+) -> Result<u16, Broken> {
+    match build(client.post(url)).send() {
+        Ok(response) if response.status() == 503 => Err(Broken::Again),
+        Ok(response) => Ok(response.status().as_u16()),
+        // Refused before a byte was sent: the node is gone.
+        Err(e) if e.is_connect() => Err(Broken::Again),
+        Err(_) => Err(Broken::DuringPost),
+    }
+}
+
+/// A report's status as `node` reads it for its owner; `None` when no node knows it.
+fn status_of(node: &Server, i: usize) -> Option<String> {
+    let (user, path) = match module_of(i) {
+        "bedreport" => (
+            "klinikum",
+            format!("/api/bedreport/v1/status/{}?peek=true", id_of(i)),
+        ),
+        module => (
+            "klinik",
+            format!("/api/{module}/v1/reports/{}?peek=true", id_of(i)),
+        ),
+    };
+    let response = node.get_as(user, &path);
+    match response.status().as_u16() {
+        404 => None,
+        200 => {
+            let report: Value = response.json().unwrap();
+            Some(match module_of(i) {
+                "bedreport" if report["succeeded"] == true => "SUCCESS".into(),
+                "bedreport" => format!("FAILURE: {report}"),
+                _ => report["status"].as_str().unwrap().to_owned(),
+            })
+        }
+        other => panic!("status of {}: {other}", id_of(i)),
+    }
+}
+
+/// Every entry of a simulator process's received log (`/received`, paged), asked with `client`:
+/// deliveries per report id, and the repeats it answered without registering again.
+fn received(peer: &Peer, client: &Client) -> (HashMap<String, usize>, u64) {
+    let mut per_report = HashMap::new();
+    let mut repeats = 0;
+    let mut after: Option<u64> = None;
+    loop {
+        let mut url = peer.url("/received?limit=1000");
+        if let Some(after) = after {
+            url.push_str(&format!("&after={after}"));
+        }
+        let page: Value = client.get(url).send().unwrap().json().unwrap();
+        for message in page["messages"].as_array().unwrap() {
+            let id = message["report_id"].as_str().unwrap().to_owned();
+            *per_report.entry(id).or_insert(0) += 1;
+            repeats += message["repeat_submissions"].as_u64().unwrap_or(0);
+        }
+        match page["next"].as_u64() {
+            Some(next) => after = Some(next),
+            None => return (per_report, repeats),
+        }
+    }
+}
+
+#[test]
+fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_and_a_database_restart(
+) {
+    let url = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(cluster().fresh_database());
+    let office_dir = DataDir::new();
+    let office = Peer::simulator(
+        office_dir.path(),
+        &[("MELDEWERK_TRANSPORTS__XPERSONENSTAND__ACK_DELAY_MS", "0")],
+    );
+    let reporting = TlsReportingSystem::start();
+    let own = reporting.ca.issue("Meldeportal", 2040);
+
+    let master_key = URL_SAFE_NO_PAD.encode([7u8; 32]);
+    let mut env = reporting.service_env();
+    env.extend(reporting.client_files_env(&own));
+    env.extend(
+        [
+            ("MELDEWERK_STORE__ENGINE", "postgres"),
+            ("MELDEWERK_STORE__URL", url.as_str()),
+            ("MELDEWERK_STORE__LEASE_SECS", "3"),
+            ("MELDEWERK_STORE__CONNECT_TIMEOUT_SECS", "2"),
+            ("MELDEWERK_MASTER_KEY", master_key.as_str()),
+            (
+                "MELDEWERK_TRANSPORTS__XPERSONENSTAND__URL",
+                office.base.as_str(),
+            ),
+            ("MELDEWERK_LOG__LEVEL", "warn"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned())),
+    );
+    let dirs: Vec<DataDir> = (0..NODES).map(|_| DataDir::new()).collect();
+    // The users live in the database: added once, known to every node.
+    for user in ["klinik", "klinikum"] {
+        let mut add = std::process::Command::new(binary());
+        add.arg("--data-dir")
+            .arg(dirs[0].path())
+            .args(["user", "add", user, "--password-stdin"])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(std::process::Stdio::piped());
+        let mut child = add.spawn().unwrap();
+        {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(PASSWORD.as_bytes())
+                .unwrap();
+        }
+        assert!(child.wait().unwrap().success(), "user add {user}");
+    }
+    let nodes: Vec<Server> = dirs
+        .iter()
+        .enumerate()
+        .map(|(n, dir)| {
+            let name = format!("node-{n}");
+            let mut env = pairs(&env);
+            env.push(("MELDEWERK_NODE__NAME", &name));
+            Server::start(dir, &env)
+        })
+        .collect();
+    let bases: Vec<String> = nodes.iter().map(|n| n.base.clone()).collect();
+    let dead: Vec<AtomicBool> = (0..NODES).map(|_| AtomicBool::new(false)).collect();
+
+    let next = AtomicUsize::new(0);
+    let accepted = AtomicUsize::new(0);
+    let outcomes = Mutex::new(vec![None::<Submitted>; REPORTS]);
+    let burst = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..CLIENTS {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= REPORTS {
+                    break;
+                }
+                let deadline = Instant::now() + Duration::from_secs(120);
+                let mut node = i % NODES;
+                let outcome = loop {
+                    assert!(Instant::now() < deadline, "{} never went through", id_of(i));
+                    if dead[node].load(Ordering::SeqCst) {
+                        node = (node + 1) % NODES;
+                        continue;
+                    }
+                    match submit(&bases[node], i) {
+                        Ok(200 | 202 | 303) => break Submitted::Accepted,
+                        Ok(status) => break Submitted::Refused(status),
+                        Err(Broken::DuringPost) => break Submitted::InDoubt,
+                        Err(Broken::Again) => {
+                            node = (node + 1) % NODES;
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                    }
+                };
+                if outcome == Submitted::Accepted {
+                    accepted.fetch_add(1, Ordering::SeqCst);
+                }
+                outcomes.lock().unwrap()[i] = Some(outcome);
+            });
+        }
+        // A third of the way: one node is killed, never to come back. Two thirds: the
+        // database goes away for two seconds.
+        let reach = |count: usize| {
+            let deadline = Instant::now() + Duration::from_secs(300);
+            while accepted.load(Ordering::SeqCst) < count {
+                assert!(
+                    Instant::now() < deadline,
+                    "the burst stalled before {count}"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        reach(REPORTS / 3);
+        dead[KILLED].store(true, Ordering::SeqCst);
+        nodes[KILLED].signal("KILL");
+        reach(2 * REPORTS / 3);
+        cluster().stop_server();
+        std::thread::sleep(Duration::from_secs(2));
+        cluster().start_server().unwrap();
+    });
+    let burst = burst.elapsed();
+
+    let outcomes: Vec<Submitted> = outcomes
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|o| o.expect("every submission ran"))
+        .collect();
+    let refused: Vec<(String, Submitted)> = (0..REPORTS)
+        .filter(|i| matches!(outcomes[*i], Submitted::Refused(_)))
+        .map(|i| (id_of(i), outcomes[i]))
+        .collect();
+    assert!(refused.is_empty(), "refused submissions: {refused:?}");
+
+    // Every accepted report ends SUCCESS, the dead node's ones too, read on a living node.
+    let reader = &nodes[0];
+    let settled = Instant::now();
+    let mut stored = Vec::new();
+    for (i, outcome) in outcomes.iter().enumerate() {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            match status_of(reader, i) {
+                Some(status) if status == "SUCCESS" => {
+                    stored.push(id_of(i));
+                    break;
+                }
+                None if *outcome == Submitted::InDoubt => break,
+                status => {
+                    assert!(
+                        Instant::now() < deadline,
+                        "{} ({:?}) is {status:?}",
+                        id_of(i),
+                        outcome
+                    );
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+    }
+    let settled = settled.elapsed();
+
+    // Counted at the authorities: each stored report once, and nothing else.
+    let (office_got, office_repeats) = received(&office, &loopback_client().build().unwrap());
+    let (reporting_got, reporting_repeats) = received(&reporting.peer, &reporting.tester(&own));
+    let mut got = office_got;
+    got.extend(reporting_got);
+    for id in &stored {
+        assert_eq!(got.get(id), Some(&1), "{id} reached its authority");
+    }
+    assert_eq!(
+        got.len(),
+        stored.len(),
+        "nothing else reached the authorities"
+    );
+
+    // The living nodes list all three, the killed one as lost.
+    let listed: Value = nodes[2].admin_get("/admin/api/v1/nodes").json().unwrap();
+    let names: Vec<&str> = listed["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["node-0", "node-1", "node-2"], "{listed}");
+    assert_eq!(listed["node"], "node-2");
+    let killed = &listed["nodes"][KILLED];
+    assert_eq!(killed["alive"], false, "{killed}");
+    assert_eq!(killed["stoppedAt"], Value::Null, "it never said goodbye");
+    assert_eq!(listed["nodes"][0]["alive"], true);
+
+    let in_doubt = outcomes
+        .iter()
+        .filter(|o| **o == Submitted::InDoubt)
+        .count();
+    println!(
+        "{REPORTS} reports over {NODES} nodes in {:.1} s, settled {:.1} s later; node-{KILLED} \
+         killed and the database restarted: {} accepted, {in_doubt} in doubt, {} stored, \
+         {} resends answered as repeats",
+        burst.as_secs_f64(),
+        settled.as_secs_f64(),
+        accepted.load(Ordering::SeqCst),
+        stored.len(),
+        office_repeats + reporting_repeats,
+    );
+}

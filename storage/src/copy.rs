@@ -26,8 +26,8 @@ pub enum Record {
     /// A report whole: its state with its payload (submission, message body, receipt) attached,
     /// and whether it is listed as pending (dispatched, neither consumed by a poll nor expired).
     Report {
-        /// The report.
-        report: Report,
+        /// The report (boxed: it is the largest record by far).
+        report: Box<Report>,
         /// Listed in its owner's pending list.
         pending: bool,
     },

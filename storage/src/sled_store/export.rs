@@ -145,7 +145,10 @@ fn reports(engine: Arc<Engine>) -> impl Iterator<Item = StoreResult<Record>> + S
         let mut report: Report = decode("report", &value)?;
         engine.attach_parts(&key, &mut report, true)?;
         let pending = engine.pending.contains_key(&key).map_err(backend)?;
-        Ok(Record::Report { report, pending })
+        Ok(Record::Report {
+            report: Box::new(report),
+            pending,
+        })
     })
 }
 

@@ -313,3 +313,46 @@ fn acknowledging_deletes_per_id_and_users_see_only_their_accounts() {
         );
     }
 }
+
+/// `[modules.guardianship] archive_dir`: the archives go into the folder named (a volume the
+/// nodes share), not the data directory, and are downloaded from there; a file in its place
+/// stops the start.
+#[test]
+fn archives_go_into_the_configured_folder_and_are_downloaded_from_it() {
+    let shared = tempfile::tempdir().unwrap();
+    let folder = shared.path().join("archives");
+    let folder_setting = folder.display().to_string();
+    let (dir, server) = court_server(
+        &["betreuung"],
+        &[(
+            "MELDEWERK_MODULES__GUARDIANSHIP__ARCHIVE_DIR",
+            &folder_setting,
+        )],
+    );
+    let message_id = drop_court_message(
+        &server,
+        &[("xjustiz_nachricht.xml", BESCHLUSS), ("beschluss.pdf", PDF)],
+    );
+    let id = wait_hydrated(&server, "betreuung", &message_id)["id"]
+        .as_u64()
+        .unwrap();
+    let archive = folder.join(format!("{id}.zip"));
+    assert!(archive.is_file(), "no archive in {}", folder.display());
+    assert!(!dir.path().join("court-messages").exists());
+    let response = server.get_as("betreuung", &format!("{API}/download/{id}"));
+    assert_eq!(response.status(), 200);
+    let zip = response.bytes().unwrap();
+    assert_eq!(std::fs::read(&archive).unwrap(), zip.as_ref());
+    assert_eq!(entry(&open_zip(&zip), "beschluss.pdf"), PDF);
+
+    let file = shared.path().join("a-file");
+    std::fs::write(&file, b"not a folder").unwrap();
+    let refused = common::refused_start(&[(
+        "MELDEWERK_MODULES__GUARDIANSHIP__ARCHIVE_DIR",
+        file.to_str().unwrap(),
+    )]);
+    assert!(
+        refused.contains("archive_dir") && refused.contains("is not a folder"),
+        "{refused}"
+    );
+}

@@ -1,11 +1,13 @@
 //! The command line: `meldewerk serve`, `meldewerk simulate …`, `meldewerk user …`,
 //! `meldewerk seal …`, `meldewerk facility …`, `meldewerk customer …`,
-//! `meldewerk certificate …`, `meldewerk mailbox …`, `meldewerk migrate`.
+//! `meldewerk certificate …`, `meldewerk mailbox …`, `meldewerk migrate`,
+//! `meldewerk store copy`.
 
 mod facilities;
 mod mailbox;
 mod migrate;
 mod store;
+mod store_copy;
 
 pub use store::CliError;
 pub(crate) use store::{err, master_key, open_store, read_stdin};
@@ -79,6 +81,9 @@ pub enum Command {
     /// Bring the PostgreSQL store's schema to this version (`store.engine = "postgres"`) and
     /// show its state; nodes do it themselves when they start.
     Migrate,
+    /// Move the store between engines (server stopped).
+    #[command(subcommand)]
+    Store(store_copy::StoreCommand),
 }
 
 /// The transports whose simulated authority `meldewerk simulate` can run: every one of the
@@ -207,6 +212,7 @@ pub async fn run_admin(settings: &Settings, command: Command) -> Result<String, 
             "serve and simulate run a server, not an admin command".into(),
         )),
         Command::Migrate => migrate::run(settings).await,
+        Command::Store(command) => store_copy::run(settings, command).await,
         Command::User(UserCommand::Add {
             name,
             password_stdin,

@@ -94,15 +94,21 @@ impl StoreSettings {
             .url
             .as_ref()
             .filter(|_| self.engine == StoreEngine::Postgres)?;
-        Some(meldewerk_storage::PgSettings {
-            url: url.0.clone(),
+        Some(self.postgres_at(url.0.clone(), node))
+    }
+
+    /// The PostgreSQL engine's settings for the database at `url`, the rest as configured
+    /// (`meldewerk store copy --to URL`).
+    pub fn postgres_at(&self, url: String, node: &NodeSettings) -> meldewerk_storage::PgSettings {
+        meldewerk_storage::PgSettings {
+            url,
             pool_size: self.pool_size,
             statement_timeout: Duration::from_secs(self.statement_timeout_secs),
             connect_timeout: Duration::from_secs(self.connect_timeout_secs),
             node: node.name.clone(),
             lease: Duration::from_secs(self.lease_secs),
             joins: true,
-        })
+        }
     }
 
     pub(super) fn check(&self) -> Result<(), ConfigError> {

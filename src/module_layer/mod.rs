@@ -490,7 +490,8 @@ pub struct ModuleSetup<'a> {
     /// Public base address of the service, without a trailing slash.
     pub base_url: &'a str,
     /// The data directory: a module keeping files of its own (the court messages' archives)
-    /// keeps them below it. Building a module touches no disk.
+    /// keeps them below it unless its section names another folder. Building a module writes
+    /// nothing to disk.
     pub data_dir: &'a std::path::Path,
 }
 

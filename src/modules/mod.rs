@@ -23,3 +23,5 @@ modules! {
     hospreport,
     labreport,
 }
+
+pub(crate) use guardianship::archive_folder;

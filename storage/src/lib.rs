@@ -14,6 +14,7 @@
 pub mod base64_bytes;
 mod certificates;
 mod checkpoint;
+pub mod copy;
 mod court_messages;
 mod facilities;
 mod group_commit;

@@ -1,5 +1,9 @@
-//! The court messages' archives: one ZIP per message in `<data dir>/court-messages/`, named by
-//! its index id, written by the engine's hydration ([`Hydrator`]) and read by the download.
+//! The court messages' archives: one ZIP per message in the archive folder
+//! (`[modules.guardianship] archive_dir`, by default `<data dir>/court-messages/`), named by its
+//! index id, written by the engine's hydration ([`Hydrator`]) and read by the download. Nodes
+//! sharing one database share this folder (a volume every node mounts): each archive is written
+//! to a temporary file in the folder and renamed into place, so a node reading it sees it whole
+//! or not at all.
 //!
 //! Nothing from a message names a file here: the archive's name is the index id, and the names
 //! inside it are made safe by the writer ([`meldewerk_xml::xjustiz::write_archive`]).
@@ -16,7 +20,8 @@ use meldewerk_xml::xjustiz::{
     is_leftover_temp_file, read_message, write_archive, ArchiveInput, Attachment, Direction,
 };
 
-/// The folder below the data directory that holds the archives.
+/// The folder below the data directory that holds the archives, unless `archive_dir` names
+/// another.
 pub(crate) const FOLDER: &str = "court-messages";
 
 /// The archive folder.
@@ -26,11 +31,9 @@ pub(crate) struct Archives {
 }
 
 impl Archives {
-    /// The archives below `data_dir`. Touches no disk: the folder is made by the first write.
-    pub(crate) fn below(data_dir: &Path) -> Archives {
-        Archives {
-            folder: data_dir.join(FOLDER),
-        }
+    /// The archives in `folder`. Touches no disk: the folder is made by the first write.
+    pub(crate) fn at(folder: PathBuf) -> Archives {
+        Archives { folder }
     }
 
     /// The archive file of index id `id` (which may not exist).

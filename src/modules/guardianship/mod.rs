@@ -85,14 +85,39 @@ struct Guardianship {
 /// Builds the module from `[modules.guardianship]` ([`settings`]).
 pub fn build(setup: &ModuleSetup) -> Result<Arc<dyn Module>, SetupError> {
     let settings: GuardianshipSettings = setup.settings(INFO.module)?;
-    let reading = settings.reading().map_err(|reason| SetupError {
+    let setup_error = |reason| SetupError {
         module: INFO.module.to_owned(),
         reason,
-    })?;
+    };
+    let reading = settings.reading().map_err(setup_error)?;
+    let folder = settings
+        .archive_folder(setup.data_dir)
+        .map_err(setup_error)?;
     Ok(Arc::new(Guardianship {
-        archives: Archives::below(setup.data_dir),
+        archives: Archives::at(folder),
         reading,
     }))
+}
+
+/// The folder of the court messages' archives as `[modules.guardianship]` in `sections` names
+/// it (or the data directory's), for the command line, which has no module built.
+pub(crate) fn archive_folder(
+    sections: &std::collections::BTreeMap<String, figment::value::Value>,
+    data_dir: &std::path::Path,
+) -> Result<std::path::PathBuf, SetupError> {
+    let setup = ModuleSetup {
+        sections,
+        read: Default::default(),
+        base_url: "",
+        data_dir,
+    };
+    let settings: GuardianshipSettings = setup.settings(INFO.module)?;
+    settings
+        .archive_folder(data_dir)
+        .map_err(|reason| SetupError {
+            module: INFO.module.to_owned(),
+            reason,
+        })
 }
 
 #[async_trait::async_trait]

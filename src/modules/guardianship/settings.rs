@@ -1,5 +1,6 @@
 //! `[modules.guardianship]`: how the court mailbox is read.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use meldewerk_actors::ReadingSettings;
@@ -21,6 +22,10 @@ pub(super) struct GuardianshipSettings {
     /// How long a court message is kept after its creation at the mailbox server, acknowledged
     /// or not, in seconds (the retention backstop).
     message_retention_secs: u64,
+    /// The folder of the messages' archives; unset: `court-messages` in the data directory.
+    /// Several nodes sharing one database must share this folder too (a message hydrated on
+    /// one node is downloaded from another).
+    archive_dir: Option<PathBuf>,
 }
 
 impl Default for GuardianshipSettings {
@@ -32,6 +37,7 @@ impl Default for GuardianshipSettings {
             hydration_workers: reading.hydration_workers,
             hydration_attempts: reading.hydration_attempts,
             message_retention_secs: reading.retention.as_secs(),
+            archive_dir: None,
         }
     }
 }
@@ -42,6 +48,22 @@ const MAX_WORKERS: usize = 64;
 const MAX_RETENTION_SECS: u64 = 10 * 366 * 86_400;
 
 impl GuardianshipSettings {
+    /// The archives' folder, below `data_dir` unless `archive_dir` names one, or what is wrong
+    /// with it. Reads whether the folder exists (a file in its place is refused at the start,
+    /// not at the first hydration); one that does not exist yet is made by the first archive.
+    pub(super) fn archive_folder(&self, data_dir: &Path) -> Result<PathBuf, String> {
+        let Some(folder) = &self.archive_dir else {
+            return Ok(data_dir.join(super::archives::FOLDER));
+        };
+        if folder.as_os_str().is_empty() {
+            return Err("archive_dir must name a folder (leave it out for the data directory's)".into());
+        }
+        if folder.exists() && !folder.is_dir() {
+            return Err(format!("archive_dir {} is not a folder", folder.display()));
+        }
+        Ok(folder.clone())
+    }
+
     /// The engine's reading settings, or what is wrong with these.
     pub(super) fn reading(&self) -> Result<ReadingSettings, String> {
         if !(10..=86_400_000).contains(&self.sync_interval_ms) {
@@ -90,5 +112,37 @@ mod tests {
         assert!(bad(|s| s.hydration_workers = 65).starts_with("hydration_workers"));
         assert!(bad(|s| s.hydration_attempts = 0).starts_with("hydration_attempts"));
         assert!(bad(|s| s.message_retention_secs = 0).starts_with("message_retention_secs"));
+    }
+
+    #[test]
+    fn the_archive_folder_is_the_data_directorys_unless_one_is_named() {
+        let data = Path::new("/srv/meldewerk");
+        let defaults = GuardianshipSettings::default();
+        assert_eq!(
+            defaults.archive_folder(data),
+            Ok(data.join("court-messages"))
+        );
+        let shared = GuardianshipSettings {
+            archive_dir: Some("/mnt/shared/court-messages".into()),
+            ..GuardianshipSettings::default()
+        };
+        assert_eq!(
+            shared.archive_folder(data),
+            Ok(PathBuf::from("/mnt/shared/court-messages"))
+        );
+        let empty = GuardianshipSettings {
+            archive_dir: Some(PathBuf::new()),
+            ..GuardianshipSettings::default()
+        };
+        assert!(empty.archive_folder(data).unwrap_err().starts_with("archive_dir"));
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let a_file = GuardianshipSettings {
+            archive_dir: Some(file.path().to_path_buf()),
+            ..GuardianshipSettings::default()
+        };
+        assert!(a_file
+            .archive_folder(data)
+            .unwrap_err()
+            .ends_with("is not a folder"));
     }
 }

@@ -16,6 +16,7 @@
 
 mod court_messages;
 mod facilities;
+mod import;
 pub mod migrate;
 mod nodes;
 mod outbox;
@@ -64,6 +65,36 @@ impl PgSettings {
     /// Whether `url` is an address the driver can use (a URL or a connection string).
     pub fn is_address(url: &str) -> bool {
         url.parse::<tokio_postgres::Config>().is_ok()
+    }
+
+    /// Where the address points, without user name or password (`database meldewerk on
+    /// db.internal:5432`), for what a command prints; an address that does not parse says so
+    /// without quoting it.
+    pub fn describe(&self) -> String {
+        let Ok(config) = self.url.parse::<tokio_postgres::Config>() else {
+            return "an address that is no PostgreSQL address".into();
+        };
+        let hosts: Vec<String> = config
+            .get_hosts()
+            .iter()
+            .enumerate()
+            .map(|(i, host)| {
+                let host = match host {
+                    tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                    #[cfg(unix)]
+                    tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+                };
+                match config.get_ports().get(i).or(config.get_ports().first()) {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host,
+                }
+            })
+            .collect();
+        let database = config.get_dbname().unwrap_or("(the user's default)");
+        match hosts.as_slice() {
+            [] => format!("database {database} on the default host"),
+            hosts => format!("database {database} on {}", hosts.join(", ")),
+        }
     }
 
     /// Settings for `url` with the defaults of the service's configuration.

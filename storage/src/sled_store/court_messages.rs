@@ -46,7 +46,7 @@ use crate::{
 
 /// Key of the last index id given out, in `court_message_ids` (whose other keys are at least
 /// the 8 bytes of an account id long).
-const LAST_ID: &[u8] = b"last_id";
+pub(super) const LAST_ID: &[u8] = b"last_id";
 
 /// Key of index id `id`: in `court_messages`, and the value of `court_message_ids`.
 pub(super) fn id_key(id: u64) -> [u8; 8] {

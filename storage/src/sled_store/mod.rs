@@ -46,6 +46,7 @@ mod certificates;
 mod court_message_scans;
 mod court_messages;
 mod delivery;
+mod export;
 mod facilities;
 mod finished;
 mod keys;
@@ -59,6 +60,7 @@ mod user_cache;
 mod users;
 mod withdraw;
 
+pub use export::Export;
 pub use recovering::SledStore;
 
 use std::path::Path;

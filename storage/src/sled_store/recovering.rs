@@ -77,7 +77,7 @@ impl SledStore {
         self.engine()?.size_on_disk()
     }
 
-    fn engine(&self) -> StoreResult<Arc<Engine>> {
+    pub(super) fn engine(&self) -> StoreResult<Arc<Engine>> {
         self.engine.current().map_err(unavailable)
     }
 

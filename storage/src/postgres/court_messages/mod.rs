@@ -32,7 +32,7 @@ use crate::{CourtMessage, Hydration, StoreError, StoreResult, MAX_COURT_MESSAGE_
 /// `at` as the columns hold a time: the microsecond at or before it (all PostgreSQL keeps of a
 /// `timestamptz`) and the nanoseconds past that microsecond, so that comparing the pair compares
 /// the exact times.
-fn split_time(at: DateTime<Utc>) -> (DateTime<Utc>, i32) {
+pub(in crate::postgres) fn split_time(at: DateTime<Utc>) -> (DateTime<Utc>, i32) {
     // Sub-second nanoseconds count up from the second before (also before 1970), so the
     // remainder is the distance to the microsecond at or before `at`.
     let nanos = at.timestamp_subsec_nanos() % 1000;
@@ -97,18 +97,18 @@ fn messages_of(rows: &[Row]) -> StoreResult<Vec<CourtMessage>> {
 }
 
 /// What the columns beside an entry's record hold, derived from it.
-struct Columns {
+pub(in crate::postgres) struct Columns {
     /// Not deleted.
-    live: bool,
+    pub(in crate::postgres) live: bool,
     /// The due time (split by [`split_time`]) while live and waiting: its place in the queue.
-    due: Option<(DateTime<Utc>, i32)>,
+    pub(in crate::postgres) due: Option<(DateTime<Utc>, i32)>,
     /// The job its case reference mapped to at its hydration.
-    job_id: Option<String>,
+    pub(in crate::postgres) job_id: Option<String>,
 }
 
 impl Columns {
     /// The columns of `message`.
-    fn of(message: &CourtMessage) -> Columns {
+    pub(in crate::postgres) fn of(message: &CourtMessage) -> Columns {
         let live = message.deleted.is_none();
         let due = match &message.hydration {
             Hydration::Waiting { due_at, .. } if live => Some(split_time(*due_at)),

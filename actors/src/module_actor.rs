@@ -124,6 +124,11 @@ impl Worker {
         match result {
             Ok(done) => done,
             Err(StoreError::NotFound(_)) => JobDone::Gone,
+            // This node hung past its lease, and another node works on the job now.
+            Err(e @ StoreError::Busy(_)) => {
+                tracing::warn!(job = id, error = %e, "the job went to another node meanwhile");
+                JobDone::Gone
+            }
             Err(e) => {
                 tracing::warn!(job = id, error = %e, "store failed while working a job; it stays in the outbox");
                 JobDone::Hold(STORE_TROUBLE_HOLD)

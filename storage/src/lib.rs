@@ -53,6 +53,10 @@ pub enum StoreError {
     /// The record the operation needs does not exist.
     #[error("not found: {0}")]
     NotFound(String),
+    /// Another node sharing the store works on the record now (it holds the job's lease): the
+    /// operation changed nothing, and may be made again once that node is done.
+    #[error("in use: {0}")]
+    Busy(String),
     /// Another process holds the data directory (the server is running on it).
     #[error("the data directory {0} is in use by another process (is the server running?)")]
     Locked(String),

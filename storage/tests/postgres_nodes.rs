@@ -9,7 +9,8 @@ use std::time::Duration;
 use chrono::{TimeZone, Utc};
 use meldewerk_storage::postgres::testing;
 use meldewerk_storage::{
-    AfterDelivery, Job, PgSettings, PgStore, PreparedMessage, Report, ReportKey, Store, StoreError,
+    AfterDelivery, Job, Outcome, PgSettings, PgStore, PreparedMessage, Report, ReportKey, Store,
+    StoreError,
 };
 
 fn report(id: &str) -> Report {
@@ -85,6 +86,19 @@ async fn a_job_begun_on_one_node_is_passed_over_by_the_others_until_it_is_record
     assert_eq!(due(&*a).await, vec![job.id]);
     // B's copy is not the job's turn any more: B cannot begin it either.
     assert!(b.begin_attempt(&job).await.is_err());
+    // Nor end it (an operator's discard on node-b) or put it back while node-a delivers.
+    let discard = Outcome::Failure {
+        reason: "discarded".into(),
+    };
+    let ended = b.record_outcome(&begun, discard, Utc::now()).await;
+    match ended {
+        Err(StoreError::Busy(why)) => {
+            assert!(why.contains("being worked on by node node-a"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let put_back = b.reschedule(&begun, Utc::now(), None).await;
+    assert!(matches!(put_back, Err(StoreError::Busy(_))), "{put_back:?}");
 
     // A transient fault: put back for later, and free for every node then.
     a.reschedule(&begun, Utc::now(), Some("timeout".into()))
@@ -165,7 +179,7 @@ async fn a_stopping_node_lets_go_and_a_dead_node_s_lease_runs_out() {
     let late = c
         .reschedule(&begun, Utc::now() + chrono::Duration::hours(1), None)
         .await;
-    assert!(matches!(late, Err(StoreError::NotFound(_))), "{late:?}");
+    assert!(matches!(late, Err(StoreError::Busy(_))), "{late:?}");
     let stored = b.job(first.id).await.unwrap().unwrap();
     assert!(stored.same_turn(&resumed), "{stored:?}");
     assert!(due(&*c).await.is_empty(), "node-b holds it");

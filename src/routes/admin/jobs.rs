@@ -216,6 +216,11 @@ fn no_job(id: &dyn std::fmt::Display) -> ActionFailure {
 fn gone_meanwhile(job: &Job, e: StoreError) -> ActionFailure {
     match e {
         StoreError::NotFound(_) => no_job(&job.id),
+        // Another node delivers it now, as `working_on` says for this node's own.
+        StoreError::Busy(why) => ActionFailure::Refused(
+            StatusCode::CONFLICT,
+            format!("{why}; try again in a moment"),
+        ),
         e => ActionFailure::Store(e),
     }
 }

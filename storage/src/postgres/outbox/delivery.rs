@@ -55,21 +55,30 @@ async fn locked_turn(db: &Db, tx: &Transaction<'_>, read: &Job) -> StoreResult<J
     Ok(stored)
 }
 
-/// The node that holds a live claim on the (locked) job `id`, if it is another node.
-async fn held_elsewhere(db: &Db, tx: &Transaction<'_>, id: u64) -> StoreResult<Option<String>> {
-    let Some(id) = db_id(id) else {
-        return Ok(None);
+/// `Busy` if another node holds a live claim on the (locked) job `id`: a node that hung past
+/// its lease comes back to a job another node works on now, or an operator acts on a job another
+/// node is delivering; that node's claim, due time and answer stand.
+async fn refuse_held_elsewhere(db: &Db, tx: &Transaction<'_>, id: u64) -> StoreResult<()> {
+    let Some(db_id) = db_id(id) else {
+        return Ok(());
     };
     let row = tx
         .query_opt(
             "SELECT claimed_by FROM jobs WHERE id = $1 AND claimed_by <> $2
                AND claimed_until > clock_timestamp()",
-            &[&id, &db.node()],
+            &[&db_id, &db.node()],
         )
         .await
         .map_err(|e| db.error(e))?;
-    row.map(|row| row.try_get(0).map_err(corrupt_column))
-        .transpose()
+    match row {
+        None => Ok(()),
+        Some(row) => {
+            let holder: String = row.try_get(0).map_err(corrupt_column)?;
+            Err(StoreError::Busy(format!(
+                "job {id} is being worked on by node {holder} right now"
+            )))
+        }
+    }
 }
 
 /// The state of the report under `key` and its message's body, its row locked until the
@@ -247,12 +256,7 @@ pub(in crate::postgres) async fn reschedule(
     let mut stored = locked_job(db, &tx, job.id).await?;
     // A node that hung past its lease comes back to a job another node works on now: that
     // node's claim and due time stand.
-    if let Some(holder) = held_elsewhere(db, &tx, job.id).await? {
-        return Err(StoreError::NotFound(format!(
-            "job {} as read (node {holder} works on it now)",
-            job.id
-        )));
-    }
+    refuse_held_elsewhere(db, &tx, job.id).await?;
     stored.not_before = not_before;
     stored.last_error = last_error;
     put_job(db, &tx, &stored, Claim::Release).await?;
@@ -350,6 +354,7 @@ async fn finish_job(
     let mut client = db.client().await?;
     let tx = client.transaction().await.map_err(|e| db.error(e))?;
     let stored = locked_turn(db, &tx, job).await?;
+    refuse_held_elsewhere(db, &tx, job.id).await?;
     let (mut report, _) = locked_report(db, &tx, &stored.report).await?;
     if let Some(delivery) = delivery {
         report.note_delivery(delivery);

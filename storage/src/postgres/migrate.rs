@@ -38,6 +38,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "the court-message index",
         sql: include_str!("migrations/0003_court_messages.sql"),
     },
+    Migration {
+        version: 4,
+        name: "end users' sessions, failed-login counters, known logins",
+        sql: include_str!("migrations/0004_sessions.sql"),
+    },
 ];
 
 /// The key of the advisory lock every migration run holds ("meldewerk" in ASCII, cut to 63

@@ -16,9 +16,11 @@
 
 mod court_messages;
 mod facilities;
+mod login_failures;
 pub mod migrate;
 mod outbox;
 mod reports;
+mod sessions;
 mod store_impl;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -70,6 +72,8 @@ impl PgSettings {
 /// The PostgreSQL engine of [`crate::Store`].
 pub struct PgStore {
     db: Db,
+    /// When this node last swept the login state (sessions, failure counters).
+    sweeps: sessions::Sweeps,
 }
 
 /// Since when the database could not be reached, and why.
@@ -99,7 +103,7 @@ impl PgStore {
     pub async fn open_migrating(settings: &PgSettings) -> StoreResult<(PgStore, Vec<i32>)> {
         let db = Db::connect(settings)?;
         let applied = migrate::apply(&db).await?;
-        Ok((PgStore { db }, applied))
+        Ok((PgStore::on(db), applied))
     }
 
     /// [`PgStore::open`] for a caller that is not async (start-up, the command line): the
@@ -115,7 +119,7 @@ impl PgStore {
         result
             .recv()
             .map_err(|_| StoreError::Backend("the schema migration stopped".into()))??;
-        Ok(PgStore { db })
+        Ok(PgStore::on(db))
     }
 
     /// The schema's state: the versions applied, and those this build would apply.
@@ -125,6 +129,19 @@ impl PgStore {
 
     pub(crate) fn db(&self) -> &Db {
         &self.db
+    }
+
+    fn on(db: Db) -> PgStore {
+        PgStore {
+            db,
+            sweeps: sessions::Sweeps::default(),
+        }
+    }
+
+    /// Sweeps the login state unless this node did within the last minute (after a write that
+    /// adds to it).
+    pub(crate) async fn sweep_login_state_if_due(&self) {
+        self.sweeps.sweep_if_due(&self.db).await;
     }
 }
 

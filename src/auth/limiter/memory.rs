@@ -1,15 +1,8 @@
 //! Failed-login limits in the memory of one node (the sled engine's), per user name, per client
 //! address, and per user name from one address.
 //!
-//! Only failures are counted: a correct password never uses up the allowance. Once a key has
-//! used its allowance, every attempt for it (even with the right password) is refused until the
-//! allowance refills, which is what stops password guessing.
-//!
-//! A limit per user name alone would let anyone lock a user out by guessing from anywhere. So an
-//! address that logged in as a user recently is *known* for that name (as OWASP's device cookies
-//! mark a browser): failures elsewhere, which block the name and their own addresses, do not
-//! block it. Its own guesses are still limited, by the allowance of the name from that address,
-//! which applies to every address.
+//! The rules are [`super`]'s; here they are kept with governor's keyed rate limiters, block
+//! lists with an answer that needs no lock while nothing is blocked, and bounded maps.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;

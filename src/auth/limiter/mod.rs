@@ -11,8 +11,8 @@
 //! which applies to every address.
 //!
 //! Where the counts live depends on the store ([`FailedLoginLimiter`]): one node (sled) keeps
-//! them in its memory ([`memory`]); nodes sharing a PostgreSQL database keep them there
-//! ([`shared`]), so that guesses spread over the nodes count against one allowance and a block
+//! them in its memory (`memory.rs`); nodes sharing a PostgreSQL database keep them there
+//! (`shared.rs`), so that guesses spread over the nodes count against one allowance and a block
 //! holds on every node.
 
 mod memory;

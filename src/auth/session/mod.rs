@@ -6,7 +6,7 @@
 //! id and [`SessionUser`] compares it with the store's on every request).
 //!
 //! Where sessions live depends on the store: one node (sled) keeps them in its memory
-//! ([`memory`]): an end user needs one only while filling a form, and the magic link opens a new
+//! (`memory.rs`): an end user needs one only while filling a form, and the magic link opens a new
 //! one after a restart. Nodes sharing a PostgreSQL database keep them there
 //! ([`meldewerk_storage::LoginState`]), so that a session opened on one node is alive on every
 //! node, and ends (by logout or idleness) on all of them at once.

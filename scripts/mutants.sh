@@ -32,7 +32,7 @@ scope() {
   case "$1" in
     auth) echo -p meldewerk --cargo-arg=--lib \
       --file src/tokens.rs --file src/auth/basic.rs --file src/auth/cache.rs \
-      --file src/auth/limiter.rs --file src/auth/session.rs --file src/auth/operator.rs ;;
+      --file 'src/auth/limiter/*.rs' --file 'src/auth/session/*.rs' --file src/auth/operator.rs ;;
     crypto) echo -p meldewerk --cargo-arg=--lib --file src/crypto/mod.rs ;;
     # Report consume and peek: the store's transaction, then the API's reading of `peek` and
     # its answers (through the real server: api_contract; delivery for a refused report;

@@ -11,7 +11,7 @@ use actix_web::dev::Service;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{middleware, web, App, HttpMessage, HttpResponse};
 use meldewerk_actors::{Engine, Fanout, MessageSigner, ModuleSpec};
-use meldewerk_storage::{PgStore, SledStore, Store, StoreError};
+use meldewerk_storage::{LoginState, PgStore, SledStore, Store, StoreError};
 use meldewerk_transports::SimulatorError;
 use tracing_actix_web::{RequestId, TracingLogger};
 
@@ -108,7 +108,7 @@ fn query_error(
 /// Opens the store: the PostgreSQL database of `store.url` (its schema brought up to date), or
 /// the sled database in the data directory (created when missing).
 pub fn open_store(settings: &Settings) -> Result<Arc<dyn Store>, StartupError> {
-    open_store_as(settings, true)
+    Ok(open_shared_store(settings, true)?.0)
 }
 
 /// [`open_store`] for a node (`node`: listed among the nodes, with a heartbeat) or a command.
@@ -116,18 +116,28 @@ pub(crate) fn open_store_as(
     settings: &Settings,
     node: bool,
 ) -> Result<Arc<dyn Store>, StartupError> {
+    Ok(open_shared_store(settings, node)?.0)
+}
+
+/// A store, and the login state it shares with other nodes if it does.
+type OpenedStore = (Arc<dyn Store>, Option<Arc<dyn LoginState>>);
+
+/// [`open_store_as`], answering also the login state the store shares with other nodes: that of
+/// the PostgreSQL database, where end users' sessions and the failed-login counts then live;
+/// `None` for sled, whose single node keeps them in memory.
+fn open_shared_store(settings: &Settings, node: bool) -> Result<OpenedStore, StartupError> {
     if let Some(mut postgres) = settings.postgres() {
         postgres.joins = node;
-        return Ok(Arc::new(PgStore::open_blocking(&postgres)?));
+        let store = Arc::new(PgStore::open_blocking(&postgres)?);
+        return Ok((store.clone(), Some(store)));
     }
     std::fs::create_dir_all(&settings.data_dir).map_err(|e| StartupError::DataDir {
         path: settings.data_dir.display().to_string(),
         reason: e.to_string(),
     })?;
-    Ok(Arc::new(SledStore::open_with_cache(
-        &settings.db_dir(),
-        settings.store.cache_capacity_bytes(),
-    )?))
+    let store =
+        SledStore::open_with_cache(&settings.db_dir(), settings.store.cache_capacity_bytes())?;
+    Ok((Arc::new(store), None))
 }
 
 /// Builds every module of [`crate::modules::MODULES`] from its configuration section; refuses
@@ -192,14 +202,14 @@ impl Application {
                 transports
             });
             let started = std::time::Instant::now();
-            let store = open_store(&settings);
+            let store = open_shared_store(&settings, true);
             tracing::info!(ms = started.elapsed().as_millis(), "store opened");
             let transports = transports
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (store, transports)
         });
-        let (store, transports) = (store?, transports?);
+        let ((store, shared), transports) = (store?, transports?);
         let master = Arc::new(MasterKey::load_or_create(
             &settings.data_dir,
             settings.master_key.as_deref(),
@@ -278,16 +288,26 @@ impl Application {
         let hasher = PasswordHasher::new(security.argon2_memory_kib, security.argon2_iterations)?;
         // The operator API's user administration: the same operations as `meldewerk user …`.
         let accounts = web::Data::new(Accounts::new(store.clone(), master.clone(), hasher.clone()));
+        // One node keeps sessions and failed-login counts in memory; nodes on one database
+        // share them there, so that any node serves a session and a guesser's attempts count
+        // together whichever node they reach.
+        let limiter = |scope| match &shared {
+            Some(state) => FailedLoginLimiter::shared(security, state.clone(), scope),
+            None => FailedLoginLimiter::configured(security),
+        };
         let verifier = web::Data::new(CredentialVerifier::new(
             store.clone(),
             hasher,
             &master,
             security,
+            limiter("api"),
         )?);
-        let sessions = web::Data::new(Sessions::new(
-            Duration::from_secs(settings.session_idle_secs),
-            base_url.starts_with("https://"),
-        ));
+        let idle = Duration::from_secs(settings.session_idle_secs);
+        let secure = base_url.starts_with("https://");
+        let sessions = web::Data::new(match &shared {
+            Some(state) => Sessions::shared(idle, secure, state.clone()),
+            None => Sessions::new(idle, secure),
+        });
         let web_settings = web::Data::new(WebSettings {
             base_url: base_url.clone(),
             token_lifetime: chrono::Duration::seconds(settings.token_lifetime_secs as i64),
@@ -299,12 +319,12 @@ impl Application {
             &settings.operator.username,
             settings.operator.password.as_deref(),
             &master.derive("operator-credentials"),
-            FailedLoginLimiter::configured(security),
+            limiter("operator"),
         ));
         let metrics_token = web::Data::new(MetricsToken::new(
             settings.metrics.token.as_deref(),
             &master.derive("metrics-token"),
-            FailedLoginLimiter::configured(security),
+            limiter("metrics"),
         ));
         let trusted_proxies = web::Data::new(
             TrustedProxies::new(

@@ -42,12 +42,14 @@ pub struct CredentialVerifier {
 }
 
 impl CredentialVerifier {
-    /// A verifier over `store` with the configured cache and limits.
+    /// A verifier over `store` with the configured cache, and the failed-login limits of
+    /// `limiter` (this node's own, or those every node on a shared database counts together).
     pub fn new(
         store: Arc<dyn Store>,
         hasher: PasswordHasher,
         master: &MasterKey,
         settings: &SecuritySettings,
+        limiter: FailedLoginLimiter,
     ) -> Result<Self, crate::crypto::CryptoError> {
         let decoy_hash = hasher.hash(&crate::crypto::random_token(16))?;
         Ok(CredentialVerifier {
@@ -59,7 +61,7 @@ impl CredentialVerifier {
             )),
             cache_key: hmac::Key::new(hmac::HMAC_SHA256, &master.derive("credential-cache")),
             argon2_slots: Semaphore::new(settings.argon2_concurrency),
-            limiter: FailedLoginLimiter::configured(settings),
+            limiter,
             decoy_hash,
         })
     }
@@ -107,7 +109,7 @@ impl CredentialVerifier {
         password: &str,
         address: Option<IpAddr>,
     ) -> Result<UserRecord, AuthFailure> {
-        if let Some(wait) = self.limiter.blocked(user, address) {
+        if let Some(wait) = self.limiter.blocked(user, address).await {
             tracing::warn!("login refused: too many failed attempts");
             return Err(AuthFailure::TooManyAttempts {
                 retry_after_secs: wait.as_secs().max(1),
@@ -116,21 +118,21 @@ impl CredentialVerifier {
         let record = self.store.user(user).await?;
         let Some(record) = record else {
             let _ = self.argon2_verify(password, &self.decoy_hash).await?;
-            self.limiter.record_failure(user, address);
+            self.limiter.record_failure(user, address).await;
             tracing::info!("login failed");
             return Err(AuthFailure::Unauthorized);
         };
         let tag = self.cache_tag(user, password, &record.password_hash);
         if self.cached(&tag) {
-            self.limiter.record_success(user, address);
+            self.limiter.record_success(user, address).await;
             return Ok(record);
         }
         if self.argon2_verify(password, &record.password_hash).await? {
             self.remember(tag);
-            self.limiter.record_success(user, address);
+            self.limiter.record_success(user, address).await;
             Ok(record)
         } else {
-            self.limiter.record_failure(user, address);
+            self.limiter.record_failure(user, address).await;
             tracing::info!("login failed");
             Err(AuthFailure::Unauthorized)
         }
@@ -266,7 +268,14 @@ mod tests {
             failed_logins_per_user_per_minute: allowance,
             ..SecuritySettings::default()
         };
-        let verifier = CredentialVerifier::new(store.clone(), hasher, &master, &settings).unwrap();
+        let verifier = CredentialVerifier::new(
+            store.clone(),
+            hasher,
+            &master,
+            &settings,
+            FailedLoginLimiter::configured(&settings),
+        )
+        .unwrap();
         (dir, store, verifier)
     }
 

@@ -3,10 +3,9 @@
 //! limits: guessing the operator's password does not stop the scrapes, and a wrong token does
 //! not block the operator.
 
-use std::future::{ready, Ready};
-
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
+use futures::future::LocalBoxFuture;
 use ring::hmac;
 
 use super::limiter::FailedLoginLimiter;
@@ -57,17 +56,22 @@ pub struct MetricsReader;
 
 impl FromRequest for MetricsReader {
     type Error = NotOperator;
-    type Future = Ready<Result<Self, Self::Error>>;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
-        let Some(token) = bearer_token(req) else {
-            return ready(operator_of(req).map(|_| MetricsReader));
+        let Some(token) = bearer_token(req).map(str::to_owned) else {
+            let operator = operator_of(req);
+            return Box::pin(async move { operator.await.map(|_| MetricsReader) });
         };
         let address = super::client_address(req);
-        let admitted = match req.app_data::<web::Data<MetricsToken>>() {
-            Some(tokens) => admit(&tokens.limiter, SCRAPER, address, || tokens.matches(token)),
-            None => Err(NotOperator::Unauthorized),
-        };
-        ready(admitted.map(|()| MetricsReader))
+        let tokens = req.app_data::<web::Data<MetricsToken>>().cloned();
+        Box::pin(async move {
+            let Some(tokens) = tokens else {
+                return Err(NotOperator::Unauthorized);
+            };
+            admit(&tokens.limiter, SCRAPER, address, || tokens.matches(&token))
+                .await
+                .map(|()| MetricsReader)
+        })
     }
 }

@@ -1,11 +1,11 @@
 //! Operators: HTTP Basic with the credentials from configuration, compared in constant time,
 //! behind the same failed-login limits as the API users.
 
-use std::future::{ready, Ready};
 use std::net::IpAddr;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
+use futures::future::LocalBoxFuture;
 use ring::hmac;
 
 use super::basic::basic_credentials;
@@ -136,7 +136,7 @@ impl ResponseError for NotOperator {
 
 /// One login attempt under the failed-login limits: refused while `user` is blocked for
 /// `address`, else checked with `matches` and counted as a success or a failure.
-pub(crate) fn admit(
+pub(crate) async fn admit(
     limiter: &FailedLoginLimiter,
     user: &str,
     address: Option<IpAddr>,
@@ -144,41 +144,46 @@ pub(crate) fn admit(
 ) -> Result<(), NotOperator> {
     // A blocked login is refused before the secret is looked at, so that even the right one
     // does not tell a guesser anything until the allowance refills.
-    if let Some(wait) = limiter.blocked(user, address) {
+    if let Some(wait) = limiter.blocked(user, address).await {
         return Err(NotOperator::TooManyAttempts {
             retry_after_secs: wait.as_secs().max(1),
         });
     }
     if matches() {
-        limiter.record_success(user, address);
+        limiter.record_success(user, address).await;
         Ok(())
     } else {
-        limiter.record_failure(user, address);
+        limiter.record_failure(user, address).await;
         Err(NotOperator::Unauthorized)
     }
 }
 
-/// The operator making `req`, checked under the failed-login limits.
-pub(crate) fn operator_of(req: &HttpRequest) -> Result<Operator, NotOperator> {
-    let (Some(expected), Some((user, password))) = (
-        req.app_data::<web::Data<OperatorCredentials>>(),
-        basic_credentials(req),
-    ) else {
-        return Err(NotOperator::Unauthorized);
-    };
+/// The operator making `req`, checked under the failed-login limits (which may be counted in
+/// the shared database, hence a future; it holds nothing of `req`).
+pub(crate) fn operator_of(
+    req: &HttpRequest,
+) -> LocalBoxFuture<'static, Result<Operator, NotOperator>> {
+    let expected = req.app_data::<web::Data<OperatorCredentials>>().cloned();
+    let credentials = basic_credentials(req);
     let address = super::client_address(req);
-    admit(&expected.limiter, &user, address, || {
-        expected.matches(&user, &password)
+    Box::pin(async move {
+        let (Some(expected), Some((user, password))) = (expected, credentials) else {
+            return Err(NotOperator::Unauthorized);
+        };
+        admit(&expected.limiter, &user, address, || {
+            expected.matches(&user, &password)
+        })
+        .await
+        .map(|()| Operator(user))
     })
-    .map(|()| Operator(user))
 }
 
 impl FromRequest for Operator {
     type Error = NotOperator;
-    type Future = Ready<Result<Self, Self::Error>>;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
-        ready(operator_of(req))
+        operator_of(req)
     }
 }
 
@@ -206,7 +211,7 @@ mod tests {
     }
 
     /// What `Operator` makes of a request from 192.0.2.1 with `authorization`.
-    fn operator(
+    async fn operator(
         expected: &web::Data<OperatorCredentials>,
         authorization: Option<&str>,
     ) -> Result<String, NotOperator> {
@@ -216,7 +221,9 @@ mod tests {
         if let Some(value) = authorization {
             request = request.insert_header((header::AUTHORIZATION, value));
         }
-        operator_of(&request.to_http_request()).map(|Operator(name)| name)
+        operator_of(&request.to_http_request())
+            .await
+            .map(|Operator(name)| name)
     }
 
     #[test]
@@ -271,29 +278,29 @@ mod tests {
         assert!(!expected.csrf_matches(&tag));
     }
 
-    #[test]
-    fn requests_are_admitted_with_the_credentials_and_refused_after_the_allowance() {
+    #[actix_web::test]
+    async fn requests_are_admitted_with_the_credentials_and_refused_after_the_allowance() {
         let expected = web::Data::new(credentials(Some("secret"), 2));
         let right = basic("operator", "secret");
-        assert_eq!(operator(&expected, Some(&right)).unwrap(), "operator");
+        assert_eq!(operator(&expected, Some(&right)).await.unwrap(), "operator");
         assert!(matches!(
-            operator(&expected, None),
+            operator(&expected, None).await,
             Err(NotOperator::Unauthorized)
         ));
         assert!(matches!(
-            operator(&expected, Some("Bearer secret")),
+            operator(&expected, Some("Bearer secret")).await,
             Err(NotOperator::Unauthorized)
         ));
         let wrong = basic("operator", "guess");
         for _ in 0..2 {
             assert!(matches!(
-                operator(&expected, Some(&wrong)),
+                operator(&expected, Some(&wrong)).await,
                 Err(NotOperator::Unauthorized)
             ));
         }
         // The allowance is used up: refused, the right password included, before it is looked at.
         let Err(NotOperator::TooManyAttempts { retry_after_secs }) =
-            operator(&expected, Some(&basic("operator", "secret")))
+            operator(&expected, Some(&basic("operator", "secret"))).await
         else {
             panic!("the third attempt is refused");
         };
@@ -302,22 +309,25 @@ mod tests {
         let bare = TestRequest::default()
             .insert_header((header::AUTHORIZATION, right.as_str()))
             .to_http_request();
-        assert!(matches!(operator_of(&bare), Err(NotOperator::Unauthorized)));
+        assert!(matches!(
+            operator_of(&bare).await,
+            Err(NotOperator::Unauthorized)
+        ));
     }
 
-    #[test]
-    fn a_success_makes_the_address_known_for_the_name() {
+    #[actix_web::test]
+    async fn a_success_makes_the_address_known_for_the_name() {
         let limiter = FailedLoginLimiter::new(1, 1000, Duration::from_secs(60));
         let address: Option<IpAddr> = Some("192.0.2.7".parse().unwrap());
-        admit(&limiter, "operator", address, || true).unwrap();
+        admit(&limiter, "operator", address, || true).await.unwrap();
         // The name is blocked by a guess from elsewhere; the known address keeps its access.
         let elsewhere: Option<IpAddr> = Some("198.51.100.1".parse().unwrap());
         assert!(matches!(
-            admit(&limiter, "operator", elsewhere, || false),
+            admit(&limiter, "operator", elsewhere, || false).await,
             Err(NotOperator::Unauthorized)
         ));
-        assert!(limiter.blocked("operator", elsewhere).is_some());
-        admit(&limiter, "operator", address, || true).unwrap();
+        assert!(limiter.blocked("operator", elsewhere).await.is_some());
+        admit(&limiter, "operator", address, || true).await.unwrap();
     }
 
     #[test]

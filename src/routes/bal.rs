@@ -55,7 +55,12 @@ pub async fn bal_login(
     let address = client_address(&req);
     match verifier.verify(&user, &password, address).await {
         Ok(record) => {
-            let cookie = sessions.create(&record.name, &record.memento_key.key_id);
+            let Some(cookie) = sessions
+                .create(&record.name, &record.memento_key.key_id)
+                .await
+            else {
+                return redirect_to_login_error();
+            };
             let mut response = super::found(&target);
             response.add_cookie(&cookie).expect("a valid cookie");
             response

@@ -64,9 +64,10 @@ fn html_answer(status: StatusCode, title: &str, body: Markup) -> HttpResponse {
 /// `GET /logout`: with a live session a page with the button, else a note that nobody is
 /// logged in. Ends nothing.
 async fn logout_page(req: HttpRequest, sessions: web::Data<Sessions>) -> HttpResponse {
-    let session = req
-        .cookie(COOKIE_NAME)
-        .and_then(|c| sessions.touch(c.value()));
+    let session = match req.cookie(COOKIE_NAME) {
+        Some(cookie) => sessions.touch(cookie.value()).await,
+        None => None,
+    };
     let body = match &session {
         Some(session) => html! {
             h1 { "Abmelden" }
@@ -111,7 +112,11 @@ async fn end_session(
         }
     };
     let cookie = req.cookie(COOKIE_NAME);
-    if let Some(session) = cookie.as_ref().and_then(|c| sessions.touch(c.value())) {
+    let session = match &cookie {
+        Some(cookie) => sessions.touch(cookie.value()).await,
+        None => None,
+    };
+    if let Some(session) = session {
         // A url-encoded form body has the syntax of a query string. Anything unreadable counts as
         // a post without the token.
         let posted = std::str::from_utf8(&body)
@@ -131,7 +136,7 @@ async fn end_session(
         }
     }
     if let Some(cookie) = &cookie {
-        sessions.end(cookie.value());
+        sessions.end(cookie.value()).await;
     }
     let body = html! { h1 { "Abgemeldet" } p { "Sie sind abgemeldet." } };
     let mut response = html_answer(StatusCode::OK, "Abgemeldet", body);

@@ -45,7 +45,9 @@ pub async fn redeem(
     };
     match redeem_token(&token, store.get_ref().as_ref(), &master).await {
         Some((username, key_id, target)) => {
-            let cookie = sessions.create(&username, &key_id);
+            let Some(cookie) = sessions.create(&username, &key_id).await else {
+                return redirect_to_login_error();
+            };
             let location = match &query.m {
                 Some(m) => append_query(&target, "m", m),
                 None => target,

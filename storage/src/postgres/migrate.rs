@@ -43,6 +43,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "several nodes: job leases, the node list, leases of periodic work",
         sql: include_str!("migrations/0004_nodes.sql"),
     },
+    Migration {
+        version: 5,
+        name: "end users' sessions, failed-login counters, known logins",
+        sql: include_str!("migrations/0005_sessions.sql"),
+    },
 ];
 
 /// The key of the advisory lock every migration run holds ("meldewerk" in ASCII, cut to 63

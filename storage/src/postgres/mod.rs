@@ -17,10 +17,12 @@
 mod court_messages;
 mod facilities;
 mod import;
+mod login_failures;
 pub mod migrate;
 mod nodes;
 mod outbox;
 mod reports;
+mod sessions;
 mod store_impl;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -116,6 +118,8 @@ pub struct PgStore {
     db: Db,
     /// Stops the node's heartbeat when the store is dropped; `None` for a tool.
     _heartbeat: Option<nodes::Heartbeat>,
+    /// When this node last swept the login state (sessions, failure counters).
+    sweeps: sessions::Sweeps,
 }
 
 /// Since when the database could not be reached, and why.
@@ -153,13 +157,7 @@ impl PgStore {
             true => Some(nodes::join(&db).await?),
             false => None,
         };
-        Ok((
-            PgStore {
-                db,
-                _heartbeat: heartbeat,
-            },
-            applied,
-        ))
+        Ok((PgStore::on(db, heartbeat), applied))
     }
 
     /// [`PgStore::open`] for a caller that is not async (start-up, the command line): the
@@ -181,10 +179,7 @@ impl PgStore {
         let heartbeat = result
             .recv()
             .map_err(|_| StoreError::Backend("the schema migration stopped".into()))??;
-        Ok(PgStore {
-            db,
-            _heartbeat: heartbeat,
-        })
+        Ok(PgStore::on(db, heartbeat))
     }
 
     /// The schema's state: the versions applied, and those this build would apply.
@@ -194,6 +189,20 @@ impl PgStore {
 
     pub(crate) fn db(&self) -> &Db {
         &self.db
+    }
+
+    fn on(db: Db, heartbeat: Option<nodes::Heartbeat>) -> PgStore {
+        PgStore {
+            db,
+            _heartbeat: heartbeat,
+            sweeps: sessions::Sweeps::default(),
+        }
+    }
+
+    /// Sweeps the login state unless this node did within the last minute (after a write that
+    /// adds to it).
+    pub(crate) async fn sweep_login_state_if_due(&self) {
+        self.sweeps.sweep_if_due(&self.db).await;
     }
 }
 

@@ -3,7 +3,9 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{court_messages, facilities, nodes, outbox, reports, users, PgStore};
+use super::{
+    court_messages, facilities, login_failures, nodes, outbox, reports, sessions, users, PgStore,
+};
 use crate::*;
 
 #[async_trait]
@@ -367,5 +369,68 @@ impl Store for PgStore {
         aktenzeichen: &str,
     ) -> StoreResult<Option<String>> {
         court_messages::job_of_case_reference(self.db(), account, aktenzeichen).await
+    }
+}
+
+/// [`LoginState`] for [`PgStore`]: sessions in `sessions.rs`, counters and known logins in
+/// `login_failures.rs`. The writes that add rows sweep now and then ([`PgStore::sweep_login_state_if_due`]).
+#[async_trait]
+impl LoginState for PgStore {
+    async fn open_session(
+        &self,
+        id_digest: &[u8; 32],
+        session: &SessionRecord,
+        idle: std::time::Duration,
+    ) -> StoreResult<()> {
+        sessions::open_session(self.db(), id_digest, session, idle).await?;
+        self.sweep_login_state_if_due().await;
+        Ok(())
+    }
+
+    async fn touch_session(
+        &self,
+        id_digest: &[u8; 32],
+        idle: std::time::Duration,
+    ) -> StoreResult<Option<SessionRecord>> {
+        sessions::touch_session(self.db(), id_digest, idle).await
+    }
+
+    async fn end_session(&self, id_digest: &[u8; 32]) -> StoreResult<()> {
+        sessions::end_session(self.db(), id_digest).await
+    }
+
+    async fn count_failure(
+        &self,
+        key_digest: &[u8; 32],
+        allowance: Allowance,
+    ) -> StoreResult<Option<std::time::Duration>> {
+        let blocked = login_failures::count_failure(self.db(), key_digest, allowance).await?;
+        self.sweep_login_state_if_due().await;
+        Ok(blocked)
+    }
+
+    async fn failure_blocks(
+        &self,
+        keys: &[([u8; 32], Allowance)],
+    ) -> StoreResult<Vec<Option<std::time::Duration>>> {
+        login_failures::failure_blocks(self.db(), keys).await
+    }
+
+    async fn remember_login(
+        &self,
+        key_digest: &[u8; 32],
+        known_for: std::time::Duration,
+    ) -> StoreResult<()> {
+        login_failures::remember_login(self.db(), key_digest, known_for).await?;
+        self.sweep_login_state_if_due().await;
+        Ok(())
+    }
+
+    async fn login_known(&self, key_digest: &[u8; 32]) -> StoreResult<bool> {
+        login_failures::login_known(self.db(), key_digest).await
+    }
+
+    async fn sweep_login_state(&self) -> StoreResult<u64> {
+        sessions::sweep(self.db()).await
     }
 }

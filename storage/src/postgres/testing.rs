@@ -148,6 +148,17 @@ impl Cluster {
     }
 }
 
+/// A store on `url` that has neither reached the database nor applied the schema, for tests of
+/// what callers do while the database cannot be reached (an address where nothing listens).
+pub fn unreached_store(url: &str) -> PgStore {
+    let mut settings = PgSettings::new(url);
+    settings.connect_timeout = Duration::from_secs(1);
+    PgStore::on(
+        super::Db::connect(&settings).unwrap_or_else(|e| panic!("{url}: {e}")),
+        None,
+    )
+}
+
 /// The server process and how to start it.
 struct Server {
     postgres: PathBuf,

@@ -1,14 +1,8 @@
-//! Failed-login limits per user name, per client address, and per user name from one address.
+//! Failed-login limits in the memory of one node (the sled engine's), per user name, per client
+//! address, and per user name from one address.
 //!
-//! Only failures are counted: a correct password never uses up the allowance. Once a key has
-//! used its allowance, every attempt for it (even with the right password) is refused until the
-//! allowance refills, which is what stops password guessing.
-//!
-//! A limit per user name alone would let anyone lock a user out by guessing from anywhere. So an
-//! address that logged in as a user recently is *known* for that name (as OWASP's device cookies
-//! mark a browser): failures elsewhere, which block the name and their own addresses, do not
-//! block it. Its own guesses are still limited, by the allowance of the name from that address,
-//! which applies to every address.
+//! The rules are [`super`]'s; here they are kept with governor's keyed rate limiters, block
+//! lists with an answer that needs no lock while nothing is blocked, and bounded maps.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -24,13 +18,11 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 
-use crate::configuration::SecuritySettings;
-
 /// Largest number of blocked keys remembered per list.
 const MAX_BLOCKED: usize = 100_000;
 
 /// Largest number of (user name, address) pairs remembered as known.
-const MAX_KNOWN: usize = 100_000;
+pub(super) const MAX_KNOWN: usize = 100_000;
 
 /// A keyed rate limiter that reports the state after each accepted cell, so that the failure that
 /// uses up the allowance can be recognised as such.
@@ -41,7 +33,7 @@ type FailureCounter<K> =
 type Pair = (String, IpAddr);
 
 /// Counts failures and successes and tells whether a login is currently blocked.
-pub struct FailedLoginLimiter {
+pub(crate) struct MemoryLimiter {
     per_user: FailureCounter<String>,
     per_address: FailureCounter<IpAddr>,
     per_pair: FailureCounter<Pair>,
@@ -156,7 +148,7 @@ impl<K: Hash + Eq> BlockList<K> {
 /// memory starts over. Forgetting a known address only means that it is treated like any other
 /// while its name is blocked, which is the safe side. Only successful logins add entries, so a
 /// guesser cannot fill it.
-struct KnownAddresses {
+pub(super) struct KnownAddresses {
     state: Mutex<KnownState>,
     window: Duration,
     capacity: usize,
@@ -169,7 +161,7 @@ struct KnownState {
 }
 
 impl KnownAddresses {
-    fn new(window: Duration, capacity: usize) -> Self {
+    pub(super) fn new(window: Duration, capacity: usize) -> Self {
         KnownAddresses {
             state: Mutex::new(KnownState {
                 by_address: HashMap::new(),
@@ -180,7 +172,7 @@ impl KnownAddresses {
         }
     }
 
-    fn remember(&self, user: &str, address: IpAddr, now: Instant) {
+    pub(super) fn remember(&self, user: &str, address: IpAddr, now: Instant) {
         let mut state = self.state.lock().expect("limiter lock");
         if let Some(at) = state
             .by_address
@@ -210,7 +202,7 @@ impl KnownAddresses {
         state.len += 1;
     }
 
-    fn contains(&self, user: &str, address: IpAddr, now: Instant) -> bool {
+    pub(super) fn contains(&self, user: &str, address: IpAddr, now: Instant) -> bool {
         let state = self.state.lock().expect("limiter lock");
         state
             .by_address
@@ -220,12 +212,12 @@ impl KnownAddresses {
     }
 }
 
-impl FailedLoginLimiter {
+impl MemoryLimiter {
     /// Allows `per_user` failures a minute per user name (from unknown addresses, and from any
     /// one address) and `per_address` per client address; an address that logged in as a user
     /// within `known_for` is known for that name.
-    pub fn new(per_user: u32, per_address: u32, known_for: Duration) -> Self {
-        FailedLoginLimiter {
+    pub(crate) fn new(per_user: u32, per_address: u32, known_for: Duration) -> Self {
+        MemoryLimiter {
             per_user: counter(per_user),
             per_address: counter(per_address),
             per_pair: counter(per_user),
@@ -237,19 +229,10 @@ impl FailedLoginLimiter {
         }
     }
 
-    /// The limits configured in `security`.
-    pub fn configured(security: &SecuritySettings) -> Self {
-        Self::new(
-            security.failed_logins_per_user_per_minute,
-            security.failed_logins_per_address_per_minute,
-            Duration::from_secs(security.known_address_secs),
-        )
-    }
-
     /// How long a login as `user` from `address` must still wait, if it is blocked: when the
     /// name from that address used its allowance, or, unless the address is known for the name,
     /// when the name or the address did.
-    pub fn blocked(&self, user: &str, address: Option<IpAddr>) -> Option<Duration> {
+    pub(crate) fn blocked(&self, user: &str, address: Option<IpAddr>) -> Option<Duration> {
         let now = Instant::now();
         let Some(address) = address else {
             return self.blocked_users.remaining(user, now);
@@ -272,7 +255,7 @@ impl FailedLoginLimiter {
     }
 
     /// Remembers that `user` logged in from `address`.
-    pub fn record_success(&self, user: &str, address: Option<IpAddr>) {
+    pub(crate) fn record_success(&self, user: &str, address: Option<IpAddr>) {
         if let Some(address) = address {
             self.known.remember(user, address, Instant::now());
         }
@@ -281,7 +264,7 @@ impl FailedLoginLimiter {
     /// Counts a failure; blocks each key whose allowance this failure used up, so that the
     /// allowance is exactly the number of failures answered as such (10 a minute means the
     /// 11th attempt is refused).
-    pub fn record_failure(&self, user: &str, address: Option<IpAddr>) {
+    pub(crate) fn record_failure(&self, user: &str, address: Option<IpAddr>) {
         let now = Instant::now();
         if let Some(wait) = self.count(&self.per_user, &user.to_string()) {
             self.blocked_users.block(user.to_string(), wait, now);
@@ -332,7 +315,7 @@ mod tests {
 
     #[test]
     fn a_known_address_keeps_its_access_while_the_name_is_blocked_elsewhere() {
-        let limiter = FailedLoginLimiter::new(3, 100, DAY);
+        let limiter = MemoryLimiter::new(3, 100, DAY);
         let (operator, attacker, stranger) = (
             address("10.0.0.1"),
             address("203.0.113.9"),
@@ -351,7 +334,7 @@ mod tests {
 
     #[test]
     fn a_known_address_is_still_limited_for_its_own_guesses() {
-        let limiter = FailedLoginLimiter::new(3, 100, DAY);
+        let limiter = MemoryLimiter::new(3, 100, DAY);
         let office = address("10.0.0.1");
         limiter.record_success("klinik", office);
         for _ in 0..3 {
@@ -362,7 +345,7 @@ mod tests {
 
     #[test]
     fn a_known_pair_is_exempt_from_its_address_block_but_other_names_are_not() {
-        let limiter = FailedLoginLimiter::new(100, 3, DAY);
+        let limiter = MemoryLimiter::new(100, 3, DAY);
         let shared = address("10.0.0.1");
         limiter.record_success("klinik", shared);
         for name in ["a", "b", "c"] {
@@ -426,7 +409,7 @@ mod tests {
 
     #[test]
     fn blocks_after_the_allowance_and_only_that_key() {
-        let limiter = FailedLoginLimiter::new(3, 100, DAY);
+        let limiter = MemoryLimiter::new(3, 100, DAY);
         let addr: IpAddr = "127.0.0.1".parse().unwrap();
         for _ in 0..2 {
             limiter.record_failure("alice", Some(addr));
@@ -440,7 +423,7 @@ mod tests {
 
     #[test]
     fn the_address_allowance_counts_failures_of_every_user_name() {
-        let limiter = FailedLoginLimiter::new(100, 3, DAY);
+        let limiter = MemoryLimiter::new(100, 3, DAY);
         let addr: IpAddr = "192.0.2.7".parse().unwrap();
         let other: IpAddr = "192.0.2.8".parse().unwrap();
         for name in ["a", "b"] {

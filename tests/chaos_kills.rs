@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use common::burst::{Broken, Submitted};
 use common::*;
 use reqwest::blocking::Client;
 use serde_json::Value;
@@ -22,25 +23,6 @@ const REPORTS: usize = 1000;
 const BROWSERS: usize = 8;
 /// SIGKILLs during the burst, spaced evenly over the accepted submissions.
 const KILLS: usize = 5;
-
-/// How one submission ended, as the browser saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Submitted {
-    /// The service answered 303: the report is accepted.
-    Accepted,
-    /// The connection died while the form was being posted: stored or not, nobody knows.
-    InDoubt,
-    /// The service answered the post with something else.
-    Refused(u16),
-}
-
-/// Why a submission did not get an answer to its post.
-enum Broken {
-    /// Before the post (magic link or form page): nothing can have been stored; try again.
-    BeforePost,
-    /// During the post.
-    DuringPost,
-}
 
 fn id_of(i: usize) -> String {
     format!("geb-burst-{i}")

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
+use common::burst::{Broken, Submitted};
 use common::demis::complete_bed_report;
 use common::deposited::{pairs, TlsReportingSystem};
 use common::remote::Peer;
@@ -34,26 +35,6 @@ const KILLED: usize = 1;
 /// The modules, in turn: three through the civil registry office (form, later acknowledgement),
 /// one through the reporting system (API, answered at once).
 const MODULES: [&str; 4] = ["birthnotice", "deathnotice", "birthdata", "bedreport"];
-
-/// How one submission ended, as its client saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Submitted {
-    /// Accepted (303 after the form, 200 or 202 from the API).
-    Accepted,
-    /// The connection died while the report was being posted: stored or not, nobody knows.
-    InDoubt,
-    /// Refused with this status.
-    Refused(u16),
-}
-
-/// Why a submission got no answer to its post.
-enum Broken {
-    /// Before the post, or refused for now (503: the database is away): nothing was stored;
-    /// try again, on another node if this one is gone.
-    Again,
-    /// During the post.
-    DuringPost,
-}
 
 fn id_of(i: usize) -> String {
     format!("node-{i:04}")
@@ -84,7 +65,7 @@ fn basic(user: &str) -> String {
 /// Submits report `i` through the node at `base`: the form for the civil registry's modules
 /// (memento, magic link, form page, signature, post), the API for bed occupancy.
 fn submit(base: &str, i: usize) -> Result<u16, Broken> {
-    let again = |_| Broken::Again;
+    let again = |_| Broken::BeforePost;
     let client = loopback_client()
         .cookie_store(true)
         .timeout(Duration::from_secs(30))
@@ -104,7 +85,7 @@ fn submit(base: &str, i: usize) -> Result<u16, Broken> {
         .send()
         .map_err(again)?;
     if memento.status() != 200 {
-        return Err(Broken::Again);
+        return Err(Broken::BeforePost);
     }
     let link = memento.json::<Value>().map_err(again)?["magicLink"]
         .as_str()
@@ -112,7 +93,7 @@ fn submit(base: &str, i: usize) -> Result<u16, Broken> {
         .to_owned();
     let opened = client.get(format!("{base}{link}")).send().map_err(again)?;
     let Some(location) = opened.headers().get("location") else {
-        return Err(Broken::Again);
+        return Err(Broken::BeforePost);
     };
     let location = location.to_str().unwrap().to_owned();
     let page = client
@@ -120,7 +101,7 @@ fn submit(base: &str, i: usize) -> Result<u16, Broken> {
         .send()
         .map_err(again)?;
     if page.status() != 200 {
-        return Err(Broken::Again);
+        return Err(Broken::BeforePost);
     }
     let mut form = Form::read(page);
     if form.html.contains("name=\"signatur.name\"") {
@@ -139,10 +120,10 @@ fn post(
     build: impl FnOnce(reqwest::blocking::RequestBuilder) -> reqwest::blocking::RequestBuilder,
 ) -> Result<u16, Broken> {
     match build(client.post(url)).send() {
-        Ok(response) if response.status() == 503 => Err(Broken::Again),
+        Ok(response) if response.status() == 503 => Err(Broken::BeforePost),
         Ok(response) => Ok(response.status().as_u16()),
         // Refused before a byte was sent: the node is gone.
-        Err(e) if e.is_connect() => Err(Broken::Again),
+        Err(e) if e.is_connect() => Err(Broken::BeforePost),
         Err(_) => Err(Broken::DuringPost),
     }
 }
@@ -287,7 +268,7 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
                         Ok(200 | 202 | 303) => break Submitted::Accepted,
                         Ok(status) => break Submitted::Refused(status),
                         Err(Broken::DuringPost) => break Submitted::InDoubt,
-                        Err(Broken::Again) => {
+                        Err(Broken::BeforePost) => {
                             node = (node + 1) % NODES;
                             std::thread::sleep(Duration::from_millis(50));
                         }

@@ -6,8 +6,8 @@ mod common;
 
 use chrono::{Duration, TimeZone, Utc};
 use common::engines::Place;
-use common::{reopen, with_raw_db};
-use meldewerk_storage::{AfterDelivery, Job, JobKind, PreparedMessage, Report, ReportKey, Store};
+use common::{message, reopen, with_raw_db};
+use meldewerk_storage::{AfterDelivery, Job, JobKind, Report, ReportKey, Store};
 
 fn key_in(module: &str, id: &str) -> ReportKey {
     ReportKey {
@@ -34,15 +34,10 @@ fn report_in(module: &str, id: &str) -> Report {
 /// Submits and delivers report `id`; its acknowledgement was due at `resend_at`.
 async fn waiting(store: &dyn Store, id: &str, resend_at: chrono::DateTime<Utc>) -> Job {
     let job = store.dispatch_report(report(id)).await.unwrap();
-    let message = PreparedMessage {
-        message_uuid: format!("uuid-{id}"),
-        content_type: "application/xml".into(),
-        body: b"<nachricht/>".to_vec(),
-        signature: None,
-        prepared_at: Utc::now(),
-        sender: None,
-    };
-    store.record_prepared(&job, message).await.unwrap();
+    store
+        .record_prepared(&job, message(&format!("uuid-{id}")))
+        .await
+        .unwrap();
     let delivered_at = resend_at - Duration::hours(1);
     store
         .record_delivered(

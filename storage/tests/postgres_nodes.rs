@@ -3,14 +3,16 @@
 //! its lease runs out (a node that died); periodic work is led by one node at a time; the node
 //! list says who lives, who holds what, and how each node's actors are.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
+use common::message;
 use meldewerk_storage::postgres::testing;
 use meldewerk_storage::{
-    AfterDelivery, Job, Outcome, PgSettings, PgStore, PreparedMessage, Report, ReportKey, Store,
-    StoreError,
+    AfterDelivery, Job, Outcome, PgSettings, PgStore, Report, ReportKey, Store, StoreError,
 };
 
 fn report(id: &str) -> Report {
@@ -58,17 +60,6 @@ async fn sql(url: &str) -> tokio_postgres::Client {
     client
 }
 
-fn message(id: &str) -> PreparedMessage {
-    PreparedMessage {
-        message_uuid: format!("uuid-{id}"),
-        content_type: "application/xml".into(),
-        body: b"<nachricht/>".to_vec(),
-        signature: None,
-        prepared_at: Utc::now(),
-        sender: None,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_begun_on_one_node_is_passed_over_by_the_others_until_it_is_recorded() {
     let url = testing::cluster().fresh_database().await;
@@ -78,7 +69,7 @@ async fn a_job_begun_on_one_node_is_passed_over_by_the_others_until_it_is_record
     assert_eq!(due(&*b).await, vec![job.id], "unclaimed: every node's");
 
     let (begun, _) = a
-        .begin_attempt_with_message(&job, message("geb-1"))
+        .begin_attempt_with_message(&job, message("uuid-geb-1"))
         .await
         .unwrap();
     assert_eq!(due(&*b).await, Vec::<u64>::new(), "node-a holds it");

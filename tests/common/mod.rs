@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod burst;
 pub mod court;
 pub mod demis;
 pub mod deposited;

@@ -1,6 +1,7 @@
 //! Helpers shared by the store's integration tests.
 
 pub mod court;
+#[allow(dead_code)] // not every test file runs on both engines
 pub mod engines;
 
 use std::path::Path;

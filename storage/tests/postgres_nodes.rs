@@ -251,6 +251,29 @@ async fn every_node_reads_every_node_s_published_health() {
     // the same), and the list still has one row per name.
     let again = node(&url, "node-a", Duration::from_secs(60)).await;
     assert_eq!(again.nodes().await.unwrap().len(), 2);
+
+    // A node not heard from for more than a week leaves the list when a node starts.
+    let look = sql(&url).await;
+    look.execute(
+        "UPDATE nodes SET seen_at = clock_timestamp() - interval '8 days' WHERE name = 'node-b'",
+        &[],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        again.nodes().await.unwrap().len(),
+        2,
+        "still listed, as lost"
+    );
+    let _c = node(&url, "node-c", Duration::from_secs(60)).await;
+    let names: Vec<String> = again
+        .nodes()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| n.name)
+        .collect();
+    assert_eq!(names, ["node-a", "node-c"]);
 }
 
 /// Waits up to 10 s for `check`.

@@ -16,6 +16,9 @@ use super::reports::corrupt_column;
 use super::Db;
 use crate::{NodeStatus, StoreError, StoreResult};
 
+/// Days after its last heartbeat a node leaves the node list (cleared when a node starts).
+const FORGET_AFTER_DAYS: i32 = 7;
+
 /// Stops the node's heartbeat when dropped (with its store): the node then lets go of its
 /// claims and leads, so that the other nodes take its work over at once, and marks its row
 /// stopped.
@@ -61,6 +64,14 @@ pub(super) async fn join(db: &Db) -> StoreResult<Heartbeat> {
             );
         }
     }
+    // Nodes gone for a week (renamed, replaced containers) leave the list.
+    client
+        .execute(
+            "DELETE FROM nodes WHERE seen_at < clock_timestamp() - make_interval(days => $1)",
+            &[&FORGET_AFTER_DAYS],
+        )
+        .await
+        .map_err(|e| db.error(e))?;
     client
         .execute(
             "INSERT INTO nodes (name, instance, started_at, seen_at)

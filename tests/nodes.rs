@@ -1,12 +1,13 @@
 //! Three nodes on one PostgreSQL database, the authorities as processes of their own (the civil
 //! registry office, which acknowledges later, and the reporting system over TLS, which answers
-//! at once): 1,000 reports submitted round-robin across the nodes and four modules, one node
+//! at once): 1,000 reports submitted round-robin across the nodes and five modules, one node
 //! killed with SIGKILL mid-burst and never started again, the database restarted once. Every
 //! report a node accepted ends SUCCESS and reaches its authority exactly once, counted by the
 //! authorities themselves; the dead node's work is resumed by the others once its leases run
 //! out, and every node's dashboard lists every node.
 
 mod common;
+mod hospreport_common;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -18,8 +19,10 @@ use base64::Engine as _;
 use common::burst::{Broken, Submitted};
 use common::demis::complete_bed_report;
 use common::deposited::{pairs, TlsReportingSystem};
+use common::pkcs12::pkcs12;
 use common::remote::Peer;
 use common::*;
+use hospreport_common as hosp;
 use meldewerk_storage::postgres::testing::cluster;
 use reqwest::blocking::Client;
 use serde_json::Value;
@@ -33,8 +36,15 @@ const NODES: usize = 3;
 /// The node killed mid-burst.
 const KILLED: usize = 1;
 /// The modules, in turn: three through the civil registry office (form, later acknowledgement),
-/// one through the reporting system (API, answered at once).
-const MODULES: [&str; 4] = ["birthnotice", "deathnotice", "birthdata", "bedreport"];
+/// two through the reporting system (answered at once): hospitalisation by form with the
+/// facility's deposited certificate, bed occupancy by API with the service's own.
+const MODULES: [&str; 5] = [
+    "birthnotice",
+    "deathnotice",
+    "birthdata",
+    "hospreport",
+    "bedreport",
+];
 
 fn id_of(i: usize) -> String {
     format!("node-{i:04}")
@@ -51,7 +61,16 @@ fn body_of(i: usize) -> Value {
         "birthnotice" => complete_notice(&id),
         "deathnotice" => complete_death_notice(&id),
         "birthdata" => complete_birth_data(&id),
+        "hospreport" => hosp::complete(Some(&id), hosp::KNOWN_BSNR),
         _ => complete_bed_report(&id),
+    }
+}
+
+/// The API user whose reports of `module` these are.
+fn user_of(module: &str) -> &'static str {
+    match module {
+        "hospreport" | "bedreport" => "klinikum",
+        _ => "klinik",
     }
 }
 
@@ -80,7 +99,7 @@ fn submit(base: &str, i: usize) -> Result<u16, Broken> {
     }
     let memento = client
         .post(format!("{base}/api/{module}/v1/memento"))
-        .header("authorization", basic("klinik"))
+        .header("authorization", basic(user_of(module)))
         .json(&body_of(i))
         .send()
         .map_err(again)?;
@@ -96,6 +115,11 @@ fn submit(base: &str, i: usize) -> Result<u16, Broken> {
         return Err(Broken::BeforePost);
     };
     let location = location.to_str().unwrap().to_owned();
+    // A good link sent to the login page is a refusal, also while the database is away (that
+    // is 503, and the link stays good).
+    if location.starts_with("/login") {
+        return Ok(opened.status().as_u16());
+    }
     let page = client
         .get(format!("{base}{location}"))
         .send()
@@ -121,6 +145,13 @@ fn post(
 ) -> Result<u16, Broken> {
     match build(client.post(url)).send() {
         Ok(response) if response.status() == 503 => Err(Broken::BeforePost),
+        // The hospitalisation form's success page; a redirect anywhere else (the login page)
+        // is a refusal.
+        Ok(response)
+            if response.status() == 302 && response.headers()["location"] == hosp::SUCCESS =>
+        {
+            Ok(200)
+        }
         Ok(response) => Ok(response.status().as_u16()),
         // Refused before a byte was sent: the node is gone.
         Err(e) if e.is_connect() => Err(Broken::BeforePost),
@@ -130,17 +161,12 @@ fn post(
 
 /// A report's status as `node` reads it for its owner; `None` when no node knows it.
 fn status_of(node: &Server, i: usize) -> Option<String> {
-    let (user, path) = match module_of(i) {
-        "bedreport" => (
-            "klinikum",
-            format!("/api/bedreport/v1/status/{}?peek=true", id_of(i)),
-        ),
-        module => (
-            "klinik",
-            format!("/api/{module}/v1/reports/{}?peek=true", id_of(i)),
-        ),
+    let module = module_of(i);
+    let path = match module {
+        "bedreport" => format!("/api/bedreport/v1/status/{}?peek=true", id_of(i)),
+        module => format!("/api/{module}/v1/reports/{}?peek=true", id_of(i)),
     };
-    let response = node.get_as(user, &path);
+    let response = node.get_as(user_of(module), &path);
     match response.status().as_u16() {
         404 => None,
         200 => {
@@ -232,6 +258,17 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
         }
         assert!(child.wait().unwrap().success(), "user add {user}");
     }
+    // The hospital's certificate, deposited once through one node: in the database, every
+    // node presents it.
+    let facility = reporting.ca.issue("Klinikum Mitte", 2040);
+    let deposit = |node: &Server| {
+        let status = common::deposited::deposit_pkcs12(
+            node,
+            hosp::KNOWN_BSNR,
+            &pkcs12(&facility, &reporting.ca),
+        );
+        assert_eq!(status, 201);
+    };
     let nodes: Vec<Server> = dirs
         .iter()
         .enumerate()
@@ -242,6 +279,7 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
             Server::start(dir, &env)
         })
         .collect();
+    deposit(&nodes[0]);
     let bases: Vec<String> = nodes.iter().map(|n| n.base.clone()).collect();
     let dead: Vec<AtomicBool> = (0..NODES).map(|_| AtomicBool::new(false)).collect();
 
@@ -330,9 +368,10 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
                 status => {
                     assert!(
                         Instant::now() < deadline,
-                        "{} ({:?}) is {status:?}",
+                        "{} ({:?}) is {status:?}; the reporting system has {:?}",
                         id_of(i),
-                        outcome
+                        outcome,
+                        reporting.received(&reporting.tester(&own), &id_of(i)),
                     );
                     std::thread::sleep(Duration::from_millis(100));
                 }

@@ -2,10 +2,10 @@
 //! as HTTP Basic (browsers turn `user:password@host` URLs into that header after a challenge).
 
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::{get, web, HttpRequest, HttpResponse};
+use actix_web::{get, web, HttpRequest, HttpResponse, ResponseError};
 
 use crate::auth::basic::basic_credentials;
-use crate::auth::session::redirect_to_login_error;
+use crate::auth::session::{redirect_to_login_error, refused, NoSession};
 use crate::auth::{client_address, AuthFailure, CredentialVerifier, Sessions};
 use crate::tokens::is_safe_target;
 
@@ -55,17 +55,22 @@ pub async fn bal_login(
     let address = client_address(&req);
     match verifier.verify(&user, &password, address).await {
         Ok(record) => {
-            let Some(cookie) = sessions
+            let cookie = match sessions
                 .create(&record.name, &record.memento_key.key_id)
                 .await
-            else {
-                return redirect_to_login_error();
+            {
+                Ok(cookie) => cookie,
+                Err(e) => return refused(e, "a new session").error_response(),
             };
             let mut response = super::found(&target);
             response.add_cookie(&cookie).expect("a valid cookie");
             response
         }
-        Err(AuthFailure::Internal(reason) | AuthFailure::Unavailable(reason)) => {
+        Err(AuthFailure::Unavailable(reason)) => {
+            tracing::warn!(%reason, "bal login: the store is unavailable");
+            NoSession::Unavailable.error_response()
+        }
+        Err(AuthFailure::Internal(reason)) => {
             tracing::error!(%reason, "bal login failed internally");
             redirect_to_login_error()
         }

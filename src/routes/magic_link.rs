@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use actix_web::{get, web, HttpRequest, HttpResponse};
+use actix_web::{get, web, HttpRequest, HttpResponse, ResponseError};
 use chrono::Utc;
-use meldewerk_storage::Store;
+use meldewerk_storage::{Store, StoreError};
 
-use crate::auth::session::redirect_to_login_error;
+use crate::auth::session::{redirect_to_login_error, refused};
 use crate::auth::Sessions;
 use crate::crypto::{envelope_key_id, MasterKey, UserKey};
 use crate::telemetry::log_str;
@@ -44,9 +44,11 @@ pub async fn redeem(
         return redirect_to_login_error();
     };
     match redeem_token(&token, store.get_ref().as_ref(), &master).await {
-        Some((username, key_id, target)) => {
-            let Some(cookie) = sessions.create(&username, &key_id).await else {
-                return redirect_to_login_error();
+        Err(e) => refused(e, "a magic link's user").error_response(),
+        Ok(Some((username, key_id, target))) => {
+            let cookie = match sessions.create(&username, &key_id).await {
+                Ok(cookie) => cookie,
+                Err(e) => return refused(e, "a new session").error_response(),
             };
             let location = match &query.m {
                 Some(m) => append_query(&target, "m", m),
@@ -57,38 +59,49 @@ pub async fn redeem(
             response.add_cookie(&cookie).expect("a valid cookie");
             response
         }
-        None => {
+        Ok(None) => {
             tracing::info!("magic link refused");
             redirect_to_login_error()
         }
     }
 }
 
-/// The user name, key id and target of a valid token, following the contract's processing order.
+/// The user name, key id and target of a valid token, following the contract's processing
+/// order; `Err` when the store cannot be read (the token may be good: it is tried again later).
 async fn redeem_token(
     token: &str,
     store: &dyn Store,
     master: &MasterKey,
-) -> Option<(String, String, String)> {
+) -> Result<Option<(String, String, String)>, StoreError> {
     // 1. decrypt and decode (the key id in the clear says whose key opens it)
-    let key_id = envelope_key_id(token)?;
-    let owner = store.user_by_key_id(&key_id).await.ok()??;
-    let key = UserKey::unwrap(master, &owner.memento_key).ok()?;
-    let claims = MagicToken::open(&key, token)?;
+    let Some(key_id) = envelope_key_id(token) else {
+        return Ok(None);
+    };
+    let Some(owner) = store.user_by_key_id(&key_id).await? else {
+        return Ok(None);
+    };
+    let Ok(key) = UserKey::unwrap(master, &owner.memento_key) else {
+        return Ok(None);
+    };
+    let Some(claims) = MagicToken::open(&key, token) else {
+        return Ok(None);
+    };
     // 2. expiry
     if claims.expires_at <= Utc::now() {
-        return None;
+        return Ok(None);
     }
     // 3. target
     if !is_safe_target(&claims.target_url) {
-        return None;
+        return Ok(None);
     }
     // 4. the account must still exist and still be the one whose key sealed the token
-    let user = store.user(&claims.username).await.ok()??;
+    let Some(user) = store.user(&claims.username).await? else {
+        return Ok(None);
+    };
     if user.name != owner.name || user.memento_key.key_id != key_id {
-        return None;
+        return Ok(None);
     }
-    Some((user.name, key_id, claims.target_url))
+    Ok(Some((user.name, key_id, claims.target_url)))
 }
 
 /// `target` with `name=value` appended to its query (value percent-encoded).

@@ -104,7 +104,11 @@ impl Sessions {
 
     /// Starts a session and returns the cookie that carries it; `None` (logged) when it could
     /// not be stored.
-    pub async fn create(&self, username: &str, key_id: &str) -> Option<Cookie<'static>> {
+    pub async fn create(
+        &self,
+        username: &str,
+        key_id: &str,
+    ) -> Result<Cookie<'static>, StoreError> {
         let id = random_token(32);
         let session = Session {
             username: username.to_string(),
@@ -119,13 +123,10 @@ impl Sessions {
                     key_id: session.key_id,
                     csrf: session.csrf,
                 };
-                if let Err(e) = state.open_session(&digest(&id), &record, self.idle).await {
-                    tracing::error!(error = %e, "the session could not be stored");
-                    return None;
-                }
+                state.open_session(&digest(&id), &record, self.idle).await?;
             }
         }
-        Some(self.cookie(id))
+        Ok(self.cookie(id))
     }
 
     /// The session behind a cookie value, if it is alive; using it keeps it alive. A session
@@ -250,9 +251,9 @@ impl ResponseError for NoSession {
     }
 }
 
-/// A store failure while a session is checked: unavailable (503, the session lives on), or,
-/// logged, no session.
-fn refused(e: StoreError, what: &str) -> NoSession {
+/// A store failure while a session is opened or checked: unavailable (503, the link or the
+/// session stays good), or, logged, no session.
+pub(crate) fn refused(e: StoreError, what: &str) -> NoSession {
     if e.is_unavailable() {
         tracing::warn!(error = %e, "{what} cannot be read: the store is unavailable");
         return NoSession::Unavailable;

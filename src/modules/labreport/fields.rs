@@ -18,7 +18,8 @@ static GEBURTSMONAT: TextPattern = TextPattern {
     rule: "must be a month YYYY-MM",
     hint: "Monat und Jahr im Format JJJJ-MM, z. B. 1975-04",
     sample: "1975-04",
-    pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$",
+    // Year 0000 is no year (FHIR's gYearMonth starts at 0001).
+    pattern: "^(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$",
     max_length: None,
 };
 

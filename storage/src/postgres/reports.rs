@@ -173,8 +173,14 @@ pub(super) async fn dispatch_report(db: &Db, report: Report) -> StoreResult<Job>
     }
     let id: i64 = tx
         .query_one(
-            "INSERT INTO jobs (owner, module, report_id, lane, not_before, record)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            // Claimed by the node that dispatches it: that node routes the job at once and
+            // may wait for its outcome to answer its client (a report decided at once), which
+            // it would never hear of if another node's scan delivered it. Should the node die,
+            // the lease runs out and any node takes the job.
+            "INSERT INTO jobs (owner, module, report_id, lane, not_before, record,
+                               claimed_by, claimed_until)
+             VALUES ($1, $2, $3, $4, $5, $6,
+                     $7, clock_timestamp() + make_interval(secs => $8)) RETURNING id",
             &[
                 &key.owner,
                 &key.module,
@@ -182,6 +188,8 @@ pub(super) async fn dispatch_report(db: &Db, report: Report) -> StoreResult<Job>
                 &super::outbox::lane(&job.kind),
                 &job.not_before,
                 &job_record,
+                &db.node(),
+                &db.lease_secs(),
             ],
         )
         .await

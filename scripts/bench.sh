@@ -8,7 +8,8 @@
 #   scripts/bench.sh          sizes for some 10 minutes on 2 cores
 #   scripts/bench.sh --full   the goals' sizes: 10,000 waiting deliveries, 100,000 stored
 #                             reports (the default: 5,000 and 50,000), 1,000 reports per module
-#                             through the form (also BENCH_FULL=1); takes some 20 minutes more
+#                             through the form, 10,000 reports on one to three nodes (2,000)
+#                             (also BENCH_FULL=1); takes some 20 minutes more
 #
 # Each bench's own output goes to the terminal as it runs; the table at the end collects them.
 set -uo pipefail
@@ -19,7 +20,7 @@ for arg in "$@"; do
     case "$arg" in
         --full) full=1 ;;
         -h | --help)
-            sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *)
@@ -37,6 +38,7 @@ ARCHIVE_MB=$(size 200 200)
 MESSAGES=$(size 500 1000)
 FORM_REPORTS=$(size 300 1000)
 ROUNDS=$(size 5 10)
+NODE_REPORTS=$(size 2000 10000)
 if [[ "$full" == 1 ]]; then sizes="full"; else sizes="default (--full for the goals' sizes)"; fi
 
 figures_dir=$(mktemp -d)
@@ -71,6 +73,7 @@ run hospreport_slow BENCH_USERS=200 BENCH_LATENCY_MS=2000
 run ack_backlog BENCH_REPORTS="$WAITING" BENCH_IDLE_SECS=$(size 10 20)
 run storage_volume BENCH_REPORTS="$STORED" BENCH_IDLE_SECS=$(size 5 30)
 run guardianship BENCH_MESSAGES="$MESSAGES" BENCH_ARCHIVE_MB="$ARCHIVE_MB" BENCH_ROUNDS=$(size 2 3)
+run nodes BENCH_REPORTS="$NODE_REPORTS" BENCH_ROUNDS=$(size 1 3)
 took=$(($(date +%s) - started))
 
 cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
@@ -81,7 +84,7 @@ echo "date:     $(date -u '+%Y-%m-%d %H:%M UTC') (the benches took $((took / 60)
 echo "commit:   $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with changes)')"
 echo "machine:  $(nproc) cores, $memory, ${cpu_model:-unknown CPU}"
 echo "rustc:    $(rustc --version)"
-echo "sizes:    $sizes: $WAITING waiting deliveries, $STORED stored reports, ${ARCHIVE_MB} MB archive, $FORM_REPORTS reports per module through the form"
+echo "sizes:    $sizes: $WAITING waiting deliveries, $STORED stored reports, ${ARCHIVE_MB} MB archive, $FORM_REPORTS reports per module through the form, $NODE_REPORTS reports per node configuration"
 echo
 {
     printf 'bench\tfigure\tvalue\tunit\twhat it means\n'

@@ -163,14 +163,27 @@ impl RawConnection {
 
     /// Sends `request` and reads its answer, which must be a `200`; its body.
     pub fn ok(&mut self, request: &[u8]) -> Vec<u8> {
+        let (status, body) = self.send(request);
+        assert_eq!(
+            status,
+            200,
+            "unexpected answer: {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+        body
+    }
+
+    /// Sends `request` and reads its answer, whatever its status: the status and the body.
+    pub fn send(&mut self, request: &[u8]) -> (u16, Vec<u8>) {
         use std::io::{BufRead, Read, Write};
         self.writer.write_all(request).unwrap();
         let mut line = String::new();
         self.reader.read_line(&mut line).unwrap();
-        assert!(
-            line.starts_with("HTTP/1.1 200"),
-            "unexpected answer: {line}"
-        );
+        let status = line
+            .strip_prefix("HTTP/1.1 ")
+            .and_then(|rest| rest.get(..3))
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("not an HTTP/1.1 answer: {line:?}"));
         let mut length = 0usize;
         loop {
             line.clear();
@@ -184,7 +197,7 @@ impl RawConnection {
         }
         let mut body = vec![0; length];
         self.reader.read_exact(&mut body).unwrap();
-        body
+        (status, body)
     }
 }
 

@@ -101,6 +101,11 @@ impl Peer {
         format!("{}{}", self.base, path)
     }
 
+    /// The process's id, while it runs (benchmarks read its CPU time).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// What the simulator's process received for `report_id`, over its testers' `/received`,
     /// asked with `client` (one its TLS takes, for a simulator serving TLS).
     pub fn received(&self, client: &Client, report_id: &str) -> Vec<serde_json::Value> {

@@ -23,9 +23,9 @@
 //!
 //! The nodes run with the engine's default intervals (outbox scan every 200 ms, inbox every
 //! 500 ms; `BENCH_SCAN_INTERVAL_MS`, `BENCH_INBOX_INTERVAL_MS` to change them), not the test
-//! servers' quicker ones: a node waits for a direct submission's decision on its own engine, so
-//! a report whose job another node's scan takes first is answered 202 after the whole
-//! `answer_wait_secs`, and how often that happens depends on the scans. Those reports are
+//! servers' quicker ones: a node waits for a direct submission's decision on its own engine,
+//! and claims the job it dispatches so that it delivers it itself; a report answered 202 after
+//! the whole `answer_wait_secs` would mean another node took the job first. Those reports are
 //! counted and printed.
 //!
 //! `BENCH_ROUNDS` (default 1) runs the four configurations that many times, alternating, and
@@ -40,7 +40,6 @@ mod common;
 #[path = "support/mod.rs"]
 mod support;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -48,10 +47,8 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
 use common::demis::complete_bed_report;
 use common::deposited::{pairs, TlsReportingSystem};
-use common::remote::Peer;
 use common::*;
 use meldewerk_storage::postgres::testing::cluster;
-use reqwest::blocking::Client;
 use serde_json::Value;
 use support::*;
 
@@ -366,7 +363,7 @@ fn run(
     }
 
     // Counted by the reporting system itself: every report once, nothing else.
-    let (per_id, repeats) = received(&reporting.peer, &reporting.tester(&own));
+    let (per_id, repeats) = reporting.peer.received_per_report(&reporting.tester(&own));
     for i in 0..reports {
         let id = id_of(i);
         assert_eq!(
@@ -479,30 +476,6 @@ fn healthz(address: &str) -> f64 {
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
     answered as f64 / started.elapsed().as_secs_f64()
-}
-
-/// Every entry of the reporting system's received log (`/received`, paged), asked with
-/// `client`: deliveries per report id, and the resends it answered as repeats.
-fn received(peer: &Peer, client: &Client) -> (HashMap<String, usize>, u64) {
-    let mut per_report = HashMap::new();
-    let mut repeats = 0;
-    let mut after: Option<u64> = None;
-    loop {
-        let mut url = peer.url("/received?limit=1000");
-        if let Some(after) = after {
-            url.push_str(&format!("&after={after}"));
-        }
-        let page: Value = client.get(url).send().unwrap().json().unwrap();
-        for message in page["messages"].as_array().unwrap() {
-            let id = message["report_id"].as_str().unwrap().to_owned();
-            *per_report.entry(id).or_insert(0) += 1;
-            repeats += message["repeat_submissions"].as_u64().unwrap_or(0);
-        }
-        match page["next"].as_u64() {
-            Some(next) => after = Some(next),
-            None => return (per_report, repeats),
-        }
-    }
 }
 
 /// The fields of `/proc/<pid>/stat` after the command's name (state first); empty when the

@@ -9,7 +9,6 @@
 mod common;
 mod hospreport_common;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -178,30 +177,6 @@ fn status_of(node: &Server, i: usize) -> Option<String> {
             })
         }
         other => panic!("status of {}: {other}", id_of(i)),
-    }
-}
-
-/// Every entry of a simulator process's received log (`/received`, paged), asked with `client`:
-/// deliveries per report id, and the repeats it answered without registering again.
-fn received(peer: &Peer, client: &Client) -> (HashMap<String, usize>, u64) {
-    let mut per_report = HashMap::new();
-    let mut repeats = 0;
-    let mut after: Option<u64> = None;
-    loop {
-        let mut url = peer.url("/received?limit=1000");
-        if let Some(after) = after {
-            url.push_str(&format!("&after={after}"));
-        }
-        let page: Value = client.get(url).send().unwrap().json().unwrap();
-        for message in page["messages"].as_array().unwrap() {
-            let id = message["report_id"].as_str().unwrap().to_owned();
-            *per_report.entry(id).or_insert(0) += 1;
-            repeats += message["repeat_submissions"].as_u64().unwrap_or(0);
-        }
-        match page["next"].as_u64() {
-            Some(next) => after = Some(next),
-            None => return (per_report, repeats),
-        }
     }
 }
 
@@ -381,8 +356,10 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
     let settled = settled.elapsed();
 
     // Counted at the authorities: each stored report once, and nothing else.
-    let (office_got, office_repeats) = received(&office, &loopback_client().build().unwrap());
-    let (reporting_got, reporting_repeats) = received(&reporting.peer, &reporting.tester(&own));
+    let (office_got, office_repeats) =
+        office.received_per_report(&loopback_client().build().unwrap());
+    let (reporting_got, reporting_repeats) =
+        reporting.peer.received_per_report(&reporting.tester(&own));
     let mut got = office_got;
     got.extend(reporting_got);
     for id in &stored {

@@ -1,6 +1,7 @@
 //! Processes the service reaches over HTTP in tests: a simulator run by `meldewerk simulate`, or a
 //! tester's mock authority (`tests/python/`), each on a port of its own.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
@@ -116,6 +117,30 @@ impl Peer {
         assert_eq!(response.status(), 200);
         let page: serde_json::Value = response.json().unwrap();
         page["messages"].as_array().unwrap().clone()
+    }
+
+    /// The simulator's whole received log (`/received`, paged), asked with `client`: deliveries
+    /// per report id, and the resends it answered as repeats without registering them again.
+    pub fn received_per_report(&self, client: &Client) -> (HashMap<String, usize>, u64) {
+        let mut per_report = HashMap::new();
+        let mut repeats = 0;
+        let mut after: Option<u64> = None;
+        loop {
+            let mut url = self.url("/received?limit=1000");
+            if let Some(after) = after {
+                url.push_str(&format!("&after={after}"));
+            }
+            let page: serde_json::Value = client.get(url).send().unwrap().json().unwrap();
+            for message in page["messages"].as_array().unwrap() {
+                let id = message["report_id"].as_str().unwrap().to_owned();
+                *per_report.entry(id).or_insert(0) += 1;
+                repeats += message["repeat_submissions"].as_u64().unwrap_or(0);
+            }
+            match page["next"].as_u64() {
+                Some(next) => after = Some(next),
+                None => return (per_report, repeats),
+            }
+        }
     }
 
     /// The process's log so far.

@@ -294,16 +294,7 @@ fn run(
             dirs[0].add_user(USER);
         }
     }
-    let nodes: Vec<Server> = dirs
-        .iter()
-        .enumerate()
-        .map(|(n, dir)| {
-            let name = format!("node-{n}");
-            let mut env = pairs(&env);
-            env.push(("MELDEWERK_NODE__NAME", &name));
-            Server::start(dir, &env)
-        })
-        .collect();
+    let nodes = start_nodes(&dirs, &pairs(&env));
     let node_pids: Vec<u32> = nodes.iter().map(|n| n.pid().expect("node runs")).collect();
     let addresses: Vec<String> = nodes
         .iter()

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use common::burst::{Broken, Submitted};
+use common::burst::{settled, Broken, Submitted};
 use common::*;
 use reqwest::blocking::Client;
 use serde_json::Value;
@@ -197,12 +197,7 @@ fn five_kills_during_a_burst_of_submissions_deliver_every_accepted_report_exactl
     });
     let burst = burst.elapsed();
 
-    let outcomes: Vec<Submitted> = outcomes
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|o| o.expect("every submission ran"))
-        .collect();
+    let outcomes = settled(outcomes);
     let refused: Vec<(usize, Submitted)> = outcomes
         .iter()
         .copied()

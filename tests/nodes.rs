@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use common::burst::{Broken, Submitted};
+use common::burst::{settled, Broken, Submitted};
 use common::demis::complete_bed_report;
 use common::deposited::{pairs, TlsReportingSystem};
 use common::pkcs12::pkcs12;
@@ -244,16 +244,7 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
         );
         assert_eq!(status, 201);
     };
-    let nodes: Vec<Server> = dirs
-        .iter()
-        .enumerate()
-        .map(|(n, dir)| {
-            let name = format!("node-{n}");
-            let mut env = pairs(&env);
-            env.push(("MELDEWERK_NODE__NAME", &name));
-            Server::start(dir, &env)
-        })
-        .collect();
+    let nodes = start_nodes(&dirs, &pairs(&env));
     deposit(&nodes[0]);
     let bases: Vec<String> = nodes.iter().map(|n| n.base.clone()).collect();
     let dead: Vec<AtomicBool> = (0..NODES).map(|_| AtomicBool::new(false)).collect();
@@ -315,12 +306,7 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
     });
     let burst = burst.elapsed();
 
-    let outcomes: Vec<Submitted> = outcomes
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|o| o.expect("every submission ran"))
-        .collect();
+    let outcomes = settled(outcomes);
     let refused: Vec<(String, Submitted)> = (0..REPORTS)
         .filter(|i| matches!(outcomes[*i], Submitted::Refused(_)))
         .map(|i| (id_of(i), outcomes[i]))

@@ -12,6 +12,16 @@ pub enum Submitted {
     Refused(u16),
 }
 
+/// The outcomes of a burst once every submission ran, in submission order.
+pub fn settled(outcomes: std::sync::Mutex<Vec<Option<Submitted>>>) -> Vec<Submitted> {
+    outcomes
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|o| o.expect("every submission ran"))
+        .collect()
+}
+
 /// Why a submission got no answer to its post.
 pub enum Broken {
     /// Before the post, or refused for now (503): nothing can have been stored; try again.

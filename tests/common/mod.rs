@@ -177,6 +177,20 @@ fn store_settings() -> Vec<(String, String)> {
     }
 }
 
+/// One server per data directory of `dirs`, all with `env`, named `node-0`, `node-1`, …
+/// (`node.name`): nodes that share the store `env` names.
+pub fn start_nodes(dirs: &[DataDir], env: &[(&str, &str)]) -> Vec<Server> {
+    dirs.iter()
+        .enumerate()
+        .map(|(n, dir)| {
+            let name = format!("node-{n}");
+            let mut env = env.to_vec();
+            env.push(("MELDEWERK_NODE__NAME", &name));
+            Server::start(dir, &env)
+        })
+        .collect()
+}
+
 /// A running server.
 pub struct Server {
     child: Option<Child>,

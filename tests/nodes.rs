@@ -1,13 +1,14 @@
 //! Three nodes on one PostgreSQL database, the authorities as processes of their own (the civil
-//! registry office, which acknowledges later, and the reporting system over TLS, which answers
-//! at once): 1,000 reports submitted round-robin across the nodes and five modules, one node
-//! killed with SIGKILL mid-burst and never started again, the database restarted once. Every
-//! report a node accepted ends SUCCESS and reaches its authority exactly once, counted by the
-//! authorities themselves; the dead node's work is resumed by the others once its leases run
-//! out, and every node's dashboard lists every node.
+//! registry office, which acknowledges later, the reporting system over TLS and the court
+//! mailbox, which answer at once): 1,000 reports submitted round-robin across the nodes and the
+//! seven modules, one node killed with SIGKILL mid-burst and never started again, the database
+//! restarted once. Every report a node accepted ends SUCCESS and reaches its authority exactly
+//! once, counted by the authorities themselves; the dead node's work is resumed by the others
+//! once its leases run out, and every node's dashboard lists every node.
 
 mod common;
 mod hospreport_common;
+mod labreport_support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -16,12 +17,14 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use common::burst::{settled, Broken, Submitted};
+use common::court;
 use common::demis::complete_bed_report;
 use common::deposited::{pairs, TlsReportingSystem};
 use common::pkcs12::pkcs12;
 use common::remote::Peer;
 use common::*;
 use hospreport_common as hosp;
+use labreport_support as lab;
 use meldewerk_storage::postgres::testing::cluster;
 use reqwest::blocking::Client;
 use serde_json::Value;
@@ -34,15 +37,18 @@ const CLIENTS: usize = 6;
 const NODES: usize = 3;
 /// The node killed mid-burst.
 const KILLED: usize = 1;
-/// The modules, in turn: three through the civil registry office (form, later acknowledgement),
-/// two through the reporting system (answered at once): hospitalisation by form with the
-/// facility's deposited certificate, bed occupancy by API with the service's own.
-const MODULES: [&str; 5] = [
+/// The modules, in turn: three through the civil registry office (form, later acknowledgement);
+/// three through the reporting system (answered at once): the laboratory's and the
+/// hospitalisation by form with the facility's deposited certificate, bed occupancy by API with
+/// the service's own; and a court message by form through the court mailbox (answered at once).
+const MODULES: [&str; 7] = [
     "birthnotice",
     "deathnotice",
     "birthdata",
+    "labreport",
     "hospreport",
     "bedreport",
+    "guardianship",
 ];
 
 fn id_of(i: usize) -> String {
@@ -60,7 +66,9 @@ fn body_of(i: usize) -> Value {
         "birthnotice" => complete_notice(&id),
         "deathnotice" => complete_death_notice(&id),
         "birthdata" => complete_birth_data(&id),
+        "labreport" => lab::standard(&id),
         "hospreport" => hosp::complete(Some(&id), hosp::KNOWN_BSNR),
+        "guardianship" => court::memento_body(&id),
         _ => complete_bed_report(&id),
     }
 }
@@ -68,9 +76,34 @@ fn body_of(i: usize) -> Value {
 /// The API user whose reports of `module` these are.
 fn user_of(module: &str) -> &'static str {
     match module {
+        "labreport" => lab::USER,
         "hospreport" | "bedreport" => "klinikum",
+        "guardianship" => "betreuung",
         _ => "klinik",
     }
+}
+
+/// The form report `i` is sent through when its magic link lands on an index of forms: one of
+/// the four diseases in turn, the first of the court forms.
+fn chosen_form(i: usize) -> Option<&'static str> {
+    const DISEASES: [&str; 4] = [
+        "/labreport/Influenza/",
+        "/labreport/Rsv/",
+        "/labreport/Norovirus/",
+        "/labreport/Sarscov2/",
+    ];
+    match module_of(i) {
+        "labreport" => Some(DISEASES[i / MODULES.len() % DISEASES.len()]),
+        "guardianship" => Some("/guardianship/BetreuungAnregung"),
+        _ => None,
+    }
+}
+
+/// The link of an index page's `html` to the form at `path`.
+fn link_to(html: &str, path: &str) -> Option<String> {
+    let start = html.find(&format!("href=\"{path}?"))? + "href=\"".len();
+    let end = start + html[start..].find('"')?;
+    Some(html[start..end].replace("&amp;", "&"))
 }
 
 fn basic(user: &str) -> String {
@@ -119,14 +152,20 @@ fn submit(base: &str, i: usize) -> Result<u16, Broken> {
     if location.starts_with("/login") {
         return Ok(opened.status().as_u16());
     }
-    let page = client
-        .get(format!("{base}{location}"))
-        .send()
-        .map_err(again)?;
-    if page.status() != 200 {
-        return Err(Broken::BeforePost);
+    let open = |path: &str| match client.get(format!("{base}{path}")).send() {
+        Ok(page) if page.status() == 200 => Ok(page),
+        _ => Err(Broken::BeforePost),
+    };
+    let mut page = open(&location)?;
+    if let Some(path) = chosen_form(i) {
+        let index = page.text().map_err(again)?;
+        let link = link_to(&index, path).unwrap_or_else(|| panic!("{path} on {index}"));
+        page = open(&link)?;
     }
     let mut form = Form::read(page);
+    if module == "labreport" {
+        lab::fill_findings(&mut form, "POSITIVE");
+    }
     if form.html.contains("name=\"signatur.name\"") {
         form.set("signatur.name", "Dr. Erika Beispiel");
         form.set("signatur.bestaetigt", "true");
@@ -193,59 +232,55 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
     );
     let reporting = TlsReportingSystem::start();
     let own = reporting.ca.issue("Meldeportal", 2040);
+    let court_dir = DataDir::new();
+    let court_mailbox = Peer::simulate(court_dir.path(), "egvp", &[]);
+    // The court messages' archives, on a folder every node reaches (docs/operations.md).
+    let archives = tempfile::tempdir().unwrap();
 
     let master_key = URL_SAFE_NO_PAD.encode([7u8; 32]);
+    let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let store = owned(&[
+        ("MELDEWERK_STORE__ENGINE", "postgres"),
+        ("MELDEWERK_STORE__URL", &url),
+        ("MELDEWERK_STORE__LEASE_SECS", "3"),
+        ("MELDEWERK_STORE__CONNECT_TIMEOUT_SECS", "2"),
+        ("MELDEWERK_MASTER_KEY", &master_key),
+    ]);
     let mut env = reporting.service_env();
     env.extend(reporting.client_files_env(&own));
-    env.extend(
-        [
-            ("MELDEWERK_STORE__ENGINE", "postgres"),
-            ("MELDEWERK_STORE__URL", url.as_str()),
-            ("MELDEWERK_STORE__LEASE_SECS", "3"),
-            ("MELDEWERK_STORE__CONNECT_TIMEOUT_SECS", "2"),
-            ("MELDEWERK_MASTER_KEY", master_key.as_str()),
-            (
-                "MELDEWERK_TRANSPORTS__XPERSONENSTAND__URL",
-                office.base.as_str(),
-            ),
-            ("MELDEWERK_LOG__LEVEL", "warn"),
-        ]
-        .map(|(k, v)| (k.to_owned(), v.to_owned())),
-    );
-    let dirs: Vec<DataDir> = (0..NODES).map(|_| DataDir::new()).collect();
-    // The users live in the database: added once, known to every node.
-    for user in ["klinik", "klinikum"] {
-        let mut add = std::process::Command::new(binary());
-        add.arg("--data-dir")
-            .arg(dirs[0].path())
-            .args(["user", "add", user, "--password-stdin"])
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(std::process::Stdio::piped());
-        let mut child = add.spawn().unwrap();
-        {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(PASSWORD.as_bytes())
-                .unwrap();
-        }
-        assert!(child.wait().unwrap().success(), "user add {user}");
+    env.extend(owned(&[
+        ("MELDEWERK_TRANSPORTS__XPERSONENSTAND__URL", &office.base),
+        ("MELDEWERK_TRANSPORTS__EGVP__URL", &court_mailbox.base),
+        (
+            "MELDEWERK_MODULES__GUARDIANSHIP__ARCHIVE_DIR",
+            archives.path().to_str().unwrap(),
+        ),
+        ("MELDEWERK_LOG__LEVEL", "warn"),
+    ]));
+    let dirs: Vec<DataDir> = (0..NODES).map(|_| DataDir::sharing(&store)).collect();
+    // The users, the laboratory's customer and its facilities live in the database: added once,
+    // known to every node.
+    for user in ["klinik", "klinikum", "betreuung"] {
+        dirs[0].add_user(user);
     }
-    // The hospital's certificate, deposited once through one node: in the database, every
-    // node presents it.
-    let facility = reporting.ca.issue("Klinikum Mitte", 2040);
-    let deposit = |node: &Server| {
-        let status = common::deposited::deposit_pkcs12(
-            node,
-            hosp::KNOWN_BSNR,
-            &pkcs12(&facility, &reporting.ca),
-        );
-        assert_eq!(status, 201);
-    };
+    lab::register(&dirs[0]);
     let nodes = start_nodes(&dirs, &pairs(&env));
-    deposit(&nodes[0]);
+    // The facility's certificate (the hospital's and the laboratory's BSNR are one here) and the
+    // court mailbox account, set up once through one node: in the database, every node uses them.
+    assert_eq!(hosp::KNOWN_BSNR, lab::BSNR);
+    let facility = reporting.ca.issue("Klinikum Mitte", 2040);
+    let status = common::deposited::deposit_pkcs12(
+        &nodes[0],
+        hosp::KNOWN_BSNR,
+        &pkcs12(&facility, &reporting.ca),
+    );
+    assert_eq!(status, 201);
+    court::configure_account(&nodes[0], "betreuung");
     let bases: Vec<String> = nodes.iter().map(|n| n.base.clone()).collect();
     let dead: Vec<AtomicBool> = (0..NODES).map(|_| AtomicBool::new(false)).collect();
 
@@ -346,8 +381,10 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
         office.received_per_report(&loopback_client().build().unwrap());
     let (reporting_got, reporting_repeats) =
         reporting.peer.received_per_report(&reporting.tester(&own));
+    let (court_got, court_repeats) = court_mailbox.received_per_report(&court_mailbox.client());
     let mut got = office_got;
     got.extend(reporting_got);
+    got.extend(court_got);
     for id in &stored {
         assert_eq!(got.get(id), Some(&1), "{id} reached its authority");
     }
@@ -384,6 +421,6 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
         settled.as_secs_f64(),
         accepted.load(Ordering::SeqCst),
         stored.len(),
-        office_repeats + reporting_repeats,
+        office_repeats + reporting_repeats + court_repeats,
     );
 }

@@ -358,7 +358,7 @@ impl Engine {
         let retention = Supervisor::start_in_arbiter(&arbiter, move |_| retention);
 
         let modules: Vec<Arc<str>> = routes.keys().cloned().collect();
-        let paused = Arc::new(Paused::default());
+        let paused = Arc::new(Paused::new(store.shared()));
         let outbox = OutboxActor::new(
             store_watch,
             settings,
@@ -387,10 +387,11 @@ impl Engine {
                 endings,
             }),
         };
-        engine
-            .inner
-            .arbiter
-            .spawn(publish::publish_health(engine.downgrade()));
+        let arbiter = &engine.inner.arbiter;
+        arbiter.spawn(publish::publish_health(engine.downgrade()));
+        if engine.inner.store.shared() {
+            arbiter.spawn(paused::follow(engine.downgrade()));
+        }
         engine
     }
 
@@ -464,20 +465,34 @@ impl Engine {
     }
 
     /// Pauses the deliveries of `module`: its jobs stay in the outbox until [`Engine::resume`];
-    /// jobs already running finish. `None` when the engine serves no such module, else whether
-    /// this call changed anything.
-    pub fn pause(&self, module: &str) -> Option<bool> {
-        self.serves(module).then(|| self.inner.paused.pause(module))
+    /// jobs already running finish. On a store several nodes share, the pause is every node's
+    /// (each follows it within a second). `None` when the engine serves no such module, else
+    /// whether this call changed anything on this node.
+    pub async fn pause(&self, module: &str) -> StoreResult<Option<bool>> {
+        self.set_paused(module, true).await
     }
 
-    /// Resumes the deliveries of `module` at once. `None` for a module the engine does not
-    /// serve, else whether this call changed anything.
-    pub fn resume(&self, module: &str) -> Option<bool> {
-        let changed = self
-            .serves(module)
-            .then(|| self.inner.paused.resume(module));
-        self.inner.outbox.do_send(Resumed(module.to_string()));
-        changed
+    /// Resumes the deliveries of `module` at once (on a shared store: on every node). `None`
+    /// for a module the engine does not serve, else whether this call changed anything on this
+    /// node.
+    pub async fn resume(&self, module: &str) -> StoreResult<Option<bool>> {
+        self.set_paused(module, false).await
+    }
+
+    async fn set_paused(&self, module: &str, paused: bool) -> StoreResult<Option<bool>> {
+        if !self.serves(module) {
+            return Ok(None);
+        }
+        let inner = &self.inner;
+        let _one_change = inner.paused.changing.lock().await;
+        // The store first: a pause this node holds but the others do not know of is none.
+        inner.store.set_paused(module, paused).await?;
+        if paused {
+            return Ok(Some(inner.paused.pause(module)));
+        }
+        let changed = inner.paused.resume(module);
+        inner.outbox.do_send(Resumed(module.to_string()));
+        Ok(Some(changed))
     }
 
     fn serves(&self, module: &str) -> bool {

@@ -62,13 +62,13 @@ async fn a_backlog_larger_than_a_module_takes_drains_as_jobs_end() {
 #[actix_rt::test]
 async fn a_resumed_module_delivers_at_once() {
     let (store, transport, engine) = without_ticks(64).await;
-    assert_eq!(engine.pause(MODULE), Some(true));
+    assert_eq!(engine.pause(MODULE).await.unwrap(), Some(true));
     queue(&store, &engine, "held").await;
     // Held for the pause; nothing reaches the transport.
     actix_rt::time::sleep(Duration::from_millis(200)).await;
     assert!(transport.deliveries().is_empty(), "delivered while paused");
 
-    assert_eq!(engine.resume(MODULE), Some(true));
+    assert_eq!(engine.resume(MODULE).await.unwrap(), Some(true));
     let report = wait_final(&*store, &key("held")).await;
     assert_eq!(report.status, ReportStatus::Success);
     engine.shutdown(Duration::from_secs(5)).await;

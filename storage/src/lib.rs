@@ -131,6 +131,22 @@ pub trait Store: Send + Sync + 'static {
     async fn nodes(&self) -> StoreResult<Vec<NodeStatus>> {
         Ok(Vec::new())
     }
+    /// Whether several nodes may share this store: what an operator sets for the whole service
+    /// (a paused module) then lives in the store, not in one node's memory.
+    fn shared(&self) -> bool {
+        false
+    }
+    /// The modules an operator paused for every node on this store, by name; empty for a store
+    /// that serves one node.
+    async fn paused_modules(&self) -> StoreResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+    /// Records `module` as paused (or resumed) for every node on this store; a store that
+    /// serves one node keeps nothing.
+    async fn set_paused(&self, module: &str, paused: bool) -> StoreResult<()> {
+        let _ = (module, paused);
+        Ok(())
+    }
 
     // ---- users and keys ----
 

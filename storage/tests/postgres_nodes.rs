@@ -1,7 +1,8 @@
 //! Several nodes on one database: a job one node begins is passed over by the others while its
 //! lease lives (the heartbeat pushes it on), and is theirs once the node lets go (a stop) or
 //! its lease runs out (a node that died); periodic work is led by one node at a time; the node
-//! list says who lives, who holds what, and how each node's actors are.
+//! list says who lives, who holds what, and how each node's actors are; a paused module is
+//! paused for every node.
 
 mod common;
 
@@ -230,6 +231,39 @@ async fn periodic_work_is_led_by_one_node_at_a_time() {
     // A stopping node hands its leads back at once.
     drop(b);
     wait(|| async { a.lead("retention", Duration::from_secs(60)).await.unwrap() }).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_module_paused_through_one_node_is_paused_for_every_node_until_resumed() {
+    let url = testing::cluster().fresh_database().await;
+    let a = node(&url, "node-a", Duration::from_secs(60)).await;
+    let b = node(&url, "node-b", Duration::from_secs(60)).await;
+    assert!(a.shared());
+    assert!(b.paused_modules().await.unwrap().is_empty());
+    a.set_paused("labreport", true).await.unwrap();
+    a.set_paused("birthnotice", true).await.unwrap();
+    // Pausing again keeps the first pause's node and time.
+    b.set_paused("labreport", true).await.unwrap();
+    assert_eq!(
+        b.paused_modules().await.unwrap(),
+        ["birthnotice", "labreport"]
+    );
+    let row = sql(&url)
+        .await
+        .query_one(
+            "SELECT paused_by FROM paused_modules WHERE module = 'labreport'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "node-a");
+    // A resume through either node is every node's; resuming twice changes nothing.
+    b.set_paused("labreport", false).await.unwrap();
+    b.set_paused("labreport", false).await.unwrap();
+    assert_eq!(a.paused_modules().await.unwrap(), ["birthnotice"]);
+    // A node that stops leaves the pauses in place.
+    drop(a);
+    assert_eq!(b.paused_modules().await.unwrap(), ["birthnotice"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

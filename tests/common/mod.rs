@@ -89,6 +89,16 @@ impl DataDir {
         }
     }
 
+    /// A fresh data directory whose store is the one `settings` name (a database several nodes
+    /// share, and its master key): its commands and servers use them.
+    pub fn sharing(settings: &[(String, String)]) -> Self {
+        DataDir {
+            dir: tempfile::tempdir().expect("temp dir"),
+            log_dir: None,
+            store: settings.to_vec(),
+        }
+    }
+
     /// A fresh, empty data directory inside `parent` (a file system of the test's choosing);
     /// the server's log stays on the usual one.
     pub fn inside(parent: &Path) -> Self {

@@ -61,15 +61,20 @@ fn add_facility(dir: &DataDir, bsnr: &str, name: &str, ik: &str, active: bool) {
 /// facilities above.
 pub fn data_dir() -> DataDir {
     let dir = DataDir::new();
+    register(&dir);
+    dir
+}
+
+/// Adds to the store of `dir` the two users of customer `K-1`, its scope and the facilities.
+pub fn register(dir: &DataDir) {
     for user in [USER, OTHER] {
         dir.add_user(user);
-        ok(&dir, &["user", "customer", user, "K-1"]);
+        ok(dir, &["user", "customer", user, "K-1"]);
     }
-    ok(&dir, &["customer", "scope", "K-1", "--ik", "260326822"]);
-    add_facility(&dir, BSNR, "Labor Berlin Mitte", "260326822", true);
-    add_facility(&dir, INACTIVE, "Labor Alt", "260326822", false);
-    add_facility(&dir, OUT_OF_SCOPE, "Labor Fremd", "111111111", true);
-    dir
+    ok(dir, &["customer", "scope", "K-1", "--ik", "260326822"]);
+    add_facility(dir, BSNR, "Labor Berlin Mitte", "260326822", true);
+    add_facility(dir, INACTIVE, "Labor Alt", "260326822", false);
+    add_facility(dir, OUT_OF_SCOPE, "Labor Fremd", "111111111", true);
 }
 
 /// Quick retries, so that scripted transient faults cost little time.

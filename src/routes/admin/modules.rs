@@ -25,11 +25,11 @@ pub(crate) async fn set_paused(
     store: &Arc<dyn Store>,
 ) -> Result<(), ActionFailure> {
     let changed = if paused {
-        engine.pause(module)
+        engine.pause(module).await
     } else {
-        engine.resume(module)
+        engine.resume(module).await
     };
-    if changed.is_none() {
+    if changed?.is_none() {
         return Err(ActionFailure::Refused(
             StatusCode::NOT_FOUND,
             format!("no module {}", log_str(module)),

@@ -48,6 +48,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "end users' sessions, failed-login counters, known logins",
         sql: include_str!("migrations/0005_sessions.sql"),
     },
+    Migration {
+        version: 6,
+        name: "modules paused for every node",
+        sql: include_str!("migrations/0006_paused_modules.sql"),
+    },
 ];
 
 /// The key of the advisory lock every migration run holds ("meldewerk" in ASCII, cut to 63

@@ -203,6 +203,43 @@ pub(super) async fn publish_health(db: &Db, health: serde_json::Value) -> StoreR
     Ok(())
 }
 
+/// The modules paused for every node, by name.
+pub(super) async fn paused_modules(db: &Db) -> StoreResult<Vec<String>> {
+    let client = db.client().await?;
+    let rows = client
+        .query("SELECT module FROM paused_modules ORDER BY module", &[])
+        .await
+        .map_err(|e| db.error(e))?;
+    db.mark_reachable();
+    rows.iter()
+        .map(|row| row.try_get(0).map_err(corrupt_column))
+        .collect()
+}
+
+/// Pauses `module` for every node (kept from the first pause), or resumes it.
+pub(super) async fn set_paused(db: &Db, module: &str, paused: bool) -> StoreResult<()> {
+    let client = db.client().await?;
+    let done = match paused {
+        true => {
+            client
+                .execute(
+                    "INSERT INTO paused_modules (module, paused_by, paused_at)
+                     VALUES ($1, $2, clock_timestamp()) ON CONFLICT (module) DO NOTHING",
+                    &[&module, &db.node()],
+                )
+                .await
+        }
+        false => {
+            client
+                .execute("DELETE FROM paused_modules WHERE module = $1", &[&module])
+                .await
+        }
+    };
+    done.map_err(|e| db.error(e))?;
+    db.mark_reachable();
+    Ok(())
+}
+
 /// Every node in the list, by name, with its claims counted.
 pub(super) async fn nodes(db: &Db) -> StoreResult<Vec<NodeStatus>> {
     let client = db.client().await?;

@@ -26,6 +26,18 @@ impl Store for PgStore {
         nodes::nodes(self.db()).await
     }
 
+    fn shared(&self) -> bool {
+        true
+    }
+
+    async fn paused_modules(&self) -> StoreResult<Vec<String>> {
+        nodes::paused_modules(self.db()).await
+    }
+
+    async fn set_paused(&self, module: &str, paused: bool) -> StoreResult<()> {
+        nodes::set_paused(self.db(), module, paused).await
+    }
+
     async fn create_user(&self, user: UserRecord) -> StoreResult<()> {
         users::create_user(self.db(), user).await
     }

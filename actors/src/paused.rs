@@ -79,6 +79,9 @@ impl Paused {
 /// engine shuts down or is gone; lets go of the jobs of modules resumed elsewhere.
 pub(crate) async fn follow(engine: WeakEngine) {
     let mut round = 0u64;
+    // Whether the last read failed: the first failure of a streak is a warning (until the list is
+    // read once, every module is held), the rest would only repeat it every second.
+    let mut failing = false;
     loop {
         if round > 0 {
             actix::clock::sleep(FOLLOW_EVERY).await;
@@ -102,11 +105,18 @@ pub(crate) async fn follow(engine: WeakEngine) {
         let _one_change = paused.changing.lock().await;
         match store.paused_modules().await {
             Ok(listed) => {
+                if std::mem::take(&mut failing) {
+                    tracing::info!("paused modules read again");
+                }
                 for module in paused.follow_store(&listed, &served) {
                     outbox.do_send(Resumed(module));
                 }
             }
-            Err(e) => tracing::debug!(error = %e, "paused modules not read; nothing changes"),
+            Err(e) if !failing => {
+                failing = true;
+                tracing::warn!(error = %e, "paused modules not read; the modules stay as they are (every module held until the first read)");
+            }
+            Err(e) => tracing::debug!(error = %e, "paused modules not read"),
         }
     }
 }

@@ -61,6 +61,15 @@ fn a_pause_through_one_node_holds_on_every_node_until_a_resume_through_another()
     // The other node follows within a second or so; other modules go on.
     wait_paused_on(&nodes[1], "birthnotice", true);
     assert!(!paused_on(&nodes[1], "deathnotice"));
+    // The dashboard's word after a pause says it holds everywhere.
+    let page = nodes[1]
+        .admin_get("/admin/?done=pause&module=birthnotice")
+        .text()
+        .unwrap();
+    assert!(
+        page.contains("Module birthnotice paused on every node: its reports wait in the outbox"),
+        "{page}"
+    );
 
     // A notice sent through the other node waits there, while a death notice goes through.
     dispatch(&nodes[1], "klinik", &complete_notice("geb-held"));

@@ -194,17 +194,21 @@ fn nodes_section(
     }
 }
 
-/// What the page says after an action (`?done=pause&module=…`), for a module the engine serves.
-fn done_note(query: &DoneQuery, modules: &[&str]) -> Option<Markup> {
+/// What the page says after an action (`?done=pause&module=…`), for a module the engine serves;
+/// with several nodes on the store, that it holds for all of them.
+fn done_note(query: &DoneQuery, modules: &[&str], several_nodes: bool) -> Option<Markup> {
     let module = modules
         .iter()
         .find(|m| query.module.as_deref() == Some(**m))?;
-    let what = match query.done.as_deref()? {
-        "pause" => "paused: its reports wait in the outbox",
-        "resume" => "resumed: its waiting reports are delivered now",
+    let (done_what, then) = match query.done.as_deref()? {
+        "pause" => ("paused", "its reports wait in the outbox"),
+        "resume" => ("resumed", "its waiting reports are delivered now"),
         _ => return None,
     };
-    Some(done(&format!("Module {module} {what}")))
+    let everywhere = if several_nodes { " on every node" } else { "" };
+    Some(done(&format!(
+        "Module {module} {done_what}{everywhere}: {then}"
+    )))
 }
 
 /// The overview page.
@@ -234,9 +238,10 @@ fn render(
     let processed: u64 = modules.iter().map(|(a, _)| a.processed).sum();
     let paused = modules.iter().filter(|(a, _)| a.paused).count();
     let names: Vec<&str> = modules.iter().map(|(_, m)| *m).collect();
+    let several_nodes = matches!(nodes, Ok(list) if list.len() > 1);
     html! {
         h1 { "meldewerk – operations" }
-        @if let Some(note) = done_note(query, &names) { (note) }
+        @if let Some(note) = done_note(query, &names, several_nodes) { (note) }
         div.summary {
             div { "Degraded actors" strong #degraded { (degraded) } }
             div { "Outbox backlog" strong #outbox { (outbox) } }

@@ -43,7 +43,7 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use common::demis::complete_bed_report;
 use common::deposited::{pairs, TlsReportingSystem};
@@ -275,25 +275,11 @@ fn run(
         let interval = setting(&format!("BENCH_{key}_INTERVAL_MS"), default).to_string();
         env.push((format!("MELDEWERK_ENGINE__{key}_INTERVAL_MS"), interval));
     }
-    let dirs: Vec<DataDir> = (0..setup.nodes).map(|_| DataDir::new()).collect();
-    match url {
-        Some(url) => {
-            env.extend(
-                [
-                    ("MELDEWERK_STORE__ENGINE", "postgres"),
-                    ("MELDEWERK_STORE__URL", url),
-                    // The same key on every node: each reads what the others stored.
-                    ("MELDEWERK_MASTER_KEY", &URL_SAFE_NO_PAD.encode([7u8; 32])),
-                ]
-                .map(|(k, v)| (k.to_owned(), v.to_owned())),
-            );
-            add_user(&dirs[0], &env);
-        }
-        None => {
-            assert!(dirs[0].sled(), "the sled configuration runs on sled");
-            dirs[0].add_user(USER);
-        }
-    }
+    // On PostgreSQL the same key on every node: each reads what the others stored. Without a
+    // database, sled in the one node's directory.
+    let store = url.map_or_else(Vec::new, |url| on_database(url, [7; 32]));
+    let dirs: Vec<DataDir> = (0..setup.nodes).map(|_| DataDir::sharing(&store)).collect();
+    dirs[0].add_user(USER);
     let nodes = start_nodes(&dirs, &pairs(&env));
     let node_pids: Vec<u32> = nodes.iter().map(|n| n.pid().expect("node runs")).collect();
     let addresses: Vec<String> = nodes
@@ -372,23 +358,6 @@ fn run(
 
 /// Adds [`USER`] through the CLI on the database `env` names: users live in the database, so
 /// once for every node.
-fn add_user(dir: &DataDir, env: &[(String, String)]) {
-    let mut add = std::process::Command::new(binary());
-    add.arg("--data-dir")
-        .arg(dir.path())
-        .args(["user", "add", USER, "--password-stdin"])
-        .env_remove("MELDEWERK_DATA_DIR")
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(std::process::Stdio::piped());
-    let mut child = add.spawn().unwrap();
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(PASSWORD.as_bytes()).unwrap();
-    }
-    assert!(child.wait().unwrap().success(), "user add {USER}");
-}
-
 /// Report `i`'s id.
 fn id_of(i: usize) -> String {
     format!("nodes-{i:06}")

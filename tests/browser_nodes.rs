@@ -6,8 +6,6 @@
 
 mod common;
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use common::browser::Chromium;
 use common::*;
 use meldewerk_storage::postgres::testing::cluster;
@@ -37,20 +35,17 @@ fn browser_dashboard_lists_every_node_on_the_database() {
     let url = tokio::runtime::Runtime::new()
         .unwrap()
         .block_on(cluster().fresh_database());
-    let key = URL_SAFE_NO_PAD.encode([9u8; 32]);
+    let store = on_database(&url, [9; 32]);
     let start = |dir: &DataDir, name: &str| {
         Server::start(
             dir,
             &[
-                ("MELDEWERK_STORE__ENGINE", "postgres"),
-                ("MELDEWERK_STORE__URL", &url),
                 ("MELDEWERK_STORE__LEASE_SECS", "3"),
-                ("MELDEWERK_MASTER_KEY", &key),
                 ("MELDEWERK_NODE__NAME", name),
             ],
         )
     };
-    let (dir_a, dir_b) = (DataDir::new(), DataDir::new());
+    let (dir_a, dir_b) = (DataDir::sharing(&store), DataDir::sharing(&store));
     let a = start(&dir_a, "node-a");
     let b = start(&dir_b, "node-b");
     // Both have published their health once (every 5 s).

@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use common::burst::{settled, Broken, Submitted};
 use common::court;
@@ -237,20 +236,11 @@ fn three_nodes_deliver_every_accepted_report_exactly_once_through_a_node_kill_an
     // The court messages' archives, on a folder every node reaches (docs/operations.md).
     let archives = tempfile::tempdir().unwrap();
 
-    let master_key = URL_SAFE_NO_PAD.encode([7u8; 32]);
-    let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    };
-    let store = owned(&[
-        ("MELDEWERK_STORE__ENGINE", "postgres"),
-        ("MELDEWERK_STORE__URL", &url),
+    let mut store = on_database(&url, [7; 32]);
+    store.extend(owned(&[
         ("MELDEWERK_STORE__LEASE_SECS", "3"),
         ("MELDEWERK_STORE__CONNECT_TIMEOUT_SECS", "2"),
-        ("MELDEWERK_MASTER_KEY", &master_key),
-    ]);
+    ]));
     let mut env = reporting.service_env();
     env.extend(reporting.client_files_env(&own));
     env.extend(owned(&[

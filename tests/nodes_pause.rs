@@ -7,8 +7,6 @@ mod common;
 
 use std::time::Duration;
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use common::deposited::pairs;
 use common::remote::Peer;
 use common::*;
@@ -34,15 +32,7 @@ fn a_pause_through_one_node_holds_on_every_node_until_a_resume_through_another()
         .block_on(cluster().fresh_database());
     let office_dir = DataDir::new();
     let office = Peer::simulator(office_dir.path(), &[]);
-    let master_key = URL_SAFE_NO_PAD.encode([9u8; 32]);
-    let store: Vec<(String, String)> = [
-        ("MELDEWERK_STORE__ENGINE", "postgres"),
-        ("MELDEWERK_STORE__URL", &url),
-        ("MELDEWERK_MASTER_KEY", &master_key),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let store = on_database(&url, [9; 32]);
     let env = [(
         "MELDEWERK_TRANSPORTS__XPERSONENSTAND__URL".to_owned(),
         office.base.clone(),

@@ -8,16 +8,14 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
-
 use common::*;
 use meldewerk_storage::postgres::testing::cluster;
 use reqwest::blocking::{Client, Response};
 use serde_json::json;
 
-/// The master key both nodes share (base64url of the bytes 0 to 31): magic links, mementos and
-/// the credential cache's tags derive from it.
-const MASTER_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
+/// The master key both nodes share: magic links, mementos and the credential cache's tags
+/// derive from it.
+const MASTER_KEY: [u8; 32] = [3; 32];
 
 /// Three failures a minute per name: a block lasts 20 s, far longer than a test needs.
 const PER_NAME: (&str, &str) = ("MELDEWERK_SECURITY__FAILED_LOGINS_PER_USER_PER_MINUTE", "3");
@@ -30,41 +28,15 @@ struct Nodes {
     _dirs: (DataDir, DataDir),
 }
 
-/// The settings that put a node on the database `url`, with the shared master key.
-fn on_database(url: &str) -> Vec<(&'static str, String)> {
-    vec![
-        ("MELDEWERK_STORE__ENGINE", "postgres".into()),
-        ("MELDEWERK_STORE__URL", url.into()),
-        ("MELDEWERK_MASTER_KEY", MASTER_KEY.into()),
-    ]
-}
-
 fn start_nodes(extra: &[(&str, &str)]) -> Nodes {
     let url = tokio::runtime::Runtime::new()
         .unwrap()
         .block_on(cluster().fresh_database());
-    let env = on_database(&url);
-    let dirs = (DataDir::new(), DataDir::new());
-    let added = Command::new(binary())
-        .arg("--data-dir")
-        .arg(dirs.0.path())
-        .args(["user", "add", "klinik", "--password-stdin"])
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(PASSWORD.as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
-    assert!(added.status.success(), "{added:?}");
-    let mut settings: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    settings.extend_from_slice(extra);
-    let a = Server::start(&dirs.0, &settings);
-    let b = Server::start(&dirs.1, &settings);
+    let store = on_database(&url, MASTER_KEY);
+    let dirs = (DataDir::sharing(&store), DataDir::sharing(&store));
+    dirs.0.add_user("klinik");
+    let a = Server::start(&dirs.0, extra);
+    let b = Server::start(&dirs.1, extra);
     Nodes { a, b, _dirs: dirs }
 }
 

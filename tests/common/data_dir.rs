@@ -100,6 +100,27 @@ impl DataDir {
     }
 }
 
+/// The settings that put a store on the PostgreSQL database `url` with the master key
+/// `master_key`: what the data directories of nodes sharing that database are made with
+/// ([`DataDir::sharing`]).
+pub fn on_database(url: &str, master_key: [u8; 32]) -> Vec<(String, String)> {
+    use base64::Engine as _;
+    let key = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(master_key);
+    owned(&[
+        ("MELDEWERK_STORE__ENGINE", "postgres"),
+        ("MELDEWERK_STORE__URL", url),
+        ("MELDEWERK_MASTER_KEY", &key),
+    ])
+}
+
+/// `settings` as owned pairs.
+pub fn owned(settings: &[(&str, &str)]) -> Vec<(String, String)> {
+    settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// With `TEST_STORE=postgres`, the settings that put a data directory's store into a fresh
 /// database of the test process's PostgreSQL cluster: the suite's servers then run on the
 /// PostgreSQL engine (docs/testing.md). Otherwise none: sled in the data directory.

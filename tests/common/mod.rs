@@ -24,6 +24,8 @@ use reqwest::blocking::{Client, Response};
 use serde_json::{json, Value};
 
 pub use data_dir::DataDir;
+#[allow(unused_imports)] // only the tests of several nodes share a database
+pub use data_dir::{on_database, owned};
 #[allow(unused_imports)] // not every test drives a browser
 pub use end_user::*;
 

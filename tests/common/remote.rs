@@ -39,10 +39,7 @@ impl Peer {
     pub fn simulate(dir: &Path, name: &str, env: &[(&str, &str)]) -> Peer {
         let dir = dir.to_path_buf();
         let name = name.to_owned();
-        let all: Vec<(String, String)> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let all = super::owned(env);
         let log = dir.join("simulator.log");
         Peer::start(log, "127.0.0.1:0", move |listen| {
             let mut command = Command::new(binary());

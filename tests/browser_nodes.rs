@@ -84,6 +84,27 @@ fn browser_dashboard_lists_every_node_on_the_database() {
         browser.screenshot("overview");
     }
 
+    // A pause from node-a's dashboard holds on both, and the page says so.
+    let browser = Chromium::desktop("nodes-paused");
+    browser.goto(&as_operator(&a, "/admin/"));
+    browser.wait_for_page("/admin/");
+    browser.click("#module-birthnotice button");
+    browser.wait_for_page("/admin/");
+    assert_eq!(
+        browser.text("#done"),
+        "Module birthnotice paused on every node: its reports wait in the outbox. Recorded in the \
+         audit log."
+    );
+    wait_until("node-b to hold birthnotice", || {
+        (b.actor("module:birthnotice")["paused"] == true).then_some(())
+    });
+    browser.screenshot("overview");
+    browser.click("#module-birthnotice button");
+    browser.wait_for_page("/admin/");
+    assert!(browser
+        .text("#done")
+        .starts_with("Module birthnotice resumed on every node"));
+
     // node-b dies without a word: once its heartbeat is overdue (the 3 s lease), it is lost.
     b.signal("KILL");
     let browser = Chromium::desktop("nodes-lost");

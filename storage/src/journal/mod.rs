@@ -164,6 +164,12 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         })
     }
 
+    /// Whether the index `index` holds `key`: [`find`](Self::find) without reading the record.
+    /// A lookup in memory for the most part, cheap enough for an async caller.
+    pub fn contains(&self, index: &str, key: &str) -> Result<bool, JournalError> {
+        self.on(|db| db.tree.contains_key(index_key(index, key)).map_err(backend))
+    }
+
     /// The record with sequence number `seq`.
     pub fn get(&self, seq: u64) -> Result<Option<T>, JournalError> {
         self.on(|db| db.get(seq))

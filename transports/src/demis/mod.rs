@@ -27,7 +27,7 @@ use chrono::Utc;
 use meldewerk_fhir::answer;
 use meldewerk_fhir::check::{self, BundleKind, Received};
 use meldewerk_fhir::RandomIds;
-use meldewerk_storage::{Journal, Outcome, Receipt};
+use meldewerk_storage::{Journal, Outcome, PendingAppend, Receipt};
 
 pub use client::{identity, FhirClient, PemIdentity, SenderIdentity, OPERATION_PATH};
 pub use crate::tls::ClientIdentity;
@@ -182,10 +182,11 @@ impl Transport for Simulator {
 
     async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
         let delivery = completed(delivery);
-        let key = delivery.idempotency_key.clone();
+        // Read where it is asked: a lookup in the journal's index waits for no disk write.
         let registered = self
-            .blocking(move |inner| Ok(inner.journal.find(BY_IDEMPOTENCY_KEY, &key)?.is_some()))
-            .await?;
+            .inner
+            .journal
+            .contains(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?;
         let latency_ms = self.config().latency_ms;
         // A repeat of a registered key is not a delivery: the script is not asked and nothing of
         // it is used up; it only takes the configured latency.
@@ -210,21 +211,48 @@ impl Transport for Simulator {
                 }
             }
         }
-        // As blocking work that finishes even if this call is dropped meanwhile.
-        let finished = self
-            .blocking(move |inner| inner.decide(delivery))
-            .await?;
+        // The checks as blocking work; the wait for the disk holds no thread. Once begun, the
+        // record is written even if this call is dropped meanwhile.
+        let finished = match self
+            .blocking(move |inner| inner.begin_decide(delivery))
+            .await?
+        {
+            Begun::Repeat(finished) => finished,
+            Begun::New { pending, receipt } => {
+                let (_, record) = pending.durable().await?;
+                tracing::info!(
+                    report_id = %record.report_id,
+                    transport_ref = %record.transport_ref,
+                    accepted = receipt.is_some(),
+                    "simulated DEMIS: notification received"
+                );
+                decided(record, receipt)?
+            }
+        };
         tokio::time::sleep(answer_after).await;
         Ok(Answer::Finished(finished))
     }
 }
 
+/// How [`Inner::begin_decide`] left a notification.
+enum Begun {
+    /// A repeat, answered as the notification was the first time.
+    Repeat(Finished),
+    /// A new notification, decided and on its way to disk, with the receipt of an accepted one.
+    New {
+        pending: Box<PendingAppend<ReceivedNotification>>,
+        receipt: Option<Vec<u8>>,
+    },
+}
+
 impl Inner {
-    /// Answers a repeat with the original answer, or checks a new notification, records it with
-    /// the answer and returns that. Blocks until the record is on disk: once the sender holds an
-    /// answer, the reporting system remembers it across any crash.
-    fn decide(&self, delivery: Delivery) -> Result<Finished, TransportError> {
-        let _claim = self.claims.claim(&delivery.idempotency_key);
+    /// Answers a repeat with the original answer, or checks a new notification and queues its
+    /// record with the answer. The caller answers once the record is on disk: once the sender
+    /// holds an answer, the reporting system remembers it across any crash. The claim on the
+    /// key travels with the record until it is committed, so that a second copy is answered
+    /// as its repeat.
+    fn begin_decide(&self, delivery: Delivery) -> Result<Begun, TransportError> {
+        let claim = self.claims.claim(&delivery.idempotency_key);
         if let Some((seq, mut record)) =
             self.journal.find(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?
         {
@@ -236,7 +264,7 @@ impl Inner {
                 repeats = record.repeat_submissions,
                 "simulated DEMIS: repeat submission"
             );
-            return finished(&record, true);
+            return finished(&record, true).map(Begun::Repeat);
         }
 
         let config = self
@@ -317,35 +345,45 @@ impl Inner {
             notification_id,
             decision,
         };
-        self.journal.append_attached(
-            &record,
+        let (idempotency_key, transport_ref) =
+            (record.idempotency_key.clone(), record.transport_ref.clone());
+        let (report_id, module) = (record.report_id.clone(), record.module.clone());
+        let pending = self.journal.queue_attached_with(
             &delivery.body,
             &[
-                (BY_IDEMPOTENCY_KEY, &record.idempotency_key),
-                (BY_TRANSPORT_REF, &record.transport_ref),
+                (BY_IDEMPOTENCY_KEY, &idempotency_key),
+                (BY_TRANSPORT_REF, &transport_ref),
             ],
-            &[(BY_REPORT, &record.report_id), (BY_MODULE, &record.module)],
+            &[(BY_REPORT, &report_id), (BY_MODULE, &module)],
+            || record,
+            move |_, _| drop(claim),
         )?;
-        tracing::info!(
-            report_id = %record.report_id,
-            transport_ref = %record.transport_ref,
-            accepted = matches!(record.decision, Decision::Accepted { .. }),
-            "simulated DEMIS: notification received"
-        );
-        match receipt_pdf {
-            Some(bytes) => Ok(Finished {
-                transport_ref: Some(record.transport_ref),
-                outcome: Outcome::Success {
-                    receipt: Receipt {
-                        media_type: answer::PDF.to_owned(),
-                        bytes,
-                    },
-                    portal: None,
+        Ok(Begun::New {
+            pending: Box::new(pending),
+            receipt: receipt_pdf,
+        })
+    }
+}
+
+/// The answer to a new notification, once its record is on disk: the receipt it was rendered
+/// with for an accepted one, the reasons for a refused one.
+fn decided(
+    record: ReceivedNotification,
+    receipt: Option<Vec<u8>>,
+) -> Result<Finished, TransportError> {
+    match receipt {
+        Some(bytes) => Ok(Finished {
+            transport_ref: Some(record.transport_ref),
+            outcome: Outcome::Success {
+                receipt: Receipt {
+                    media_type: answer::PDF.to_owned(),
+                    bytes,
                 },
-                duplicate: false,
-            }),
-            None => finished(&record, false),
-        }
+                portal: None,
+            },
+            duplicate: false,
+        }),
+        None => finished(&record, false),
     }
 }
 

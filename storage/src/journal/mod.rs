@@ -165,9 +165,19 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     }
 
     /// Whether the index `index` holds `key`: [`find`](Self::find) without reading the record.
-    /// A lookup in memory for the most part, cheap enough for an async caller.
+    /// A lookup in memory for the most part, for async callers: a failed read is passed on
+    /// without the flush that [`find`](Self::find) makes to learn whether the database still
+    /// writes (it would hold the caller's thread); the next append tells.
     pub fn contains(&self, index: &str, key: &str) -> Result<bool, JournalError> {
-        self.on(|db| db.tree.contains_key(index_key(index, key)).map_err(backend))
+        let open = self
+            .db
+            .current()
+            .map_err(|failure| JournalError::Unavailable(failure.reason))?;
+        let found = open
+            .tree
+            .contains_key(index_key(index, key))
+            .map_err(backend);
+        taken_out_if_failed(&self.db, &open, found)
     }
 
     /// The record with sequence number `seq`.
@@ -229,8 +239,8 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     /// [`partition_point`](Self::partition_point) over that time relies on). The record is
     /// queued at once, and the [`PendingAppend`] returned tells when it is on disk without
     /// holding a thread while the disk is written. `committed` runs on the journal's committing
-    /// thread with the record's number and the record as soon as it is committed (before the
-    /// flush), whether or not anyone still waits: dropping the `PendingAppend` does not cancel
+    /// thread with the record's number and the record as soon as it is committed and flushed,
+    /// whether or not anyone still waits (a failed flush drops it unrun): dropping the `PendingAppend` does not cancel
     /// the append. A refused append ([`JournalError::Taken`], reported by
     /// [`PendingAppend::durable`]) drops `committed` unrun.
     pub fn queue_attached_with(

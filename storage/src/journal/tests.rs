@@ -36,6 +36,11 @@ fn records_survive_reopen_in_order_with_their_indexes() {
     assert_eq!(journal.find("ref", "r2").unwrap(), Some((1, "b".into())));
     assert_eq!(journal.find("key", "k1").unwrap(), Some((0, "a2".into())));
     assert_eq!(journal.find("ref", "k1").unwrap(), None);
+    // The same question without reading the record, per index.
+    assert!(journal.contains("ref", "r2").unwrap());
+    assert!(journal.contains("key", "k1").unwrap());
+    assert!(!journal.contains("ref", "k1").unwrap());
+    assert!(!journal.contains("key", "k3").unwrap());
     assert_eq!(journal.range(1, 10).unwrap(), vec![(1, "b".to_string())]);
     assert_eq!(journal.range(0, 1).unwrap().len(), 1);
     // Numbering goes on where the journal left off.

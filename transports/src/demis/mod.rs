@@ -220,12 +220,6 @@ impl Transport for Simulator {
             Begun::Repeat(finished) => finished,
             Begun::New { pending, receipt } => {
                 let (_, record) = pending.durable().await?;
-                tracing::info!(
-                    report_id = %record.report_id,
-                    transport_ref = %record.transport_ref,
-                    accepted = receipt.is_some(),
-                    "simulated DEMIS: notification received"
-                );
                 decided(record, receipt)?
             }
         };
@@ -356,7 +350,16 @@ impl Inner {
             ],
             &[(BY_REPORT, &report_id), (BY_MODULE, &module)],
             || record,
-            move |_, _| drop(claim),
+            // Logged where it is written, also for a delivery whose sender stopped waiting.
+            move |_, record| {
+                tracing::info!(
+                    report_id = %record.report_id,
+                    transport_ref = %record.transport_ref,
+                    accepted = matches!(record.decision, Decision::Accepted { .. }),
+                    "simulated DEMIS: notification received"
+                );
+                drop(claim);
+            },
         )?;
         Ok(Begun::New {
             pending: Box::new(pending),

@@ -240,9 +240,9 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     /// queued at once, and the [`PendingAppend`] returned tells when it is on disk without
     /// holding a thread while the disk is written. `committed` runs on the journal's committing
     /// thread with the record's number and the record as soon as it is committed and flushed,
-    /// whether or not anyone still waits (a failed flush drops it unrun): dropping the `PendingAppend` does not cancel
-    /// the append. A refused append ([`JournalError::Taken`], reported by
-    /// [`PendingAppend::durable`]) drops `committed` unrun.
+    /// whether or not anyone still waits (a failed flush drops it unrun): dropping the
+    /// `PendingAppend` does not cancel the append. A refused append ([`JournalError::Taken`],
+    /// reported by [`PendingAppend::durable`]) drops `committed` unrun.
     pub fn queue_attached_with(
         &self,
         attachment: &[u8],

@@ -116,6 +116,9 @@ pub(crate) fn parse(body: &[u8]) -> Result<Value, JsonError> {
         .map_err(|e| JsonError::Invalid(format!("invalid JSON: {e}")))
 }
 
+/// The prefix of the member names serde_json gives a meaning of its own.
+const SERDE_JSON_PRIVATE: &str = "$serde_json::private::";
+
 /// A JSON value read with duplicate member names refused.
 struct StrictValue(Value);
 
@@ -177,6 +180,14 @@ impl<'de> Visitor<'de> for StrictVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(name) = map.next_key::<String>()? {
+            // serde_json refuses an object with its raw-value member, and gives the others of
+            // this prefix meanings of its own: a body stored with one would not read again as
+            // it was taken. Refused at the door, as serde_json would.
+            if name.starts_with(SERDE_JSON_PRIVATE) {
+                return Err(de::Error::custom(format!(
+                    "the member name {name:?} is reserved"
+                )));
+            }
             match object.entry(name) {
                 Entry::Occupied(taken) => {
                     return Err(de::Error::custom(format!(
@@ -209,6 +220,18 @@ mod tests {
     fn duplicates_are_refused_at_any_depth() {
         assert!(detail(r#"{"id":"a","id":"b"}"#).contains("duplicate member \"id\""));
         assert!(detail(r#"{"a":[{"x":1,"x":2}]}"#).contains("duplicate member \"x\""));
+    }
+
+    #[test]
+    fn serde_jsons_own_member_names_are_refused_at_any_depth() {
+        let raw = r#"{"$serde_json::private::RawValue":3,"StandortId":"987"}"#;
+        assert!(
+            detail(raw).contains("the member name \"$serde_json::private::RawValue\" is reserved")
+        );
+        // serde_json itself refuses it, alone or beside other members.
+        assert!(serde_json::from_str::<Value>(raw).is_err());
+        assert!(serde_json::from_str::<Value>(r#"{"$serde_json::private::RawValue":3}"#).is_err());
+        assert!(detail(r#"{"a":[{"$serde_json::private::Number":"1"}]}"#).contains("reserved"));
     }
 
     #[test]

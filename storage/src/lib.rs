@@ -40,6 +40,7 @@ pub use login_state::*;
 pub use mailbox_accounts::*;
 pub use model::*;
 pub use nodes::{host_name, NodeStatus};
+pub use packed::Packing;
 pub use postgres::{PgSettings, PgStore};
 pub use sled_store::{SledStore, DEFAULT_CACHE_CAPACITY};
 

@@ -41,6 +41,7 @@ use serde::Serialize;
 use sled::transaction::TransactionError;
 
 use crate::group_commit::Queued;
+use crate::packed::Packing;
 use crate::reopen::{Reopening, WriteFailure};
 
 const RECORD: &[u8] = b"m/";
@@ -87,6 +88,8 @@ pub enum JournalError {
 /// write, which happens by itself (see `reopen.rs`).
 pub struct Journal<T> {
     db: Arc<Reopening<Database>>,
+    /// How records and attachments are deflated.
+    packing: Packing,
     record: PhantomData<fn() -> T>,
 }
 
@@ -115,15 +118,21 @@ impl<T> PendingAppend<T> {
 }
 
 impl<T: Serialize + DeserializeOwned> Journal<T> {
-    /// Opens (or creates) the journal `name` in `dir`. [`JournalError::Locked`] while another
-    /// process has the directory open.
+    /// Opens (or creates) the journal `name` in `dir`, its values packed small.
+    /// [`JournalError::Locked`] while another process has the directory open.
     pub fn open(dir: &Path, name: &str) -> Result<Self, JournalError> {
+        Self::open_packed(dir, name, Packing::Small)
+    }
+
+    /// [`open`](Self::open), with new records and attachments packed `packing`'s way (what is
+    /// stored already reads either way).
+    pub fn open_packed(dir: &Path, name: &str, packing: Packing) -> Result<Self, JournalError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| JournalError::Backend(format!("cannot create {}: {e}", dir.display())))?;
-        let first = Database::open(dir, name)?;
+        let first = Database::open(dir, name, packing)?;
         let (dir, name) = (dir.to_path_buf(), name.to_string());
         let again = move || {
-            let open = Database::open(&dir, &name).map_err(|e| e.to_string())?;
+            let open = Database::open(&dir, &name, packing).map_err(|e| e.to_string())?;
             open.probe().map_err(|e| e.to_string())?;
             Ok(open)
         };
@@ -133,6 +142,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
                 first,
                 Box::new(again),
             )),
+            packing,
             record: PhantomData,
         })
     }
@@ -201,8 +211,10 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         indexes: &[(&str, &str)],
         groups: &[(&str, &str)],
     ) -> Result<u64, JournalError> {
-        self.append_inner(None, indexes, groups, || Ok((encode(record)?, ())))
-            .map(|(seq, ())| seq)
+        self.append_inner(None, indexes, groups, || {
+            Ok((encode(record, self.packing)?, ()))
+        })
+        .map(|(seq, ())| seq)
     }
 
     /// Like [`append_grouped`](Self::append_grouped), with `attachment` kept apart from the
@@ -216,7 +228,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         groups: &[(&str, &str)],
     ) -> Result<u64, JournalError> {
         self.append_inner(Some(attachment), indexes, groups, || {
-            Ok((encode(record)?, ()))
+            Ok((encode(record, self.packing)?, ()))
         })
         .map(|(seq, ())| seq)
     }
@@ -264,7 +276,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             groups,
             || {
                 let record = build();
-                Ok((encode(&record)?, record))
+                Ok((encode(&record, self.packing)?, record))
             },
             |seq, record| {
                 let record = record.clone();
@@ -302,7 +314,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     pub fn replace(&self, seq: u64, record: &T) -> Result<(), JournalError> {
         self.on(|db| {
             db.tree
-                .insert(record_key(seq), encode(record)?)
+                .insert(record_key(seq), encode(record, self.packing)?)
                 .map_err(backend)?;
             db.flush()
         })
@@ -318,7 +330,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         }
         let records: Vec<(u64, Vec<u8>)> = records
             .iter()
-            .map(|(seq, record)| Ok((*seq, encode(record)?)))
+            .map(|(seq, record)| Ok((*seq, encode(record, self.packing)?)))
             .collect::<Result<_, JournalError>>()?;
         let leave: Vec<Vec<u8>> = leave
             .iter()
@@ -517,10 +529,10 @@ fn decode_seq(raw: &[u8]) -> Result<u64, JournalError> {
 
 /// A record as stored: its JSON, packed (a journal is read far less often than it is written,
 /// and each record is written twice, appended and settled).
-fn encode<T: Serialize>(record: &T) -> Result<Vec<u8>, JournalError> {
+fn encode<T: Serialize>(record: &T, packing: Packing) -> Result<Vec<u8>, JournalError> {
     let json = serde_json::to_vec(record)
         .map_err(|e| JournalError::Backend(format!("cannot encode record: {e}")))?;
-    Ok(crate::packed::pack(&json))
+    Ok(packing.pack(&json))
 }
 
 /// A record from what [`encode`] stored, or from the plain JSON of a journal written before

@@ -103,6 +103,56 @@ fn records_written_before_packing_read_as_they_are() {
 }
 
 #[test]
+fn a_journal_packed_quick_writes_quick_and_reads_what_was_packed_small() {
+    let dir = tempfile::tempdir().unwrap();
+    // Text varied enough that codes fitted to it beat the fixed ones.
+    let long = |word: &str| -> String {
+        (0..400)
+            .map(|i| format!("{word}{} ", i * 7919 % 1000))
+            .collect()
+    };
+    {
+        let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+        journal
+            .append_attached(&long("small"), long("body one").as_bytes(), &[], &[])
+            .unwrap();
+    }
+    // The first deflate block's type: 0b10 for codes fitted to the value, 0b01 for the fixed
+    // ones the quick level writes (bits 1 and 2 of the byte after the two-byte header).
+    let block_type = |journal: &Journal<String>, key: Vec<u8>| {
+        let stored = journal.on(|db| db.tree.get(key).map_err(backend));
+        let stored = stored.unwrap().unwrap();
+        assert_eq!(stored[..2], [0, 1], "packed");
+        (stored[2] >> 1) & 0b11
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let journal: Journal<String> = loop {
+        match Journal::open_packed(dir.path(), "j", Packing::Quick) {
+            Err(JournalError::Locked(_)) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            result => break result.unwrap(),
+        }
+    };
+    journal
+        .append_attached(&long("quick"), long("body two").as_bytes(), &[], &[])
+        .unwrap();
+    assert_eq!(block_type(&journal, record_key(0)), 0b10);
+    assert_eq!(block_type(&journal, attachment_key(0)), 0b10);
+    assert_eq!(block_type(&journal, record_key(1)), 0b01);
+    assert_eq!(block_type(&journal, attachment_key(1)), 0b01);
+    assert_eq!(journal.all().unwrap(), vec![long("small"), long("quick")]);
+    assert_eq!(
+        journal.attachment(0).unwrap(),
+        Some(long("body one").into_bytes())
+    );
+    assert_eq!(
+        journal.attachment(1).unwrap(),
+        Some(long("body two").into_bytes())
+    );
+}
+
+#[test]
 fn concurrent_appends_get_every_number_once() {
     let dir = tempfile::tempdir().unwrap();
     let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();

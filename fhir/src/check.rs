@@ -6,11 +6,9 @@
 //! Reasons name elements and profiles and quote at most ids (cut short), never what the
 //! notification says about anyone, so that they can be logged and shown.
 
-use serde::Deserialize;
-use serde_json::Value;
-
 use crate::beds::REQUIRED_LINK_IDS;
 use crate::common::*;
+use crate::outline::{EntryOutline, Outline};
 use crate::resources::*;
 
 /// The most entries a notification may have; more is refused unread.
@@ -95,27 +93,34 @@ fn refuse(reason: impl Into<String>) -> Refused {
 
 /// Checks a notification as the reporting system would.
 pub fn check(json: &[u8]) -> Result<Received, Refused> {
-    let value: Value = serde_json::from_slice(json).map_err(|e| {
+    // One pass for what the typed resources do not hold, a second straight into them: reading
+    // the body into a tree first took as long as both.
+    let outline = Outline::read(json).map_err(|e| {
         refuse(format!(
             "the body is not JSON (line {}, column {})",
             e.line(),
             e.column()
         ))
     })?;
-    if value.get("resourceType").and_then(Value::as_str) != Some("Bundle") {
+    if outline.resource_type.as_deref() != Some("Bundle") {
         return Err(refuse("resourceType must be Bundle"));
     }
-    let entries = value.get("entry").and_then(Value::as_array);
-    if entries.is_some_and(|e| e.len() > MAX_ENTRIES) {
+    let entries = outline.entries.unwrap_or_default();
+    if entries.len() > MAX_ENTRIES {
         return Err(refuse(format!(
             "Bundle.entry: more than {MAX_ENTRIES} entries"
         )));
     }
-    let bundle = match Bundle::deserialize(&value) {
+    let bundle: Bundle = match serde_json::from_slice(json) {
         Ok(bundle) => bundle,
-        // A missing element names itself; other messages may quote a value, so they do not.
+        // A missing element names itself (without the position, which tells the sender
+        // nothing more); other messages may quote a value, so they do not.
         Err(e) if e.to_string().starts_with("missing field") => {
-            return Err(refuse(format!("not a valid FHIR R4 Bundle: {e}")))
+            let message = e.to_string();
+            let message = message
+                .rsplit_once(" at line ")
+                .map_or(message.as_str(), |(message, _)| message);
+            return Err(refuse(format!("not a valid FHIR R4 Bundle: {message}")));
         }
         Err(_) => {
             return Err(refuse(
@@ -149,11 +154,7 @@ pub fn check(json: &[u8]) -> Result<Received, Refused> {
     if bundle.timestamp.is_none() {
         reasons.push("Bundle.timestamp is required".to_owned());
     }
-    check_entries(
-        &bundle,
-        entries.map_or(&[][..], Vec::as_slice),
-        &mut reasons,
-    );
+    check_entries(&bundle, &entries, &mut reasons);
 
     let mut found = Found {
         bundle: &bundle,
@@ -183,7 +184,7 @@ fn identifier(identifier: Option<&Identifier>, system: &str) -> Option<String> {
 
 /// Every entry has a resource with an id and a matching `fullUrl`, no two the same, and every
 /// `Type/id` reference anywhere in the entries names one of them.
-fn check_entries(bundle: &Bundle, raw: &[Value], reasons: &mut Vec<String>) {
+fn check_entries(bundle: &Bundle, raw: &[EntryOutline], reasons: &mut Vec<String>) {
     let mut known: Vec<String> = Vec::new();
     for (n, entry) in bundle.entry.iter().enumerate() {
         let Some(resource) = &entry.resource else {
@@ -192,13 +193,16 @@ fn check_entries(bundle: &Bundle, raw: &[Value], reasons: &mut Vec<String>) {
         };
         let Some(local) = resource.local_reference() else {
             // A resource type we do not model still needs an id to be referred to.
-            if let Some((t, Some(id))) = raw.get(n).and_then(|e| e.get("resource")).map(|r| {
-                (
-                    r.get("resourceType").and_then(Value::as_str),
-                    r.get("id").and_then(Value::as_str),
-                )
-            }) {
-                known.push(format!("{}/{id}", t.unwrap_or_default()));
+            if let Some(EntryOutline {
+                resource_type,
+                id: Some(id),
+                ..
+            }) = raw.get(n)
+            {
+                known.push(format!(
+                    "{}/{id}",
+                    resource_type.as_deref().unwrap_or_default()
+                ));
             } else {
                 reasons.push(format!("Bundle.entry[{n}].resource.id is required"));
             }
@@ -223,12 +227,7 @@ fn check_entries(bundle: &Bundle, raw: &[Value], reasons: &mut Vec<String>) {
         known.push(local);
     }
     for (n, entry) in raw.iter().enumerate() {
-        let mut references = Vec::new();
-        collect_references(
-            entry.get("resource").unwrap_or(&Value::Null),
-            &mut references,
-        );
-        for reference in references {
+        for reference in &entry.references {
             let local = !reference.contains("://") && !reference.starts_with('#');
             if local && !known.iter().any(|k| k == reference) {
                 reasons.push(format!(
@@ -246,21 +245,6 @@ fn shown(text: &str) -> String {
     match text.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
-    }
-}
-
-fn collect_references<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
-    match value {
-        Value::Object(map) => {
-            for (key, v) in map {
-                match (key.as_str(), v) {
-                    ("reference", Value::String(s)) => out.push(s),
-                    _ => collect_references(v, out),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_references(v, out)),
-        _ => {}
     }
 }
 

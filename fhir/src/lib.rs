@@ -56,6 +56,7 @@ pub mod codes;
 mod common;
 pub mod hospital;
 pub mod lab;
+mod outline;
 mod person;
 pub mod resources;
 

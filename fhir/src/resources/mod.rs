@@ -6,15 +6,17 @@
 mod clinical;
 mod datatypes;
 mod infrastructure;
+mod read;
 
 pub use clinical::*;
 pub use datatypes::*;
 pub use infrastructure::*;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-/// A resource, told apart by its `resourceType`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A resource, told apart by its `resourceType`. Read by [`read`]'s own `Deserialize` (see
+/// there); written with `resourceType` first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "resourceType")]
 pub enum Resource {
     /// `Bundle`.

@@ -10,6 +10,22 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+/// Implements `DeserializeSeed` for a visitor that takes any JSON value.
+macro_rules! read_as_any {
+    ($seed:ty, $value:ty) => {
+        impl<'de> DeserializeSeed<'de> for $seed {
+            type Value = $value;
+
+            fn deserialize<D: Deserializer<'de>>(
+                self,
+                deserializer: D,
+            ) -> Result<$value, D::Error> {
+                deserializer.deserialize_any(self)
+            }
+        }
+    };
+}
+
 /// Ignores every scalar a visitor is handed (the outline keeps none of them).
 macro_rules! scalars_ignored {
     () => {
@@ -68,13 +84,7 @@ impl Outline {
 /// Reads the top level into an [`Outline`].
 struct OutlineSeed<'a>(&'a mut Outline);
 
-impl<'de> DeserializeSeed<'de> for OutlineSeed<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
+read_as_any!(OutlineSeed<'_>, ());
 
 impl<'de> Visitor<'de> for OutlineSeed<'_> {
     type Value = ();
@@ -107,13 +117,7 @@ impl<'de> Visitor<'de> for OutlineSeed<'_> {
 /// A string, or `None` for any other value.
 struct Text;
 
-impl<'de> DeserializeSeed<'de> for Text {
-    type Value = Option<String>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
+read_as_any!(Text, Option<String>);
 
 impl<'de> Visitor<'de> for Text {
     type Value = Option<String>;
@@ -151,13 +155,7 @@ impl<'de> Visitor<'de> for Text {
 /// `entry`: an array of entries, or `None` for any other value.
 struct Entries;
 
-impl<'de> DeserializeSeed<'de> for Entries {
-    type Value = Option<Vec<EntryOutline>>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
+read_as_any!(Entries, Option<Vec<EntryOutline>>);
 
 impl<'de> Visitor<'de> for Entries {
     type Value = Option<Vec<EntryOutline>>;
@@ -187,13 +185,7 @@ impl<'de> Visitor<'de> for Entries {
 /// One entry: its `resource` read into the outline, its other members skipped.
 struct EntrySeed<'a>(&'a mut EntryOutline);
 
-impl<'de> DeserializeSeed<'de> for EntrySeed<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
+read_as_any!(EntrySeed<'_>, ());
 
 impl<'de> Visitor<'de> for EntrySeed<'_> {
     type Value = ();
@@ -225,13 +217,7 @@ impl<'de> Visitor<'de> for EntrySeed<'_> {
 /// a member given twice: the stricter reading).
 struct ResourceSeed<'a>(&'a mut EntryOutline);
 
-impl<'de> DeserializeSeed<'de> for ResourceSeed<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
+read_as_any!(ResourceSeed<'_>, ());
 
 impl<'de> Visitor<'de> for ResourceSeed<'_> {
     type Value = ();
@@ -263,13 +249,7 @@ impl<'de> Visitor<'de> for ResourceSeed<'_> {
 /// Any value, its `reference` members collected at any depth.
 struct References<'a>(&'a mut Vec<String>);
 
-impl<'de> DeserializeSeed<'de> for References<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
+read_as_any!(References<'_>, ());
 
 impl<'de> Visitor<'de> for References<'_> {
     type Value = ();
@@ -300,13 +280,7 @@ impl<'de> Visitor<'de> for References<'_> {
 /// The value of a `reference` member: kept when it is a string, searched further otherwise.
 struct Reference<'a>(&'a mut Vec<String>);
 
-impl<'de> DeserializeSeed<'de> for Reference<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
+read_as_any!(Reference<'_>, ());
 
 impl<'de> Visitor<'de> for Reference<'_> {
     type Value = ();

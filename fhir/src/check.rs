@@ -96,11 +96,17 @@ pub fn check(json: &[u8]) -> Result<Received, Refused> {
     // One pass for what the typed resources do not hold, a second straight into them: reading
     // the body into a tree first took as long as both.
     let outline = Outline::read(json).map_err(|e| {
-        refuse(format!(
-            "the body is not JSON (line {}, column {})",
-            e.line(),
-            e.column()
-        ))
+        let (line, column) = (e.line(), e.column());
+        match e.is_data() {
+            // A member named twice or a reserved name: the outline's message says which.
+            true => refuse(format!(
+                "{} (line {line}, column {column})",
+                without_position(&e)
+            )),
+            false => refuse(format!(
+                "the body is not JSON (line {line}, column {column})"
+            )),
+        }
     })?;
     if outline.resource_type.as_deref() != Some("Bundle") {
         return Err(refuse("resourceType must be Bundle"));
@@ -116,11 +122,10 @@ pub fn check(json: &[u8]) -> Result<Received, Refused> {
         // A missing element names itself (without the position, which tells the sender
         // nothing more); other messages may quote a value, so they do not.
         Err(e) if e.to_string().starts_with("missing field") => {
-            let message = e.to_string();
-            let message = message
-                .rsplit_once(" at line ")
-                .map_or(message.as_str(), |(message, _)| message);
-            return Err(refuse(format!("not a valid FHIR R4 Bundle: {message}")));
+            return Err(refuse(format!(
+                "not a valid FHIR R4 Bundle: {}",
+                without_position(&e)
+            )));
         }
         Err(_) => {
             return Err(refuse(
@@ -172,6 +177,15 @@ pub fn check(json: &[u8]) -> Result<Received, Refused> {
         _ => Err(Refused {
             reasons: found.reasons,
         }),
+    }
+}
+
+/// serde_json's message without the position it appends (" at line … column …").
+fn without_position(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    match message.rsplit_once(" at line ") {
+        Some((message, _)) => message.to_owned(),
+        None => message,
     }
 }
 

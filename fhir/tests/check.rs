@@ -113,6 +113,58 @@ fn the_demis_examples_pass() {
 }
 
 #[test]
+fn what_is_not_json_is_refused_also_in_a_member_the_checks_do_not_read() {
+    // A valid notification with one member no check reads, holding what JSON does not allow.
+    let valid = serde_json::to_string(&laboratory_json()).unwrap();
+    assert!(check(valid.as_bytes()).is_ok());
+    for odd in [r#""\udc00""#, "1e400"] {
+        let body = format!(r#"{{"link":{odd},{}"#, &valid[1..]);
+        let reasons = check(body.as_bytes()).unwrap_err().reasons;
+        assert!(
+            reasons.len() == 1 && reasons[0].starts_with("the body is not JSON (line 1, column "),
+            "{odd}: {reasons:?}"
+        );
+    }
+    let mut raw = format!(r#"{{"link":"x{}"#, &valid[1..]).into_bytes();
+    raw[9] = 0xff;
+    let reasons = check(&raw).unwrap_err().reasons;
+    assert_eq!(reasons, ["the body is not JSON (line 1, column 10)"]);
+}
+
+#[test]
+fn a_member_named_twice_in_one_object_is_refused_with_its_name() {
+    let valid = serde_json::to_string(&laboratory_json()).unwrap();
+    // The bundle's type twice: a tree kept the last, a typed reading refused it.
+    let body = format!(r#"{{"type":"document",{}"#, &valid[1..]);
+    let reasons = check(body.as_bytes()).unwrap_err().reasons;
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(
+        reasons[0]
+            .starts_with(r#"the member "type" is named twice in one object (line 1, column "#),
+        "{reasons:?}"
+    );
+    // A second resourceType in a resource: one reading saw a Patient, another an Organization.
+    let body = valid.replacen(
+        r#""resourceType":"Patient","#,
+        r#""resourceType":"Patient","resourceType":"Organization","#,
+        1,
+    );
+    assert_ne!(body, valid);
+    let reasons = check(body.as_bytes()).unwrap_err().reasons;
+    assert!(
+        reasons[0].contains(r#"the member "resourceType" is named twice"#),
+        "{reasons:?}"
+    );
+    // serde_json's reserved names would be unwrapped by a tree: refused.
+    let body = format!(
+        r#"{{"link":{{"$serde_json::private::RawValue":"1"}},{}"#,
+        &valid[1..]
+    );
+    let reasons = check(body.as_bytes()).unwrap_err().reasons;
+    assert!(reasons[0].contains("is reserved"), "{reasons:?}");
+}
+
+#[test]
 fn what_is_not_a_bundle_is_refused() {
     assert_eq!(
         check(b"{\"resourceType\": \"Bundle\",")

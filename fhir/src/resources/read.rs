@@ -4,7 +4,9 @@
 //!
 //! serde's own reading of an internally tagged enum first copies every member of the resource,
 //! nested ones included, into a buffer, because the tag may come last. For a notification that
-//! doubled the time to read it.
+//! doubled the time to read it. A second `resourceType` after the first is read over like any
+//! member the type does not have; the reporting system's checks refuse a member named twice
+//! before reading the resources (`crate::outline`).
 
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};

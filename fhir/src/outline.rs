@@ -234,6 +234,21 @@ impl<'de> Visitor<'de> for Text<'_> {
     }
 }
 
+/// Reads an object's members: each one `read` takes (answering `true`) its way, every other one
+/// read over.
+fn members<'de, A: MapAccess<'de>>(
+    mut map: A,
+    mut read: impl FnMut(&str, &mut A) -> Result<bool, A::Error>,
+) -> Result<(), A::Error> {
+    let mut names = Names::default();
+    while let Some(name) = names.next(&mut map)? {
+        if !read(&name, &mut map)? {
+            map.next_value_seed(Walk(None))?;
+        }
+    }
+    Ok(())
+}
+
 /// The top level into an [`Outline`].
 struct Top<'a>(&'a mut Outline);
 
@@ -248,16 +263,15 @@ impl<'de> Visitor<'de> for Top<'_> {
         Walk(None).visit_seq(seq)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut names = Names::default();
-        while let Some(name) = names.next(&mut map)? {
-            match name.as_ref() {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        members(map, |name, map| {
+            match name {
                 "resourceType" => self.0.resource_type = map.next_value_seed(Text(None))?,
                 "entry" => self.0.entries = map.next_value_seed(Entries)?,
-                _ => map.next_value_seed(Walk(None))?,
+                _ => return Ok(false),
             }
-        }
-        Ok(())
+            Ok(true)
+        })
     }
 }
 
@@ -307,15 +321,11 @@ impl<'de> Visitor<'de> for Entry<'_> {
         Walk(None).visit_seq(seq)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut names = Names::default();
-        while let Some(name) = names.next(&mut map)? {
-            match name.as_ref() {
-                "resource" => map.next_value_seed(Resource(&mut *self.0))?,
-                _ => map.next_value_seed(Walk(None))?,
-            }
-        }
-        Ok(())
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        members(map, |name, map| match name {
+            "resource" => map.next_value_seed(Resource(&mut *self.0)).map(|()| true),
+            _ => Ok(false),
+        })
     }
 }
 

@@ -254,7 +254,7 @@ fn check_entries(bundle: &Bundle, raw: &[EntryOutline], reasons: &mut Vec<String
 }
 
 /// An id or link id of the sender's, cut so that a forged one cannot grow the answer.
-fn shown(text: &str) -> String {
+pub(crate) fn shown(text: &str) -> String {
     const MAX: usize = 80;
     match text.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}…", &text[..cut]),

@@ -14,7 +14,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::check::MAX_ENTRIES;
+use crate::check::{shown, MAX_ENTRIES};
 
 /// The prefix of serde_json's own member names.
 const RESERVED: &str = "$serde_json::private::";
@@ -124,13 +124,6 @@ impl<'de> Names<'de> {
         self.0.push(name.clone());
         Ok(Some(name))
     }
-}
-
-/// A name as the sender wrote it, cut so that a forged one cannot grow the refusal.
-fn shown(name: &str) -> &str {
-    name.char_indices()
-        .nth(80)
-        .map_or(name, |(cut, _)| &name[..cut])
 }
 
 /// A member's name, borrowed from the body unless it has escapes.

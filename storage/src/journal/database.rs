@@ -22,8 +22,6 @@ pub(super) struct Database {
     /// that numbers are taken in order and never twice; changes commit in the order they were
     /// queued. A change that fails leaves its numbers unused.
     pub(super) next: Mutex<Next>,
-    /// How attachments are deflated (records are packed by the journal, the same way).
-    pub(super) packing: Packing,
 }
 
 /// See [`Journal::next_seq`] and [`Journal::next_feed_position`].
@@ -40,7 +38,7 @@ impl crate::reopen::WriteFailure for Database {
 
 impl Database {
     /// Opens the journal database in `dir` with its tree `name`, its numbering read from it.
-    pub(super) fn open(dir: &Path, name: &str, packing: Packing) -> Result<Database, JournalError> {
+    pub(super) fn open(dir: &Path, name: &str) -> Result<Database, JournalError> {
         let db = sled_gate::open(dir, CACHE_CAPACITY).map_err(|e| open_error(dir, e))?;
         let tree = db.open_tree(name).map_err(backend)?;
         let next = Next {
@@ -52,7 +50,6 @@ impl Database {
                 .map_err(|e| JournalError::Backend(format!("cannot start committing: {e}")))?,
             tree,
             next: Mutex::new(next),
-            packing,
         })
     }
 
@@ -75,17 +72,16 @@ impl Database {
 
     /// Queues the record `encoded` gives, encoding it under the numbering lock, for the next
     /// round of the committing thread, with the after-commit step `then` makes of its number and
-    /// what `encoded` built.
+    /// what `encoded` built. `attachment` comes packed: deflating it, the slow part of an append,
+    /// is done before the lock.
     pub(super) fn queue_append<R>(
         &self,
-        attachment: Option<&[u8]>,
+        attachment: Option<Vec<u8>>,
         indexes: &[(&str, &str)],
         groups: &[(&str, &str)],
         encoded: impl FnOnce() -> Result<(Vec<u8>, R), JournalError>,
         then: impl FnOnce(u64, &R) -> Option<AfterCommit>,
     ) -> Result<(Queued<u64, JournalError>, R), JournalError> {
-        // The attachment is packed before the lock: deflating it is the slow part of an append.
-        let attachment = attachment.map(|bytes| self.packing.pack(bytes));
         let indexes: Vec<(Vec<u8>, String)> = indexes
             .iter()
             .map(|(index, key)| (index_key(index, key), format!("{index} {key}")))

@@ -129,10 +129,10 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     pub fn open_packed(dir: &Path, name: &str, packing: Packing) -> Result<Self, JournalError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| JournalError::Backend(format!("cannot create {}: {e}", dir.display())))?;
-        let first = Database::open(dir, name, packing)?;
+        let first = Database::open(dir, name)?;
         let (dir, name) = (dir.to_path_buf(), name.to_string());
         let again = move || {
-            let open = Database::open(&dir, &name, packing).map_err(|e| e.to_string())?;
+            let open = Database::open(&dir, &name).map_err(|e| e.to_string())?;
             open.probe().map_err(|e| e.to_string())?;
             Ok(open)
         };
@@ -271,7 +271,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             .current()
             .map_err(|failure| JournalError::Unavailable(failure.reason))?;
         let (queued, record) = open.queue_append(
-            Some(attachment),
+            Some(self.packing.pack(attachment)),
             indexes,
             groups,
             || {
@@ -300,6 +300,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         groups: &[(&str, &str)],
         encoded: impl FnOnce() -> Result<(Vec<u8>, R), JournalError>,
     ) -> Result<(u64, R), JournalError> {
+        let attachment = attachment.map(|bytes| self.packing.pack(bytes));
         self.on(|db| {
             let (queued, built) =
                 db.queue_append(attachment, indexes, groups, encoded, |_, _| None)?;

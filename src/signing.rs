@@ -1,6 +1,7 @@
 //! Signatures on delivered messages: the API user's deposited seal when there is one, otherwise
 //! the end user's signature act from the form, attested with the portal's own key; messages that
-//! need no personal signature are signed by the portal as their sender.
+//! need no personal signature are signed by the portal as their sender, and those whose sender
+//! the authority knows by its certificate are not signed.
 
 use std::sync::Arc;
 
@@ -61,10 +62,16 @@ impl MessageSigner for Signer {
             .as_ref()
             .and_then(|content| self.module.form_for(content))
             .map(|form| form.signature);
-        // A message that needs no personal signature is the portal's to sign, whether or not
-        // the API user has a seal: it is not the user's declaration.
-        if rule == Some(SignatureRule::Portal) {
-            return Ok(Some(self.portal_signature(body, "portal", "meldewerk")));
+        match rule {
+            // A message that needs no personal signature is the portal's to sign, whether or
+            // not the API user has a seal: it is not the user's declaration.
+            Some(SignatureRule::Portal) => {
+                return Ok(Some(self.portal_signature(body, "portal", "meldewerk")))
+            }
+            // Nor is a message whose sender the authority knows by its certificate; and since
+            // it takes no signature, none is made.
+            Some(SignatureRule::SenderCertificate) => return Ok(None),
+            Some(SignatureRule::SealOrEndUser) | None => {}
         }
         let owner = self
             .store
@@ -93,18 +100,8 @@ impl MessageSigner for Signer {
                 &signature.name,
             )));
         }
-        let rule = report
-            .submission
-            .as_ref()
-            .and_then(|content| self.module.form_for(content))
-            .map(|form| form.signature);
-        match rule {
-            Some(SignatureRule::Portal) => {
-                Ok(Some(self.portal_signature(body, "portal", "meldewerk")))
-            }
-            _ => Err(BuildError(
-                "neither a seal nor a signature is present; the report cannot be sent".into(),
-            )),
-        }
+        Err(BuildError(
+            "neither a seal nor a signature is present; the report cannot be sent".into(),
+        ))
     }
 }

@@ -54,6 +54,12 @@ fn a_success_is_read_with_peek_then_consumed_once_then_410() {
         ]
     );
     assert_registered_once_and_valid(&server, &id, "Norovirus");
+    // The reporting system knows the laboratory by its certificate: the message is not signed.
+    let message = server.admin_get(&format!(
+        "/admin/api/v1/reports/labreport/{id}/message?user={USER}"
+    ));
+    assert_eq!(message.status(), 200);
+    assert!(message.headers().get("x-signature-kind").is_none());
     assert_eq!(peeked["reportId"], "lab-r-1");
     assert_eq!(peeked["module"], "labreport");
     assert_eq!(peeked["diseaseCode"], "Norovirus");

@@ -299,6 +299,11 @@ pub enum SignatureRule {
     SealOrEndUser,
     /// A message that needs no personal signature: the portal signs it as sender.
     Portal,
+    /// A message whose authority knows the sender by the certificate its transport presents
+    /// (the reporting system: the facility's client certificate). It carries no signature:
+    /// there is no place for one in what the authority takes, so signing would be work for
+    /// nobody.
+    SenderCertificate,
 }
 
 /// A problem found before dispatch, shown next to its field or above the form.

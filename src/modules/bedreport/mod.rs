@@ -28,10 +28,11 @@ use content::{missing, Bettenbelegung};
 /// The name of the form, and of every bed occupancy report in results (`formName`).
 const FORM_NAME: &str = "Bettenbelegung";
 
+/// One form, unsigned: the reporting system knows the hospital by its certificate.
 static FORMS: [Form; 1] = [Form::new(
     "/bedreport/pm/De/Bettenbelegung",
     "Bettenbelegung",
-    SignatureRule::Portal,
+    SignatureRule::SenderCertificate,
 )
 .report_type("Bericht (Krankenhausbettenbelegungsstatistik)")];
 

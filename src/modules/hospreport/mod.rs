@@ -42,12 +42,12 @@ const DISEASE_CODE: &str = "COVID-19";
 /// What results say the report was (`description`).
 const DESCRIPTION: &str = "Hospitalisierungsmeldung COVID-19 (§ 6 Abs. 1 IfSG)";
 
-/// One form; the portal signs as sender, since the reporting system knows the facility by its
-/// certificate and the physician is content, not a signatory (spec/02 §5).
+/// One form, unsigned: the reporting system knows the facility by its certificate, and the
+/// physician is content, not a signatory (spec/02 §5).
 static FORMS: [Form; 1] = [Form::new(
     FORM_PATH,
     "Hospitalisierungsmeldung",
-    SignatureRule::Portal,
+    SignatureRule::SenderCertificate,
 )
 .report_type(DESCRIPTION)];
 

@@ -60,12 +60,12 @@ const TITLES: [&str; 4] = [
     "Erregernachweis SARS-CoV-2",
 ];
 
-/// One form per disease. The portal signs as sender: the reporting system attributes each
-/// notification to the facility through its certificate, and the report names its reporting
-/// person (spec/02 §5); no personal signature is asked of the end user.
+/// One form per disease, unsigned: the reporting system attributes each notification to the
+/// facility through its certificate, and the report names its reporting person (spec/02 §5); no
+/// personal signature is asked of the end user.
 static FORMS: LazyLock<[Form; 4]> = LazyLock::new(|| {
     std::array::from_fn(|i| {
-        Form::new(FORM_PATHS[i], TITLES[i], SignatureRule::Portal)
+        Form::new(FORM_PATHS[i], TITLES[i], SignatureRule::SenderCertificate)
             .report_type("Erregernachweismeldung (§ 7 IfSG)")
             .with_own_fields(fields::FINDINGS[i])
     })

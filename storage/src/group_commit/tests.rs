@@ -202,3 +202,33 @@ fn dropping_it_ends_the_thread_and_closes_the_database() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// sled's copy writes blind (`insert_blind`, `remove_blind`, see `vendor/sled/MELDEWERK.md`):
+/// the transaction's own reads see such writes, and they commit as `insert` and `remove` do.
+#[tokio::test]
+async fn blind_writes_are_read_back_in_their_transaction_and_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let tree = db.open_tree("t").unwrap();
+    tree.insert("gone", "old").unwrap();
+    tree.insert("kept", "old").unwrap();
+    let committer = start(&db);
+    let seen = committer
+        .commit(
+            |trees| {
+                let t = &trees[0];
+                t.insert_blind("kept", "new")?;
+                t.insert_blind("added", "new")?;
+                t.remove_blind("gone")?;
+                Ok((t.get("kept")?, t.get("added")?, t.get("gone")?))
+            },
+            || {},
+        )
+        .await
+        .unwrap();
+    let new = Some(sled::IVec::from("new"));
+    assert_eq!(seen, (new.clone(), new.clone(), None));
+    assert_eq!(tree.get("kept").unwrap(), new);
+    assert_eq!(tree.get("added").unwrap(), new);
+    assert_eq!(tree.get("gone").unwrap(), None);
+}

@@ -106,14 +106,17 @@ impl Database {
                                 what.clone(),
                             )));
                         }
-                        tree.insert(key.as_slice(), &seq.to_be_bytes()[..])?;
+                        tree.insert_blind(key.as_slice(), &seq.to_be_bytes()[..])?;
                     }
-                    tree.insert(record_key(seq), record.as_slice())?;
+                    tree.insert_blind(record_key(seq), record.as_slice())?;
                     if let Some(attachment) = &attachment {
-                        tree.insert(attachment_key(seq), attachment.as_slice())?;
+                        tree.insert_blind(attachment_key(seq), attachment.as_slice())?;
                     }
                     for prefix in &groups {
-                        tree.insert([prefix.as_slice(), &seq.to_be_bytes()].concat(), &[][..])?;
+                        tree.insert_blind(
+                            [prefix.as_slice(), &seq.to_be_bytes()].concat(),
+                            &[][..],
+                        )?;
                     }
                     Ok(seq)
                 },

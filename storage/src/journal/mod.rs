@@ -346,10 +346,13 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
                     let tree = &trees[0];
                     for (position, (seq, record)) in (first..).zip(&records) {
                         let seq_bytes = seq.to_be_bytes();
-                        tree.insert(record_key(*seq), record.as_slice())?;
-                        tree.insert([FEED, &position.to_be_bytes()].concat(), &seq_bytes[..])?;
+                        tree.insert_blind(record_key(*seq), record.as_slice())?;
+                        tree.insert_blind(
+                            [FEED, &position.to_be_bytes()].concat(),
+                            &seq_bytes[..],
+                        )?;
                         for prefix in &leave {
-                            tree.remove([prefix.as_slice(), &seq_bytes].concat())?;
+                            tree.remove_blind([prefix.as_slice(), &seq_bytes].concat())?;
                         }
                     }
                     Ok(())

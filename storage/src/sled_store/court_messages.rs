@@ -133,14 +133,14 @@ fn stored(messages: &TransactionalTree, id: u64) -> TxResult<Option<CourtMessage
 }
 
 fn put(messages: &TransactionalTree, message: &CourtMessage) -> TxResult<()> {
-    messages.insert(&id_key(message.id), in_tx(encode(message))?)?;
+    messages.insert_blind(&id_key(message.id), in_tx(encode(message))?)?;
     Ok(())
 }
 
 /// Takes `message` out of the hydration queue if it is in it (waiting).
 fn leave_queue(waiting: &TransactionalTree, message: &CourtMessage) -> TxResult<()> {
     if let Hydration::Waiting { due_at, .. } = &message.hydration {
-        waiting.remove(&waiting_key(*due_at, message.id))?;
+        waiting.remove_blind(&waiting_key(*due_at, message.id))?;
     }
     Ok(())
 }
@@ -205,20 +205,20 @@ impl Engine {
                     last = id;
                     let message = CourtMessage::indexed(id, account, safe_id, listed, now);
                     put(messages, &message)?;
-                    ids.insert(id_key_bytes.as_slice(), &id_key(id))?;
-                    by_account.insert(&by_account_key(account, id), &[])?;
-                    live.insert(&by_account_key(account, id), &[])?;
-                    waiting.insert(&waiting_key(now, id), &[])?;
+                    ids.insert_blind(id_key_bytes.as_slice(), &id_key(id))?;
+                    by_account.insert_blind(&by_account_key(account, id), &[])?;
+                    live.insert_blind(&by_account_key(account, id), &[])?;
+                    waiting.insert_blind(&waiting_key(now, id), &[])?;
                     new.push(message);
                 }
                 if !new.is_empty() {
-                    ids.insert(LAST_ID, &id_key(last))?;
+                    ids.insert_blind(LAST_ID, &id_key(last))?;
                     changed = true;
                 }
                 if let Some(cursor) = &cursor {
                     let key = account_key(account);
                     if cursors.get(key)?.as_deref() != Some(cursor.as_bytes()) {
-                        cursors.insert(&key, cursor.as_bytes())?;
+                        cursors.insert_blind(&key, cursor.as_bytes())?;
                         changed = true;
                     }
                 }
@@ -276,10 +276,10 @@ impl Engine {
                 leave_queue(waiting, &message)?;
                 message.apply_hydration(&outcome, job_id, now);
                 if let Hydration::Waiting { due_at, .. } = &message.hydration {
-                    waiting.insert(&waiting_key(*due_at, id), &[])?;
+                    waiting.insert_blind(&waiting_key(*due_at, id), &[])?;
                 }
                 if let Some(job) = &message.job_id {
-                    by_job.insert(by_job_key(job, id), &[])?;
+                    by_job.insert_blind(by_job_key(job, id), &[])?;
                 }
                 put(messages, &message)?;
                 Ok(Some(message))
@@ -311,9 +311,9 @@ impl Engine {
                     return Ok(CourtMessageDeleted::AlreadyDeleted(message));
                 }
                 leave_queue(waiting, &message)?;
-                live.remove(&by_account_key(message.account, id))?;
+                live.remove_blind(&by_account_key(message.account, id))?;
                 if let Some(job) = &message.job_id {
-                    by_job.remove(by_job_key(job, id))?;
+                    by_job.remove_blind(by_job_key(job, id))?;
                 }
                 message.deleted = Some(Deletion {
                     at: now,
@@ -342,7 +342,7 @@ impl Engine {
                 if references.get(&key)?.is_some() {
                     return Ok(false);
                 }
-                references.insert(key.as_slice(), job_id.as_bytes())?;
+                references.insert_blind(key.as_slice(), job_id.as_bytes())?;
                 Ok(true)
             })
             .map_err(tx_error)?;

@@ -104,19 +104,19 @@ impl Trees<'_> {
     ) -> TxResult<FinishedReport> {
         if let Outcome::Success { .. } = decided.outcome {
             self.receipts
-                .insert(report_key.as_slice(), decided.packed_receipt)?;
+                .insert_blind(report_key.as_slice(), decided.packed_receipt)?;
         }
         report.finish(decided.outcome, at);
         self.reports
-            .insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+            .insert_blind(report_key.as_slice(), in_tx(encode(&report))?)?;
         // The retention sweep finds the report through this entry.
         self.finished
-            .insert(keys::finished(&report.key, at), &[][..])?;
-        self.outbox.remove(&key)?;
-        self.by_id.remove(&keys::job_id(stored.id)[..])?;
+            .insert_blind(keys::finished(&report.key, at), &[][..])?;
+        self.outbox.remove_blind(&key)?;
+        self.by_id.remove_blind(&keys::job_id(stored.id)[..])?;
         if let Some(message) = &report.message {
             self.awaiting
-                .remove(keys::awaiting(&message.message_uuid))?;
+                .remove_blind(keys::awaiting(&message.message_uuid))?;
         }
         Ok(FinishedReport::of(report, stored.id))
     }
@@ -143,9 +143,9 @@ fn store_message(
         ));
     }
     report.message = Some(payload::message_state(message));
-    reports.insert(report_key, in_tx(encode(&report))?)?;
-    messages.insert(report_key, packed_body)?;
-    awaiting.insert(
+    reports.insert_blind(report_key, in_tx(encode(&report))?)?;
+    messages.insert_blind(report_key, packed_body)?;
+    awaiting.insert_blind(
         keys::awaiting(&message.message_uuid),
         &keys::job_id(job.id)[..],
     )?;
@@ -222,7 +222,7 @@ impl Engine {
             // reference; the acknowledgement finds it by its UUID either way.
             report.note_delivery((&transport, transport_ref.clone(), delivered_at));
             t.reports
-                .insert(report_key.as_slice(), in_tx(encode(&report))?)?;
+                .insert_blind(report_key.as_slice(), in_tx(encode(&report))?)?;
             // Same id, new kind: the job keeps its identity across the two phases.
             let waiting = stored.awaiting_ack(resend_at);
             put_job(t.outbox, t.outbox_by_id, &key, &waiting)
@@ -372,7 +372,7 @@ impl Engine {
                         finished.push(report);
                     }
                     if let Some(cursor) = &cursor {
-                        cursors.insert(transport.as_bytes(), cursor.as_bytes())?;
+                        cursors.insert_blind(transport.as_bytes(), cursor.as_bytes())?;
                     }
                     Ok(finished)
                 },

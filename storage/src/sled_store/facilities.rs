@@ -26,7 +26,7 @@ impl Engine {
                 if let Some(old) = &old {
                     stored.created_at = old.created_at;
                 }
-                tree.insert(key.as_slice(), in_tx(encode(&stored))?)?;
+                tree.insert_blind(key.as_slice(), in_tx(encode(&stored))?)?;
                 Ok(old.map(|old| old.created_at))
             })
             .map_err(tx_error)?;
@@ -91,9 +91,9 @@ impl Engine {
         self.customer_scopes
             .gated_transaction(|tree| -> TxResult<()> {
                 if scope.iks.is_empty() {
-                    tree.remove(key)?;
+                    tree.remove_blind(key)?;
                 } else {
-                    tree.insert(key, value.as_slice())?;
+                    tree.insert_blind(key, value.as_slice())?;
                 }
                 Ok(())
             })

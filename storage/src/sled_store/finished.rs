@@ -159,7 +159,7 @@ impl Engine {
                                 Expiry::Stale => removed += 1,
                                 Expiry::NotYet => continue,
                             }
-                            finished.remove(entry)?;
+                            finished.remove_blind(entry)?;
                         }
                         Ok((count, removed))
                     },
@@ -207,7 +207,7 @@ fn expire_one(
     report.message = None;
     report.receipt = None;
     report.expired_at = Some(now);
-    reports.insert(key, in_tx(super::encode(&report))?)?;
-    pending.remove(key)?;
+    reports.insert_blind(key, in_tx(super::encode(&report))?)?;
+    pending.remove_blind(key)?;
     Ok(Expiry::Expired)
 }

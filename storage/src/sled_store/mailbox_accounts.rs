@@ -56,9 +56,9 @@ fn put_set<T: serde::Serialize>(
     set: &BTreeSet<T>,
 ) -> TxResult<()> {
     if set.is_empty() {
-        tree.remove(key)?;
+        tree.remove_blind(key)?;
     } else {
-        tree.insert(key, in_tx(encode(set))?)?;
+        tree.insert_blind(key, in_tx(encode(set))?)?;
     }
     Ok(())
 }
@@ -86,7 +86,7 @@ pub(super) fn drop_user_grants(
         users.remove(user);
         put_set(account_users, &key, &users)?;
     }
-    user_accounts.remove(user.as_bytes())?;
+    user_accounts.remove_blind(user.as_bytes())?;
     Ok(())
 }
 
@@ -118,11 +118,11 @@ impl Engine {
                     stored.created_at = old.created_at;
                     let old_folded = old.safe_id.folded();
                     if old_folded != folded {
-                        safe_ids.remove(old_folded.as_bytes())?;
+                        safe_ids.remove_blind(old_folded.as_bytes())?;
                     }
                 }
-                safe_ids.insert(folded.as_bytes(), &key)?;
-                accounts.insert(&key, in_tx(encode(&stored))?)?;
+                safe_ids.insert_blind(folded.as_bytes(), &key)?;
+                accounts.insert_blind(&key, in_tx(encode(&stored))?)?;
                 Ok(old.map(|old| old.created_at))
             })
             .map_err(tx_error)?;
@@ -203,8 +203,8 @@ impl Engine {
                     )));
                 }
                 let account: MailboxAccount = in_tx(decode(&what, &bytes))?;
-                safe_ids.remove(account.safe_id.folded().as_bytes())?;
-                accounts.remove(&key)?;
+                safe_ids.remove_blind(account.safe_id.folded().as_bytes())?;
+                accounts.remove_blind(&key)?;
                 Ok(true)
             })
             .map_err(tx_error)?;

@@ -431,9 +431,9 @@ fn put_job(
 ) -> TxResult<()> {
     let new_key = keys::outbox(job);
     if old_key.as_ref() != new_key.as_slice() {
-        outbox.remove(old_key)?;
-        by_id.insert(&keys::job_id(job.id)[..], &new_key[..])?;
+        outbox.remove_blind(old_key)?;
+        by_id.insert_blind(&keys::job_id(job.id)[..], &new_key[..])?;
     }
-    outbox.insert(&new_key[..], in_tx(encode(job))?)?;
+    outbox.insert_blind(&new_key[..], in_tx(encode(job))?)?;
     Ok(())
 }

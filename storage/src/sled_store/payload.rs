@@ -99,9 +99,9 @@ pub(super) fn remove_parts(
     [submissions, messages, receipts]: [&TransactionalTree; 3],
     key: &[u8],
 ) -> TxResult<()> {
-    submissions.remove(key)?;
-    messages.remove(key)?;
-    receipts.remove(key)?;
+    submissions.remove_blind(key)?;
+    messages.remove_blind(key)?;
+    receipts.remove_blind(key)?;
     Ok(())
 }
 

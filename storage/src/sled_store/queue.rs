@@ -111,8 +111,8 @@ impl Engine {
                             let lane = if key.len() == 17 { key[0] } else { 0 };
                             let rekeyed = [&[lane, 0][..], due_and_id].concat();
                             let value = outbox.remove(key)?.unwrap_or_default();
-                            outbox.insert(rekeyed.as_slice(), value)?;
-                            by_id.insert(&due_and_id[8..], rekeyed.as_slice())?;
+                            outbox.insert_blind(rekeyed.as_slice(), value)?;
+                            by_id.insert_blind(&due_and_id[8..], rekeyed.as_slice())?;
                         }
                     }
                 }

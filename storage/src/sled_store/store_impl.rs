@@ -111,19 +111,24 @@ impl Store for Engine {
                 return abort(StoreError::Conflict(what.clone()));
             }
             t.reports
-                .insert(report_key.as_slice(), report_value.as_slice())?;
+                .insert_blind(report_key.as_slice(), report_value.as_slice())?;
             if let Some(submission) = &submission {
                 t.submissions
-                    .insert(report_key.as_slice(), submission.as_slice())?;
+                    .insert_blind(report_key.as_slice(), submission.as_slice())?;
             }
             if let Some((awaiting, body)) = &message {
-                t.messages.insert(report_key.as_slice(), body.as_slice())?;
-                t.awaiting.insert(awaiting.as_slice(), &job_id_key[..])?;
+                t.messages
+                    .insert_blind(report_key.as_slice(), body.as_slice())?;
+                t.awaiting
+                    .insert_blind(awaiting.as_slice(), &job_id_key[..])?;
             }
-            t.pending.insert(report_key.as_slice(), &[][..])?;
-            t.reports_by_id.insert(by_id_key.as_slice(), &[][..])?;
-            t.outbox.insert(&outbox_key[..], job_value.as_slice())?;
-            t.outbox_by_id.insert(&job_id_key[..], &outbox_key[..])?;
+            t.pending.insert_blind(report_key.as_slice(), &[][..])?;
+            t.reports_by_id
+                .insert_blind(by_id_key.as_slice(), &[][..])?;
+            t.outbox
+                .insert_blind(&outbox_key[..], job_value.as_slice())?;
+            t.outbox_by_id
+                .insert_blind(&job_id_key[..], &outbox_key[..])?;
             Ok(())
         })
         .await?;
@@ -165,8 +170,8 @@ impl Store for Engine {
                     return Ok((Consumed::Result(ReportResult::from(&report)), false));
                 }
                 report.polled = true;
-                reports.insert(report_key.as_slice(), in_tx(encode(&report))?)?;
-                pending.remove(report_key.as_slice())?;
+                reports.insert_blind(report_key.as_slice(), in_tx(encode(&report))?)?;
+                pending.remove_blind(report_key.as_slice())?;
                 // The answer carries the receipt; the state written above does not.
                 let result = payload::result(receipts, &self.receipt_cache, &report_key, &report)?;
                 Ok((Consumed::Result(result), true))

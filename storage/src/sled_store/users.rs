@@ -37,8 +37,8 @@ impl Engine {
                         user.memento_key.key_id
                     )));
                 }
-                users.insert(name, value.as_slice())?;
-                key_ids.insert(key_id, name)?;
+                users.insert_blind(name, value.as_slice())?;
+                key_ids.insert_blind(key_id, name)?;
                 Ok(())
             })
             .map_err(tx_error)?;
@@ -66,11 +66,11 @@ impl Engine {
                     }
                     // Only drop the index entry if it is ours: never unhook another user.
                     if key_ids.get(old_key_id)?.as_deref() == Some(name) {
-                        key_ids.remove(old_key_id)?;
+                        key_ids.remove_blind(old_key_id)?;
                     }
                 }
-                key_ids.insert(new_key_id, name)?;
-                users.insert(name, value.as_slice())?;
+                key_ids.insert_blind(new_key_id, name)?;
+                users.insert_blind(name, value.as_slice())?;
                 Ok(())
             })
             .map_err(tx_error)?;
@@ -90,12 +90,12 @@ impl Engine {
                 let Some(old) = users.remove(name.as_bytes())? else {
                     return Ok(false);
                 };
-                retired.insert(name.as_bytes(), &[])?;
+                retired.insert_blind(name.as_bytes(), &[])?;
                 mailbox_accounts::drop_user_grants(account_users, user_accounts, name)?;
                 let old: UserRecord = in_tx(decode(&user_what(name), &old))?;
                 let key_id = old.memento_key.key_id.as_bytes();
                 if key_ids.get(key_id)?.as_deref() == Some(name.as_bytes()) {
-                    key_ids.remove(key_id)?;
+                    key_ids.remove_blind(key_id)?;
                 }
                 Ok(true)
             })

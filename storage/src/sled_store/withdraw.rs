@@ -52,10 +52,10 @@ impl Engine {
                         outbox_key,
                     } = job;
                     for tree in [reports, pending, submissions, messages] {
-                        tree.remove(report_key.as_slice())?;
+                        tree.remove_blind(report_key.as_slice())?;
                     }
-                    by_id.remove(by_id_key.as_slice())?;
-                    awaiting.remove(keys::awaiting(&message_uuid))?;
+                    by_id.remove_blind(by_id_key.as_slice())?;
+                    awaiting.remove_blind(keys::awaiting(&message_uuid))?;
                     outbox.remove(outbox_key)?;
                     jobs.remove(job_id)?;
                     Ok(true)
@@ -99,11 +99,11 @@ impl Engine {
                         return Ok(false);
                     }
                     for tree in [reports, pending, submissions, messages, receipts] {
-                        tree.remove(report_key.as_slice())?;
+                        tree.remove_blind(report_key.as_slice())?;
                     }
-                    by_id.remove(by_id_key.as_slice())?;
+                    by_id.remove_blind(by_id_key.as_slice())?;
                     if let Some(at) = report.finished_at {
-                        finished.remove(keys::finished(key, at))?;
+                        finished.remove_blind(keys::finished(key, at))?;
                     }
                     Ok(true)
                 },

@@ -20,16 +20,19 @@ pub struct ModuleContext {
     pub style: ErrorStyle,
     /// Its field table, indexed for validating memento requests.
     pub fields: FieldIndex,
+    /// Signs the messages its own routes dispatch (the engine's signer of the module).
+    pub signer: Arc<dyn MessageSigner>,
 }
 
 impl ModuleContext {
-    /// A context for `module`.
-    pub fn new(module: Arc<dyn Module>) -> Self {
+    /// A context for `module`, whose messages `signer` signs.
+    pub fn new(module: Arc<dyn Module>, signer: Arc<dyn MessageSigner>) -> Self {
         ModuleContext {
             info: module.info(),
             style: module.error_style().clone(),
             fields: FieldIndex::new(module.info().fields),
             module,
+            signer,
         }
     }
 

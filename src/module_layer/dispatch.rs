@@ -5,8 +5,11 @@
 
 use std::time::Duration;
 
-use meldewerk_actors::{Engine, Watch};
-use meldewerk_storage::{FinishedReport, Report, Store, StoreResult};
+use chrono::Utc;
+use meldewerk_actors::{BuiltMessage, Engine, MessageSigner, Watch};
+use meldewerk_storage::{FinishedReport, PreparedMessage, Report, Store, StoreResult};
+
+use crate::telemetry::log_str;
 
 /// How far a report had come when [`dispatch_and_await_end`] stopped waiting.
 #[derive(Debug)]
@@ -48,4 +51,34 @@ pub(crate) async fn dispatch_watched(
         Some(finished) => Awaited::Ended(finished),
         None => Awaited::StillRunning,
     })
+}
+
+/// The message built at the check, signed by `signer` for `report`: dispatched with the report,
+/// it is the one delivered, and the engine's first attempt only counts itself. Should signing
+/// fail (a seal that cannot be opened), the report goes without it: the engine then builds and
+/// signs again, and a failure there ends the report in FAILURE with its reason, which the
+/// integrator reads in the result.
+pub(crate) async fn signed_message(
+    signer: &dyn MessageSigner,
+    report: &Report,
+    built: BuiltMessage,
+) -> Option<PreparedMessage> {
+    match signer.sign(report, &built.body).await {
+        Ok(signature) => Some(PreparedMessage {
+            message_uuid: built.message_uuid,
+            content_type: built.content_type,
+            body: built.body,
+            signature,
+            prepared_at: Utc::now(),
+            sender: built.sender,
+        }),
+        Err(e) => {
+            tracing::warn!(
+                report = %log_str(&report.key.to_string()),
+                error = %e,
+                "signing at dispatch failed; the engine signs again"
+            );
+            None
+        }
+    }
 }

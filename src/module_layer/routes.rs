@@ -38,7 +38,7 @@ pub fn configure(
 ) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
         let info = module.info();
-        let context = web::Data::new(ModuleContext::new(Arc::clone(&module)));
+        let context = web::Data::new(ModuleContext::new(Arc::clone(&module), Arc::clone(&signer)));
         module.routes(cfg, &context);
         let own = Arc::clone(&module);
         cfg.service(

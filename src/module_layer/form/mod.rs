@@ -15,11 +15,12 @@ use std::sync::Arc;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono::Utc;
-use meldewerk_actors::{BuiltMessage, Engine};
-use meldewerk_storage::{EndUserSignature, PreparedMessage, Report, ReportKey, Store, StoreError};
+use meldewerk_actors::Engine;
+use meldewerk_storage::{EndUserSignature, Report, ReportKey, Store, StoreError};
 use serde_json::Value;
 
 use super::context::FormContext;
+use super::dispatch::signed_message;
 use super::fields::Field;
 use super::{mock, IdMember, LookUp, ModuleInfo, SignatureRule};
 use crate::auth::SessionUser;
@@ -366,7 +367,7 @@ pub(crate) async fn submit(
         signed_at: now,
     });
     if let Some(built) = built {
-        report.message = signed_message(&context, &report, built).await;
+        report.message = signed_message(context.signer.as_ref(), &report, built).await;
     }
     if let Err(e) = context
         .module
@@ -421,33 +422,4 @@ fn not_stored() -> HttpResponse {
         "Die Meldung konnte wegen einer Störung nicht gespeichert werden und wurde nicht \
          abgesendet. Bitte versuchen Sie es in einigen Minuten erneut.",
     )
-}
-
-/// The message built at the check, signed for `report`: dispatched with the report, it is the
-/// one delivered. Should signing fail (a seal that cannot be opened), the report goes without
-/// it: the engine then builds and signs again, and a failure there ends the report in FAILURE
-/// with its reason, which the integrator reads in the result.
-async fn signed_message(
-    context: &FormContext,
-    report: &Report,
-    built: BuiltMessage,
-) -> Option<PreparedMessage> {
-    match context.signer.sign(report, &built.body).await {
-        Ok(signature) => Some(PreparedMessage {
-            message_uuid: built.message_uuid,
-            content_type: built.content_type,
-            body: built.body,
-            signature,
-            prepared_at: Utc::now(),
-            sender: built.sender,
-        }),
-        Err(e) => {
-            tracing::warn!(
-                report = %log_str(&report.key.to_string()),
-                error = %e,
-                "signing at dispatch failed; the engine signs again"
-            );
-            None
-        }
-    }
 }

@@ -19,7 +19,7 @@ use super::fields::{DETAILS, OCCUPIED};
 use super::FORM_NAME;
 use crate::auth::ApiUser;
 use crate::module_layer::context::ModuleContext;
-use crate::module_layer::dispatch::{dispatch_and_await_end, Awaited};
+use crate::module_layer::dispatch::{dispatch_and_await_end, signed_message, Awaited};
 use crate::module_layer::errors::{ApiError, ModuleError, Violation};
 use crate::module_layer::fields::validate;
 use crate::module_layer::openapi::schema;
@@ -125,13 +125,21 @@ async fn submit(
         module: info.module.into(),
         id: id.clone(),
     };
-    let report = Report::new_pending(
+    let content = Value::Object(object);
+    // Built and signed now, as a form's submit does, so that the report is dispatched with the
+    // message it delivers. One that cannot be built goes without: the engine's build then
+    // ends it in FAILURE with the reason, answered below.
+    let built = context.module.checked_message(&super::FORMS[0], &id, &content);
+    let mut report = Report::new_pending(
         key,
-        Value::Object(object),
+        content,
         None,
         uuid::Uuid::new_v4().to_string(),
         Utc::now(),
     );
+    if let Ok(built) = built {
+        report.message = signed_message(context.signer.as_ref(), &report, built).await;
+    }
     let awaited = dispatch_and_await_end(store.as_ref().as_ref(), &engine, report, wait.0).await;
     let (user, logged) = (log_str(&user.0.name), log_str(&id));
     match awaited {

@@ -47,7 +47,8 @@ use actix::{Addr, Arbiter, Supervisor};
 use actix_rt::ArbiterHandle;
 use chrono::{DateTime, Utc};
 use meldewerk_storage::{
-    FinishedReport, Job, MessageSignature, Outcome, Report, ReportKey, Store, StoreResult,
+    FinishedReport, Job, MessageSignature, Outcome, PreparedMessage, Report, ReportKey, Store,
+    StoreResult,
 };
 use meldewerk_transports::Transport;
 
@@ -92,6 +93,20 @@ pub struct BuiltMessage {
     /// The facility whose certificate the message goes out with, when the module's authority
     /// knows senders by one; stored with the message (`PreparedMessage::sender`).
     pub sender: Option<meldewerk_storage::Sender>,
+}
+
+impl BuiltMessage {
+    /// The message as it is stored and delivered: with `signature`, prepared now.
+    pub fn signed(self, signature: Option<MessageSignature>) -> PreparedMessage {
+        PreparedMessage {
+            message_uuid: self.message_uuid,
+            content_type: self.content_type,
+            body: self.body,
+            signature,
+            prepared_at: Utc::now(),
+            sender: self.sender,
+        }
+    }
 }
 
 /// Applies the seal or end-user signature to a built message.

@@ -271,14 +271,7 @@ impl Worker {
     async fn prepare(&self, job: &Job, report: &Report) -> Result<PreparedMessage, BuildError> {
         let built = self.builder.build(report)?;
         let signature = self.signer.sign(report, &built.body).await?;
-        Ok(PreparedMessage {
-            message_uuid: built.message_uuid,
-            content_type: built.content_type,
-            body: built.body,
-            signature,
-            prepared_at: Utc::now(),
-            sender: built.sender,
-        })
+        Ok(built.signed(signature))
     }
 
     async fn give_up(&self, job: &Job, attempts: u32) -> StoreResult<JobDone> {

@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
 use meldewerk_actors::{BuiltMessage, Engine, MessageSigner, Watch};
 use meldewerk_storage::{FinishedReport, PreparedMessage, Report, Store, StoreResult};
 
@@ -64,14 +63,7 @@ pub(crate) async fn signed_message(
     built: BuiltMessage,
 ) -> Option<PreparedMessage> {
     match signer.sign(report, &built.body).await {
-        Ok(signature) => Some(PreparedMessage {
-            message_uuid: built.message_uuid,
-            content_type: built.content_type,
-            body: built.body,
-            signature,
-            prepared_at: Utc::now(),
-            sender: built.sender,
-        }),
+        Ok(signature) => Some(built.signed(signature)),
         Err(e) => {
             tracing::warn!(
                 report = %log_str(&report.key.to_string()),

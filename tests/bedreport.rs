@@ -136,7 +136,8 @@ fn an_accepted_report_answers_at_once_and_its_status_carries_the_receipt() {
     let records = received_notifications(&server, "bedreport");
     assert_eq!(assert_valid_fhir(&records, "BedOccupancyExample.json"), 2);
 
-    // The reporting system knows the hospital by its certificate: the message is not signed.
+    // The reporting system knows the sender by the transport's client certificate: the message
+    // is not signed.
     let message = server.admin_get(&format!(
         "/admin/api/v1/reports/bedreport/BED-2026-0001/message?user={USER}"
     ));

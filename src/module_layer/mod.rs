@@ -299,8 +299,9 @@ pub enum SignatureRule {
     SealOrEndUser,
     /// A message that needs no personal signature: the portal signs it as sender.
     Portal,
-    /// A message whose authority knows the sender by the certificate its transport presents
-    /// (the reporting system: the facility's client certificate). It carries no signature:
+    /// A message whose authority knows the sender by the client certificate its transport
+    /// presents (the reporting system: the facility's deposited one, or the service's own for
+    /// a module that sends as no facility). It carries no signature:
     /// there is no place for one in what the authority takes, so signing would be work for
     /// nobody.
     SenderCertificate,

@@ -28,7 +28,8 @@ use content::{missing, Bettenbelegung};
 /// The name of the form, and of every bed occupancy report in results (`formName`).
 const FORM_NAME: &str = "Bettenbelegung";
 
-/// One form, unsigned: the reporting system knows the hospital by its certificate.
+/// One form, unsigned: the reporting system knows the sender by the client certificate the
+/// transport presents (the service's own: bedreport sends as no facility).
 static FORMS: [Form; 1] = [Form::new(
     "/bedreport/pm/De/Bettenbelegung",
     "Bettenbelegung",

@@ -56,8 +56,8 @@ impl Engine {
                     }
                     by_id.remove_blind(by_id_key.as_slice())?;
                     awaiting.remove_blind(keys::awaiting(&message_uuid))?;
-                    outbox.remove(outbox_key)?;
-                    jobs.remove(job_id)?;
+                    outbox.remove_blind(outbox_key)?;
+                    jobs.remove_blind(job_id)?;
                     Ok(true)
                 },
             )

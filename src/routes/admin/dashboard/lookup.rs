@@ -61,7 +61,7 @@ fn history(report: &Report, zone: &LocalZone) -> Markup {
             tbody {
                 tr { td data-label="When" { (when(zone, report.submitted_at)) } td data-label="What" { "submitted by the end user (PENDING)" } }
                 @if let Some(message) = &report.message {
-                    tr { td data-label="When" { (when(zone, message.prepared_at)) } td data-label="What" { "message built and signed" } }
+                    tr { td data-label="When" { (when(zone, message.prepared_at)) } td data-label="What" { @if message.signature.is_some() { "message built and signed" } @else { "message built" } } }
                 }
                 @if let Some(at) = report.delivered_at {
                     tr { td data-label="When" { (when(zone, at)) } td data-label="What" {

@@ -13,7 +13,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -62,35 +62,72 @@ fn missing_tool(what: &str, detail: &str) -> ! {
     )
 }
 
+/// How often chromedriver is started before the tests give up. It once exited with status 1
+/// before it listened, while many tests bound ports in parallel (seen once in CI); what it says
+/// then goes into the panic's message.
+const DRIVER_ATTEMPTS: u32 = 3;
+
 /// Starts chromedriver on a port of its choosing (no race for a free port between parallel
-/// tests) and returns it with its address, once it says it listens.
+/// tests) and returns it with its address, once it says it listens. A driver that exits before
+/// that is started again, up to [`DRIVER_ATTEMPTS`] times.
 fn start_driver() -> (Child, String) {
+    let mut said = String::new();
+    for _ in 0..DRIVER_ATTEMPTS {
+        match try_start_driver() {
+            Ok(started) => return started,
+            Err(output) => said = output,
+        }
+    }
+    missing_tool(
+        "a working chromedriver",
+        &format!("it never started in {DRIVER_ATTEMPTS} attempts; it last said: {said}"),
+    )
+}
+
+/// One start of chromedriver: the driver and its address, or what it printed before it ended
+/// (or was ended after [`DRIVER_START`]).
+fn try_start_driver() -> Result<(Child, String), String> {
     let mut driver = Command::new("chromedriver")
         .arg("--port=0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| missing_tool("chromedriver", &format!("cannot run it: {e}")));
-    let stdout = driver.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
+    // Both streams are read to the end, so that chromedriver never blocks on a full pipe; every
+    // line goes to the channel, the port's line is the one awaited.
+    let stdout = driver.stdout.take().unwrap();
+    let stderr = driver.stderr.take().unwrap();
+    let out_tx = tx.clone();
     std::thread::spawn(move || {
-        // Read to the end, so that chromedriver never blocks on a full pipe.
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some((_, port)) = line.split_once("started successfully on port ") {
-                let _ = tx.send(port.trim_end_matches('.').to_string());
-            }
+            let _ = out_tx.send(line);
         }
     });
-    match rx.recv_timeout(DRIVER_START) {
-        Ok(port) => (driver, format!("http://127.0.0.1:{port}")),
-        Err(_) => {
-            let _ = driver.kill();
-            let status = driver.wait().map(|s| s.to_string()).unwrap_or_default();
-            missing_tool(
-                "a working chromedriver",
-                &format!("it never started: {status}"),
-            )
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + DRIVER_START;
+    let mut said = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                if let Some((_, port)) = line.split_once("started successfully on port ") {
+                    let address = format!("http://127.0.0.1:{}", port.trim_end_matches('.'));
+                    return Ok((driver, address));
+                }
+                said.push(line);
+            }
+            // Both streams closed (the driver ended) or the time is up.
+            Err(_) => {
+                let _ = driver.kill();
+                let status = driver.wait().map(|s| s.to_string()).unwrap_or_default();
+                return Err(format!("{} ({status})", said.join(" / ")));
+            }
         }
     }
 }

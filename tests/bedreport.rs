@@ -143,6 +143,19 @@ fn an_accepted_report_answers_at_once_and_its_status_carries_the_receipt() {
     ));
     assert_eq!(message.status(), 200);
     assert!(message.headers().get("x-signature-kind").is_none());
+    // The operator's lookup says so too.
+    let page = server.admin_get(&format!(
+        "/admin/reports?module=bedreport&id=BED-2026-0001&user={USER}"
+    ));
+    assert_eq!(page.status(), 200);
+    let html = page.text().unwrap();
+    let history = &html[html.find("id=\"history\"").unwrap()..];
+    let history = &history[..history.find("</table>").unwrap()];
+    assert!(
+        history.contains("<td data-label=\"What\">message built</td>"),
+        "{history}"
+    );
+    assert!(!history.contains("signed"), "{history}");
 }
 
 #[test]

@@ -24,10 +24,28 @@ use super::{PgSettings, PgStore};
 const PORT: u16 = 5432;
 
 /// The test process's cluster, started on first use.
+static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+
+/// The test process's cluster, started on first use; stopped and its files removed when the
+/// process exits.
 pub fn cluster() -> &'static Cluster {
-    static CLUSTER: OnceLock<Cluster> = OnceLock::new();
-    CLUSTER
-        .get_or_init(|| Cluster::start().unwrap_or_else(|e| panic!("PostgreSQL test cluster: {e}")))
+    CLUSTER.get_or_init(|| {
+        let cluster = Cluster::start().unwrap_or_else(|e| panic!("PostgreSQL test cluster: {e}"));
+        // A static is never dropped, so its temp dir would outlive every test process (some
+        // hundred MiB each). The test harness ends the process through `exit`, which runs this.
+        // SAFETY: `remove_at_exit` is an `extern "C"` function without arguments, as `atexit`
+        // wants, and it neither panics nor unwinds.
+        unsafe { libc::atexit(remove_at_exit) };
+        cluster
+    })
+}
+
+/// Stops the cluster's server and removes its files (at the process's exit).
+extern "C" fn remove_at_exit() {
+    if let Some(cluster) = CLUSTER.get() {
+        cluster.stop_server();
+        let _ = std::fs::remove_dir_all(cluster.dir.path());
+    }
 }
 
 /// A running cluster.

@@ -287,7 +287,7 @@ async fn the_body_is_journaled_once_apart_from_the_record_its_decision_rewrites(
         let db = sled::Config::new().path(dir.path()).open().unwrap();
         let tree = db.open_tree("xpersonenstand").unwrap();
         let values: Vec<_> = tree.iter().values().map(Result::unwrap).collect();
-        // A body this short is kept as it is (behind the two bytes that say so), not deflated.
+        // A body this short is kept as it is (behind the two bytes that say so), not compressed.
         assert_eq!(
             values
                 .iter()

@@ -118,9 +118,9 @@ impl Simulator {
     pub fn open(dir: &Path, config: DemisConfig) -> Result<Self, SimulatorError> {
         Ok(Simulator {
             inner: Arc::new(Inner {
-                // Packed the quick way: a notification's record (the answer with its receipt in
-                // base64) and its body are deflated on the sender's synchronous way, where
-                // deflating them small was a tenth of the time per report.
+                // Packed the quick way (LZ4): a notification's record (the answer with its receipt
+                // in base64) and its body are packed on the sender's synchronous way, where
+                // deflating them was a tenth of the time per report and more.
                 journal: Journal::open_packed(dir, NAME, Packing::Quick)?,
                 config: RwLock::new(config),
                 script: Scripted::default(),

@@ -15,7 +15,7 @@ use chrono::{DateTime, FixedOffset, Utc};
 use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
 use meldewerk_fhir::resources::Bundle;
 use meldewerk_fhir::{IdSource, RandomIds};
-use meldewerk_storage::{Bsnr, Environment, Report, Sender};
+use meldewerk_storage::{Bsnr, Environment, Packing, Report, Sender};
 use serde_json::Value;
 
 use crate::module_layer::{DispatchProblem, ExpiredAnswer, Field, Form, ModuleInfo, TextPattern};
@@ -82,7 +82,8 @@ pub static EMAIL: TextPattern = TextPattern {
 };
 
 /// A health module's identity: delivered to the reporting system, results kept for
-/// [`RETENTION`], 404 afterwards (as if the report never existed), no mock ids.
+/// [`RETENTION`], 404 afterwards (as if the report never existed), no mock ids, payloads packed
+/// quick.
 pub const fn module_info(
     module: &'static str,
     fields: &'static [Field],
@@ -90,6 +91,9 @@ pub const fn module_info(
 ) -> ModuleInfo {
     ModuleInfo::new(module, fields, forms, TRANSPORT)
         .retained(Some(RETENTION), ExpiredAnswer::NotFound)
+        // Kept three days, and every report's payload is written on the sender's way: quick
+        // over small (the civil registry's payloads, kept longer, stay small).
+        .packed(Packing::Quick)
 }
 
 /// The typed content of one kind of health report: read from a form's or a stored submission's

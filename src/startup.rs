@@ -237,6 +237,9 @@ impl Application {
             .trim_end_matches('/')
             .to_string();
         let modules = build_modules(&settings, &base_url)?;
+        for module in &modules {
+            store.pack_payloads(module.info().module, module.info().packing);
+        }
 
         // One signer a module, for the forms (which sign at dispatch) and the engine (which signs
         // what it builds itself).

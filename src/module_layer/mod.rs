@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use actix_web::HttpResponse;
 use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
-use meldewerk_storage::{Report, ReportResult, Store, StoreError, UserRecord};
+use meldewerk_storage::{Packing, Report, ReportResult, Store, StoreError, UserRecord};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -76,6 +76,9 @@ pub struct ModuleInfo {
     /// Whether the module's authority decides while the end user waits; `None` (the default)
     /// when the form dispatches and the integrator reads the outcome later.
     pub at_once: Option<AtOnce>,
+    /// How the store packs the payloads of the module's reports: [`Packing::Small`] (the
+    /// default) where disk use counts, [`Packing::Quick`] for reports kept a short time.
+    pub packing: Packing,
 }
 
 /// A module whose authority decides at once, while the form's submit waits (bounded by
@@ -116,6 +119,7 @@ impl ModuleInfo {
             retention: Some(Duration::from_secs(30 * 24 * 3600)),
             landing: None,
             at_once: None,
+            packing: Packing::Small,
         }
     }
 
@@ -135,6 +139,11 @@ impl ModuleInfo {
             at_once: Some(AtOnce { success }),
             ..self
         }
+    }
+
+    /// The same module, the payloads of its reports packed `packing`'s way.
+    pub const fn packed(self, packing: Packing) -> Self {
+        ModuleInfo { packing, ..self }
     }
 
     /// The same module keeping final reports' payload for `retention` by default (`None`:

@@ -111,6 +111,13 @@ pub trait Store: Send + Sync + 'static {
         StoreCondition::Available
     }
 
+    /// Packs the payloads (submission, message, receipt) of `module`'s reports written from now
+    /// on `packing`'s way; a module never named packs [`Packing::Small`]. What is stored reads
+    /// whatever its packing. A store that keeps payloads as they are ignores it.
+    fn pack_payloads(&self, module: &str, packing: Packing) {
+        let _ = (module, packing);
+    }
+
     // ---- nodes sharing the store ----
 
     /// Whether this node leads `task` (periodic work one node at a time must do: a transport's

@@ -1,8 +1,10 @@
-//! How payload bytes are kept on disk: deflated (or compressed with LZ4) behind a two-byte
-//! header, or as they are when compressing gains nothing.
+//! How payload bytes are kept on disk: behind a header whose first two bytes say how, deflated
+//! ([`Packing::Small`]) or compressed with LZ4 ([`Packing::Quick`], the length of the value
+//! following in four more bytes), or as they are when compressing gains nothing.
 //!
-//! Payloads are text for the most part (a submission's JSON, a message's XML, a receipt PDF's
-//! uncompressed page) and deflate to a third of their size or less. Fewer bytes in the log are
+//! Payloads are text for the most part (a submission's JSON, a message's XML or FHIR JSON, a
+//! receipt PDF's uncompressed page) and deflate to a third of their size or less, LZ4 to two
+//! fifths. Fewer bytes in the log are
 //! less to write, less for sled to copy when it rewrites a leaf, less disk, and less for the
 //! first open after a busy run to replay.
 //!
@@ -45,7 +47,8 @@ pub enum Packing {
     #[default]
     Small,
     /// Compressed with LZ4 ([`pack_quick`]): a fifth to a seventh of [`Packing::Small`]'s time,
-    /// for about a third more bytes, for values written on a sender's synchronous way.
+    /// for about a third more bytes, for values written on a sender's synchronous way and kept
+    /// a short time (the reporting system's journal, the health modules' payloads).
     Quick,
 }
 
@@ -54,6 +57,15 @@ impl Packing {
     pub(crate) fn pack(self, bytes: &[u8]) -> Vec<u8> {
         match self {
             Packing::Small => pack(bytes),
+            Packing::Quick => pack_quick(bytes),
+        }
+    }
+
+    /// A receipt packed this way: [`Packing::Small`] deflates it with the fixed codes
+    /// ([`pack_for_reading`]), since every poll of a final report reads it.
+    pub(crate) fn pack_receipt(self, bytes: &[u8]) -> Vec<u8> {
+        match self {
+            Packing::Small => pack_for_reading(bytes),
             Packing::Quick => pack_quick(bytes),
         }
     }
@@ -73,8 +85,8 @@ pub(crate) fn pack_for_reading(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// `bytes` as they are stored, compressed with LZ4 (one block behind the header and the length)
-/// unless that would not make them smaller. LZ4 keeps no window to reset: deflate clears a
-/// 128 KiB hash table for every value, however short.
+/// unless that would not make them smaller. LZ4 zeroes an 8 KiB table per value (16 KiB beyond
+/// 64 KiB), where deflate clears a 128 KiB one, however short the value.
 pub(crate) fn pack_quick(bytes: &[u8]) -> Vec<u8> {
     let Ok(length) = u32::try_from(bytes.len()) else {
         return keep(bytes);
@@ -141,8 +153,9 @@ pub(crate) fn keep(bytes: &[u8]) -> Vec<u8> {
     raw
 }
 
-/// The bytes [`pack`] (or [`keep`]) was given; a value written before packing is returned as it is. `Err`
-/// (what is wrong) for a packed value that cannot be read.
+/// The bytes [`pack`], [`pack_quick`], [`pack_for_reading`] or [`keep`] was given; a value
+/// written before packing is returned as it is. `Err` (what is wrong) for a packed value that
+/// cannot be read.
 pub(crate) fn unpack(stored: &[u8]) -> Result<Cow<'_, [u8]>, String> {
     match stored {
         [MARK, RAW, bytes @ ..] => Ok(Cow::Borrowed(bytes)),
@@ -264,6 +277,15 @@ mod tests {
             let read = lz4_flex::block::decompress(&packed[6..], n).unwrap();
             assert_eq!(read, value, "{n} bytes");
         }
+    }
+
+    #[test]
+    fn the_most_compressible_value_stays_within_the_expansion_bound() {
+        // A run of one byte is LZ4's best case: some 255 bytes out per byte in.
+        let zeros = vec![0u8; 1 << 20];
+        let packed = pack_quick(&zeros);
+        assert!(packed.len() - 6 < zeros.len() / 250, "{} bytes", packed.len());
+        assert_eq!(unpack(&packed).unwrap(), zeros.as_slice());
     }
 
     #[test]

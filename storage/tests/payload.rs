@@ -9,8 +9,8 @@ use chrono::{TimeZone, Utc};
 use common::engines::Place;
 use common::{reopen, with_raw_db};
 use meldewerk_storage::{
-    AfterDelivery, Consumed, Outcome, PreparedMessage, Receipt, Report, ReportKey, ReportStatus,
-    SledStore, Store,
+    AfterDelivery, Consumed, Outcome, Packing, PreparedMessage, Receipt, Report, ReportKey,
+    ReportStatus, SledStore, Store,
 };
 
 fn key(id: &str) -> ReportKey {
@@ -162,6 +162,62 @@ async fn the_state_is_written_without_the_payload_and_read_back_whole() {
             );
         }
     });
+}
+
+/// A module whose payloads are packed quick gets its submission, message body and receipt
+/// stored with LZ4; the others' stay deflated, and both read back whole, also after a reopen
+/// that no longer names the module.
+#[tokio::test]
+async fn a_module_packed_quick_stores_its_payload_with_lz4_and_the_others_stay_deflated() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = reopen(dir.path());
+    store.pack_payloads("labreport", Packing::Quick);
+    let lab = ReportKey {
+        module: "labreport".into(),
+        ..key("lab-1")
+    };
+    let job = store
+        .dispatch_report(Report {
+            key: lab.clone(),
+            ..report("lab-1")
+        })
+        .await
+        .unwrap();
+    let job = store.begin_attempt(&job).await.unwrap();
+    store.record_prepared(&job, message("lab-1")).await.unwrap();
+    let now = Utc::now();
+    let accepted = Outcome::Success {
+        receipt: Receipt::pdf(receipt()),
+        portal: None,
+    };
+    store
+        .record_delivered(&job, "demis", None, now, AfterDelivery::Finished(accepted))
+        .await
+        .unwrap();
+    journey(&store, "geb-1").await;
+    let lab_report = store.report(&lab).await.unwrap().unwrap();
+    assert_eq!(lab_report.status, ReportStatus::Success);
+    assert_eq!(lab_report.submission, report("lab-1").submission);
+    assert_eq!(lab_report.message.unwrap().body, message("lab-1").body);
+    assert_eq!(lab_report.receipt.as_deref(), Some(&receipt()[..]));
+    drop(store);
+
+    with_raw_db(dir.path(), |db| {
+        for tree in ["submissions", "messages", "receipts"] {
+            let tree_of = db.open_tree(tree).unwrap();
+            let quick = tree_of.get("alice\0labreport\0lab-1").unwrap().unwrap();
+            assert_eq!(quick[..2], [0, 2], "{tree} of labreport: LZ4");
+            let small = tree_of.get(raw_key("geb-1")).unwrap().unwrap();
+            assert_eq!(small[..2], [0, 1], "{tree} of birthnotice: deflated");
+        }
+    });
+    let store = reopen(dir.path());
+    let lab_report = store.report(&lab).await.unwrap().unwrap();
+    assert_eq!(lab_report.message.unwrap().body, message("lab-1").body);
+    assert_whole(
+        &store.report(&key("geb-1")).await.unwrap().unwrap(),
+        "geb-1",
+    );
 }
 
 /// Receipts read by polls are kept decoded in memory; what a poll answers is still what the

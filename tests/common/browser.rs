@@ -13,6 +13,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use fantoccini::elements::Element;
@@ -69,24 +70,38 @@ const DRIVER_ATTEMPTS: u32 = 3;
 
 /// Starts chromedriver on a port of its choosing (no race for a free port between parallel
 /// tests) and returns it with its address, once it says it listens. A driver that exits before
-/// that is started again, up to [`DRIVER_ATTEMPTS`] times.
+/// that is started again, up to [`DRIVER_ATTEMPTS`] times; one that neither listens nor exits
+/// within [`DRIVER_START`] is not.
 fn start_driver() -> (Child, String) {
-    let mut said = String::new();
-    for _ in 0..DRIVER_ATTEMPTS {
+    let mut said = Vec::new();
+    for attempt in 1..=DRIVER_ATTEMPTS {
         match try_start_driver() {
             Ok(started) => return started,
-            Err(output) => said = output,
+            Err(Ended::Exited(output)) => said.push(format!("attempt {attempt}: {output}")),
+            Err(Ended::Hung(output)) => {
+                said.push(format!(
+                    "attempt {attempt}, ended after {DRIVER_START:?}: {output}"
+                ));
+                break;
+            }
         }
     }
     missing_tool(
         "a working chromedriver",
-        &format!("it never started in {DRIVER_ATTEMPTS} attempts; it last said: {said}"),
+        &format!("it never started; it said: {}", said.join("; ")),
     )
 }
 
-/// One start of chromedriver: the driver and its address, or what it printed before it ended
-/// (or was ended after [`DRIVER_START`]).
-fn try_start_driver() -> Result<(Child, String), String> {
+/// How a start of chromedriver failed, with what it printed.
+enum Ended {
+    /// It exited before it listened.
+    Exited(String),
+    /// It neither listened nor exited within [`DRIVER_START`], and was ended.
+    Hung(String),
+}
+
+/// One start of chromedriver: the driver and its address, or how it ended.
+fn try_start_driver() -> Result<(Child, String), Ended> {
     let mut driver = Command::new("chromedriver")
         .arg("--port=0")
         .stdin(Stdio::null())
@@ -112,7 +127,7 @@ fn try_start_driver() -> Result<(Child, String), String> {
     });
     let deadline = Instant::now() + DRIVER_START;
     let mut said = Vec::new();
-    loop {
+    let hung = loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok(line) => {
@@ -121,15 +136,23 @@ fn try_start_driver() -> Result<(Child, String), String> {
                     return Ok((driver, address));
                 }
                 said.push(line);
+                if left.is_zero() {
+                    break true;
+                }
             }
-            // Both streams closed (the driver ended) or the time is up.
-            Err(_) => {
-                let _ = driver.kill();
-                let status = driver.wait().map(|s| s.to_string()).unwrap_or_default();
-                return Err(format!("{} ({status})", said.join(" / ")));
-            }
+            // Both streams closed: the driver ended.
+            Err(RecvTimeoutError::Disconnected) => break false,
+            Err(RecvTimeoutError::Timeout) => break true,
         }
-    }
+    };
+    let _ = driver.kill();
+    let status = driver.wait().map(|s| s.to_string()).unwrap_or_default();
+    let output = format!("{} ({status})", said.join(" / "));
+    Err(if hung {
+        Ended::Hung(output)
+    } else {
+        Ended::Exited(output)
+    })
 }
 
 /// What chromedriver is asked for: headless Chromium with a fresh profile in `profile` and

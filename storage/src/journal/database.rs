@@ -72,7 +72,7 @@ impl Database {
 
     /// Queues the record `encoded` gives, encoding it under the numbering lock, for the next
     /// round of the committing thread, with the after-commit step `then` makes of its number and
-    /// what `encoded` built. `attachment` comes packed: deflating it, the slow part of an append,
+    /// what `encoded` built. `attachment` comes packed: packing it, the slowest part of an append,
     /// is done before the lock.
     pub(super) fn queue_append<R>(
         &self,

@@ -16,7 +16,7 @@
 //!   that one key can never be the prefix of another's entries; `seq` last keeps a group's
 //!   records in append order under one prefix scan.
 //!
-//! - `a/<seq>` → packed bytes (deflated, `packed.rs`): a record's **attachment**, kept apart so
+//! - `a/<seq>` → packed bytes (`packed.rs`): a record's **attachment**, kept apart so
 //!   that the record's later states (a [`Journal::replace`], a [`Journal::settle`]) never write
 //!   it again (a simulator's received message body: most of a record's bytes, written once);
 //! - `f/<position>` → `seq`: the **feed**, records in the order they were settled (a simulator's
@@ -88,7 +88,7 @@ pub enum JournalError {
 /// write, which happens by itself (see `reopen.rs`).
 pub struct Journal<T> {
     db: Arc<Reopening<Database>>,
-    /// How records and attachments are deflated.
+    /// How records and attachments are packed.
     packing: Packing,
     record: PhantomData<fn() -> T>,
 }

@@ -5,7 +5,7 @@
 //! the folder `PG_BIN` names. `initdb` refuses to run as root, so a test process running as root
 //! (CI) runs the cluster as the `postgres` system user the package creates. The server is the test
 //! process's child and ends with it (`PR_SET_PDEATHSIG`), also when the process is killed; its
-//! files go with the temp dir's removal, or with the machine's `/tmp`.
+//! files are removed when the process exits (a process killed leaves them in `/tmp`).
 //!
 //! `fsync` is off: a test never loses its machine's power, and the suite's durability checks
 //! kill processes, not the kernel.
@@ -40,11 +40,29 @@ pub fn cluster() -> &'static Cluster {
     })
 }
 
-/// Stops the cluster's server and removes its files (at the process's exit).
+/// Longest wait at the process's exit for the server to end.
+const STOP_AT_EXIT: Duration = Duration::from_secs(10);
+
+/// Stops the cluster's server at once (its files are removed next, so no checkpoint) and
+/// removes its files (at the process's exit). Waits at most [`STOP_AT_EXIT`]: a test run that
+/// passed never hangs here.
 extern "C" fn remove_at_exit() {
-    if let Some(cluster) = CLUSTER.get() {
-        cluster.stop_server();
-        let _ = std::fs::remove_dir_all(cluster.dir.path());
+    let Some(cluster) = CLUSTER.get() else {
+        return;
+    };
+    let (reply, answer) = mpsc::channel();
+    if cluster
+        .keeper
+        .send(Order::Stop(libc::SIGQUIT, reply))
+        .is_ok()
+    {
+        let _ = answer.recv_timeout(STOP_AT_EXIT);
+    }
+    if let Err(e) = std::fs::remove_dir_all(cluster.dir.path()) {
+        eprintln!(
+            "the PostgreSQL test cluster's files stay in {}: {e}",
+            cluster.dir.path().display()
+        );
     }
 }
 
@@ -57,7 +75,8 @@ pub struct Cluster {
 
 enum Order {
     Start(mpsc::Sender<Result<(), String>>),
-    Stop(mpsc::Sender<()>),
+    /// Stop with this signal: SIGINT (fast shutdown) or SIGQUIT (immediate, no checkpoint).
+    Stop(libc::c_int, mpsc::Sender<()>),
 }
 
 impl Cluster {
@@ -126,7 +145,7 @@ impl Cluster {
     /// Stops the server (a fast shutdown: connections are cut, as a database restart cuts them).
     pub fn stop_server(&self) {
         let (reply, answer) = mpsc::channel();
-        if self.keeper.send(Order::Stop(reply)).is_ok() {
+        if self.keeper.send(Order::Stop(libc::SIGINT, reply)).is_ok() {
             let _ = answer.recv();
         }
     }
@@ -197,10 +216,9 @@ impl Server {
                     };
                     let _ = reply.send(result);
                 }
-                Order::Stop(reply) => {
+                Order::Stop(signal, reply) => {
                     if let Some(mut child) = running.take() {
-                        // SIGINT: PostgreSQL's fast shutdown.
-                        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+                        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
                         let _ = child.wait();
                     }
                     let _ = reply.send(());

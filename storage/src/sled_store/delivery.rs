@@ -21,7 +21,8 @@ use super::{
 use super::{Engine, TxResult};
 use crate::sled_gate::GatedTransaction;
 use crate::{
-    AfterDelivery, FinishedReport, Job, Outcome, PreparedMessage, Report, StoreError, StoreResult,
+    AfterDelivery, FinishedReport, Job, Outcome, Packing, PreparedMessage, Report, StoreError,
+    StoreResult,
 };
 
 /// The trees a job's delivery phases change.
@@ -59,12 +60,11 @@ struct Decided<'a> {
     packed_receipt: &'a [u8],
 }
 
-/// The receipt of `outcome` as the `receipts` tree keeps it (empty for a failure). Receipts are
-/// deflated for reading (`packed::pack_for_reading`): polls read them far more often than they
-/// are written.
-fn packed_receipt(outcome: &Outcome) -> Vec<u8> {
+/// The receipt of `outcome` as the `receipts` tree keeps it, packed `packing`'s way
+/// ([`Packing::pack_receipt`]); empty for a failure.
+fn packed_receipt(outcome: &Outcome, packing: Packing) -> Vec<u8> {
     match outcome {
-        Outcome::Success { receipt, .. } => crate::packed::pack_for_reading(&receipt.bytes),
+        Outcome::Success { receipt, .. } => packing.pack_receipt(&receipt.bytes),
         Outcome::Failure { .. } => Vec::new(),
     }
 }
@@ -159,7 +159,7 @@ impl Engine {
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage> {
         let report_key = keys::report(&job.report);
-        let packed = payload::pack(&message.body);
+        let packed = self.payload_packing.of(&job.report).pack(&message.body);
         let (stored, changed) = (&self.reports, &self.awaiting, &self.messages)
             .gated_transaction(|(reports, awaiting, messages)| {
                 let message = (&message, packed.as_slice());
@@ -179,7 +179,7 @@ impl Engine {
         message: PreparedMessage,
     ) -> StoreResult<(Job, PreparedMessage)> {
         let report_key = keys::report(&job.report);
-        let packed = payload::pack(&message.body);
+        let packed = self.payload_packing.of(&job.report).pack(&message.body);
         let read = job.clone();
         self.commit(move |t| {
             let (key, mut stored) = stored_turn(t.outbox, t.outbox_by_id, &read)?;
@@ -251,7 +251,7 @@ impl Engine {
         at: DateTime<Utc>,
         delivery: Option<(&str, Option<String>, DateTime<Utc>)>,
     ) -> StoreResult<FinishedReport> {
-        let packed = packed_receipt(&outcome);
+        let packed = packed_receipt(&outcome, self.payload_packing.of(&job.report));
         let read = job.clone();
         let delivery = delivery.map(|(transport, r, at)| (transport.to_owned(), r, at));
         let count = std::sync::Arc::clone(&self.outbox_jobs);
@@ -321,7 +321,10 @@ impl Engine {
         }
         let packed: Vec<Vec<u8>> = acknowledgements
             .iter()
-            .map(|(_, outcome)| packed_receipt(outcome))
+            // Acknowledged through an inbox, which names the message, not its module: packed
+            // small, as every inbox transport's modules are (the health modules' authority
+            // answers at once).
+            .map(|(_, outcome)| packed_receipt(outcome, Packing::Small))
             .collect();
         let decided: Vec<(&str, Decided<'_>)> = acknowledgements
             .iter()

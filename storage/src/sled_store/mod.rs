@@ -133,6 +133,8 @@ pub(crate) struct Engine {
     /// the count is taken once at open and kept in step by the two methods that add or remove a
     /// job, after their transaction commits.
     outbox_jobs: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// How each module's payload is packed.
+    payload_packing: payload::PayloadPacking,
 }
 
 impl std::fmt::Debug for Engine {
@@ -159,8 +161,12 @@ const RECEIPT_CACHE_SHARE: u64 = 16;
 
 impl Engine {
     /// Opens the database in `dir` with caches of `cache_capacity` bytes (see
-    /// [`SledStore::open_with_cache`]).
-    fn open(dir: &Path, cache_capacity: u64) -> StoreResult<Engine> {
+    /// [`SledStore::open_with_cache`]), packing payloads as `payload_packing` says.
+    fn open(
+        dir: &Path,
+        cache_capacity: u64,
+        payload_packing: payload::PayloadPacking,
+    ) -> StoreResult<Engine> {
         let receipt_share = cache_capacity / RECEIPT_CACHE_SHARE;
         let db = crate::sled_gate::open(dir, cache_capacity - receipt_share)
             .map_err(|e| open_error(dir, e))?;
@@ -199,6 +205,7 @@ impl Engine {
             mailbox_sync_cursors: tree("mailbox_sync_cursors")?,
             case_references: tree("case_references")?,
             outbox_jobs,
+            payload_packing,
             user_cache: Default::default(),
             receipt_cache: std::sync::Arc::new(crate::receipt_cache::ReceiptCache::new(
                 usize::try_from(receipt_share).unwrap_or(usize::MAX),

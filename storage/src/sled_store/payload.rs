@@ -16,24 +16,50 @@
 //! as it is, so no migration is needed.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use sled::transaction::TransactionalTree;
 
 use super::{backend, decode, in_tx, Engine, TxResult};
-pub(super) use crate::packed::pack;
 use crate::packed::unpack;
 use crate::receipt_cache::ReceiptCache;
-use crate::{PreparedMessage, Report, ReportResult, ReportStatus, StoreError, StoreResult};
+use crate::{
+    Packing, PreparedMessage, Report, ReportKey, ReportResult, ReportStatus, StoreError,
+    StoreResult,
+};
+
+/// How each module's payload is packed ([`crate::Store::pack_payloads`]), shared by the store's
+/// engine and every engine reopened after it. A module not named packs [`Packing::Small`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PayloadPacking(Arc<RwLock<HashMap<String, Packing>>>);
+
+impl PayloadPacking {
+    /// How the payload of the report `key` is packed.
+    pub(super) fn of(&self, key: &ReportKey) -> Packing {
+        let modules = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        modules.get(&key.module).copied().unwrap_or_default()
+    }
+
+    /// Packs `module`'s payloads `packing`'s way from now on.
+    pub(super) fn set(&self, module: &str, packing: Packing) {
+        let mut modules = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        modules.insert(module.to_owned(), packing);
+    }
+}
 
 /// The report's submission, taken out and packed for the `submissions` tree (`None` if it has
 /// none).
-pub(super) fn take_submission(report: &mut Report) -> StoreResult<Option<Vec<u8>>> {
+pub(super) fn take_submission(
+    report: &mut Report,
+    packing: Packing,
+) -> StoreResult<Option<Vec<u8>>> {
     let Some(submission) = report.submission.take() else {
         return Ok(None);
     };
-    Ok(Some(pack(&super::encode(&submission)?)))
+    Ok(Some(packing.pack(&super::encode(&submission)?)))
 }
 
 /// A stored part as it was given, or `Corrupt` naming the part.

@@ -7,14 +7,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::payload::PayloadPacking;
 use super::{Engine, DEFAULT_CACHE_CAPACITY};
 use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
     AfterDelivery, AuditEntry, Bsnr, Consumed, CourtMessage, CourtMessageDeleted,
     CourtMessageFilter, CustomerScope, DeletionCause, Environment, Facility, FacilityCertificate,
     FacilityPut, FinishedReport, HydrationOutcome, Job, ListedCourtMessage, MailboxAccount,
-    MailboxAccountId, MailboxAccountPut, Outcome, PreparedMessage, Report, ReportKey, ReportResult,
-    ReportStatus, SafeId, Store, StoreCondition, StoreError, StoreResult, UserRecord,
+    MailboxAccountId, MailboxAccountPut, Outcome, Packing, PreparedMessage, Report, ReportKey,
+    ReportResult, ReportStatus, SafeId, Store, StoreCondition, StoreError, StoreResult, UserRecord,
 };
 
 /// The sled engine of [`Store`]: one embedded database in the data directory, for a single node.
@@ -31,6 +32,8 @@ pub struct SledStore {
     /// Submissions refused because their round's write failed, by report and idempotency key:
     /// withdrawn at the reopen should the disk have kept them (see `withdraw.rs`).
     refused: Refused,
+    /// How each module's payload is packed, for this engine and those reopened after it.
+    payload_packing: PayloadPacking,
 }
 
 type Refused = Arc<Mutex<Vec<(ReportKey, String)>>>;
@@ -56,12 +59,15 @@ impl SledStore {
     /// most of the memory the store holds whatever the number of reports; smaller ones cost disk
     /// reads once the reports being worked on no longer fit.
     pub fn open_with_cache(dir: &Path, cache_capacity: u64) -> StoreResult<SledStore> {
-        let first = Engine::open(dir, cache_capacity)?;
+        let payload_packing = PayloadPacking::default();
+        let first = Engine::open(dir, cache_capacity, payload_packing.clone())?;
         let dir = dir.to_path_buf();
         let refused = Refused::default();
         let to_withdraw = Arc::clone(&refused);
+        let packing = payload_packing.clone();
         let again = move || {
-            let engine = Engine::open(&dir, cache_capacity).map_err(|e| e.to_string())?;
+            let engine =
+                Engine::open(&dir, cache_capacity, packing.clone()).map_err(|e| e.to_string())?;
             engine.probe().map_err(|e| e.to_string())?;
             withdraw(&engine, &to_withdraw)?;
             Ok(engine)
@@ -69,6 +75,7 @@ impl SledStore {
         Ok(SledStore {
             engine: Arc::new(Reopening::new("store", first, Box::new(again))),
             refused,
+            payload_packing,
         })
     }
 
@@ -154,6 +161,10 @@ macro_rules! on_the_engine {
                         .push(attempt);
                 }
                 result
+            }
+
+            fn pack_payloads(&self, module: &str, packing: Packing) {
+                self.payload_packing.set(module, packing);
             }
 
             fn condition(&self) -> StoreCondition {

@@ -94,13 +94,14 @@ impl Store for Engine {
         let by_id_key = keys::by_id(&report.key);
         let outbox_key = keys::outbox(&job);
         let job_id_key = keys::job_id(id);
+        let packing = self.payload_packing.of(&report.key);
         let message = prepared.map(|message| {
             let awaiting = keys::awaiting(&message.message_uuid).to_vec();
-            let body = payload::pack(&message.body);
+            let body = packing.pack(&message.body);
             report.message = Some(payload::message_state(&message));
             (awaiting, body)
         });
-        let submission = payload::take_submission(&mut report)?;
+        let submission = payload::take_submission(&mut report, packing)?;
         let report_value = encode(&report)?;
         let job_value = encode(&job)?;
         let what = report_what(&report.key);

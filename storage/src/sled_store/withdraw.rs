@@ -218,7 +218,7 @@ mod tests {
     #[tokio::test]
     async fn only_the_refused_attempt_untouched_is_withdrawn_and_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let engine = Engine::open(dir.path(), 1 << 20).unwrap();
+        let engine = Engine::open(dir.path(), 1 << 20, Default::default()).unwrap();
         let kept = engine.dispatch_report(dispatched("kept")).await.unwrap();
         let refused = engine.dispatch_report(dispatched("refused")).await.unwrap();
         let attempted = engine
@@ -261,7 +261,7 @@ mod tests {
     async fn only_a_report_refused_on_delivery_is_forgotten_and_whole() {
         use crate::{AfterDelivery, Outcome, Receipt};
         let dir = tempfile::tempdir().unwrap();
-        let engine = Engine::open(dir.path(), 1 << 20).unwrap();
+        let engine = Engine::open(dir.path(), 1 << 20, Default::default()).unwrap();
         let failed = engine.dispatch_report(dispatched("failed")).await.unwrap();
         let failed = engine.begin_attempt(&failed).await.unwrap();
         let refusal = AfterDelivery::Finished(Outcome::Failure {

@@ -62,7 +62,7 @@ fn received(server: &Server, id: &str) -> Vec<Value> {
 
 #[test]
 fn an_accepted_report_answers_at_once_and_its_status_carries_the_receipt() {
-    let (_dir, server) = start(&[]);
+    let (dir, mut server) = start(&[]);
     let (status, body) = submit_as(&server, USER, &complete_bed_report("BED-2026-0001"));
     assert_eq!(status, 200, "{body}");
     assert_eq!(
@@ -156,6 +156,21 @@ fn an_accepted_report_answers_at_once_and_its_status_carries_the_receipt() {
         "{history}"
     );
     assert!(!history.contains("signed"), "{history}");
+
+    // A health module's payload is stored with LZ4 (docs/decisions.md, "Payloads packed by
+    // module"): what the server told its store at start.
+    if dir.sled() {
+        server.kill();
+        let db = sled::Config::new()
+            .path(dir.path().join("db"))
+            .open()
+            .unwrap();
+        let key = format!("{USER}\0bedreport\0BED-2026-0001");
+        for tree in ["submissions", "messages", "receipts"] {
+            let stored = db.open_tree(tree).unwrap().get(&key).unwrap().unwrap();
+            assert_eq!(stored[..2], [0, 2], "{tree}: packed with LZ4");
+        }
+    }
 }
 
 #[test]

@@ -284,7 +284,11 @@ mod tests {
         // A run of one byte is LZ4's best case: some 255 bytes out per byte in.
         let zeros = vec![0u8; 1 << 20];
         let packed = pack_quick(&zeros);
-        assert!(packed.len() - 6 < zeros.len() / 250, "{} bytes", packed.len());
+        assert!(
+            packed.len() - 6 < zeros.len() / 250,
+            "{} bytes",
+            packed.len()
+        );
         assert_eq!(unpack(&packed).unwrap(), zeros.as_slice());
     }
 

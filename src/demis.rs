@@ -91,8 +91,8 @@ pub const fn module_info(
 ) -> ModuleInfo {
     ModuleInfo::new(module, fields, forms, TRANSPORT)
         .retained(Some(RETENTION), ExpiredAnswer::NotFound)
-        // Kept three days, and every report's payload is written on the sender's way: quick
-        // over small (the civil registry's payloads, kept longer, stay small).
+        // Kept three days by default, and every report's payload is written on the sender's
+        // way: quick over small (the civil registry's payloads, kept longer, stay small).
         .packed(Packing::Quick)
 }
 

@@ -1,7 +1,7 @@
 //! A report's payload — its submission, the body of its delivered message and its receipt — kept
 //! apart from its state, each part in a tree of its own (`submissions`, `messages`, `receipts`,
-//! keyed like `reports`; all three deflated, receipts with the codes quickest to read, see
-//! [`crate::packed`]).
+//! keyed like `reports`; all three packed the module's way ([`PayloadPacking`]): deflated, a
+//! receipt with the codes quickest to read, or LZ4; see [`crate::packed`]).
 //!
 //! A report's state changes four or five times on its way (stored, message stored, delivered,
 //! finished, polled); its payload is written once. Kept in one JSON record, every change wrote

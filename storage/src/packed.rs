@@ -32,6 +32,8 @@ const RAW: u8 = 0;
 const DEFLATE: u8 = 1;
 /// Second byte: the value's length (4 bytes, little-endian), then one LZ4 block.
 const LZ4: u8 = 2;
+/// Bytes before an LZ4 block: the mark, [`LZ4`] and the length.
+const LZ4_HEADER: usize = 6;
 /// No LZ4 block expands to more than this many times its size (a match of 255 bytes and more
 /// takes one byte per 255), so a length beyond that is damage, never a value to make room for.
 const MOST_EXPANSION: usize = 256;
@@ -88,18 +90,18 @@ pub(crate) fn pack_for_reading(bytes: &[u8]) -> Vec<u8> {
 /// unless that would not make them smaller. LZ4 zeroes an 8 KiB table per value (16 KiB beyond
 /// 64 KiB), where deflate clears a 128 KiB one, however short the value.
 pub(crate) fn pack_quick(bytes: &[u8]) -> Vec<u8> {
-    let Ok(length) = u32::try_from(bytes.len()) else {
-        return keep(bytes);
+    let length = match u32::try_from(bytes.len()) {
+        Ok(length) if bytes.len() >= SMALL => length,
+        _ => return keep(bytes),
     };
-    if bytes.len() < SMALL {
-        return keep(bytes);
-    }
-    let mut packed = vec![0; 6 + lz4_flex::block::get_maximum_output_size(bytes.len())];
+    let most = LZ4_HEADER + lz4_flex::block::get_maximum_output_size(bytes.len());
+    let mut packed = vec![0; most];
     packed[..2].copy_from_slice(&[MARK, LZ4]);
-    packed[2..6].copy_from_slice(&length.to_le_bytes());
-    match lz4_flex::block::compress_into(bytes, &mut packed[6..]) {
-        Ok(written) if 6 + written < bytes.len() + 2 => {
-            packed.truncate(6 + written);
+    packed[2..LZ4_HEADER].copy_from_slice(&length.to_le_bytes());
+    match lz4_flex::block::compress_into(bytes, &mut packed[LZ4_HEADER..]) {
+        // Smaller than the value kept as it is, behind its two bytes.
+        Ok(written) if LZ4_HEADER + written < bytes.len() + 2 => {
+            packed.truncate(LZ4_HEADER + written);
             packed
         }
         _ => keep(bytes),

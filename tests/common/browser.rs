@@ -10,22 +10,21 @@
 //! Needs Debian's `chromium` and `chromium-driver` (scripts/test.sh installs them); without them
 //! the first [`Chromium::start`] fails saying which one is missing.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::RecvTimeoutError;
-use std::time::{Duration, Instant};
+use std::process::Child;
+use std::time::Duration;
 
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 
 use super::wait_until;
+use driver::start_driver;
+
+mod driver;
 
 /// The browser Debian's `chromium` package installs.
 pub const CHROMIUM: &str = "/usr/bin/chromium";
-/// How long chromedriver may take to start.
-const DRIVER_START: Duration = Duration::from_secs(30);
 /// The tallest screenshot taken, in pixels: Chromium draws nothing beyond its largest texture
 /// (16,384 pixels), so a longer page is cut there.
 const SCREENSHOT_MAX_PIXELS: f64 = 16_000.0;
@@ -61,98 +60,6 @@ fn missing_tool(what: &str, detail: &str) -> ! {
         "{what} is needed by the browser tests ({detail}); run scripts/test.sh, which installs \
          Debian's chromium and chromium-driver"
     )
-}
-
-/// How often chromedriver is started before the tests give up. It once exited with status 1
-/// before it listened, while many tests bound ports in parallel (seen once in CI); what it says
-/// then goes into the panic's message.
-const DRIVER_ATTEMPTS: u32 = 3;
-
-/// Starts chromedriver on a port of its choosing (no race for a free port between parallel
-/// tests) and returns it with its address, once it says it listens. A driver that exits before
-/// that is started again, up to [`DRIVER_ATTEMPTS`] times; one that neither listens nor exits
-/// within [`DRIVER_START`] is not.
-fn start_driver() -> (Child, String) {
-    let mut said = Vec::new();
-    for attempt in 1..=DRIVER_ATTEMPTS {
-        match try_start_driver() {
-            Ok(started) => return started,
-            Err(Ended::Exited(output)) => said.push(format!("attempt {attempt}: {output}")),
-            Err(Ended::Hung(output)) => {
-                said.push(format!(
-                    "attempt {attempt}, ended after {DRIVER_START:?}: {output}"
-                ));
-                break;
-            }
-        }
-    }
-    missing_tool(
-        "a working chromedriver",
-        &format!("it never started; it said: {}", said.join("; ")),
-    )
-}
-
-/// How a start of chromedriver failed, with what it printed.
-enum Ended {
-    /// It exited before it listened.
-    Exited(String),
-    /// It neither listened nor exited within [`DRIVER_START`], and was ended.
-    Hung(String),
-}
-
-/// One start of chromedriver: the driver and its address, or how it ended.
-fn try_start_driver() -> Result<(Child, String), Ended> {
-    let mut driver = Command::new("chromedriver")
-        .arg("--port=0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| missing_tool("chromedriver", &format!("cannot run it: {e}")));
-    let (tx, rx) = std::sync::mpsc::channel();
-    // Both streams are read to the end, so that chromedriver never blocks on a full pipe; every
-    // line goes to the channel, the port's line is the one awaited.
-    let stdout = driver.stdout.take().unwrap();
-    let stderr = driver.stderr.take().unwrap();
-    let out_tx = tx.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = out_tx.send(line);
-        }
-    });
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let deadline = Instant::now() + DRIVER_START;
-    let mut said = Vec::new();
-    let hung = loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) => {
-                if let Some((_, port)) = line.split_once("started successfully on port ") {
-                    let address = format!("http://127.0.0.1:{}", port.trim_end_matches('.'));
-                    return Ok((driver, address));
-                }
-                said.push(line);
-                if left.is_zero() {
-                    break true;
-                }
-            }
-            // Both streams closed: the driver ended.
-            Err(RecvTimeoutError::Disconnected) => break false,
-            Err(RecvTimeoutError::Timeout) => break true,
-        }
-    };
-    let _ = driver.kill();
-    let status = driver.wait().map(|s| s.to_string()).unwrap_or_default();
-    let output = format!("{} ({status})", said.join(" / "));
-    Err(if hung {
-        Ended::Hung(output)
-    } else {
-        Ended::Exited(output)
-    })
 }
 
 /// What chromedriver is asked for: headless Chromium with a fresh profile in `profile` and

@@ -25,10 +25,6 @@ use crate::{
 
 #[async_trait]
 impl Store for Engine {
-    fn pack_payloads(&self, module: &str, packing: crate::Packing) {
-        self.payload_packing.set(module, packing);
-    }
-
     async fn create_user(&self, user: UserRecord) -> StoreResult<()> {
         self.user_create(user).await
     }

@@ -6,7 +6,8 @@
 //! keep-alive connections (default 64), one thread each, send complete reports with fresh ids for
 //! `BENCH_SECONDS` seconds (default 10) against the in-process simulated reporting system with
 //! no latency (its default). Every answer must be `200` with `"succeeded":true`. Printed: reports
-//! answered per second, the server's CPU time per report (from `/proc`), and the answer's median
+//! answered per second, the server's CPU time and disk writes per report (from `/proc`: what
+//! reached the block layer, beside all that went through write calls), and the answer's median
 //! and slowest time. Client and server share the machine's cores; the client writes raw HTTP/1.1
 //! so that its own cost stays small.
 
@@ -65,6 +66,7 @@ fn main() {
     );
 
     let cpu_before = cpu_seconds(pid);
+    let written_before = written(pid);
     let started = Instant::now();
     let until = started + Duration::from_secs(seconds);
     let mut took: Vec<Duration> = std::thread::scope(|scope| {
@@ -83,6 +85,7 @@ fn main() {
     let cpu = cpu_seconds(pid) - cpu_before;
     took.sort();
     let reports = took.len();
+    let (handed, stored) = written(pid).per_report_since(written_before, reports);
 
     println!("meldewerk bedreport direct submissions: {connections} connections, {seconds} s");
     println!(
@@ -92,6 +95,9 @@ fn main() {
     println!(
         "server CPU per report:  {:>8.2} ms",
         cpu * 1000.0 / reports.max(1) as f64
+    );
+    println!(
+        "disk writes per report: {stored:>8.1} KiB ({handed:.1} KiB in write calls, sockets too)"
     );
     println!(
         "answer time:            {:>8.1} ms median, {:.1} ms slowest",

@@ -8,7 +8,9 @@
 //! browsers (default 8) send them; the in-process simulated reporting system answers at once
 //! (its default). Printed: form submissions accepted per second, reports per second from the
 //! first submission until every one is final (read from the engine's health), and the server's
-//! and the browsers' CPU time per report (from `/proc`). Client and server share the cores.
+//! and the browsers' CPU time per report and the server's disk writes per report (from `/proc`:
+//! what reached the block layer, beside all that went through write calls, sockets included).
+//! Client and server share the cores.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -66,6 +68,7 @@ fn main() {
 
     let cpu_before = cpu_seconds(pid);
     let client_before = cpu_seconds(std::process::id());
+    let written_before = written(pid);
     let started = Instant::now();
     run_browsers(workers, reports, |jar, browser, i| {
         let (cookies, path, form) = opened[i].lock().unwrap().take().expect("opened once");
@@ -87,6 +90,7 @@ fn main() {
     let all_final = started.elapsed();
     let cpu = cpu_seconds(pid) - cpu_before;
     let client_cpu = cpu_seconds(std::process::id()) - client_before;
+    let (handed, stored) = written(pid).per_report_since(written_before, reports);
     let sample: Value = server
         .get_as(
             labreport_support::USER,
@@ -109,6 +113,9 @@ fn main() {
         "client CPU per report:     {:>8.2} ms (the browsers, on the same cores)",
         client_cpu * 1000.0 / reports as f64
     );
+    println!(
+        "disk writes per report:    {stored:>8.1} KiB ({handed:.1} KiB in write calls, sockets too)"
+    );
     let note = format!("{reports} reports, {workers} browsers, from the form's submit");
     figure(
         "labreport pipeline: reports final",
@@ -120,6 +127,12 @@ fn main() {
         "labreport pipeline: server CPU per report",
         cpu * 1000.0 / reports as f64,
         "ms",
+        &note,
+    );
+    figure(
+        "labreport pipeline: disk writes per report",
+        stored,
+        "KiB",
         &note,
     );
 }

@@ -28,6 +28,36 @@ pub fn proc_field(pid: u32, file: &str, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// What a process has written so far: bytes handed to write calls, files and sockets alike
+/// (`wchar`), and bytes that reached the block layer (`write_bytes`).
+#[derive(Clone, Copy, Debug)]
+pub struct Written {
+    /// `wchar`.
+    pub handed: u64,
+    /// `write_bytes`.
+    pub stored: u64,
+}
+
+impl Written {
+    /// KiB per report handed to write calls and stored since `before`, over `reports` reports.
+    pub fn per_report_since(self, before: Written, reports: usize) -> (f64, f64) {
+        let per_report =
+            |now: u64, then: u64| now.saturating_sub(then) as f64 / 1024.0 / reports.max(1) as f64;
+        (
+            per_report(self.handed, before.handed),
+            per_report(self.stored, before.stored),
+        )
+    }
+}
+
+/// What process `pid` has written so far, from `/proc/<pid>/io`.
+pub fn written(pid: u32) -> Written {
+    Written {
+        handed: proc_field(pid, "io", "wchar"),
+        stored: proc_field(pid, "io", "write_bytes"),
+    }
+}
+
 /// User plus system CPU time of process `pid`, in clock ticks (100 a second on every common
 /// Linux configuration).
 pub fn cpu_ticks(pid: u32) -> u64 {

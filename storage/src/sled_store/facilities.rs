@@ -1,7 +1,8 @@
 //! The facility registry in sled: `facilities` (BSNR → [`Facility`]) and `customer_scopes`
 //! (customer id → [`CustomerScope`]). BSNRs are nine digits, so the tree's byte order is their
 //! order and a page is a range read. Each change is one transaction on its tree, then a flush,
-//! as every other write of the engine.
+//! as every other write of the engine. Single facilities and scopes are read through caches
+//! (`read_cache.rs`) that each change invalidates after its commit.
 
 use super::{backend, decode, encode, in_tx, tx_error, Engine, TxResult};
 use crate::sled_gate::GatedTransaction;
@@ -30,6 +31,7 @@ impl Engine {
                 Ok(old.map(|old| old.created_at))
             })
             .map_err(tx_error)?;
+        self.facility_cache.invalidate(facility.bsnr.as_str());
         self.flush().await?;
         Ok(match replaced {
             Some(created_at) => {
@@ -41,11 +43,13 @@ impl Engine {
     }
 
     pub(super) fn facility_get(&self, bsnr: &Bsnr) -> StoreResult<Option<Facility>> {
-        self.facilities
-            .get(bsnr.as_str().as_bytes())
-            .map_err(backend)?
-            .map(|bytes| decode(&facility_what(bsnr), &bytes))
-            .transpose()
+        self.facility_cache.get_or_read(bsnr.as_str(), || {
+            self.facilities
+                .get(bsnr.as_str().as_bytes())
+                .map_err(backend)?
+                .map(|bytes| decode(&facility_what(bsnr), &bytes))
+                .transpose()
+        })
     }
 
     pub(super) fn facility_page(
@@ -79,6 +83,7 @@ impl Engine {
             .facilities
             .gated_transaction(|tree| -> TxResult<bool> { Ok(tree.remove(key)?.is_some()) })
             .map_err(tx_error)?;
+        self.facility_cache.invalidate(bsnr.as_str());
         if removed {
             self.flush().await?;
         }
@@ -98,14 +103,17 @@ impl Engine {
                 Ok(())
             })
             .map_err(tx_error)?;
+        self.scope_cache.invalidate(&scope.customer);
         self.flush().await
     }
 
     pub(super) fn scope_get(&self, customer: &str) -> StoreResult<Option<CustomerScope>> {
-        self.customer_scopes
-            .get(customer.as_bytes())
-            .map_err(backend)?
-            .map(|bytes| decode(&format!("scope of customer {customer}"), &bytes))
-            .transpose()
+        self.scope_cache.get_or_read(customer, || {
+            self.customer_scopes
+                .get(customer.as_bytes())
+                .map_err(backend)?
+                .map(|bytes| decode(&format!("scope of customer {customer}"), &bytes))
+                .transpose()
+        })
     }
 }

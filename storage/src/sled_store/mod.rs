@@ -53,10 +53,10 @@ mod keys;
 mod mailbox_accounts;
 mod payload;
 mod queue;
+mod read_cache;
 mod reading;
 mod recovering;
 mod store_impl;
-mod user_cache;
 mod users;
 mod withdraw;
 
@@ -85,7 +85,10 @@ pub(crate) struct Engine {
     /// Every flush goes through here, so concurrent changes share disk syncs; so do the
     /// changes queued with [`Engine::commit`].
     committer: std::sync::Arc<GroupCommit<StoreError>>,
-    user_cache: std::sync::Arc<user_cache::UserCache>,
+    /// Users, facilities and customers' scopes recently read, decoded (see `read_cache.rs`).
+    user_cache: std::sync::Arc<read_cache::ReadCache<crate::UserRecord>>,
+    facility_cache: read_cache::ReadCache<crate::Facility>,
+    scope_cache: read_cache::ReadCache<crate::CustomerScope>,
     /// Receipts recently read, decoded (see `receipt_cache.rs`).
     receipt_cache: std::sync::Arc<crate::receipt_cache::ReceiptCache>,
     users: Tree,
@@ -207,6 +210,8 @@ impl Engine {
             outbox_jobs,
             payload_packing,
             user_cache: Default::default(),
+            facility_cache: Default::default(),
+            scope_cache: Default::default(),
             receipt_cache: std::sync::Arc::new(crate::receipt_cache::ReceiptCache::new(
                 usize::try_from(receipt_share).unwrap_or(usize::MAX),
             )),

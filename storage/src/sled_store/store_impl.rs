@@ -38,20 +38,16 @@ impl Store for Engine {
     }
 
     async fn user(&self, name: &str) -> StoreResult<Option<UserRecord>> {
-        if let Some(user) = self.user_cache.get(name) {
-            return Ok(Some(user));
-        }
-        let generation = self.user_cache.generation();
-        match self.users.get(name.as_bytes()).map_err(backend)? {
-            // Every authenticated request reads its user: the error context is built only on error.
-            Some(bytes) => {
-                let user: UserRecord = serde_json::from_slice(&bytes)
-                    .map_err(|e| StoreError::Corrupt(format!("{}: {e}", user_what(name))))?;
-                self.user_cache.fill(generation, &user);
-                Ok(Some(user))
+        self.user_cache.get_or_read(name, || {
+            match self.users.get(name.as_bytes()).map_err(backend)? {
+                // Every authenticated request reads its user: the error context is built only
+                // on error.
+                Some(bytes) => serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|e| StoreError::Corrupt(format!("{}: {e}", user_what(name)))),
+                None => Ok(None),
             }
-            None => Ok(None),
-        }
+        })
     }
 
     async fn user_by_key_id(&self, key_id: &str) -> StoreResult<Option<UserRecord>> {

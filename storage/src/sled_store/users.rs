@@ -1,5 +1,5 @@
 //! Creating, changing and removing users in the sled engine (reading them is in
-//! `store_impl.rs`, through the cache of `user_cache.rs`): each change one transaction over the
+//! `store_impl.rs`, through the cache of `read_cache.rs`): each change one transaction over the
 //! users, their key ids, the retired names and (on removal) the mailbox grants, then a flush.
 
 use super::{abort, decode, encode, in_tx, mailbox_accounts, tx_error, Engine};

@@ -5,7 +5,8 @@
 //! the folder `PG_BIN` names. `initdb` refuses to run as root, so a test process running as root
 //! (CI) runs the cluster as the `postgres` system user the package creates. The server is the test
 //! process's child and ends with it (`PR_SET_PDEATHSIG`), also when the process is killed; its
-//! files are removed when the process exits (a process killed leaves them in `/tmp`).
+//! files are removed when the process exits, and those a killed process left behind when the
+//! next cluster starts (`testing/leftovers.rs`).
 //!
 //! `fsync` is off: a test never loses its machine's power, and the suite's durability checks
 //! kill processes, not the kernel.
@@ -19,6 +20,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::{PgSettings, PgStore};
+
+mod leftovers;
 
 /// The port in the socket's name (`.s.PGSQL.5432`); nothing listens on TCP.
 const PORT: u16 = 5432;
@@ -82,10 +85,17 @@ enum Order {
 impl Cluster {
     fn start() -> Result<Cluster, String> {
         let bin = binaries()?;
+        for removed in leftovers::sweep(&std::env::temp_dir()) {
+            eprintln!(
+                "removed the PostgreSQL test cluster {}, left by a test process that is gone",
+                removed.display()
+            );
+        }
         let dir = tempfile::Builder::new()
-            .prefix("meldewerk-pg-")
+            .prefix(leftovers::PREFIX)
             .tempdir()
             .map_err(|e| format!("temp dir: {e}"))?;
+        leftovers::mark(dir.path())?;
         let owner = Owner::for_this_process()?;
         owner.give(dir.path())?;
         let data = dir.path().join("data");

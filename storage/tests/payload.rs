@@ -220,6 +220,55 @@ async fn a_module_packed_quick_stores_its_payload_with_lz4_and_the_others_stay_d
     );
 }
 
+/// A quick module's message is stored with LZ4 whichever way it comes: with the report at
+/// dispatch, or built by the engine and stored with the first attempt's count.
+#[tokio::test]
+async fn a_quick_modules_message_is_packed_with_lz4_at_dispatch_and_with_the_first_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = reopen(dir.path());
+    store.pack_payloads("labreport", Packing::Quick);
+    let lab = |id: &str| ReportKey {
+        module: "labreport".into(),
+        ..key(id)
+    };
+    store
+        .dispatch_report(Report {
+            key: lab("at-dispatch"),
+            message: Some(message("at-dispatch")),
+            ..report("at-dispatch")
+        })
+        .await
+        .unwrap();
+    let job = store
+        .dispatch_report(Report {
+            key: lab("at-attempt"),
+            ..report("at-attempt")
+        })
+        .await
+        .unwrap();
+    let (job, stored) = store
+        .begin_attempt_with_message(&job, message("at-attempt"))
+        .await
+        .unwrap();
+    assert_eq!((job.attempts, stored), (1, message("at-attempt")));
+    for id in ["at-dispatch", "at-attempt"] {
+        let read = store.report(&lab(id)).await.unwrap().unwrap();
+        assert_eq!(read.message.unwrap().body, message(id).body, "{id}");
+    }
+    drop(store);
+
+    with_raw_db(dir.path(), |db| {
+        let messages = db.open_tree("messages").unwrap();
+        for id in ["at-dispatch", "at-attempt"] {
+            let stored = messages
+                .get(format!("alice\0labreport\0{id}"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(stored[..2], [0, 2], "the message of {id}: LZ4");
+        }
+    });
+}
+
 /// Receipts read by polls are kept decoded in memory; what a poll answers is still what the
 /// report's state says: a read after retention or after consuming never gets a kept receipt.
 #[tokio::test]

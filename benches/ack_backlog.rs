@@ -135,10 +135,10 @@ fn main() {
     std::thread::sleep(Duration::from_secs(2));
 
     let cpu_before = cpu_seconds(pid);
-    let written_before = proc_field(pid, "io", "write_bytes");
+    let written_before = written(pid);
     std::thread::sleep(Duration::from_secs(idle_secs));
     let cpu = cpu_seconds(pid) - cpu_before;
-    let written = proc_field(pid, "io", "write_bytes") - written_before;
+    let idle_writes = written(pid).since(written_before).to_disk;
     let rss_mb = proc_field(pid, "status", "VmRSS") as f64 / 1024.0;
     let peak_mb = proc_field(pid, "status", "VmHWM") as f64 / 1024.0;
 
@@ -151,7 +151,7 @@ fn main() {
         "idle CPU:                  {:>8.2} % of one core",
         cpu * 100.0 / idle_secs as f64
     );
-    println!("idle disk writes:          {:>8} bytes", written);
+    println!("idle disk writes:          {:>8} bytes", idle_writes);
     println!("RSS while idle:            {rss_mb:>8.0} MB (peak {peak_mb:.0} MB)");
     println!("new report delivered, empty server:   {}", summary(&empty));
     println!(

@@ -85,7 +85,11 @@ fn main() {
     let cpu = cpu_seconds(pid) - cpu_before;
     took.sort();
     let reports = took.len();
-    let (handed, stored) = written(pid).per_report_since(written_before, reports);
+    let writes = written(pid).since(written_before);
+    let (handed, to_disk) = (
+        kib_per_report(writes.handed, reports),
+        kib_per_report(writes.to_disk, reports),
+    );
 
     println!("meldewerk bedreport direct submissions: {connections} connections, {seconds} s");
     println!(
@@ -97,19 +101,26 @@ fn main() {
         cpu * 1000.0 / reports.max(1) as f64
     );
     println!(
-        "disk writes per report: {stored:>8.1} KiB ({handed:.1} KiB in write calls, sockets too)"
+        "disk writes per report: {to_disk:>8.1} KiB ({handed:.1} KiB in write calls, sockets too)"
     );
     println!(
         "answer time:            {:>8.1} ms median, {:.1} ms slowest",
         took[reports / 2].as_secs_f64() * 1000.0,
         took[reports - 1].as_secs_f64() * 1000.0
     );
+    let note = format!(
+        "POST /report, each decided within its request; {connections} connections, {seconds} s"
+    );
     figure(
         "bedreport direct: reports answered",
         reports as f64 / elapsed,
         "reports/s",
-        &format!(
-            "POST /report, each decided within its request; {connections} connections, {seconds} s"
-        ),
+        &note,
+    );
+    figure(
+        "bedreport direct: disk writes per report",
+        to_disk,
+        "KiB",
+        &note,
     );
 }

@@ -90,7 +90,11 @@ fn main() {
     let all_final = started.elapsed();
     let cpu = cpu_seconds(pid) - cpu_before;
     let client_cpu = cpu_seconds(std::process::id()) - client_before;
-    let (handed, stored) = written(pid).per_report_since(written_before, reports);
+    let writes = written(pid).since(written_before);
+    let (handed, to_disk) = (
+        kib_per_report(writes.handed, reports),
+        kib_per_report(writes.to_disk, reports),
+    );
     let sample: Value = server
         .get_as(
             labreport_support::USER,
@@ -114,7 +118,7 @@ fn main() {
         client_cpu * 1000.0 / reports as f64
     );
     println!(
-        "disk writes per report:    {stored:>8.1} KiB ({handed:.1} KiB in write calls, sockets too)"
+        "disk writes per report:    {to_disk:>8.1} KiB ({handed:.1} KiB in write calls, sockets too)"
     );
     let note = format!("{reports} reports, {workers} browsers, from the form's submit");
     figure(
@@ -131,7 +135,7 @@ fn main() {
     );
     figure(
         "labreport pipeline: disk writes per report",
-        stored,
+        to_disk,
         "KiB",
         &note,
     );

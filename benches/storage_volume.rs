@@ -178,12 +178,12 @@ fn timed_start(data_dir: &Path, env: &[(&str, String)], idle: Option<u64>) -> (f
     let pid = child.id();
     let rss = proc_field(pid, "status", "VmRSS");
     let idle = idle.map_or(String::new(), |secs| {
-        let (ticks, written) = (cpu_ticks(pid), proc_field(pid, "io", "write_bytes"));
+        let (ticks, before) = (cpu_ticks(pid), written(pid));
         std::thread::sleep(Duration::from_secs(secs));
         format!(
             "idle {secs} s: CPU {:.2} % of a core, {} bytes written",
             (cpu_ticks(pid) - ticks) as f64 / secs as f64,
-            proc_field(pid, "io", "write_bytes") - written
+            written(pid).since(before).to_disk
         )
     });
     let _ = Command::new("kill")

@@ -28,25 +28,24 @@ pub fn proc_field(pid: u32, file: &str, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// What a process has written so far: bytes handed to write calls, files and sockets alike
-/// (`wchar`), and bytes that reached the block layer (`write_bytes`).
+/// Bytes a process wrote: handed to write calls, files and sockets alike (`wchar`), and sent
+/// towards the disk (`write_bytes`: pages as the process dirtied them, so a page written out and
+/// dirtied again counts again).
 #[derive(Clone, Copy, Debug)]
 pub struct Written {
     /// `wchar`.
     pub handed: u64,
     /// `write_bytes`.
-    pub stored: u64,
+    pub to_disk: u64,
 }
 
 impl Written {
-    /// KiB per report handed to write calls and stored since `before`, over `reports` reports.
-    pub fn per_report_since(self, before: Written, reports: usize) -> (f64, f64) {
-        let per_report =
-            |now: u64, then: u64| now.saturating_sub(then) as f64 / 1024.0 / reports.max(1) as f64;
-        (
-            per_report(self.handed, before.handed),
-            per_report(self.stored, before.stored),
-        )
+    /// What was written after `before` was read.
+    pub fn since(self, before: Written) -> Written {
+        Written {
+            handed: self.handed.saturating_sub(before.handed),
+            to_disk: self.to_disk.saturating_sub(before.to_disk),
+        }
     }
 }
 
@@ -54,8 +53,13 @@ impl Written {
 pub fn written(pid: u32) -> Written {
     Written {
         handed: proc_field(pid, "io", "wchar"),
-        stored: proc_field(pid, "io", "write_bytes"),
+        to_disk: proc_field(pid, "io", "write_bytes"),
     }
+}
+
+/// `bytes` in KiB per report.
+pub fn kib_per_report(bytes: u64, reports: usize) -> f64 {
+    bytes as f64 / 1024.0 / reports.max(1) as f64
 }
 
 /// User plus system CPU time of process `pid`, in clock ticks (100 a second on every common

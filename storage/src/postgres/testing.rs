@@ -72,6 +72,8 @@ extern "C" fn remove_at_exit() {
 /// A running cluster.
 pub struct Cluster {
     dir: tempfile::TempDir,
+    /// Held (locked) while the process lives: a later test process leaves the folder alone.
+    _owned: std::fs::File,
     keeper: mpsc::Sender<Order>,
     next_database: AtomicU32,
 }
@@ -95,7 +97,7 @@ impl Cluster {
             .prefix(leftovers::PREFIX)
             .tempdir()
             .map_err(|e| format!("temp dir: {e}"))?;
-        leftovers::mark(dir.path())?;
+        let owned = leftovers::mark(dir.path())?;
         let owner = Owner::for_this_process()?;
         owner.give(dir.path())?;
         let data = dir.path().join("data");
@@ -134,6 +136,7 @@ impl Cluster {
             .map_err(|e| format!("keeper thread: {e}"))?;
         let cluster = Cluster {
             dir,
+            _owned: owned,
             keeper,
             next_database: AtomicU32::new(1),
         };

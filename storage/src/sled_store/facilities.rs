@@ -2,7 +2,8 @@
 //! (customer id → [`CustomerScope`]). BSNRs are nine digits, so the tree's byte order is their
 //! order and a page is a range read. Each change is one transaction on its tree, then a flush,
 //! as every other write of the engine. Single facilities and scopes are read through caches
-//! (`read_cache.rs`) that each change invalidates after its commit.
+//! (`read_cache.rs`) that each change invalidates after its transaction, also a failed one (sled
+//! may have applied it in memory).
 
 use super::{backend, decode, encode, in_tx, tx_error, Engine, TxResult};
 use crate::sled_gate::GatedTransaction;
@@ -30,8 +31,9 @@ impl Engine {
                 tree.insert_blind(key.as_slice(), in_tx(encode(&stored))?)?;
                 Ok(old.map(|old| old.created_at))
             })
-            .map_err(tx_error)?;
+            .map_err(tx_error);
         self.facility_cache.invalidate(facility.bsnr.as_str());
+        let replaced = replaced?;
         self.flush().await?;
         Ok(match replaced {
             Some(created_at) => {
@@ -82,8 +84,9 @@ impl Engine {
         let removed = self
             .facilities
             .gated_transaction(|tree| -> TxResult<bool> { Ok(tree.remove(key)?.is_some()) })
-            .map_err(tx_error)?;
+            .map_err(tx_error);
         self.facility_cache.invalidate(bsnr.as_str());
+        let removed = removed?;
         if removed {
             self.flush().await?;
         }
@@ -93,7 +96,8 @@ impl Engine {
     pub(super) async fn scope_set(&self, scope: CustomerScope) -> StoreResult<()> {
         let key = scope.customer.as_bytes();
         let value = encode(&scope)?;
-        self.customer_scopes
+        let changed = self
+            .customer_scopes
             .gated_transaction(|tree| -> TxResult<()> {
                 if scope.iks.is_empty() {
                     tree.remove_blind(key)?;
@@ -102,8 +106,9 @@ impl Engine {
                 }
                 Ok(())
             })
-            .map_err(tx_error)?;
+            .map_err(tx_error);
         self.scope_cache.invalidate(&scope.customer);
+        changed?;
         self.flush().await
     }
 

@@ -86,7 +86,7 @@ pub(crate) struct Engine {
     /// changes queued with [`Engine::commit`].
     committer: std::sync::Arc<GroupCommit<StoreError>>,
     /// Users, facilities and customers' scopes recently read, decoded (see `read_cache.rs`).
-    user_cache: std::sync::Arc<read_cache::ReadCache<crate::UserRecord>>,
+    user_cache: read_cache::ReadCache<crate::UserRecord>,
     facility_cache: read_cache::ReadCache<crate::Facility>,
     scope_cache: read_cache::ReadCache<crate::CustomerScope>,
     /// Receipts recently read, decoded (see `receipt_cache.rs`).

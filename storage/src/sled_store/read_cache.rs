@@ -5,14 +5,16 @@
 //!
 //! Safe because the sled engine is the only writer of its directory (sled locks it), and every
 //! change of such a record goes through this store, which invalidates the entry after the
-//! commit. A generation counter stops a read that started before a change from putting the old
-//! record back after the change invalidated it. Records that are not there are not remembered.
+//! change's transaction (also a failed one: sled may have applied it in memory). A generation
+//! counter stops a read that started before a change from putting the old record back after the
+//! change invalidated it. Records that are not there are not remembered.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// Most records kept per cache; a cache starts over when full (users, facilities and customers
-/// are few next to that).
+/// Most records kept per cache; a cache starts over when full. Users, facilities and customers
+/// are expected to number in the hundreds or thousands; with more read in turn, a cache keeps
+/// starting over, which costs the reads it would have saved and is never wrong.
 const MAX_ENTRIES: usize = 10_000;
 
 /// Records of one kind by their key (a user's name, a BSNR, a customer id).
@@ -112,6 +114,20 @@ mod tests {
             magic_links: true,
             court_message_contact: None,
         }
+    }
+
+    #[test]
+    fn a_record_read_while_it_changes_is_not_kept() {
+        let cache = ReadCache::<UserRecord>::default();
+        let read = cache.get_or_read("alice", || {
+            cache.invalidate("alice"); // a change commits while the database is read
+            Ok::<_, ()>(Some(record("alice", "old")))
+        });
+        assert_eq!(read.unwrap().unwrap().password_hash, "old");
+        assert!(cache.get("alice").is_none(), "the old record is not kept");
+        let read = cache.get_or_read("alice", || Ok::<_, ()>(Some(record("alice", "new"))));
+        assert_eq!(read.unwrap().unwrap().password_hash, "new");
+        assert_eq!(cache.get("alice").unwrap().password_hash, "new");
     }
 
     #[test]

@@ -16,7 +16,7 @@ impl Engine {
         let value = encode(&user)?;
         let name = user.name.as_bytes();
         let key_id = user.memento_key.key_id.as_bytes();
-        (&self.users, &self.user_key_ids, &self.retired_users)
+        let created = (&self.users, &self.user_key_ids, &self.retired_users)
             .gated_transaction(|(users, key_ids, retired)| {
                 if users.get(name)?.is_some() {
                     return abort(StoreError::Conflict(user_what(&user.name)));
@@ -41,8 +41,9 @@ impl Engine {
                 key_ids.insert_blind(key_id, name)?;
                 Ok(())
             })
-            .map_err(tx_error)?;
+            .map_err(tx_error);
         self.user_cache.invalidate(&user.name);
+        created?;
         self.flush().await
     }
 
@@ -50,7 +51,7 @@ impl Engine {
         let value = encode(&user)?;
         let name = user.name.as_bytes();
         let new_key_id = user.memento_key.key_id.as_bytes();
-        (&self.users, &self.user_key_ids)
+        let updated = (&self.users, &self.user_key_ids)
             .gated_transaction(|(users, key_ids)| {
                 let Some(old) = users.get(name)? else {
                     return abort(StoreError::NotFound(user_what(&user.name)));
@@ -73,8 +74,9 @@ impl Engine {
                 users.insert_blind(name, value.as_slice())?;
                 Ok(())
             })
-            .map_err(tx_error)?;
+            .map_err(tx_error);
         self.user_cache.invalidate(&user.name);
+        updated?;
         self.flush().await
     }
 
@@ -99,8 +101,9 @@ impl Engine {
                 }
                 Ok(true)
             })
-            .map_err(tx_error)?;
+            .map_err(tx_error);
         self.user_cache.invalidate(name);
+        let removed = removed?;
         if removed {
             self.flush().await?;
         }

@@ -46,17 +46,17 @@ impl<V: Clone> ReadCache<V> {
     }
 
     /// The cached record, if any.
-    pub(crate) fn get(&self, key: &str) -> Option<V> {
+    fn get(&self, key: &str) -> Option<V> {
         self.lock().records.get(key).cloned()
     }
 
     /// Generation to hand back to [`ReadCache::fill`] after reading the database.
-    pub(crate) fn generation(&self) -> u64 {
+    fn generation(&self) -> u64 {
         self.lock().generation
     }
 
     /// Remembers a record read from the database, unless one changed since `generation`.
-    pub(crate) fn fill(&self, generation: u64, key: &str, record: &V) {
+    fn fill(&self, generation: u64, key: &str, record: &V) {
         let mut inner = self.lock();
         if inner.generation != generation {
             return;

@@ -55,14 +55,31 @@ pub enum AnswerError {
 
 const RECEIPT_TITLE: &str = "PDF Quittung";
 
-/// The answer accepting a notification, with `receipt`; ids from `ids`, dated `now`.
-pub fn accepted(
-    receipt: &Receipt,
-    ids: &mut dyn IdSource,
-    now: DateTime<FixedOffset>,
-) -> Parameters {
-    let composition_id = ids.next_id();
-    let binary_id = ids.next_id();
+/// The ids an accepted answer gives the resources of its receipt bundle: drawn once, so that
+/// whoever keeps them (and the receipt, the date) can write the same answer again.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AcceptedIds {
+    /// The receipt's `Composition`.
+    pub composition: String,
+    /// The `Binary` carrying the receipt document.
+    pub binary: String,
+}
+
+impl AcceptedIds {
+    /// Fresh ids from `ids`.
+    pub fn draw(ids: &mut dyn IdSource) -> Self {
+        AcceptedIds {
+            composition: ids.next_id(),
+            binary: ids.next_id(),
+        }
+    }
+}
+
+/// The answer accepting a notification, with `receipt`, its resources named by `ids`, dated
+/// `now`. The same arguments give the same answer.
+pub fn accepted(receipt: &Receipt, ids: &AcceptedIds, now: DateTime<FixedOffset>) -> Parameters {
+    let composition_id = ids.composition.clone();
+    let binary_id = ids.binary.clone();
     let composition = Composition {
         id: Some(composition_id),
         meta: Some(Meta::profile(profile("NotificationReceipt"))),

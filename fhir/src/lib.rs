@@ -39,7 +39,8 @@
 //!     content_type: PDF.into(),
 //!     document: b"%PDF-1.7".to_vec(),
 //! };
-//! let reply = answer::accepted(&receipt, &mut RandomIds, now).to_json();
+//! let ids = answer::AcceptedIds::draw(&mut RandomIds);
+//! let reply = answer::accepted(&receipt, &ids, now).to_json();
 //!
 //! // The transport reads the answer.
 //! let Answer::Accepted(read) = answer::read(&reply).unwrap() else { panic!("refused") };

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use meldewerk_fhir::answer::{self, Answer, AnswerError, Receipt, PDF};
+use meldewerk_fhir::answer::{self, AcceptedIds, Answer, AnswerError, Receipt, PDF};
 use meldewerk_fhir::SequentialIds;
 use serde_json::json;
 
@@ -19,7 +19,11 @@ fn receipt() -> Receipt {
 
 #[test]
 fn an_acceptance_is_read_back_as_its_receipt() {
-    let parameters = answer::accepted(&receipt(), &mut SequentialIds::new(), now());
+    let parameters = answer::accepted(
+        &receipt(),
+        &AcceptedIds::draw(&mut SequentialIds::new()),
+        now(),
+    );
     assert_eq!(
         answer::read(&parameters.to_json()),
         Ok(Answer::Accepted(receipt()))
@@ -29,7 +33,12 @@ fn an_acceptance_is_read_back_as_its_receipt() {
 #[test]
 fn an_acceptance_is_shaped_like_the_example() {
     let ours: serde_json::Value = serde_json::from_slice(
-        &answer::accepted(&receipt(), &mut SequentialIds::new(), now()).to_json(),
+        &answer::accepted(
+            &receipt(),
+            &AcceptedIds::draw(&mut SequentialIds::new()),
+            now(),
+        )
+        .to_json(),
     )
     .unwrap();
     let example = example("BedOccupancyExampleResult.json");
@@ -180,7 +189,12 @@ fn what_is_no_answer_is_said_so() {
 #[test]
 fn any_element_of_an_answer_removed_or_retyped_is_read_without_a_panic() {
     let accepted: serde_json::Value = serde_json::from_slice(
-        &answer::accepted(&receipt(), &mut SequentialIds::new(), now()).to_json(),
+        &answer::accepted(
+            &receipt(),
+            &AcceptedIds::draw(&mut SequentialIds::new()),
+            now(),
+        )
+        .to_json(),
     )
     .unwrap();
     for (pointer, changed) in every_element_changed(&accepted) {

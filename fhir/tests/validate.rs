@@ -8,7 +8,7 @@ mod validator;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use meldewerk_fhir::answer::{self, Receipt, PDF};
+use meldewerk_fhir::answer::{self, AcceptedIds, Receipt, PDF};
 use meldewerk_fhir::codes::Disease;
 use meldewerk_fhir::*;
 use serde_json::{json, Value};
@@ -56,7 +56,7 @@ fn every_generated_bundle_and_answer_is_valid_fhir_shaped_like_its_demis_example
         write(dir.path(), "beds.json", &bundle.to_json()),
         "BedOccupancyExample.json",
     ));
-    let accepted = answer::accepted(&receipt(), &mut RandomIds, now());
+    let accepted = answer::accepted(&receipt(), &AcceptedIds::draw(&mut RandomIds), now());
     cases.push(Case::new(
         write(dir.path(), "accepted.json", &accepted.to_json()),
         "BedOccupancyExampleResult.json",
@@ -90,9 +90,10 @@ fn the_validator_refuses_what_is_not_fhir_or_not_shaped_like_the_example() {
     let mut misprofiled: Value = serde_json::from_slice(&bundle.to_json()).unwrap();
     misprofiled["entry"][6]["resource"]["meta"]["profile"] =
         json!(["https://demis.rki.de/fhir/StructureDefinition/LaboratoryReportINVP"]);
-    let mut accepted: Value =
-        serde_json::from_slice(&answer::accepted(&receipt(), &mut RandomIds, now()).to_json())
-            .unwrap();
+    let mut accepted: Value = serde_json::from_slice(
+        &answer::accepted(&receipt(), &AcceptedIds::draw(&mut RandomIds), now()).to_json(),
+    )
+    .unwrap();
     // A Binary without its required contentType.
     accepted["parameter"][0]["resource"]["entry"][2]["resource"]
         .as_object_mut()
@@ -130,7 +131,8 @@ fn the_validator_refuses_what_is_not_fhir_or_not_shaped_like_the_example() {
                 write(
                     dir.path(),
                     "refusal.json",
-                    &answer::accepted(&receipt(), &mut RandomIds, now()).to_json(),
+                    &answer::accepted(&receipt(), &AcceptedIds::draw(&mut RandomIds), now())
+                        .to_json(),
                 ),
                 "BedOccupancyExampleResult.json",
             )

@@ -1,101 +1,17 @@
 //! The simulated reporting system (DEMIS) through the `Transport` trait, as the engine uses it:
 //! what it accepts with a receipt, what it refuses and why, one registration per idempotency key,
-//! the script, the received log, and what survives a restart.
+//! the script and the received log (what survives a restart: `demis_journal.rs`).
 
 mod common;
+mod demis_support;
 
-use std::path::PathBuf;
-
+use demis_support::*;
 use meldewerk_fhir::answer;
-use meldewerk_fhir::beds::{self, BedCounts, BedOccupancyReport};
-use meldewerk_fhir::{Facility, RandomIds};
 use meldewerk_transports::demis::{Decision, DemisConfig, Simulator, KIND};
 use meldewerk_transports::received::ReceivedQuery;
 use meldewerk_transports::script::{Effect, Rule};
-use meldewerk_transports::{
-    Answer, Delivery, Finished, Outcome, Simulated, Transport, TransportError,
-};
+use meldewerk_transports::{Delivery, Outcome, Simulated, Transport, TransportError};
 use serde_json::{json, Value};
-
-/// Opens the reporting system in `dir` ([`common::open_retrying`]).
-fn open(dir: &tempfile::TempDir, config: DemisConfig) -> Simulator {
-    common::open_retrying(|| Simulator::open(dir.path(), config.clone()))
-}
-
-/// A bed occupancy report of the location `location_id`, naming the IK `ik`.
-fn bed_report(report_id: &str, location_id: &str, ik: Option<&str>) -> Vec<u8> {
-    let report = BedOccupancyReport {
-        report_id: report_id.into(),
-        report_date: None,
-        location_id: location_id.into(),
-        location: Facility {
-            ik: ik.map(str::to_owned),
-            ..Default::default()
-        },
-        beds: BedCounts {
-            adults_occupied: 221,
-            adults_operable: Some(250),
-            children_occupied: 37,
-            children_operable: None,
-        },
-    };
-    let now = chrono::DateTime::parse_from_rfc3339("2026-11-24T14:30:00+01:00").unwrap();
-    beds::build(&report, &mut RandomIds, now).unwrap().to_json()
-}
-
-/// One of the DEMIS examples beside the repository, as JSON.
-fn example(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/reference/demis")
-        .join(name);
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
-}
-
-fn delivery(key: &str, module: &str, report_id: &str, body: Vec<u8>) -> Delivery {
-    Delivery {
-        idempotency_key: key.to_owned(),
-        module: module.to_owned(),
-        report_id: report_id.to_owned(),
-        message_uuid: format!("uuid-{key}"),
-        content_type: "application/fhir+json".to_owned(),
-        body,
-        signature: None,
-        sender: None,
-    }
-}
-
-fn bed_delivery(key: &str, report_id: &str) -> Delivery {
-    delivery(
-        key,
-        "bedreport",
-        report_id,
-        bed_report(report_id, "987654", Some("261101015")),
-    )
-}
-
-fn finished(answer: Result<Answer, TransportError>) -> Finished {
-    match answer {
-        Ok(Answer::Finished(finished)) => finished,
-        other => panic!("expected an answer at once, got {other:?}"),
-    }
-}
-
-fn receipt_pdf(finished: &Finished) -> Vec<u8> {
-    match &finished.outcome {
-        Outcome::Success { receipt, .. } => {
-            assert_eq!(receipt.media_type, "application/pdf");
-            receipt.bytes.clone()
-        }
-        other => panic!("expected an acceptance, got {other:?}"),
-    }
-}
-
-fn reason(finished: &Finished) -> &str {
-    match &finished.outcome {
-        Outcome::Failure { reason } => reason,
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-}
 
 #[tokio::test]
 async fn an_accepted_report_gets_its_receipt_and_the_answer_is_recorded() {
@@ -334,20 +250,6 @@ async fn a_refused_notification_repeated_gets_the_original_refusal() {
         page.messages[0].1.decision,
         Decision::Refused { .. }
     ));
-}
-
-#[tokio::test]
-async fn a_restart_keeps_what_was_registered() {
-    let dir = tempfile::tempdir().unwrap();
-    let first = {
-        let demis = open(&dir, DemisConfig::default());
-        finished(demis.submit(bed_delivery("k", "B")).await)
-    };
-    let demis = open(&dir, DemisConfig::default());
-    let again = finished(demis.submit(bed_delivery("k", "B")).await);
-    assert!(again.duplicate);
-    assert_eq!(again.transport_ref, first.transport_ref);
-    assert_eq!(again.outcome, first.outcome);
 }
 
 #[tokio::test]

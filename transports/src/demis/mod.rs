@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
-use meldewerk_fhir::answer;
+use meldewerk_fhir::answer::{self, AcceptedIds};
 use meldewerk_fhir::check::{self, BundleKind, Received};
 use meldewerk_fhir::RandomIds;
 use meldewerk_storage::{Journal, Outcome, Packing, PendingAppend, Receipt};
@@ -32,11 +32,11 @@ use meldewerk_storage::{Journal, Outcome, Packing, PendingAppend, Receipt};
 pub use client::{identity, FhirClient, PemIdentity, SenderIdentity, OPERATION_PATH};
 pub use crate::tls::ClientIdentity;
 pub use config::DemisConfig;
-pub use records::{AnswerJson, Decision, ReceivedNotification};
+pub use records::{AnswerJson, Decision, MadeOf, ReceivedNotification};
 
 use crate::claims::Claims;
-use crate::receipt::{render_receipt, sha256_hex, ReceiptFields};
-use crate::received::{page_with_bodies, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
+use crate::receipt::{render_receipt, sha256_hex};
+use crate::received::{page, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
 use crate::script::{Reply, Scripted};
 use crate::simulated::{read_config, Protocol, Simulated, SimulatorError, TransportKind};
 use crate::tls::MutualTls;
@@ -152,7 +152,11 @@ impl Simulator {
         &self,
         query: &ReceivedQuery,
     ) -> Result<ReceivedPage<ReceivedNotification>, SimulatorError> {
-        page_with_bodies(&self.inner.journal, query, |record| &mut record.body)
+        let journal = &self.inner.journal;
+        let page = page(journal, query, |record: ReceivedNotification, seq| {
+            record.made_whole(journal, seq)
+        })?;
+        Ok(page)
     }
 
     crate::simulated::journal_work!("simulated DEMIS");
@@ -162,10 +166,13 @@ impl Simulated for Simulator {
     crate::simulated::simulated_basics!();
 
     fn recorded_answer(&self, transport_ref: &str) -> Result<Option<Vec<u8>>, SimulatorError> {
-        let found = self.inner.journal.find(BY_TRANSPORT_REF, transport_ref)?;
-        match found.map(|(_, record)| record.decision) {
-            Some(Decision::Accepted { answer }) => Ok(Some(answer.as_bytes().to_vec())),
-            _ => Ok(None),
+        let journal = &self.inner.journal;
+        let Some((seq, record)) = journal.find(BY_TRANSPORT_REF, transport_ref)? else {
+            return Ok(None);
+        };
+        match record.made_whole(journal, seq)?.decision {
+            Decision::Accepted { answer, .. } => Ok(Some(answer.as_bytes().to_vec())),
+            Decision::Refused { .. } => Ok(None),
         }
     }
 }
@@ -261,6 +268,7 @@ impl Inner {
                 repeats = record.repeat_submissions,
                 "simulated DEMIS: repeat submission"
             );
+            let record = record.made_whole(&self.journal, seq)?;
             return finished(&record, true).map(Begun::Repeat);
         }
 
@@ -280,14 +288,12 @@ impl Inner {
             ),
             Err(_) => (None, None, None),
         };
-        let sha256_hex = sha256_hex(&delivery.body);
-        // The receipt of an accepted notification, handed to the sender as it is: reading it
-        // back out of the recorded answer (serialising the answer, parsing it, decoding the
-        // PDF's base64) gave the same bytes at a tenth of the simulator's time per report.
-        let mut receipt_pdf = None;
         let decision = match checked {
-            Ok(received) => {
-                let pdf = render_receipt(&ReceiptFields {
+            // Recorded as what the answer is made of: every reader writes it from that.
+            Ok(received) => Decision::Accepted {
+                answer: AnswerJson::unwritten(),
+                made_of: Some(MadeOf {
+                    ids: AcceptedIds::draw(&mut RandomIds),
                     authority: config.authority_name.clone(),
                     report_type: format!(
                         "{} ({})",
@@ -295,34 +301,8 @@ impl Inner {
                         received.kind.profile_name()
                     ),
                     sender: notifier_in_words(&received),
-                    module: delivery.module.clone(),
-                    report_id: delivery.report_id.clone(),
-                    // The notification's own id (`NotificationId`) is what its receipt names.
-                    message_uuid: received.notification_id.clone(),
-                    message_sha256_hex: sha256_hex.clone(),
-                    submitted_at: received_at,
-                    received_at,
-                    acknowledged_at: received_at,
-                    time_zone: meldewerk_xml::local_time::LocalZone::BERLIN,
-                    transport_ref: transport_ref.clone(),
-                    mock: true,
-                });
-                let receipt = answer::Receipt {
-                    bundle_id: received.bundle_id.clone(),
-                    notification_id: received.notification_id.clone(),
-                    content_type: answer::PDF.to_owned(),
-                    document: pdf,
-                };
-                let parameters =
-                    answer::accepted(&receipt, &mut RandomIds, received_at.fixed_offset());
-                receipt_pdf = Some(receipt.document);
-                // As sent, with its `resourceType`.
-                Decision::Accepted {
-                    answer: AnswerJson::new(parameters.to_json()).map_err(|e| {
-                        TransportError::Transient(format!("simulated DEMIS: {e}"))
-                    })?,
-                }
-            }
+                }),
+            },
             Err(reason) => Decision::Refused { reason },
         };
         // The body goes into the journal once, apart from the record (its attachment).
@@ -335,12 +315,22 @@ impl Inner {
             message_uuid: delivery.message_uuid,
             content_type: delivery.content_type,
             body: Vec::new(),
-            sha256_hex,
+            sha256_hex: sha256_hex(&delivery.body),
             repeat_submissions: 0,
             bundle_profile,
             bundle_id,
             notification_id,
             decision,
+        };
+        // The receipt of an accepted notification, rendered from the record as every reader of
+        // the journal renders it again (the same bytes), handed to the sender as it is; the
+        // answer around it is written only for those who read it.
+        let receipt_pdf = match &record.decision {
+            Decision::Accepted {
+                made_of: Some(made_of),
+                ..
+            } => Some(render_receipt(&record.receipt_fields(made_of))),
+            _ => None,
         };
         let (idempotency_key, transport_ref) =
             (record.idempotency_key.clone(), record.transport_ref.clone());

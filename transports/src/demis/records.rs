@@ -1,16 +1,26 @@
 //! What the simulated reporting system records of each notification, kept in its journal
 //! ([`meldewerk_storage::Journal`]): indexed by idempotency key and by its reference, grouped by
 //! report id and by module for the received log's filters ([`crate::received::BY_REPORT`],
-//! [`crate::received::BY_MODULE`]). An accepted notification's record holds the whole
+//! [`crate::received::BY_MODULE`]). An accepted notification's record stands for the whole
 //! `Parameters` answer the reporting system sent, receipt PDF included.
+//!
+//! The journal keeps neither: an accepted notification's record keeps what they are made of
+//! ([`MadeOf`]: the ids the answer drew, what the receipt prints beyond the record's own facts),
+//! and every reader gets the record whole ([`ReceivedNotification::made_whole`]), the answer
+//! written again with its receipt rendered. Both are deterministic, so a repeat is answered with
+//! the very bytes of the first answer, as the civil-registry office renders its receipts. The
+//! receipt's base64 inside the record was most of a notification's bytes in the journal, and
+//! packing gained little on it.
 
 use chrono::{DateTime, Utc};
-use meldewerk_fhir::answer;
-use meldewerk_storage::{base64_bytes, JournalError, Receipt};
+use meldewerk_fhir::answer::{self, AcceptedIds};
+use meldewerk_storage::{base64_bytes, Journal, JournalError, Receipt};
+use meldewerk_xml::local_time::LocalZone;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::received::Logged;
+use crate::receipt::{render_receipt, ReceiptFields};
+use crate::received::{fill_body, Logged};
 
 /// Journal index of notifications by the sender's idempotency key.
 pub(crate) const BY_IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -62,8 +72,16 @@ pub enum Decision {
     /// Registered: the `Parameters` resource it answered with, the receipt bundle and its PDF
     /// (as a `Binary`) inside.
     Accepted {
-        /// The answer as sent.
+        /// The answer as sent. Not in the journal when `made_of` is.
+        #[serde(
+            default = "AnswerJson::unwritten",
+            skip_serializing_if = "AnswerJson::is_unwritten"
+        )]
         answer: AnswerJson,
+        /// In the journal only: what the answer is made of. Unset in every record a reader
+        /// gets, and in records of earlier versions (their answer kept whole).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        made_of: Option<MadeOf>,
     },
     /// Refused by its checks: the reasons of its `OperationOutcome`, one per line.
     Refused {
@@ -72,10 +90,25 @@ pub enum Decision {
     },
 }
 
-/// The JSON text of an answer, kept as the reporting system sent it: recorded and handed out
-/// again without being parsed into a tree and written out anew (each was a tenth of the
-/// simulator's time per notification). As JSON it is that text, so records read and write as
-/// they did when the answer was a tree.
+/// What an accepted notification's answer and receipt are made of beyond its record's own
+/// facts (its ids, its time, its digest).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MadeOf {
+    /// The ids the answer gave its receipt bundle's resources.
+    pub ids: AcceptedIds,
+    /// The reporting system's name on the receipt (its configuration when it decided).
+    pub authority: String,
+    /// The kind of notification in words, with its profile.
+    pub report_type: String,
+    /// The notifier's identifiers in words.
+    pub sender: String,
+}
+
+/// The reporting system's time zone, in which its receipts print every time beside UTC.
+const TIME_ZONE: LocalZone = LocalZone::BERLIN;
+
+/// The JSON text of an answer, handed out as written: as JSON it is that text, so records of
+/// earlier versions, which hold their answer, read and write as they did when it was a tree.
 #[derive(Debug, Clone, Serialize)]
 #[serde(transparent)]
 pub struct AnswerJson(Box<RawValue>);
@@ -93,9 +126,18 @@ impl<'de> Deserialize<'de> for AnswerJson {
 
 impl AnswerJson {
     /// The answer's JSON; `Err` if `json` is not one JSON value.
-    pub(crate) fn new(json: Vec<u8>) -> Result<Self, serde_json::Error> {
+    fn new(json: Vec<u8>) -> Result<Self, serde_json::Error> {
         let text = String::from_utf8(json).map_err(serde::de::Error::custom)?;
         RawValue::from_string(text).map(AnswerJson)
+    }
+
+    /// What a record in the journal holds in place of an answer it is made of (`null`).
+    pub(crate) fn unwritten() -> Self {
+        AnswerJson(RawValue::NULL.to_owned())
+    }
+
+    fn is_unwritten(&self) -> bool {
+        self.0.get() == RawValue::NULL.get()
     }
 
     /// The answer's JSON bytes, as sent.
@@ -111,9 +153,71 @@ impl PartialEq for AnswerJson {
 }
 
 impl ReceivedNotification {
-    /// The receipt carried by an accepted notification's answer.
+    /// What the receipt of an accepted notification prints: the record's facts and `made_of`.
+    /// The reporting system decides as it receives, so every time printed is the same.
+    pub(crate) fn receipt_fields(&self, made_of: &MadeOf) -> ReceiptFields {
+        ReceiptFields {
+            authority: made_of.authority.clone(),
+            report_type: made_of.report_type.clone(),
+            sender: made_of.sender.clone(),
+            module: self.module.clone(),
+            report_id: self.report_id.clone(),
+            // The notification's own id (`NotificationId`) is what its receipt names.
+            message_uuid: self.notification_id.clone().unwrap_or_default(),
+            message_sha256_hex: self.sha256_hex.clone(),
+            submitted_at: self.received_at,
+            received_at: self.received_at,
+            acknowledged_at: self.received_at,
+            time_zone: TIME_ZONE,
+            transport_ref: self.transport_ref.clone(),
+            mock: true,
+        }
+    }
+
+    /// The record as every reader of the journal gets it: with its body (read from the journal's
+    /// attachment unless the record holds it, as records of earlier versions do) and its answer
+    /// written ([`ReceivedNotification::with_answer`]).
+    pub(crate) fn made_whole(
+        mut self,
+        journal: &Journal<ReceivedNotification>,
+        seq: u64,
+    ) -> Result<Self, JournalError> {
+        fill_body(&mut self.body, journal, seq)?;
+        self.with_answer()
+    }
+
+    /// The record with its answer written from what it is made of, if the journal holds none:
+    /// the receipt rendered, in the receipt bundle the answer's ids name, dated when the
+    /// notification was received.
+    fn with_answer(mut self) -> Result<Self, JournalError> {
+        let Decision::Accepted {
+            made_of: Some(made_of),
+            ..
+        } = &self.decision
+        else {
+            return Ok(self);
+        };
+        let receipt = answer::Receipt {
+            bundle_id: self.bundle_id.clone().unwrap_or_default(),
+            notification_id: self.notification_id.clone().unwrap_or_default(),
+            content_type: answer::PDF.to_owned(),
+            document: render_receipt(&self.receipt_fields(made_of)),
+        };
+        let written = answer::accepted(&receipt, &made_of.ids, self.received_at.fixed_offset());
+        // As sent, with its `resourceType`.
+        let answer = AnswerJson::new(written.to_json()).map_err(|e| {
+            JournalError::Corrupt(format!("the answer to {}: {e}", self.transport_ref))
+        })?;
+        self.decision = Decision::Accepted {
+            answer,
+            made_of: None,
+        };
+        Ok(self)
+    }
+
+    /// The receipt carried by an accepted notification's answer (of a record made whole).
     pub(crate) fn receipt(&self) -> Result<Option<Receipt>, JournalError> {
-        let Decision::Accepted { answer } = &self.decision else {
+        let Decision::Accepted { answer, .. } = &self.decision else {
             return Ok(None);
         };
         match answer::read(answer.as_bytes()) {
@@ -136,5 +240,66 @@ impl Logged for ReceivedNotification {
 
     fn received_at(&self) -> DateTime<Utc> {
         self.received_at
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepted() -> ReceivedNotification {
+        ReceivedNotification {
+            received_at: "2026-11-28T09:00:00Z".parse().unwrap(),
+            transport_ref: "t".into(),
+            report_id: "r".into(),
+            module: "bedreport".into(),
+            idempotency_key: "k".into(),
+            message_uuid: "m".into(),
+            content_type: "application/fhir+json".into(),
+            body: Vec::new(),
+            sha256_hex: "00".into(),
+            repeat_submissions: 0,
+            bundle_profile: Some("ReportBundle".into()),
+            bundle_id: Some("b".into()),
+            notification_id: Some("n".into()),
+            decision: Decision::Accepted {
+                answer: AnswerJson::unwritten(),
+                made_of: Some(MadeOf {
+                    ids: AcceptedIds {
+                        composition: "c".into(),
+                        binary: "d".into(),
+                    },
+                    authority: "DEMIS (simuliert)".into(),
+                    report_type: "Bettenbelegungsbericht (ReportBundle)".into(),
+                    sender: "Standort 987654".into(),
+                }),
+            },
+        }
+    }
+
+    #[test]
+    fn the_journal_keeps_what_an_answer_is_made_of_and_readers_get_it_written() {
+        let stored = serde_json::to_value(accepted()).unwrap();
+        assert!(stored["decision"].get("answer").is_none(), "{stored}");
+        assert_eq!(stored["decision"]["made_of"]["ids"]["binary"], "d");
+        let read: ReceivedNotification = serde_json::from_value(stored).unwrap();
+        assert_eq!(read, accepted());
+
+        let whole = read.with_answer().unwrap();
+        let Decision::Accepted { answer, made_of } = &whole.decision else {
+            panic!("{:?}", whole.decision);
+        };
+        assert_eq!(*made_of, None);
+        let receipt = whole.receipt().unwrap().unwrap();
+        assert!(receipt.bytes.starts_with(b"%PDF-"));
+        let parameters: serde_json::Value = serde_json::from_slice(answer.as_bytes()).unwrap();
+        let bundle = &parameters["parameter"][0]["resource"];
+        assert_eq!(bundle["entry"][0]["resource"]["id"], "c");
+        assert_eq!(bundle["entry"][2]["resource"]["id"], "d");
+        // Written the same every time, and shown whole.
+        assert_eq!(accepted().with_answer().unwrap(), whole);
+        let shown = serde_json::to_value(&whole).unwrap();
+        assert_eq!(shown["decision"]["answer"], parameters);
+        assert!(shown["decision"].get("made_of").is_none(), "{shown}");
     }
 }

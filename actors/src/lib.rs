@@ -267,6 +267,10 @@ impl Engine {
                     events: Arc::clone(&events),
                 });
             }
+            // No acknowledgement will ever look for a report its transport decides at once.
+            if spec.transport.inbox().is_none() {
+                store.decided_at_once(&module);
+            }
             let name = spec.transport.name().to_owned();
             let breaker = match breakers.iter().find(|b| b.health().name == name) {
                 Some(breaker) => Arc::clone(breaker),

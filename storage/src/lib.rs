@@ -118,6 +118,14 @@ pub trait Store: Send + Sync + 'static {
         let _ = (module, packing);
     }
 
+    /// `module`'s authority decides every report at once, so no acknowledgement will ever look
+    /// its reports up by their messages' UUIDs ([`Store::record_acknowledgements`]): a store
+    /// that keeps an index for that may keep none for them. Reports of a module never named
+    /// are indexed. Told before the first report is dispatched.
+    fn decided_at_once(&self, module: &str) {
+        let _ = module;
+    }
+
     // ---- nodes sharing the store ----
 
     /// Whether this node leads `task` (periodic work one node at a time must do: a transport's

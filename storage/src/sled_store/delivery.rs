@@ -5,9 +5,12 @@
 //! An acknowledgement names the message it answers by its UUID, so the `awaiting` tree maps
 //! message UUIDs to jobs. It is written in the transaction that stores the message, before the
 //! first delivery, so that an acknowledgement fetched before the acceptance is recorded still
-//! finds its job; it is removed in the transaction that finishes the job. The inbox's cursor per
-//! transport lives in `inbox_cursors` and moves in the same transaction as the batch it ends, so
-//! a batch is applied whole or fetched again.
+//! finds its job; it is removed in the transaction that finishes the job. A module whose
+//! authority decides every report at once ([`crate::Store::decided_at_once`]) has no entries:
+//! no acknowledgement will look for them, and writing and removing one cost a few per cent of
+//! such a report's time on the server. The inbox's cursor per transport lives in
+//! `inbox_cursors` and moves in the same transaction as the batch it ends, so a batch is applied
+//! whole or fetched again.
 
 use std::sync::atomic::Ordering;
 
@@ -123,10 +126,11 @@ impl Trees<'_> {
 }
 
 /// Stores `message` on the report under `report_key` (its body in `messages`) and maps its UUID
-/// to `job`, unless the report has a message already: then that one comes back. `true` with the
-/// message if something was written.
+/// to `job` in `awaiting` (given for a report acknowledged later), unless the report has a
+/// message already: then that one comes back. `true` with the message if something was written.
 fn store_message(
-    [reports, awaiting, messages]: [&TransactionalTree; 3],
+    [reports, messages]: [&TransactionalTree; 2],
+    awaiting: Option<&TransactionalTree>,
     report_key: &[u8],
     job: &Job,
     (message, packed_body): (&PreparedMessage, &[u8]),
@@ -145,10 +149,12 @@ fn store_message(
     report.message = Some(payload::message_state(message));
     reports.insert_blind(report_key, in_tx(encode(&report))?)?;
     messages.insert_blind(report_key, packed_body)?;
-    awaiting.insert_blind(
-        keys::awaiting(&message.message_uuid),
-        &keys::job_id(job.id)[..],
-    )?;
+    if let Some(awaiting) = awaiting {
+        awaiting.insert_blind(
+            keys::awaiting(&message.message_uuid),
+            &keys::job_id(job.id)[..],
+        )?;
+    }
     Ok((message.clone(), true))
 }
 
@@ -159,11 +165,13 @@ impl Engine {
         message: PreparedMessage,
     ) -> StoreResult<PreparedMessage> {
         let report_key = keys::report(&job.report);
-        let packed = self.payload_packing.of(&job.report).pack(&message.body);
+        let ways = self.module_ways.of(&job.report);
+        let packed = ways.packing.pack(&message.body);
         let (stored, changed) = (&self.reports, &self.awaiting, &self.messages)
             .gated_transaction(|(reports, awaiting, messages)| {
                 let message = (&message, packed.as_slice());
-                store_message([reports, awaiting, messages], &report_key, job, message)
+                let awaiting = ways.acknowledged_later.then_some(awaiting);
+                store_message([reports, messages], awaiting, &report_key, job, message)
             })
             .map_err(tx_error)?;
         if changed {
@@ -179,14 +187,16 @@ impl Engine {
         message: PreparedMessage,
     ) -> StoreResult<(Job, PreparedMessage)> {
         let report_key = keys::report(&job.report);
-        let packed = self.payload_packing.of(&job.report).pack(&message.body);
+        let ways = self.module_ways.of(&job.report);
+        let packed = ways.packing.pack(&message.body);
         let read = job.clone();
         self.commit(move |t| {
             let (key, mut stored) = stored_turn(t.outbox, t.outbox_by_id, &read)?;
             stored.attempts = stored.attempts.saturating_add(1);
             put_job(t.outbox, t.outbox_by_id, &key, &stored)?;
             let (message, _) = store_message(
-                [t.reports, t.awaiting, t.messages],
+                [t.reports, t.messages],
+                ways.acknowledged_later.then_some(t.awaiting),
                 &report_key,
                 &stored,
                 (&message, &packed),
@@ -251,7 +261,7 @@ impl Engine {
         at: DateTime<Utc>,
         delivery: Option<(&str, Option<String>, DateTime<Utc>)>,
     ) -> StoreResult<FinishedReport> {
-        let packed = packed_receipt(&outcome, self.payload_packing.of(&job.report));
+        let packed = packed_receipt(&outcome, self.module_ways.of(&job.report).packing);
         let read = job.clone();
         let delivery = delivery.map(|(transport, r, at)| (transport.to_owned(), r, at));
         let count = std::sync::Arc::clone(&self.outbox_jobs);

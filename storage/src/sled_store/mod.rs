@@ -9,12 +9,12 @@
 //! | `users`         | name                         | [`crate::UserRecord`] |
 //! | `user_key_ids`  | memento key id               | name                  |
 //! | `reports`       | `owner\0module\0id`          | [`crate::Report`]     |
-//! | `pending`       | `owner\0module\0id`          | empty                 |
+//! | `pending`       | `owner\0module\0id`          | the id of its job (BE; empty in reports stored before 2026-11-28) |
 //! | `reports_by_id` | `module\0id\0owner`          | empty                 |
 //! | `outbox`        | lane ++ `module\0` ++ due millis (BE) ++ job id | [`crate::Job`] |
 //! | `outbox_by_id`  | job id (BE)                  | its `outbox` key      |
 //! | `audit`         | entry number (BE)            | [`crate::AuditEntry`] |
-//! | `awaiting`      | message UUID                 | job id (BE)           |
+//! | `awaiting`      | message UUID                 | job id (BE); for modules whose reports are acknowledged later |
 //! | `inbox_cursors` | transport name               | cursor (UTF-8)        |
 //! | `finished`      | `module\0` ++ finished millis (BE) ++ `owner\0module\0id` | empty |
 //! | `submissions`   | `owner\0module\0id`          | the submission (JSON), packed |
@@ -51,6 +51,7 @@ mod facilities;
 mod finished;
 mod keys;
 mod mailbox_accounts;
+mod module_ways;
 mod payload;
 mod queue;
 mod read_cache;
@@ -137,7 +138,7 @@ pub(crate) struct Engine {
     /// job, after their transaction commits.
     outbox_jobs: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     /// How each module's payload is packed.
-    payload_packing: payload::PayloadPacking,
+    module_ways: module_ways::ModuleWays,
 }
 
 impl std::fmt::Debug for Engine {
@@ -164,11 +165,11 @@ const RECEIPT_CACHE_SHARE: u64 = 16;
 
 impl Engine {
     /// Opens the database in `dir` with caches of `cache_capacity` bytes (see
-    /// [`SledStore::open_with_cache`]), packing payloads as `payload_packing` says.
+    /// [`SledStore::open_with_cache`]), keeping each module's reports as `module_ways` says.
     fn open(
         dir: &Path,
         cache_capacity: u64,
-        payload_packing: payload::PayloadPacking,
+        module_ways: module_ways::ModuleWays,
     ) -> StoreResult<Engine> {
         let receipt_share = cache_capacity / RECEIPT_CACHE_SHARE;
         let db = crate::sled_gate::open(dir, cache_capacity - receipt_share)
@@ -208,7 +209,7 @@ impl Engine {
             mailbox_sync_cursors: tree("mailbox_sync_cursors")?,
             case_references: tree("case_references")?,
             outbox_jobs,
-            payload_packing,
+            module_ways,
             user_cache: Default::default(),
             facility_cache: Default::default(),
             scope_cache: Default::default(),

@@ -1,6 +1,6 @@
 //! A report's payload — its submission, the body of its delivered message and its receipt — kept
 //! apart from its state, each part in a tree of its own (`submissions`, `messages`, `receipts`,
-//! keyed like `reports`; all three packed the module's way ([`PayloadPacking`]): deflated, a
+//! keyed like `reports`; all three packed the module's way (`module_ways.rs`): deflated, a
 //! receipt with the codes quickest to read, or LZ4; see [`crate::packed`]).
 //!
 //! A report's state changes four or five times on its way (stored, message stored, delivered,
@@ -16,8 +16,6 @@
 //! as it is, so no migration is needed.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::{Arc, PoisonError, RwLock};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -27,28 +25,8 @@ use super::{backend, decode, in_tx, Engine, TxResult};
 use crate::packed::unpack;
 use crate::receipt_cache::ReceiptCache;
 use crate::{
-    Packing, PreparedMessage, Report, ReportKey, ReportResult, ReportStatus, StoreError,
-    StoreResult,
+    Packing, PreparedMessage, Report, ReportResult, ReportStatus, StoreError, StoreResult,
 };
-
-/// How each module's payload is packed ([`crate::Store::pack_payloads`]), shared by the store's
-/// engine and every engine reopened after it. A module not named packs [`Packing::Small`].
-#[derive(Debug, Clone, Default)]
-pub(crate) struct PayloadPacking(Arc<RwLock<HashMap<String, Packing>>>);
-
-impl PayloadPacking {
-    /// How the payload of the report `key` is packed.
-    pub(super) fn of(&self, key: &ReportKey) -> Packing {
-        let modules = self.0.read().unwrap_or_else(PoisonError::into_inner);
-        modules.get(&key.module).copied().unwrap_or_default()
-    }
-
-    /// Packs `module`'s payloads `packing`'s way from now on.
-    pub(super) fn set(&self, module: &str, packing: Packing) {
-        let mut modules = self.0.write().unwrap_or_else(PoisonError::into_inner);
-        modules.insert(module.to_owned(), packing);
-    }
-}
 
 /// The report's submission, taken out and packed for the `submissions` tree (`None` if it has
 /// none).

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::payload::PayloadPacking;
+use super::module_ways::ModuleWays;
 use super::{Engine, DEFAULT_CACHE_CAPACITY};
 use crate::reopen::{Failure, Reopening, WriteFailure};
 use crate::{
@@ -32,8 +32,9 @@ pub struct SledStore {
     /// Submissions refused because their round's write failed, by report and idempotency key:
     /// withdrawn at the reopen should the disk have kept them (see `withdraw.rs`).
     refused: Refused,
-    /// How each module's payload is packed, for this engine and those reopened after it.
-    payload_packing: PayloadPacking,
+    /// How each module's reports are kept (packing, acknowledgements), for this engine and those
+    /// reopened after it.
+    module_ways: ModuleWays,
 }
 
 type Refused = Arc<Mutex<Vec<(ReportKey, String)>>>;
@@ -59,15 +60,15 @@ impl SledStore {
     /// most of the memory the store holds whatever the number of reports; smaller ones cost disk
     /// reads once the reports being worked on no longer fit.
     pub fn open_with_cache(dir: &Path, cache_capacity: u64) -> StoreResult<SledStore> {
-        let payload_packing = PayloadPacking::default();
-        let first = Engine::open(dir, cache_capacity, payload_packing.clone())?;
+        let module_ways = ModuleWays::default();
+        let first = Engine::open(dir, cache_capacity, module_ways.clone())?;
         let dir = dir.to_path_buf();
         let refused = Refused::default();
         let to_withdraw = Arc::clone(&refused);
-        let packing = payload_packing.clone();
+        let ways = module_ways.clone();
         let again = move || {
             let engine =
-                Engine::open(&dir, cache_capacity, packing.clone()).map_err(|e| e.to_string())?;
+                Engine::open(&dir, cache_capacity, ways.clone()).map_err(|e| e.to_string())?;
             engine.probe().map_err(|e| e.to_string())?;
             withdraw(&engine, &to_withdraw)?;
             Ok(engine)
@@ -75,7 +76,7 @@ impl SledStore {
         Ok(SledStore {
             engine: Arc::new(Reopening::new("store", first, Box::new(again))),
             refused,
-            payload_packing,
+            module_ways,
         })
     }
 
@@ -164,7 +165,11 @@ macro_rules! on_the_engine {
             }
 
             fn pack_payloads(&self, module: &str, packing: Packing) {
-                self.payload_packing.set(module, packing);
+                self.module_ways.set_packing(module, packing);
+            }
+
+            fn decided_at_once(&self, module: &str) {
+                self.module_ways.set_decided_at_once(module);
             }
 
             fn condition(&self) -> StoreCondition {

@@ -90,14 +90,16 @@ impl Store for Engine {
         let by_id_key = keys::by_id(&report.key);
         let outbox_key = keys::outbox(&job);
         let job_id_key = keys::job_id(id);
-        let packing = self.payload_packing.of(&report.key);
+        let ways = self.module_ways.of(&report.key);
         let message = prepared.map(|message| {
-            let awaiting = keys::awaiting(&message.message_uuid).to_vec();
-            let body = packing.pack(&message.body);
+            let awaiting = ways
+                .acknowledged_later
+                .then(|| keys::awaiting(&message.message_uuid).to_vec());
+            let body = ways.packing.pack(&message.body);
             report.message = Some(payload::message_state(&message));
             (awaiting, body)
         });
-        let submission = payload::take_submission(&mut report, packing)?;
+        let submission = payload::take_submission(&mut report, ways.packing)?;
         let report_value = encode(&report)?;
         let job_value = encode(&job)?;
         let what = report_what(&report.key);
@@ -116,10 +118,14 @@ impl Store for Engine {
             if let Some((awaiting, body)) = &message {
                 t.messages
                     .insert_blind(report_key.as_slice(), body.as_slice())?;
-                t.awaiting
-                    .insert_blind(awaiting.as_slice(), &job_id_key[..])?;
+                if let Some(awaiting) = awaiting {
+                    t.awaiting
+                        .insert_blind(awaiting.as_slice(), &job_id_key[..])?;
+                }
             }
-            t.pending.insert_blind(report_key.as_slice(), &[][..])?;
+            // The job's id, by which a refused submission's job is found (`withdraw.rs`).
+            t.pending
+                .insert_blind(report_key.as_slice(), &job_id_key[..])?;
             t.reports_by_id
                 .insert_blind(by_id_key.as_slice(), &[][..])?;
             t.outbox

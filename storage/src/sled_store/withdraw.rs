@@ -39,7 +39,7 @@ impl Engine {
             .gated_transaction(
                 |(reports, pending, by_id, submissions, messages, awaiting, outbox, jobs)| {
                     let Some(job) = refused_job(
-                        [reports, awaiting, outbox, jobs],
+                        [reports, pending, awaiting, outbox, jobs],
                         &report_key,
                         idempotency_key,
                     )?
@@ -136,9 +136,11 @@ struct RefusedJob {
 }
 
 /// The report's job, if the report is exactly what the refused attempt wrote: pending, never
-/// delivered, its first delivery not attempted.
+/// delivered, its first delivery not attempted. The job is found by the id its `pending` entry
+/// holds, or, for a report stored before the entries held it, by its message's `awaiting`
+/// entry.
 fn refused_job(
-    [reports, awaiting, outbox, jobs]: [&TransactionalTree; 4],
+    [reports, pending, awaiting, outbox, jobs]: [&TransactionalTree; 5],
     report_key: &[u8],
     idempotency_key: &str,
 ) -> TxResult<Option<RefusedJob>> {
@@ -156,8 +158,12 @@ fn refused_job(
     let Some(message) = report.message else {
         return Ok(None);
     };
-    let Some(job_id) = awaiting.get(keys::awaiting(&message.message_uuid))? else {
-        return Ok(None);
+    let job_id = match pending.get(report_key)? {
+        Some(job_id) if !job_id.is_empty() => job_id,
+        _ => match awaiting.get(keys::awaiting(&message.message_uuid))? {
+            Some(job_id) => job_id,
+            None => return Ok(None),
+        },
     };
     let Some(outbox_key) = jobs.get(&job_id)? else {
         return Ok(None);
@@ -255,6 +261,38 @@ mod tests {
         assert!(engine.job(kept.id).await.unwrap().is_some());
         // The id can be sent again.
         engine.dispatch_report(dispatched("refused")).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_refused_report_is_found_by_its_pending_entry_without_an_awaiting_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let ways = super::super::module_ways::ModuleWays::default();
+        ways.set_decided_at_once("birthnotice");
+        let engine = Engine::open(dir.path(), 1 << 20, ways).unwrap();
+        let refused = engine.dispatch_report(dispatched("refused")).await.unwrap();
+        assert!(engine.awaiting.is_empty(), "decided at once: no entry");
+        assert!(engine
+            .withdraw_refused(&key("refused"), "idem-refused")
+            .unwrap());
+        assert!(engine.report(&key("refused")).await.unwrap().is_none());
+        assert!(engine.job(refused.id).await.unwrap().is_none());
+        assert_eq!(engine.outbox_len().await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_refused_report_stored_before_pending_entries_held_its_job_is_still_withdrawn() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(dir.path(), 1 << 20, Default::default()).unwrap();
+        let refused = engine.dispatch_report(dispatched("refused")).await.unwrap();
+        assert_eq!(engine.awaiting.len(), 1, "acknowledged later: indexed");
+        // As an earlier version wrote it: an empty pending entry.
+        let report_key = keys::report(&key("refused"));
+        engine.pending.insert(&report_key, &[][..]).unwrap();
+        assert!(engine
+            .withdraw_refused(&key("refused"), "idem-refused")
+            .unwrap());
+        assert!(engine.job(refused.id).await.unwrap().is_none());
+        assert!(engine.awaiting.is_empty());
     }
 
     #[tokio::test]

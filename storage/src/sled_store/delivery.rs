@@ -233,6 +233,13 @@ impl Engine {
             report.note_delivery((&transport, transport_ref.clone(), delivered_at));
             t.reports
                 .insert_blind(report_key.as_slice(), in_tx(encode(&report))?)?;
+            // Its acknowledgement will look for it: written here too for a report stored while
+            // its module delivered through a transport without an inbox (sled writes nothing
+            // when the entry is there already).
+            if let Some(message) = &report.message {
+                t.awaiting
+                    .insert_blind(keys::awaiting(&message.message_uuid), &keys::job_id(id)[..])?;
+            }
             // Same id, new kind: the job keeps its identity across the two phases.
             let waiting = stored.awaiting_ack(resend_at);
             put_job(t.outbox, t.outbox_by_id, &key, &waiting)

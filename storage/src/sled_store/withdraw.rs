@@ -153,8 +153,8 @@ fn refused_job(
     if !untouched {
         return Ok(None);
     }
-    // A report without a stored message (signing failed at dispatch) names no job it could be
-    // found by; it stays, and is delivered like any other.
+    // A report without a stored message (signing failed at dispatch) stays, and is delivered
+    // like any other (as before its pending entry named its job).
     let Some(message) = report.message else {
         return Ok(None);
     };
@@ -277,6 +277,31 @@ mod tests {
         assert!(engine.report(&key("refused")).await.unwrap().is_none());
         assert!(engine.job(refused.id).await.unwrap().is_none());
         assert_eq!(engine.outbox_len().await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_report_stored_without_an_awaiting_entry_gets_one_when_it_awaits_an_acknowledgement()
+    {
+        // Stored while its module's transport decided at once; delivered after the module
+        // moved to a transport with an inbox.
+        let dir = tempfile::tempdir().unwrap();
+        let ways = super::super::module_ways::ModuleWays::default();
+        ways.set_decided_at_once("birthnotice");
+        let engine = Engine::open(dir.path(), 1 << 20, ways).unwrap();
+        let job = engine.dispatch_report(dispatched("moved")).await.unwrap();
+        assert!(engine.awaiting.is_empty());
+        let job = engine.begin_attempt(&job).await.unwrap();
+        let later = crate::AfterDelivery::AwaitAck {
+            resend_at: Utc::now(),
+        };
+        engine
+            .record_delivered(&job, "xpersonenstand", None, Utc::now(), later)
+            .await
+            .unwrap();
+        assert_eq!(
+            engine.awaiting.get("uuid-moved").unwrap().as_deref(),
+            Some(&keys::job_id(job.id)[..])
+        );
     }
 
     #[tokio::test]

@@ -165,11 +165,12 @@ impl Simulated for Simulator {
     crate::simulated::simulated_basics!();
 
     fn recorded_answer(&self, transport_ref: &str) -> Result<Option<Vec<u8>>, SimulatorError> {
-        let journal = &self.inner.journal;
-        let Some((seq, record)) = journal.find(BY_TRANSPORT_REF, transport_ref)? else {
+        let found = self.inner.journal.find(BY_TRANSPORT_REF, transport_ref)?;
+        let Some((_, record)) = found else {
             return Ok(None);
         };
-        match record.made_whole(journal, seq)?.decision {
+        // The answer alone: its body is not needed here.
+        match record.with_answer()?.decision {
             Decision::Accepted { answer, .. } => Ok(Some(answer.as_bytes().to_vec())),
             Decision::Refused { .. } => Ok(None),
         }
@@ -267,7 +268,7 @@ impl Inner {
                 repeats = record.repeat_submissions,
                 "simulated DEMIS: repeat submission"
             );
-            let record = record.made_whole(&self.journal, seq)?;
+            let record = record.with_answer()?;
             return finished(&record, true).map(Begun::Repeat);
         }
 

@@ -186,10 +186,11 @@ impl ReceivedNotification {
         self.with_answer()
     }
 
-    /// The record with its answer written from what it is made of, if the journal holds none:
+    /// The record with its answer written from what it is made of, if the journal holds none
+    /// (its body left as the journal holds it, for readers that need only the answer):
     /// the receipt rendered, in the receipt bundle the answer's ids name, dated when the
     /// notification was received.
-    fn with_answer(mut self) -> Result<Self, JournalError> {
+    pub(crate) fn with_answer(mut self) -> Result<Self, JournalError> {
         let Decision::Accepted {
             made_of: Some(made_of),
             ..

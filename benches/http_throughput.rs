@@ -10,6 +10,12 @@
 //! the ratios hold even when the absolute numbers move. The load generator writes raw HTTP/1.1 so
 //! that the client's own cost stays small next to the server's; client and server share the cores.
 //!
+//! Beside each endpoint's rate it prints the CPU time per request (user and system) of the server
+//! and of the load generator, which share the cores: what the ratios are made of.
+//!
+//! `BENCH_ONLY` (a comma-separated list of parts of endpoint names, e.g. `labreport/v1/memento`)
+//! measures only the endpoints it names, beside `/healthz`: for a profile of one path.
+//!
 //! With `BENCH_LOAD=wrk` each slice is loaded by `wrk` instead (`apt-get install wrk`), two
 //! threads and `BENCH_CONNECTIONS` connections, slices rounded up to whole seconds: the same
 //! measurement taken with an outside tool, as operators take it.
@@ -275,17 +281,35 @@ fn main() {
             body: None,
         });
     }
+    if let Ok(only) = std::env::var("BENCH_ONLY") {
+        let wanted = |name: &str| only.split(',').any(|part| name.contains(part.trim()));
+        let keep: Vec<bool> = endpoints
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| i == 0 || wanted(name))
+            .collect();
+        let mut kept = keep.iter().copied();
+        endpoints.retain(|_| kept.next().unwrap_or(false));
+        let mut kept = keep.iter().copied();
+        wrk_requests.retain(|_| kept.next().unwrap_or(false));
+    }
     let count = endpoints.len();
+    let pid = server.pid().expect("server runs");
     let mut totals = vec![(0u64, 0f64); count];
+    let mut server_ticks = vec![0u64; count];
+    let mut client_ticks = vec![0u64; count];
     let mut round_ratios: Vec<Vec<f64>> = vec![Vec::new(); count];
     for _ in 0..rounds {
         let mut round = vec![0f64; count];
         for (i, (_, request)) in endpoints.iter().enumerate() {
+            let ticks_before = (cpu_ticks(pid), cpu_ticks(std::process::id()));
             let (done, took) = if with_wrk {
                 run_wrk(&server.base, &wrk_requests[i], connections, slice)
             } else {
                 run_slice(&address, request, connections, slice)
             };
+            server_ticks[i] += cpu_ticks(pid) - ticks_before.0;
+            client_ticks[i] += cpu_ticks(std::process::id()) - ticks_before.1;
             totals[i].0 += done;
             totals[i].1 += took;
             round[i] = done as f64 / took;
@@ -301,18 +325,23 @@ fn main() {
         if with_wrk { " (wrk)" } else { "" }
     );
     println!(
-        "{:<44} {:>10} {:>8} {:>14}",
-        "endpoint", "req/s", "ratio", "median ratio"
+        "{:<44} {:>10} {:>8} {:>14} {:>10} {:>10}",
+        "endpoint", "req/s", "ratio", "median ratio", "server µs", "client µs"
     );
     let health_rps = totals[0].0 as f64 / totals[0].1;
     for (i, (name, _)) in endpoints.iter().enumerate() {
         let rps = totals[i].0 as f64 / totals[i].1;
+        // CPU per request of the server and of this load generator (user and system, in the
+        // kernel's 10 ms ticks over every round).
+        let per_request = |ticks: u64| ticks as f64 * 10_000.0 / totals[i].0.max(1) as f64;
         println!(
-            "{:<44} {:>10.0} {:>8.2} {:>14.2}",
+            "{:<44} {:>10.0} {:>8.2} {:>14.2} {:>10.1} {:>10.1}",
             name,
             rps,
             rps / health_rps,
-            median(round_ratios[i].clone())
+            median(round_ratios[i].clone()),
+            per_request(server_ticks[i]),
+            per_request(client_ticks[i])
         );
         let note = format!(
             "{rounds} rounds of {} ms, {connections} connections{}; median round {:.2}",

@@ -377,6 +377,7 @@ impl Application {
                         .app_data(metrics.clone())
                         .app_data(transports_data.clone())
                         .app_data(body_deadline.clone())
+                        .app_data(crate::telemetry::StaticPatterns::default())
                         .app_data(
                             web::FormConfig::default()
                                 .limit(max_body)

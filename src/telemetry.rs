@@ -1,7 +1,10 @@
 //! Logging: `tracing` to standard error (coloured only on a terminal), and a root span per HTTP request that never records
 //! secrets (tokens in `/mtl/` paths, mementos in query strings, credentials).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::IsTerminal;
+use std::rc::Rc;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -97,21 +100,40 @@ impl RootSpanBuilder for RedactingRootSpan {
 /// The request's route pattern, worked out once per request: the log's root span and the HTTP
 /// metrics both name it, and matching walks every route again.
 #[derive(Clone)]
-struct RoutePattern(std::rc::Rc<str>);
+struct RoutePattern(Rc<str>);
 
 /// The route pattern that matches `request` (`/api/birthnotice/v1/reports/{id}`), never the raw
 /// path, which may carry a token; `unmatched` for any path no route matches, so that scanners
 /// cannot grow the metrics registry.
-pub(crate) fn route_pattern(request: &ServiceRequest) -> std::rc::Rc<str> {
+pub(crate) fn route_pattern(request: &ServiceRequest) -> Rc<str> {
     if let Some(RoutePattern(route)) = request.extensions().get::<RoutePattern>() {
         return route.clone();
     }
-    let route: std::rc::Rc<str> = request
-        .match_pattern()
-        .map_or_else(|| "unmatched".into(), Into::into);
+    let static_patterns = request.app_data::<StaticPatterns>();
+    let known = static_patterns.and_then(|known| known.0.borrow().get(request.path()).cloned());
+    let route = known.unwrap_or_else(|| {
+        let route: Rc<str> = request
+            .match_pattern()
+            .map_or_else(|| "unmatched".into(), Into::into);
+        if let Some(known) = static_patterns.filter(|_| *route == *request.path()) {
+            known
+                .0
+                .borrow_mut()
+                .insert(request.path().to_owned(), route.clone());
+        }
+        route
+    });
     request.extensions_mut().insert(RoutePattern(route.clone()));
     route
 }
+
+/// The patterns of the routes without a variable segment (`/api/labreport/v1/memento`) that
+/// requests have matched so far, by path: one worker's, registered with its app. Finding such a
+/// pattern again costs one hash where matching walks every route. A path is only kept when it is
+/// the pattern it matched, so the map holds at most one entry per route, whatever clients send,
+/// and what it answers is what matching would (the routes do not change while the app runs).
+#[derive(Default)]
+pub(crate) struct StaticPatterns(RefCell<HashMap<String, Rc<str>>>);
 
 /// Health probes (`/healthz`, `/readyz`), logged at debug when they succeed.
 fn is_probe(path: &str) -> bool {
@@ -169,6 +191,97 @@ impl std::fmt::Debug for LogSafe<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A service that answers the route pattern of each request, and how many patterns its app
+    /// keeps.
+    async fn patterns_app(
+    ) -> impl actix_web::dev::Service<actix_http::Request, Response = ServiceResponse, Error = Error>
+    {
+        use actix_web::dev::Service as _;
+        use actix_web::{test, web, App, HttpResponse};
+        test::init_service(
+            App::new()
+                .app_data(StaticPatterns::default())
+                .wrap_fn(|req, srv| {
+                    let route = route_pattern(&req);
+                    let kept = req
+                        .app_data::<StaticPatterns>()
+                        .map_or(0, |known| known.0.borrow().len());
+                    let answer = srv.call(req);
+                    async move {
+                        let mut answer = answer.await?;
+                        let headers = answer.headers_mut();
+                        let value = |text: &str| text.parse().expect("header value");
+                        headers.insert("x-route".parse().unwrap(), value(&route));
+                        headers.insert("x-kept".parse().unwrap(), value(&kept.to_string()));
+                        Ok(answer)
+                    }
+                })
+                .route("/api/m/v1/memento", web::post().to(HttpResponse::Ok))
+                .route("/api/m/v1/reports/{id}", web::get().to(HttpResponse::Ok)),
+        )
+        .await
+    }
+
+    async fn pattern_of(
+        app: &impl actix_web::dev::Service<
+            actix_http::Request,
+            Response = ServiceResponse,
+            Error = Error,
+        >,
+        path: &str,
+    ) -> (String, usize) {
+        use actix_web::test;
+        let answer =
+            test::call_service(app, test::TestRequest::post().uri(path).to_request()).await;
+        let header = |name: &str| {
+            answer
+                .headers()
+                .get(name)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_owned()
+        };
+        (header("x-route"), header("x-kept").parse().unwrap())
+    }
+
+    #[actix_web::test]
+    async fn a_static_routes_pattern_is_kept_and_answered_as_matching_would() {
+        let app = patterns_app().await;
+        // Matched once, kept, then answered from what was kept: the same pattern.
+        for _ in 0..3 {
+            assert_eq!(
+                pattern_of(&app, "/api/m/v1/memento").await,
+                ("/api/m/v1/memento".to_owned(), 1)
+            );
+        }
+        // The query is no part of the pattern.
+        assert_eq!(
+            pattern_of(&app, "/api/m/v1/memento?x=1").await.0,
+            "/api/m/v1/memento"
+        );
+    }
+
+    #[actix_web::test]
+    async fn paths_of_variable_routes_and_unknown_paths_are_never_kept() {
+        let app = patterns_app().await;
+        for i in 0..50 {
+            assert_eq!(
+                pattern_of(&app, &format!("/api/m/v1/reports/r-{i}")).await,
+                ("/api/m/v1/reports/{id}".to_owned(), 0)
+            );
+            assert_eq!(
+                pattern_of(&app, &format!("/scan/{i}")).await,
+                ("unmatched".to_owned(), 0)
+            );
+        }
+        // A path that only differs from a static route by its encoding is not that route.
+        assert_eq!(
+            pattern_of(&app, "/api/m/v1/mement%6F").await,
+            ("unmatched".to_owned(), 0)
+        );
+    }
 
     #[test]
     fn log_str_escapes_line_breaks_and_controls() {

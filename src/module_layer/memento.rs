@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
 use super::fields::{validate, MAX_TEXT};
-use super::{mock, DispatchProblem, IdMember, LookUp, MementoAnswer, ModuleInfo};
+use super::{mock, DispatchProblem, IdMember, LookUp, MementoAnswer, ModuleInfo, Subject};
 use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::routes::json::{self, JsonError};
@@ -138,13 +138,15 @@ async fn create_memento(
     let look_up = LookUp {
         store: store.as_ref(),
         user: &user.0,
-        form: None,
         id: object
             .get(info.id.name())
             .and_then(Value::as_str)
             .unwrap_or_default(),
     };
-    let found = context.module.look_up(look_up, &mut object.clone()).await?;
+    let found = context
+        .module
+        .look_up(look_up, Subject::Request(&object))
+        .await?;
     if !found.is_empty() {
         return Err(ApiError::Validation(
             found.into_iter().map(violation).collect(),

@@ -325,17 +325,59 @@ pub struct DispatchProblem {
     pub message: String,
 }
 
-/// What [`Module::look_up`] is asked about: a memento request (`form` is `None`) or the content
-/// of a form's submit, for the user `user`.
+/// Who [`Module::look_up`] checks for: the user `user`, the report `id`.
 pub struct LookUp<'a> {
     /// The store, with the registries the module may consult.
     pub store: &'a dyn Store,
     /// The API user the report is made under.
     pub user: &'a UserRecord,
-    /// The form submitted; `None` at memento creation.
-    pub form: Option<&'static Form>,
     /// The report's id.
     pub id: &'a str,
+}
+
+/// What [`Module::look_up`] checks: a memento request, which it only reads (the memento holds
+/// the request as it was sent, nothing the look-up finds), or the content of a form's submit,
+/// which it may complete.
+pub enum Subject<'a> {
+    /// A memento request.
+    Request(&'a Map<String, Value>),
+    /// The content submitted with `form`.
+    Submitted {
+        /// The form submitted.
+        form: &'static Form,
+        /// Its content.
+        content: &'a mut Map<String, Value>,
+    },
+}
+
+impl Subject<'_> {
+    /// The form submitted; `None` for a memento request.
+    pub fn form(&self) -> Option<&'static Form> {
+        match self {
+            Subject::Request(_) => None,
+            Subject::Submitted { form, .. } => Some(form),
+        }
+    }
+
+    /// The content to complete with what the look-up found: a submit's; `None` for a memento
+    /// request.
+    pub fn to_complete(&mut self) -> Option<&mut Map<String, Value>> {
+        match self {
+            Subject::Request(_) => None,
+            Subject::Submitted { content, .. } => Some(content),
+        }
+    }
+}
+
+impl std::ops::Deref for Subject<'_> {
+    type Target = Map<String, Value>;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Subject::Request(content) => content,
+            Subject::Submitted { content, .. } => content,
+        }
+    }
 }
 
 /// A reporting module, as the layer around it needs to know it.
@@ -378,7 +420,7 @@ pub trait Module: Send + Sync + 'static {
     async fn look_up(
         &self,
         _look_up: LookUp<'_>,
-        _content: &mut Map<String, Value>,
+        _subject: Subject<'_>,
     ) -> Result<Vec<DispatchProblem>, StoreError> {
         Ok(Vec::new())
     }

@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::context::FormContext;
 use super::dispatch::signed_message;
 use super::fields::Field;
-use super::{mock, IdMember, LookUp, ModuleInfo, SignatureRule};
+use super::{mock, IdMember, LookUp, ModuleInfo, SignatureRule, Subject};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::telemetry::log_str;
@@ -242,10 +242,13 @@ pub(crate) async fn submit(
         let look_up = LookUp {
             store: store.as_ref().as_ref(),
             user: &session.user,
-            form: Some(form),
             id: &id,
         };
-        match context.module.look_up(look_up, &mut object).await {
+        let subject = Subject::Submitted {
+            form,
+            content: &mut object,
+        };
+        match context.module.look_up(look_up, subject).await {
             Ok(found) => {
                 for problem in found {
                     problems.place(&inputs, problem.path.as_deref(), problem.message);

@@ -27,7 +27,7 @@ use crate::module_layer::fields::{label, text_at};
 use crate::module_layer::form::{self, index::FormIndex, index::IndexEntry};
 use crate::module_layer::{
     DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo, ModuleSetup,
-    SetupError, SignatureRule,
+    SetupError, SignatureRule, Subject,
 };
 use archives::Archives;
 use settings::GuardianshipSettings;
@@ -145,9 +145,10 @@ impl Module for Guardianship {
     async fn look_up(
         &self,
         look_up: LookUp<'_>,
-        content: &mut Map<String, Value>,
+        mut subject: Subject<'_>,
     ) -> Result<Vec<DispatchProblem>, StoreError> {
         let mut problems = Vec::new();
+        let form = subject.form();
         let used_by_user = look_up
             .store
             .reports_with_id(INFO.module, look_up.id)
@@ -157,7 +158,7 @@ impl Module for Guardianship {
         if used_by_user || look_up.id == RESERVED_JOB_ID {
             problems.push(DispatchProblem {
                 path: Some("jobId".into()),
-                message: match look_up.form {
+                message: match form {
                     None => used(look_up.id),
                     Some(_) => "Zu diesem Vorgang wurde bereits eine Nachricht gesendet; ein \
                                 Vorgang sendet nur einmal."
@@ -165,12 +166,12 @@ impl Module for Guardianship {
                 },
             });
         }
-        let account = content
+        let account = subject
             .get("absender")
             .and_then(|a| a.get("egvp_account_id"))
             .map(MailboxAccountId::from_json);
         let at = || Some(ACCOUNT_FIELD.to_owned());
-        match (account, look_up.form) {
+        match (account, form) {
             // Optional at memento creation, required to send.
             (None, None) => {}
             (None, Some(_)) => problems.push(DispatchProblem {
@@ -182,7 +183,7 @@ impl Module for Guardianship {
             (Some(Ok(id)), form) => {
                 match look_up.store.resolve_sending_account(&look_up.user.name, id).await? {
                     Ok(account) => {
-                        if let Some(form) = form {
+                        if let (Some(form), Some(content)) = (form, subject.to_complete()) {
                             content.insert(
                                 message::SENDING.into(),
                                 json!({"form": form.path, "safeId": account.safe_id.as_str()}),

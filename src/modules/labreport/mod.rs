@@ -34,7 +34,7 @@ use crate::module_layer::errors::ModuleError;
 use crate::module_layer::openapi::ModuleDocument;
 use crate::module_layer::{
     rfc3339, ApiError, DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo,
-    ModuleSetup, SetupError, SignatureRule, Violation,
+    ModuleSetup, SetupError, SignatureRule, Subject, Violation,
 };
 use content::{mixed_patient, Laborbefund, KRANKHEIT, MANDATORY, REGISTER, REPORT_ID};
 
@@ -156,13 +156,15 @@ impl Module for Labreport {
     async fn look_up(
         &self,
         look_up: LookUp<'_>,
-        content: &mut Map<String, Value>,
+        mut subject: Subject<'_>,
     ) -> Result<Vec<DispatchProblem>, StoreError> {
-        if let Some(disease) = look_up.form.and_then(disease_of) {
-            complete(content, look_up.id, disease);
+        if let Subject::Submitted { form, content } = &mut subject {
+            if let Some(disease) = disease_of(form) {
+                complete(content, look_up.id, disease);
+            }
+            content.remove(REGISTER);
         }
-        content.remove(REGISTER);
-        let bsnr = content
+        let bsnr = subject
             .get("MeldendeEinrichtung")
             .and_then(|e| e.get("BSNR"))
             .and_then(Value::as_str);
@@ -172,6 +174,9 @@ impl Module for Labreport {
         let path = meldewerk_storage::REPORTING_FACILITY_FIELD;
         match resolve(look_up.store, look_up.user, bsnr).await {
             Ok(facility) => {
+                let Some(content) = subject.to_complete() else {
+                    return Ok(Vec::new());
+                };
                 content.insert(
                     REGISTER.into(),
                     json!({
@@ -189,7 +194,7 @@ impl Module for Labreport {
             }
             Err(Unresolved::Refused(message)) => Ok(vec![DispatchProblem {
                 path: Some(path.to_owned()),
-                message: match look_up.form {
+                message: match subject.form() {
                     // The API's entry names the field (spec/02 §5); the form says it in German.
                     None => message,
                     Some(_) => format!(

@@ -113,6 +113,20 @@ async fn an_answer_is_journaled_as_what_it_is_made_of_and_written_the_same_for_e
         serde_json::from_slice::<Value>(&document).unwrap()
     );
     assert!(logged["decision"].get("made_of").is_none(), "{logged}");
+    drop(demis);
+
+    // Counting the repeat wrote the record again: still what the answer is made of, not the
+    // answer every reader was handed.
+    let journal = journal(&dir);
+    let records = journal.range(0, 10).unwrap();
+    assert_eq!(records.len(), 1);
+    let record = &records[0].1;
+    assert_eq!(record["repeat_submissions"], 1);
+    assert!(record["decision"].get("answer").is_none(), "{record}");
+    assert_eq!(
+        record["decision"]["made_of"]["sender"],
+        "Standort 987654, IK 261101015"
+    );
 }
 
 #[tokio::test]

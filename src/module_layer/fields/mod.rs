@@ -5,7 +5,7 @@
 //! written with `[]` (`kontaktdaten[].kanal`): every element is checked against the fields below
 //! it, and violations point at the element (`/kontaktdaten/0/kanal`).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use meldewerk_xml::codelisten::Codeliste;
 use meldewerk_xml::formate;
@@ -336,7 +336,9 @@ pub struct FieldIndex {
     root: Members,
 }
 
-type Members = BTreeMap<&'static str, Node>;
+/// Looked up once for every member of every request: hashed (with a fixed seed: the keys are the
+/// table's own names, never a client's) rather than searched by comparing names.
+type Members = HashMap<&'static str, Node, foldhash::fast::FixedState>;
 
 /// What the table says a member is.
 #[derive(Debug)]
@@ -353,7 +355,7 @@ impl FieldIndex {
     /// The index of `fields`. A member that is a field in the table is one, whatever else the
     /// table says below it; a member that is a group is not also a list.
     pub fn new(fields: &'static [Field]) -> FieldIndex {
-        let mut root = Members::new();
+        let mut root = Members::default();
         for field in fields {
             let mut members = &mut root;
             let mut steps = field.path.split('.').peekable();
@@ -368,9 +370,9 @@ impl FieldIndex {
                 };
                 let node = members.entry(name).or_insert_with(|| {
                     if list {
-                        Node::List(Members::new())
+                        Node::List(Members::default())
                     } else {
-                        Node::Group(Members::new())
+                        Node::Group(Members::default())
                     }
                 });
                 members = match node {

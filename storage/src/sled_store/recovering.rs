@@ -324,3 +324,92 @@ on_the_engine! {
         aktenzeichen: &str
     ) -> StoreResult<Option<String>>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn report(module: &str, id: &str, message: bool) -> Report {
+        let key = ReportKey {
+            owner: "alice".into(),
+            module: module.into(),
+            id: id.into(),
+        };
+        let mut report = Report::new_pending(
+            key,
+            serde_json::json!({ "id": id }),
+            None,
+            format!("idem-{id}"),
+            Utc::now(),
+        );
+        report.message = message.then(|| prepared(id));
+        report
+    }
+
+    fn prepared(id: &str) -> PreparedMessage {
+        PreparedMessage {
+            message_uuid: format!("uuid-{id}"),
+            content_type: "application/fhir+json".into(),
+            body: b"{}".to_vec(),
+            signature: None,
+            prepared_at: Utc::now(),
+            sender: None,
+        }
+    }
+
+    /// The engine opened again after `store`'s failed.
+    async fn reopened(store: &SledStore) -> Arc<Engine> {
+        let failed = store.engine().unwrap();
+        store.engine.failed(&failed, "a write failed (test)");
+        drop(failed);
+        for _ in 0..200 {
+            if let Ok(engine) = store.engine() {
+                return engine;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the store was not opened again");
+    }
+
+    /// Dispatches `module`'s reports three ways: its message with it, built at the first
+    /// attempt (in one transaction with it), and recorded after the attempt began.
+    async fn dispatch_three_ways(store: &SledStore, module: &str) {
+        store
+            .dispatch_report(report(module, "with", true))
+            .await
+            .unwrap();
+        let job = store
+            .dispatch_report(report(module, "first", false))
+            .await
+            .unwrap();
+        store
+            .begin_attempt_with_message(&job, prepared(&format!("{module}-first")))
+            .await
+            .unwrap();
+        let job = store
+            .dispatch_report(report(module, "after", false))
+            .await
+            .unwrap();
+        let job = store.begin_attempt(&job).await.unwrap();
+        store
+            .record_prepared(&job, prepared(&format!("{module}-after")))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn what_the_store_was_told_of_a_module_holds_for_the_engine_opened_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        store.decided_at_once("labreport");
+        let engine = reopened(&store).await;
+
+        // Decided at once: no acknowledgement index, however the message was stored.
+        dispatch_three_ways(&store, "labreport").await;
+        assert!(engine.awaiting.is_empty());
+        // A module never named is indexed, all three ways.
+        dispatch_three_ways(&store, "birthnotice").await;
+        assert_eq!(engine.awaiting.len(), 3);
+    }
+}

@@ -191,12 +191,19 @@ impl ReceivedNotification {
     /// the receipt rendered, in the receipt bundle the answer's ids name, dated when the
     /// notification was received.
     pub(crate) fn with_answer(mut self) -> Result<Self, JournalError> {
-        let Decision::Accepted {
-            made_of: Some(made_of),
-            ..
-        } = &self.decision
-        else {
-            return Ok(self);
+        let made_of = match &self.decision {
+            Decision::Accepted {
+                made_of: Some(made_of),
+                ..
+            } => made_of,
+            // Neither the answer nor what it is made of: nothing to hand out as the answer.
+            Decision::Accepted { answer, .. } if answer.is_unwritten() => {
+                return Err(JournalError::Corrupt(format!(
+                    "the record of {} holds neither its answer nor what it is made of",
+                    self.transport_ref
+                )))
+            }
+            _ => return Ok(self),
         };
         let receipt = answer::Receipt {
             bundle_id: self.bundle_id.clone().unwrap_or_default(),
@@ -302,5 +309,24 @@ mod tests {
         let shown = serde_json::to_value(&whole).unwrap();
         assert_eq!(shown["decision"]["answer"], parameters);
         assert!(shown["decision"].get("made_of").is_none(), "{shown}");
+    }
+
+    #[test]
+    fn an_accepted_record_with_neither_answer_nor_made_of_is_corrupt_not_null() {
+        let mut stored = serde_json::to_value(accepted()).unwrap();
+        stored["decision"]
+            .as_object_mut()
+            .unwrap()
+            .remove("made_of");
+        let read: ReceivedNotification = serde_json::from_value(stored).unwrap();
+        match read.with_answer() {
+            Err(JournalError::Corrupt(message)) => {
+                assert!(message.contains("neither its answer"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // A record of an earlier version, its answer whole, is handed out as it is.
+        let earlier = accepted().with_answer().unwrap();
+        assert_eq!(earlier.clone().with_answer().unwrap(), earlier);
     }
 }

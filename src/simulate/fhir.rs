@@ -153,13 +153,13 @@ async fn process(
             outcome(StatusCode::UNPROCESSABLE_ENTITY, &reasons)
         }
         Finished {
-            outcome: Outcome::Success { .. },
+            outcome: Outcome::Success { receipt, .. },
             transport_ref,
             ..
         } => {
             let recorded = transport_ref
                 .as_deref()
-                .map(|reference| shared.simulator.recorded_answer(reference));
+                .map(|reference| shared.simulator.recorded_answer(reference, Some(&receipt)));
             match recorded {
                 Some(Ok(Some(document))) => {
                     HttpResponse::Ok().content_type(FHIR_JSON).body(document)

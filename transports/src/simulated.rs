@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::received::{ReceivedPage, ReceivedQuery};
 use crate::script::Scriptable;
 use crate::Transport;
-use meldewerk_storage::JournalError;
+use meldewerk_storage::{JournalError, Receipt};
 
 /// Opens a simulated authority on its journal in a directory, configured by JSON.
 pub type OpenSimulator =
@@ -120,9 +120,15 @@ pub trait Simulated: Transport {
     fn scriptable(&self) -> &dyn Scriptable;
     /// The answer document the simulator recorded for the delivery it gave `transport_ref`, as
     /// the authority's own protocol sends it ([`Protocol::FhirOperation`]); `None` (the default)
-    /// for a simulator that records none, or an unknown reference.
-    fn recorded_answer(&self, transport_ref: &str) -> Result<Option<Vec<u8>>, SimulatorError> {
-        let _ = transport_ref;
+    /// for a simulator that records none, or an unknown reference. `receipt`: the receipt that
+    /// delivery was answered with, when the caller has it at hand (it answers the delivery it
+    /// just submitted), so that the answer carries it as it is rather than a receipt made again.
+    fn recorded_answer(
+        &self,
+        transport_ref: &str,
+        receipt: Option<&Receipt>,
+    ) -> Result<Option<Vec<u8>>, SimulatorError> {
+        let _ = (transport_ref, receipt);
         Ok(None)
     }
     /// The simulated mailbox server operators drop court messages into, for an authority that

@@ -38,7 +38,10 @@ async fn an_accepted_report_gets_its_receipt_and_the_answer_is_recorded() {
     assert!(text.contains("Standort987654,IK261101015"), "{text}");
 
     // The whole `Parameters` answer is recorded, its receipt the same PDF.
-    let document = demis.recorded_answer(&transport_ref).unwrap().unwrap();
+    let document = demis
+        .recorded_answer(&transport_ref, None)
+        .unwrap()
+        .unwrap();
     let parameters: Value = serde_json::from_slice(&document).unwrap();
     assert_eq!(parameters["resourceType"], "Parameters");
     let Ok(answer::Answer::Accepted(receipt)) = answer::read(&document) else {
@@ -46,7 +49,7 @@ async fn an_accepted_report_gets_its_receipt_and_the_answer_is_recorded() {
     };
     assert_eq!(receipt.document, pdf);
     assert_eq!(receipt.notification_id, "BED-2026-0001");
-    assert_eq!(demis.recorded_answer("no-such-ref").unwrap(), None);
+    assert_eq!(demis.recorded_answer("no-such-ref", None).unwrap(), None);
 
     let page = demis.received_page(&ReceivedQuery::default()).unwrap();
     assert_eq!(page.messages.len(), 1);

@@ -9,7 +9,7 @@ use base64::Engine as _;
 use demis_support::*;
 use meldewerk_fhir::answer::{self, AcceptedIds};
 use meldewerk_fhir::RandomIds;
-use meldewerk_storage::Journal;
+use meldewerk_storage::{Journal, Outcome, Receipt};
 use meldewerk_transports::demis::{Decision, DemisConfig};
 use meldewerk_transports::received::ReceivedQuery;
 use meldewerk_transports::{Simulated, Transport};
@@ -48,7 +48,28 @@ async fn an_answer_is_journaled_as_what_it_is_made_of_and_written_the_same_for_e
         let demis = open(&dir, DemisConfig::default());
         let accepted = finished(demis.submit(delivery.clone()).await);
         let transport_ref = accepted.transport_ref.clone().unwrap();
-        let document = demis.recorded_answer(&transport_ref).unwrap().unwrap();
+        let document = demis
+            .recorded_answer(&transport_ref, None)
+            .unwrap()
+            .unwrap();
+        // Answering the delivery just submitted, with the receipt it was handed: the same bytes,
+        // that receipt carried as it is rather than made again.
+        let Outcome::Success { receipt, .. } = &accepted.outcome else {
+            panic!("{:?}", accepted.outcome);
+        };
+        let handed = demis.recorded_answer(&transport_ref, Some(receipt));
+        assert_eq!(handed.unwrap().unwrap(), document);
+        let marked = Receipt {
+            media_type: receipt.media_type.clone(),
+            bytes: b"%PDF-1.7 as handed".to_vec(),
+        };
+        let carried = demis
+            .recorded_answer(&transport_ref, Some(&marked))
+            .unwrap();
+        let Ok(answer::Answer::Accepted(carried)) = answer::read(&carried.unwrap()) else {
+            panic!("the answer carries no receipt");
+        };
+        assert_eq!(carried.document, marked.bytes);
         (receipt_pdf(&accepted), transport_ref, document)
     };
     let Ok(answer::Answer::Accepted(receipt)) = answer::read(&document) else {
@@ -89,7 +110,10 @@ async fn an_answer_is_journaled_as_what_it_is_made_of_and_written_the_same_for_e
 
     let demis = open(&dir, DemisConfig::default());
     assert_eq!(
-        demis.recorded_answer(&transport_ref).unwrap().unwrap(),
+        demis
+            .recorded_answer(&transport_ref, None)
+            .unwrap()
+            .unwrap(),
         document,
         "the answer comes back as it was sent"
     );
@@ -170,7 +194,7 @@ async fn a_record_of_an_earlier_version_keeps_the_receipt_in_its_answer() {
     }
 
     let demis = open(&dir, DemisConfig::default());
-    let recorded = demis.recorded_answer("t-old").unwrap().unwrap();
+    let recorded = demis.recorded_answer("t-old", None).unwrap().unwrap();
     assert_eq!(as_json(&recorded), as_json(&document));
     let again = finished(demis.submit(delivery.clone()).await);
     assert!(again.duplicate);

@@ -164,13 +164,21 @@ impl Simulator {
 impl Simulated for Simulator {
     crate::simulated::simulated_basics!();
 
-    fn recorded_answer(&self, transport_ref: &str) -> Result<Option<Vec<u8>>, SimulatorError> {
+    fn recorded_answer(
+        &self,
+        transport_ref: &str,
+        receipt: Option<&Receipt>,
+    ) -> Result<Option<Vec<u8>>, SimulatorError> {
         let found = self.inner.journal.find(BY_TRANSPORT_REF, transport_ref)?;
         let Some((_, record)) = found else {
             return Ok(None);
         };
-        // The answer alone: its body is not needed here.
-        match record.with_answer()?.decision {
+        // The answer alone: its body is not needed here. The receipt the delivery was answered
+        // with is the one its record renders (a PDF), so it is taken as it is.
+        let rendered = receipt
+            .filter(|receipt| receipt.media_type == answer::PDF)
+            .map(|receipt| receipt.bytes.clone());
+        match record.answered_with(rendered)?.decision {
             Decision::Accepted { answer, .. } => Ok(Some(answer.as_bytes().to_vec())),
             Decision::Refused { .. } => Ok(None),
         }

@@ -190,7 +190,13 @@ impl ReceivedNotification {
     /// (its body left as the journal holds it, for readers that need only the answer):
     /// the receipt rendered, in the receipt bundle the answer's ids name, dated when the
     /// notification was received.
-    pub(crate) fn with_answer(mut self) -> Result<Self, JournalError> {
+    pub(crate) fn with_answer(self) -> Result<Self, JournalError> {
+        self.answered_with(None)
+    }
+
+    /// [`ReceivedNotification::with_answer`], its receipt's document `rendered` already when
+    /// given (the receipt the sender was handed, which this record renders byte for byte).
+    pub(crate) fn answered_with(mut self, rendered: Option<Vec<u8>>) -> Result<Self, JournalError> {
         let made_of = match &self.decision {
             Decision::Accepted {
                 made_of: Some(made_of),
@@ -209,7 +215,7 @@ impl ReceivedNotification {
             bundle_id: self.bundle_id.clone().unwrap_or_default(),
             notification_id: self.notification_id.clone().unwrap_or_default(),
             content_type: answer::PDF.to_owned(),
-            document: render_receipt(&self.receipt_fields(made_of)),
+            document: rendered.unwrap_or_else(|| render_receipt(&self.receipt_fields(made_of))),
         };
         let written = answer::accepted(&receipt, &made_of.ids, self.received_at.fixed_offset());
         // As sent, with its `resourceType`.

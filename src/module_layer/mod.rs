@@ -22,6 +22,7 @@ pub(crate) mod dispatch;
 pub mod errors;
 pub mod fields;
 pub mod form;
+mod look_up;
 pub mod memento;
 pub mod mock;
 pub mod openapi;
@@ -35,13 +36,14 @@ use std::time::Duration;
 
 use actix_web::HttpResponse;
 use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
-use meldewerk_storage::{Packing, Report, ReportResult, Store, StoreError, UserRecord};
+use meldewerk_storage::{Packing, Report, ReportResult, Store, StoreError};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 pub(crate) use errors::{unavailable_response, UNAVAILABLE_MESSAGE};
 pub use errors::{ApiError, ErrorStyle, Violation};
 pub use fields::{Field, FieldKind, TextPattern};
+pub use look_up::{LookUp, Subject};
 
 /// A module's identity: everything about it that never depends on configuration.
 #[derive(Debug)]
@@ -323,61 +325,6 @@ pub struct DispatchProblem {
     pub path: Option<String>,
     /// Message for the end user.
     pub message: String,
-}
-
-/// Who [`Module::look_up`] checks for: the user `user`, the report `id`.
-pub struct LookUp<'a> {
-    /// The store, with the registries the module may consult.
-    pub store: &'a dyn Store,
-    /// The API user the report is made under.
-    pub user: &'a UserRecord,
-    /// The report's id.
-    pub id: &'a str,
-}
-
-/// What [`Module::look_up`] checks: a memento request, which it only reads (the memento holds
-/// the request as it was sent, nothing the look-up finds), or the content of a form's submit,
-/// which it may complete.
-pub enum Subject<'a> {
-    /// A memento request.
-    Request(&'a Map<String, Value>),
-    /// The content submitted with `form`.
-    Submitted {
-        /// The form submitted.
-        form: &'static Form,
-        /// Its content.
-        content: &'a mut Map<String, Value>,
-    },
-}
-
-impl Subject<'_> {
-    /// The form submitted; `None` for a memento request.
-    pub fn form(&self) -> Option<&'static Form> {
-        match self {
-            Subject::Request(_) => None,
-            Subject::Submitted { form, .. } => Some(form),
-        }
-    }
-
-    /// The content to complete with what the look-up found: a submit's; `None` for a memento
-    /// request.
-    pub fn to_complete(&mut self) -> Option<&mut Map<String, Value>> {
-        match self {
-            Subject::Request(_) => None,
-            Subject::Submitted { content, .. } => Some(content),
-        }
-    }
-}
-
-impl std::ops::Deref for Subject<'_> {
-    type Target = Map<String, Value>;
-
-    fn deref(&self) -> &Self::Target {
-        match self {
-            Subject::Request(content) => content,
-            Subject::Submitted { content, .. } => content,
-        }
-    }
 }
 
 /// A reporting module, as the layer around it needs to know it.

@@ -375,27 +375,15 @@ mod tests {
     /// Dispatches `module`'s reports three ways: its message with it, built at the first
     /// attempt (in one transaction with it), and recorded after the attempt began.
     async fn dispatch_three_ways(store: &SledStore, module: &str) {
-        store
-            .dispatch_report(report(module, "with", true))
-            .await
-            .unwrap();
-        let job = store
-            .dispatch_report(report(module, "first", false))
-            .await
-            .unwrap();
-        store
-            .begin_attempt_with_message(&job, prepared(&format!("{module}-first")))
-            .await
-            .unwrap();
-        let job = store
-            .dispatch_report(report(module, "after", false))
-            .await
-            .unwrap();
+        let dispatch = |id, message| store.dispatch_report(report(module, id, message));
+        dispatch("with", true).await.unwrap();
+        let job = dispatch("first", false).await.unwrap();
+        let first = prepared(&format!("{module}-first"));
+        store.begin_attempt_with_message(&job, first).await.unwrap();
+        let job = dispatch("after", false).await.unwrap();
         let job = store.begin_attempt(&job).await.unwrap();
-        store
-            .record_prepared(&job, prepared(&format!("{module}-after")))
-            .await
-            .unwrap();
+        let after = prepared(&format!("{module}-after"));
+        store.record_prepared(&job, after).await.unwrap();
     }
 
     #[tokio::test]

@@ -16,9 +16,9 @@ pub struct LookUp<'a> {
     pub id: &'a str,
 }
 
-/// What [`super::Module::look_up`] checks: a memento request, which it only reads (the memento holds
-/// the request as it was sent, nothing the look-up finds), or the content of a form's submit,
-/// which it may complete.
+/// What [`super::Module::look_up`] checks: a memento request, which it only reads (the memento
+/// holds the request as it was sent, nothing the look-up finds), or the content of a form's
+/// submit, which it may complete.
 pub enum Subject<'a> {
     /// A memento request.
     Request(&'a Map<String, Value>),

@@ -281,8 +281,15 @@ fn main() {
             body: None,
         });
     }
-    if let Ok(only) = std::env::var("BENCH_ONLY") {
-        let wanted = |name: &str| only.split(',').any(|part| name.contains(part.trim()));
+    // Parts left empty (`BENCH_ONLY=`, a trailing comma) name nothing; none at all: everything.
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let parts: Vec<&str> = only
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if !parts.is_empty() {
+        let wanted = |name: &str| parts.iter().any(|part| name.contains(part));
         let keep: Vec<bool> = endpoints
             .iter()
             .enumerate()
@@ -302,14 +309,15 @@ fn main() {
     for _ in 0..rounds {
         let mut round = vec![0f64; count];
         for (i, (_, request)) in endpoints.iter().enumerate() {
-            let ticks_before = (cpu_ticks(pid), cpu_ticks(std::process::id()));
+            let client = || cpu_ticks_with_children(std::process::id());
+            let ticks_before = (cpu_ticks(pid), client());
             let (done, took) = if with_wrk {
                 run_wrk(&server.base, &wrk_requests[i], connections, slice)
             } else {
                 run_slice(&address, request, connections, slice)
             };
             server_ticks[i] += cpu_ticks(pid) - ticks_before.0;
-            client_ticks[i] += cpu_ticks(std::process::id()) - ticks_before.1;
+            client_ticks[i] += client() - ticks_before.1;
             totals[i].0 += done;
             totals[i].1 += took;
             round[i] = done as f64 / took;

@@ -2,7 +2,7 @@
 //! secrets (tokens in `/mtl/` paths, mementos in query strings, credentials).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::rc::Rc;
 
@@ -105,6 +105,10 @@ struct RoutePattern(Rc<str>);
 /// The route pattern that matches `request` (`/api/birthnotice/v1/reports/{id}`), never the raw
 /// path, which may carry a token; `unmatched` for any path no route matches, so that scanners
 /// cannot grow the metrics registry.
+///
+/// Called first before the request is routed (by the outermost middlewares: the log's root span
+/// and the metrics): only then does matching look at the path alone, which is what makes a
+/// pattern kept by its path ([`StaticPatterns`]) the one matching would find.
 pub(crate) fn route_pattern(request: &ServiceRequest) -> Rc<str> {
     if let Some(RoutePattern(route)) = request.extensions().get::<RoutePattern>() {
         return route.clone();
@@ -116,10 +120,7 @@ pub(crate) fn route_pattern(request: &ServiceRequest) -> Rc<str> {
             .match_pattern()
             .map_or_else(|| "unmatched".into(), Into::into);
         if let Some(known) = static_patterns.filter(|_| *route == *request.path()) {
-            known
-                .0
-                .borrow_mut()
-                .insert(request.path().to_owned(), route.clone());
+            known.0.borrow_mut().insert(route.clone());
         }
         route
     });
@@ -127,13 +128,14 @@ pub(crate) fn route_pattern(request: &ServiceRequest) -> Rc<str> {
     route
 }
 
-/// The patterns of the routes without a variable segment (`/api/labreport/v1/memento`) that
-/// requests have matched so far, by path: one worker's, registered with its app. Finding such a
-/// pattern again costs one hash where matching walks every route. A path is only kept when it is
-/// the pattern it matched, so the map holds at most one entry per route, whatever clients send,
-/// and what it answers is what matching would (the routes do not change while the app runs).
+/// The route patterns that requests have matched with a path spelling the pattern itself (every
+/// request to a route without a variable segment, `/api/labreport/v1/memento`): one worker's,
+/// registered with its app. Finding such a pattern again costs one hash where matching walks
+/// every route. A path is kept only when it is the very pattern it matched, so the set holds at
+/// most one entry per route whatever clients send, and what it answers is what matching would
+/// (the routes do not change while the app runs).
 #[derive(Default)]
-pub(crate) struct StaticPatterns(RefCell<HashMap<String, Rc<str>>>);
+pub(crate) struct StaticPatterns(RefCell<HashSet<Rc<str>>>);
 
 /// Health probes (`/healthz`, `/readyz`), logged at debug when they succeed.
 fn is_probe(path: &str) -> bool {
@@ -193,15 +195,21 @@ mod tests {
     use super::*;
 
     /// A service that answers the route pattern of each request, and how many patterns its app
-    /// keeps.
+    /// keeps; `known` are kept from the start.
     async fn patterns_app(
+        known: &[&str],
     ) -> impl actix_web::dev::Service<actix_http::Request, Response = ServiceResponse, Error = Error>
     {
         use actix_web::dev::Service as _;
         use actix_web::{test, web, App, HttpResponse};
+        let patterns = StaticPatterns::default();
+        patterns
+            .0
+            .borrow_mut()
+            .extend(known.iter().map(|k| Rc::from(*k)));
         test::init_service(
             App::new()
-                .app_data(StaticPatterns::default())
+                .app_data(patterns)
                 .wrap_fn(|req, srv| {
                     let route = route_pattern(&req);
                     let kept = req
@@ -229,11 +237,12 @@ mod tests {
             Response = ServiceResponse,
             Error = Error,
         >,
+        method: actix_web::http::Method,
         path: &str,
     ) -> (String, usize) {
         use actix_web::test;
-        let answer =
-            test::call_service(app, test::TestRequest::post().uri(path).to_request()).await;
+        let request = test::TestRequest::default().method(method).uri(path);
+        let answer = test::call_service(app, request.to_request()).await;
         let header = |name: &str| {
             answer
                 .headers()
@@ -246,40 +255,65 @@ mod tests {
         (header("x-route"), header("x-kept").parse().unwrap())
     }
 
+    use actix_web::http::Method;
+
     #[actix_web::test]
     async fn a_static_routes_pattern_is_kept_and_answered_as_matching_would() {
-        let app = patterns_app().await;
-        // Matched once, kept, then answered from what was kept: the same pattern.
-        for _ in 0..3 {
+        let app = patterns_app(&[]).await;
+        // Matched once, kept, then answered from what was kept: the same pattern, whatever the
+        // method (matching looks at the path alone before routing).
+        for method in [Method::POST, Method::GET, Method::HEAD, Method::POST] {
             assert_eq!(
-                pattern_of(&app, "/api/m/v1/memento").await,
+                pattern_of(&app, method, "/api/m/v1/memento").await,
                 ("/api/m/v1/memento".to_owned(), 1)
             );
         }
         // The query is no part of the pattern.
         assert_eq!(
-            pattern_of(&app, "/api/m/v1/memento?x=1").await.0,
+            pattern_of(&app, Method::POST, "/api/m/v1/memento?x=1")
+                .await
+                .0,
             "/api/m/v1/memento"
         );
     }
 
     #[actix_web::test]
+    async fn a_kept_pattern_is_answered_without_matching() {
+        // A path kept as a pattern (as if matched before) comes back as it was kept: the set
+        // is read, not only written.
+        let app = patterns_app(&["/not/a/route"]).await;
+        assert_eq!(
+            pattern_of(&app, Method::GET, "/not/a/route").await,
+            ("/not/a/route".to_owned(), 1)
+        );
+    }
+
+    #[actix_web::test]
     async fn paths_of_variable_routes_and_unknown_paths_are_never_kept() {
-        let app = patterns_app().await;
+        let app = patterns_app(&[]).await;
         for i in 0..50 {
             assert_eq!(
-                pattern_of(&app, &format!("/api/m/v1/reports/r-{i}")).await,
+                pattern_of(&app, Method::GET, &format!("/api/m/v1/reports/r-{i}")).await,
                 ("/api/m/v1/reports/{id}".to_owned(), 0)
             );
             assert_eq!(
-                pattern_of(&app, &format!("/scan/{i}")).await,
+                pattern_of(&app, Method::GET, &format!("/scan/{i}")).await,
                 ("unmatched".to_owned(), 0)
             );
         }
-        // A path that only differs from a static route by its encoding is not that route.
+        // A path spelling a variable route's pattern is that pattern: kept, once.
+        for _ in 0..3 {
+            assert_eq!(
+                pattern_of(&app, Method::GET, "/api/m/v1/reports/{id}").await,
+                ("/api/m/v1/reports/{id}".to_owned(), 1)
+            );
+        }
+        // An encoded spelling of a static route: actix routes it to the route, but its pattern
+        // does not match the raw path, so it is named `unmatched` (as before the set) and not
+        // kept.
         assert_eq!(
-            pattern_of(&app, "/api/m/v1/mement%6F").await,
-            ("unmatched".to_owned(), 0)
+            pattern_of(&app, Method::POST, "/api/m/v1/mement%6F").await,
+            ("unmatched".to_owned(), 1)
         );
     }
 

@@ -65,12 +65,22 @@ pub fn kib_per_report(bytes: u64, reports: usize) -> f64 {
 /// User plus system CPU time of process `pid`, in clock ticks (100 a second on every common
 /// Linux configuration).
 pub fn cpu_ticks(pid: u32) -> u64 {
+    stat_ticks(pid, 11..13)
+}
+
+/// [`cpu_ticks`] with the CPU time of the process's children that it has waited for (a load
+/// generator it ran, such as `wrk`).
+pub fn cpu_ticks_with_children(pid: u32) -> u64 {
+    stat_ticks(pid, 11..15)
+}
+
+/// The sum of the clock-tick fields `fields` of `/proc/{pid}/stat`, counted after the
+/// parenthesised command name (utime, stime, cutime and cstime are the 14th to 17th fields).
+fn stat_ticks(pid: u32, fields: std::ops::Range<usize>) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
     let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    fields
-        .get(11..13)
+    let all: Vec<&str> = after.split_whitespace().collect();
+    all.get(fields)
         .map(|f| f.iter().filter_map(|v| v.parse::<u64>().ok()).sum())
         .unwrap_or(0)
 }

@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 
 use super::Form;
 
-/// Who [`super::Module::look_up`] checks for: the user `user`, the report `id`.
+/// Whom [`super::Module::look_up`] checks for (the user `user`, the report `id`), and the store
+/// it consults.
 pub struct LookUp<'a> {
     /// The store, with the registries the module may consult.
     pub store: &'a dyn Store,
@@ -17,7 +18,7 @@ pub struct LookUp<'a> {
 }
 
 /// What [`super::Module::look_up`] checks: a memento request, which it only reads (the memento
-/// holds the request as it was sent, nothing the look-up finds), or the content of a form's
+/// is made of the request, nothing the look-up finds goes into it), or the content of a form's
 /// submit, which it may complete.
 pub enum Subject<'a> {
     /// A memento request.
@@ -32,6 +33,14 @@ pub enum Subject<'a> {
 }
 
 impl Subject<'_> {
+    /// The request or the submitted content, to read.
+    pub fn content(&self) -> &Map<String, Value> {
+        match self {
+            Subject::Request(content) => content,
+            Subject::Submitted { content, .. } => content,
+        }
+    }
+
     /// The form submitted; `None` for a memento request.
     pub fn form(&self) -> Option<&'static Form> {
         match self {
@@ -46,17 +55,6 @@ impl Subject<'_> {
         match self {
             Subject::Request(_) => None,
             Subject::Submitted { content, .. } => Some(content),
-        }
-    }
-}
-
-impl std::ops::Deref for Subject<'_> {
-    type Target = Map<String, Value>;
-
-    fn deref(&self) -> &Self::Target {
-        match self {
-            Subject::Request(content) => content,
-            Subject::Submitted { content, .. } => content,
         }
     }
 }

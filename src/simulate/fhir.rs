@@ -159,7 +159,7 @@ async fn process(
         } => {
             let recorded = transport_ref
                 .as_deref()
-                .map(|reference| shared.simulator.recorded_answer(reference, Some(&receipt)));
+                .map(|reference| shared.simulator.recorded_answer(reference, Some(receipt)));
             match recorded {
                 Some(Ok(Some(document))) => {
                     HttpResponse::Ok().content_type(FHIR_JSON).body(document)

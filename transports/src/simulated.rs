@@ -126,7 +126,7 @@ pub trait Simulated: Transport {
     fn recorded_answer(
         &self,
         transport_ref: &str,
-        receipt: Option<&Receipt>,
+        receipt: Option<Receipt>,
     ) -> Result<Option<Vec<u8>>, SimulatorError> {
         let _ = (transport_ref, receipt);
         Ok(None)

@@ -57,14 +57,14 @@ async fn an_answer_is_journaled_as_what_it_is_made_of_and_written_the_same_for_e
         let Outcome::Success { receipt, .. } = &accepted.outcome else {
             panic!("{:?}", accepted.outcome);
         };
-        let handed = demis.recorded_answer(&transport_ref, Some(receipt));
+        let handed = demis.recorded_answer(&transport_ref, Some(receipt.clone()));
         assert_eq!(handed.unwrap().unwrap(), document);
         let marked = Receipt {
             media_type: receipt.media_type.clone(),
             bytes: b"%PDF-1.7 as handed".to_vec(),
         };
         let carried = demis
-            .recorded_answer(&transport_ref, Some(&marked))
+            .recorded_answer(&transport_ref, Some(marked.clone()))
             .unwrap();
         let Ok(answer::Answer::Accepted(carried)) = answer::read(&carried.unwrap()) else {
             panic!("the answer carries no receipt");
@@ -120,6 +120,12 @@ async fn an_answer_is_journaled_as_what_it_is_made_of_and_written_the_same_for_e
     let again = finished(demis.submit(delivery).await);
     assert!(again.duplicate);
     assert_eq!(receipt_pdf(&again), pdf);
+    // A repeat answered over HTTP with the receipt the repeat was handed: the same bytes.
+    let Outcome::Success { receipt, .. } = again.outcome else {
+        panic!("{:?}", again.outcome);
+    };
+    let repeated = demis.recorded_answer(&transport_ref, Some(receipt));
+    assert_eq!(repeated.unwrap().unwrap(), document);
     let page = demis.received_page(&ReceivedQuery::default()).unwrap();
     let record = &page.messages[0].1;
     assert_eq!(record.body, body);
@@ -196,6 +202,13 @@ async fn a_record_of_an_earlier_version_keeps_the_receipt_in_its_answer() {
     let demis = open(&dir, DemisConfig::default());
     let recorded = demis.recorded_answer("t-old", None).unwrap().unwrap();
     assert_eq!(as_json(&recorded), as_json(&document));
+    // Its answer is whole: a receipt handed in changes nothing.
+    let handed = Receipt {
+        media_type: answer::PDF.into(),
+        bytes: b"%PDF-1.7 handed in".to_vec(),
+    };
+    let answered = demis.recorded_answer("t-old", Some(handed)).unwrap();
+    assert_eq!(answered.unwrap(), recorded);
     let again = finished(demis.submit(delivery.clone()).await);
     assert!(again.duplicate);
     assert_eq!(again.transport_ref.as_deref(), Some("t-old"));

@@ -167,6 +167,7 @@ impl Module for Guardianship {
             });
         }
         let account = subject
+            .content()
             .get("absender")
             .and_then(|a| a.get("egvp_account_id"))
             .map(MailboxAccountId::from_json);

@@ -165,6 +165,7 @@ impl Module for Labreport {
             content.remove(REGISTER);
         }
         let bsnr = subject
+            .content()
             .get("MeldendeEinrichtung")
             .and_then(|e| e.get("BSNR"))
             .and_then(Value::as_str);

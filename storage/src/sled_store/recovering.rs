@@ -387,11 +387,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn what_the_store_was_told_of_a_module_holds_for_the_engine_opened_again() {
+    async fn modules_decided_at_once_stay_so_for_the_engine_opened_again() {
         let dir = tempfile::tempdir().unwrap();
         let store = SledStore::open(dir.path()).unwrap();
         store.decided_at_once("labreport");
         let engine = reopened(&store).await;
+        // Told after the engine failed: the engine opened again knows it too.
+        store.decided_at_once("bedreport");
+        dispatch_three_ways(&store, "bedreport").await;
+        assert!(engine.awaiting.is_empty());
 
         // Decided at once: no acknowledgement index, however the message was stored.
         dispatch_three_ways(&store, "labreport").await;

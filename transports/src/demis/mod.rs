@@ -167,17 +167,18 @@ impl Simulated for Simulator {
     fn recorded_answer(
         &self,
         transport_ref: &str,
-        receipt: Option<&Receipt>,
+        receipt: Option<Receipt>,
     ) -> Result<Option<Vec<u8>>, SimulatorError> {
         let found = self.inner.journal.find(BY_TRANSPORT_REF, transport_ref)?;
         let Some((_, record)) = found else {
             return Ok(None);
         };
         // The answer alone: its body is not needed here. The receipt the delivery was answered
-        // with is the one its record renders (a PDF), so it is taken as it is.
+        // with is the PDF its record renders, so it is taken as it is; anything else is not that
+        // receipt (only a caller's mistake could hand one in), and the record renders its own.
         let rendered = receipt
             .filter(|receipt| receipt.media_type == answer::PDF)
-            .map(|receipt| receipt.bytes.clone());
+            .map(|receipt| receipt.bytes);
         match record.answered_with(rendered)?.decision {
             Decision::Accepted { answer, .. } => Ok(Some(answer.as_bytes().to_vec())),
             Decision::Refused { .. } => Ok(None),

@@ -189,13 +189,16 @@ impl ReceivedNotification {
     /// The record with its answer written from what it is made of, if the journal holds none
     /// (its body left as the journal holds it, for readers that need only the answer):
     /// the receipt rendered, in the receipt bundle the answer's ids name, dated when the
-    /// notification was received.
+    /// notification was received. `Corrupt` for an accepted record that holds neither its
+    /// answer nor what it is made of.
     pub(crate) fn with_answer(self) -> Result<Self, JournalError> {
         self.answered_with(None)
     }
 
-    /// [`ReceivedNotification::with_answer`], its receipt's document `rendered` already when
-    /// given (the receipt the sender was handed, which this record renders byte for byte).
+    /// [`ReceivedNotification::with_answer`], with the receipt's document `rendered` already
+    /// when given; the caller hands in only the receipt this record renders (the one its sender
+    /// was handed), so the answer is the same bytes. Ignored for a record that holds its answer
+    /// whole (of an earlier version): that answer is handed out as it is.
     pub(crate) fn answered_with(mut self, rendered: Option<Vec<u8>>) -> Result<Self, JournalError> {
         let made_of = match &self.decision {
             Decision::Accepted {

@@ -48,13 +48,4 @@ impl Subject<'_> {
             Subject::Submitted { form, .. } => Some(form),
         }
     }
-
-    /// The content to complete with what the look-up found: a submit's; `None` for a memento
-    /// request.
-    pub fn to_complete(&mut self) -> Option<&mut Map<String, Value>> {
-        match self {
-            Subject::Request(_) => None,
-            Subject::Submitted { content, .. } => Some(content),
-        }
-    }
 }

@@ -184,7 +184,7 @@ impl Module for Guardianship {
             (Some(Ok(id)), form) => {
                 match look_up.store.resolve_sending_account(&look_up.user.name, id).await? {
                     Ok(account) => {
-                        if let (Some(form), Some(content)) = (form, subject.to_complete()) {
+                        if let Subject::Submitted { form, content } = &mut subject {
                             content.insert(
                                 message::SENDING.into(),
                                 json!({"form": form.path, "safeId": account.safe_id.as_str()}),

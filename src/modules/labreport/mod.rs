@@ -175,22 +175,21 @@ impl Module for Labreport {
         let path = meldewerk_storage::REPORTING_FACILITY_FIELD;
         match resolve(look_up.store, look_up.user, bsnr).await {
             Ok(facility) => {
-                let Some(content) = subject.to_complete() else {
-                    return Ok(Vec::new());
-                };
-                content.insert(
-                    REGISTER.into(),
-                    json!({
-                        "Name": facility.name,
-                        "IK": facility.ik.as_str(),
-                        "Adresse": {
-                            "Strasse": facility.address.street,
-                            "PLZ": facility.address.postal_code,
-                            "Stadt": facility.address.city,
-                            "Land": facility.address.country,
-                        },
-                    }),
-                );
+                if let Subject::Submitted { content, .. } = &mut subject {
+                    content.insert(
+                        REGISTER.into(),
+                        json!({
+                            "Name": facility.name,
+                            "IK": facility.ik.as_str(),
+                            "Adresse": {
+                                "Strasse": facility.address.street,
+                                "PLZ": facility.address.postal_code,
+                                "Stadt": facility.address.city,
+                                "Land": facility.address.country,
+                            },
+                        }),
+                    );
+                }
                 Ok(Vec::new())
             }
             Err(Unresolved::Refused(message)) => Ok(vec![DispatchProblem {

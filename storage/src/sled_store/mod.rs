@@ -58,6 +58,8 @@ mod read_cache;
 mod reading;
 mod recovering;
 mod store_impl;
+#[cfg(test)]
+mod test_reports;
 mod users;
 mod withdraw;
 

@@ -327,35 +327,17 @@ on_the_engine! {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_reports::{dispatched, prepared};
     use super::*;
     use std::time::Duration;
 
+    /// A report of `module` as the form dispatches it, its message with it or not yet built.
     fn report(module: &str, id: &str, message: bool) -> Report {
-        let key = ReportKey {
-            owner: "alice".into(),
-            module: module.into(),
-            id: id.into(),
-        };
-        let mut report = Report::new_pending(
-            key,
-            serde_json::json!({ "id": id }),
-            None,
-            format!("idem-{id}"),
-            Utc::now(),
-        );
-        report.message = message.then(|| prepared(id));
-        report
-    }
-
-    fn prepared(id: &str) -> PreparedMessage {
-        PreparedMessage {
-            message_uuid: format!("uuid-{id}"),
-            content_type: "application/fhir+json".into(),
-            body: b"{}".to_vec(),
-            signature: None,
-            prepared_at: Utc::now(),
-            sender: None,
+        let mut report = dispatched(module, id);
+        if !message {
+            report.message = None;
         }
+        report
     }
 
     /// The engine opened again after `store`'s failed.

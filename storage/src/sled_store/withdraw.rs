@@ -190,35 +190,16 @@ fn refused_job(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{PreparedMessage, Store};
+    use crate::Store;
     use chrono::Utc;
 
     fn key(id: &str) -> ReportKey {
-        ReportKey {
-            owner: "alice".into(),
-            module: "birthnotice".into(),
-            id: id.into(),
-        }
+        super::super::test_reports::key("birthnotice", id)
     }
 
-    /// A report as the form dispatches it: with its message, under idempotency key `idem-{id}`.
+    /// A birth notice as the form dispatches it ([`super::super::test_reports::dispatched`]).
     fn dispatched(id: &str) -> Report {
-        let mut report = Report::new_pending(
-            key(id),
-            serde_json::json!({ "kind": { "vorname": "Erika" } }),
-            None,
-            format!("idem-{id}"),
-            Utc::now(),
-        );
-        report.message = Some(PreparedMessage {
-            message_uuid: format!("uuid-{id}"),
-            content_type: "application/xml".into(),
-            body: b"<msg/>".to_vec(),
-            signature: None,
-            prepared_at: Utc::now(),
-            sender: None,
-        });
-        report
+        super::super::test_reports::dispatched("birthnotice", id)
     }
 
     #[tokio::test]

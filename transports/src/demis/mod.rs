@@ -7,8 +7,9 @@
 //! knows its notifier facilities ([`DemisConfig`]: BSNR for notifications, location id and IK
 //! for bed occupancy reports). A notification it refuses gets the reasons its `OperationOutcome`
 //! would carry; one it accepts gets a receipt PDF, and the simulator records what its whole
-//! `Parameters` answer is made of (see `records.rs`). Each idempotency key is registered once: a repeat gets the
-//! original answer. Testers script it like the civil-registry office ([`crate::script`]).
+//! `Parameters` answer is made of (see `records.rs`). Each idempotency key is registered once:
+//! a repeat gets the original answer. Testers script it like the civil-registry office
+//! ([`crate::script`]).
 //!
 //! As its own process (`meldewerk simulate demis`) it speaks the FHIR operation over TLS and
 //! takes only facilities' client certificates ([`Protocol::FhirOperation`]); the service reaches
@@ -118,8 +119,9 @@ impl Simulator {
     pub fn open(dir: &Path, config: DemisConfig) -> Result<Self, SimulatorError> {
         Ok(Simulator {
             inner: Arc::new(Inner {
-                // Packed the quick way (LZ4): a notification's record and its body are packed on the sender's synchronous way, where
-                // deflating them was a tenth of the time per report and more.
+                // Packed the quick way (LZ4): a notification's record and its body are packed on
+                // the sender's synchronous way, where deflating them was a tenth of the time per
+                // report and more.
                 journal: Journal::open_packed(dir, NAME, Packing::Quick)?,
                 config: RwLock::new(config),
                 script: Scripted::default(),
@@ -260,10 +262,10 @@ enum Begun {
 
 impl Inner {
     /// Answers a repeat with the original answer, or checks a new notification and queues its
-    /// record with what the answer is made of. The caller answers once the record is on disk: once the sender
-    /// holds an answer, the reporting system remembers it across any crash. The claim on the
-    /// key travels with the record until it is committed, so that a second copy is answered
-    /// as its repeat.
+    /// record with what the answer is made of. The caller answers once the record is on disk:
+    /// once the sender holds an answer, the reporting system remembers it across any crash. The
+    /// claim on the key travels with the record until it is committed, so that a second copy is
+    /// answered as its repeat.
     fn begin_decide(&self, delivery: Delivery) -> Result<Begun, TransportError> {
         let claim = self.claims.claim(&delivery.idempotency_key);
         if let Some((seq, mut record)) =

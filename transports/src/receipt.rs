@@ -53,11 +53,7 @@ const MAX_VALUE_LINES: usize = 3;
 
 /// Lower-case hex SHA-256 of `bytes`, as a receipt prints the digest of a message.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    ring::digest::digest(&ring::digest::SHA256, bytes)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
 }
 
 /// Renders the receipt as a PDF: one page, unless values run to their line caps.

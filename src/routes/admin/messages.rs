@@ -134,6 +134,5 @@ pub async fn delivered_message(
 /// The SHA-256 of a message's bytes in lower-case hex, as `X-Message-SHA256` and the dashboard
 /// show it.
 pub(crate) fn sha256_hex(body: &[u8]) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, body);
-    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(ring::digest::digest(&ring::digest::SHA256, body))
 }

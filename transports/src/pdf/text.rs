@@ -22,14 +22,22 @@ pub(super) fn wrap(
     // One line beyond the cap is enough to know that the text is cut; wrapping the rest of an
     // absurdly long text would only cost time.
     while !rest.is_empty() && lines.len() <= max_lines {
-        if fits(rest) {
+        // The longest prefix that fits, its width summed as it grows (widths only add up, so
+        // the first byte that does not fit ends it): measuring every prefix anew made a long
+        // paragraph cost the square of its length.
+        let mut units = 0;
+        let fitting = rest
+            .iter()
+            .take_while(|&&byte| {
+                units += helvetica_width(byte);
+                width(units, size, bold) <= max_width
+            })
+            .count();
+        // At least one byte, so that the loop always makes progress.
+        let end = fitting.max(1);
+        if end == rest.len() {
             lines.push(rest.to_vec());
             break;
-        }
-        // Longest prefix that fits, at least one byte so that the loop always makes progress.
-        let mut end = 1;
-        while end < rest.len() && fits(&rest[..end + 1]) {
-            end += 1;
         }
         let cut = match rest[..=end].iter().rposition(|&b| b == b' ') {
             Some(space) if space > 0 => space,
@@ -62,7 +70,11 @@ pub(super) fn wrap(
 /// else gets a generous width, and bold is over-estimated, because the only use is to keep lines
 /// on the page: too wide is harmless, too narrow would run off the edge.
 pub(super) fn text_width(text: &[u8], size: f32, bold: bool) -> f32 {
-    let units: u32 = text.iter().map(|&b| helvetica_width(b)).sum();
+    width(text.iter().map(|&b| helvetica_width(b)).sum(), size, bold)
+}
+
+/// Width in points of glyphs measuring `units` (1/1000 em) together.
+fn width(units: u32, size: f32, bold: bool) -> f32 {
     let factor = if bold { 1.25 } else { 1.0 };
     units as f32 * factor * size / 1000.0
 }
@@ -164,6 +176,67 @@ mod tests {
             assert!(text_width(line, 11.0, false) <= 200.0);
         }
         assert_eq!(lines.concat(), hex.as_bytes());
+    }
+
+    /// What `wrap` does by its definition, every prefix measured anew: the longest that fits,
+    /// cut at its last space.
+    fn wrap_by_definition(text: &str, size: f32, bold: bool, max_width: f32) -> Vec<Vec<u8>> {
+        let fits = |line: &[u8]| text_width(line, size, bold) <= max_width;
+        let bytes = to_win_ansi(text);
+        let mut lines = Vec::new();
+        let mut rest: &[u8] = &bytes;
+        while !rest.is_empty() {
+            if fits(rest) {
+                lines.push(rest.to_vec());
+                break;
+            }
+            let mut end = 1;
+            while end < rest.len() && fits(&rest[..end + 1]) {
+                end += 1;
+            }
+            if end == rest.len() {
+                // One byte wider than the line: alone on it.
+                lines.push(rest.to_vec());
+                break;
+            }
+            let cut = match rest[..=end].iter().rposition(|&b| b == b' ') {
+                Some(space) if space > 0 => space,
+                _ => end,
+            };
+            lines.push(rest[..cut].to_vec());
+            rest = &rest[cut..];
+            while rest.first() == Some(&b' ') {
+                rest = &rest[1..];
+            }
+        }
+        if lines.is_empty() {
+            lines.push(Vec::new());
+        }
+        lines
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn wrap_is_its_definition(
+            text in "[ a-zA-Z0-9äöüß@W.-]{0,300}",
+            size in 4.0f32..30.0,
+            bold: bool,
+            max_width in 1.0f32..500.0,
+        ) {
+            proptest::prop_assert_eq!(
+                wrap(&text, size, bold, max_width, usize::MAX - 1),
+                wrap_by_definition(&text, size, bold, max_width)
+            );
+        }
+    }
+
+    #[test]
+    fn a_glyph_wider_than_the_line_stands_alone() {
+        assert_eq!(wrap("W", 72.0, true, 10.0, 3), vec![b"W".to_vec()]);
+        assert_eq!(
+            wrap("WW", 72.0, true, 10.0, 3),
+            vec![b"W".to_vec(), b"W".to_vec()]
+        );
     }
 
     #[test]

@@ -48,9 +48,5 @@ pub(super) fn utc(t: DateTime<Utc>) -> String {
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub(super) fn sha256(bytes: &[u8]) -> String {
-    ring::digest::digest(&ring::digest::SHA256, bytes)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
 }

@@ -113,13 +113,17 @@ pub(crate) fn route_pattern(request: &ServiceRequest) -> Rc<str> {
     if let Some(RoutePattern(route)) = request.extensions().get::<RoutePattern>() {
         return route.clone();
     }
+    // The path as routing reads it, percent-encoded characters decoded (except `/`): a route
+    // reached by an encoded spelling is named by its pattern too.
+    let path = request.match_info().as_str();
     let static_patterns = request.app_data::<StaticPatterns>();
-    let known = static_patterns.and_then(|known| known.0.borrow().get(request.path()).cloned());
+    let known = static_patterns.and_then(|known| known.0.borrow().get(path).cloned());
     let route = known.unwrap_or_else(|| {
         let route: Rc<str> = request
-            .match_pattern()
+            .resource_map()
+            .match_pattern(path)
             .map_or_else(|| "unmatched".into(), Into::into);
-        if let Some(known) = static_patterns.filter(|_| *route == *request.path()) {
+        if let Some(known) = static_patterns.filter(|_| *route == *path) {
             known.0.borrow_mut().insert(route.clone());
         }
         route
@@ -308,11 +312,30 @@ mod tests {
                 ("/api/m/v1/reports/{id}".to_owned(), 1)
             );
         }
-        // An encoded spelling of a static route: actix routes it to the route, but its pattern
-        // does not match the raw path, so it is named `unmatched` (as before the set) and not
-        // kept.
+    }
+
+    #[actix_web::test]
+    async fn an_encoded_spelling_is_named_by_the_route_it_reaches() {
+        let app = patterns_app(&[]).await;
+        // actix routes `%6F` as `o`: the request reaches the memento route and is named by it,
+        // kept once like the plain spelling.
+        for path in [
+            "/api/m/v1/mement%6F",
+            "/api/m/v1/memento",
+            "/api/m/v1/mement%6f",
+        ] {
+            assert_eq!(
+                pattern_of(&app, Method::POST, path).await,
+                ("/api/m/v1/memento".to_owned(), 1)
+            );
+        }
         assert_eq!(
-            pattern_of(&app, Method::POST, "/api/m/v1/mement%6F").await,
+            pattern_of(&app, Method::GET, "/api/m/v1/reports/r%2D1").await,
+            ("/api/m/v1/reports/{id}".to_owned(), 1)
+        );
+        // An encoded `/` stays encoded for routing: no route has it.
+        assert_eq!(
+            pattern_of(&app, Method::POST, "/api/m%2Fv1/memento").await,
             ("unmatched".to_owned(), 1)
         );
     }

@@ -85,7 +85,7 @@ impl RootSpanBuilder for RedactingRootSpan {
                 tracing::error!(parent: &span, status = status.as_u16(), error = error.map(tracing::field::display), "request failed");
             } else if let Some(error) = error {
                 tracing::warn!(parent: &span, status = status.as_u16(), error = %error, "request refused");
-            } else if is_probe(response.request().path()) {
+            } else if is_probe(response.request().match_info().as_str()) {
                 // Load balancers ask every few seconds; a line each would bury the real traffic.
                 tracing::debug!(parent: &span, status = status.as_u16(), "request done");
             } else {
@@ -106,15 +106,15 @@ struct RoutePattern(Rc<str>);
 /// path, which may carry a token; `unmatched` for any path no route matches, so that scanners
 /// cannot grow the metrics registry.
 ///
-/// Called first before the request is routed (by the outermost middlewares: the log's root span
-/// and the metrics): only then does matching look at the path alone, which is what makes a
-/// pattern kept by its path ([`StaticPatterns`]) the one matching would find.
+/// The path alone decides, as routing reads it (route guards such as methods are not weighed),
+/// so a pattern kept by its path ([`StaticPatterns`]) is the one matching would find, whenever
+/// it is asked; the outermost middlewares (the log's root span, the metrics) ask first.
 pub(crate) fn route_pattern(request: &ServiceRequest) -> Rc<str> {
     if let Some(RoutePattern(route)) = request.extensions().get::<RoutePattern>() {
         return route.clone();
     }
-    // The path as routing reads it, percent-encoded characters decoded (except `/`): a route
-    // reached by an encoded spelling is named by its pattern too.
+    // The path as routing reads it, percent-encoded characters decoded (all but `%`, `/` and
+    // `+`): a route reached by an encoded spelling is named by its pattern too.
     let path = request.match_info().as_str();
     let static_patterns = request.app_data::<StaticPatterns>();
     let known = static_patterns.and_then(|known| known.0.borrow().get(path).cloned());

@@ -143,6 +143,10 @@ fn a_known_path_under_another_method_is_405_with_allow() {
     assert_eq!(response.headers()["allow"], "GET");
     let body: Value = response.json().unwrap();
     assert_eq!(body["errors"][0], "method not allowed; use GET");
+    // An encoded spelling of the path is the path, as routing reads it.
+    let response = client.delete(server.url("/health%7A")).send().unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "GET");
     let response = client.post(server.url("/nowhere")).send().unwrap();
     assert_eq!(response.status(), 404);
 }

@@ -89,7 +89,9 @@ pub(crate) async fn no_route(
     req: actix_web::HttpRequest,
     methods: web::Data<crate::api_docs::Methods>,
 ) -> HttpResponse {
-    match methods.allowed(req.path()) {
+    // The path as routing read it (percent-encoded characters decoded), so that an encoded
+    // spelling of a route is answered as the route is.
+    match methods.allowed(req.match_info().as_str()) {
         Some(allow) => HttpResponse::MethodNotAllowed()
             .insert_header((header::ALLOW, allow))
             .json(serde_json::json!({ "errors": [format!("method not allowed; use {allow}")] })),

@@ -4,7 +4,8 @@
 //! encoding; WinAnsiEncoding (Windows-1252) is the one that covers German.
 
 /// Splits `text` into WinAnsi-encoded lines no wider than `max_width`: at spaces where possible,
-/// inside a word when the word alone is too wide (hex digests, UUIDs, references). More than
+/// inside a word when the word alone is too wide (hex digests, UUIDs, references), a glyph
+/// alone wider than the line on a line of its own. More than
 /// `max_lines` lines are cut, the last one ending in an ellipsis. Always at least one (maybe empty)
 /// line.
 pub(super) fn wrap(
@@ -222,11 +223,20 @@ mod tests {
             size in 4.0f32..30.0,
             bold: bool,
             max_width in 1.0f32..500.0,
+            max_lines in 1usize..6,
         ) {
-            proptest::prop_assert_eq!(
-                wrap(&text, size, bold, max_width, usize::MAX - 1),
-                wrap_by_definition(&text, size, bold, max_width)
-            );
+            let defined = wrap_by_definition(&text, size, bold, max_width);
+            proptest::prop_assert_eq!(&wrap(&text, size, bold, max_width, usize::MAX), &defined);
+            // Capped: the definition's first lines, the last of them marked as cut exactly
+            // when lines were left over.
+            let capped = wrap(&text, size, bold, max_width, max_lines);
+            if defined.len() <= max_lines {
+                proptest::prop_assert_eq!(&capped, &defined);
+            } else {
+                proptest::prop_assert_eq!(capped.len(), max_lines);
+                proptest::prop_assert_eq!(&capped[..max_lines - 1], &defined[..max_lines - 1]);
+                proptest::prop_assert_eq!(capped[max_lines - 1].last(), Some(&0x85));
+            }
         }
     }
 

@@ -35,20 +35,9 @@ pub(super) fn wrap(
             })
             .count();
         // At least one byte, so that the loop always makes progress.
-        let end = fitting.max(1);
-        if end == rest.len() {
-            lines.push(rest.to_vec());
-            break;
-        }
-        let cut = match rest[..=end].iter().rposition(|&b| b == b' ') {
-            Some(space) if space > 0 => space,
-            _ => end,
-        };
-        lines.push(rest[..cut].to_vec());
-        rest = &rest[cut..];
-        while rest.first() == Some(&b' ') {
-            rest = &rest[1..];
-        }
+        let (line, after) = break_line(rest, fitting.max(1));
+        lines.push(line.to_vec());
+        rest = after;
     }
 
     if lines.len() > max_lines {
@@ -65,6 +54,25 @@ pub(super) fn wrap(
         lines.push(Vec::new());
     }
     lines
+}
+
+/// Breaks `rest`, whose first `end` bytes fit on a line and whose byte `end` does not: after its
+/// last space up to `end` (a space at `end` included), else at `end`. The line, and what follows
+/// the spaces after it. `end` is the whole of `rest` when it all fits, or when a single glyph
+/// wider than the line is all that is left.
+fn break_line(rest: &[u8], end: usize) -> (&[u8], &[u8]) {
+    if end >= rest.len() {
+        return (rest, &[]);
+    }
+    let cut = match rest[..=end].iter().rposition(|&b| b == b' ') {
+        Some(space) if space > 0 => space,
+        _ => end,
+    };
+    let (line, mut after) = rest.split_at(cut);
+    while after.first() == Some(&b' ') {
+        after = &after[1..];
+    }
+    (line, after)
 }
 
 /// Width of WinAnsi-encoded `text` in points. Uses the Helvetica metrics for ASCII; everything
@@ -180,7 +188,7 @@ mod tests {
     }
 
     /// What `wrap` does by its definition, every prefix measured anew: the longest that fits,
-    /// cut at its last space.
+    /// broken as `break_line` breaks it.
     fn wrap_by_definition(text: &str, size: f32, bold: bool, max_width: f32) -> Vec<Vec<u8>> {
         let fits = |line: &[u8]| text_width(line, size, bold) <= max_width;
         let bytes = to_win_ansi(text);
@@ -195,20 +203,9 @@ mod tests {
             while end < rest.len() && fits(&rest[..end + 1]) {
                 end += 1;
             }
-            if end == rest.len() {
-                // One byte wider than the line: alone on it.
-                lines.push(rest.to_vec());
-                break;
-            }
-            let cut = match rest[..=end].iter().rposition(|&b| b == b' ') {
-                Some(space) if space > 0 => space,
-                _ => end,
-            };
-            lines.push(rest[..cut].to_vec());
-            rest = &rest[cut..];
-            while rest.first() == Some(&b' ') {
-                rest = &rest[1..];
-            }
+            let (line, after) = break_line(rest, end);
+            lines.push(line.to_vec());
+            rest = after;
         }
         if lines.is_empty() {
             lines.push(Vec::new());

@@ -5,9 +5,8 @@
 
 /// Splits `text` into WinAnsi-encoded lines no wider than `max_width`: at spaces where possible,
 /// inside a word when the word alone is too wide (hex digests, UUIDs, references), a glyph
-/// alone wider than the line on a line of its own. More than
-/// `max_lines` lines are cut, the last one ending in an ellipsis. Always at least one (maybe empty)
-/// line.
+/// alone wider than the line on a line of its own. More than `max_lines` lines are cut, the last
+/// one ending in an ellipsis. Always at least one (maybe empty) line.
 pub(super) fn wrap(
     text: &str,
     size: f32,

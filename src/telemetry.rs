@@ -259,18 +259,34 @@ mod tests {
         (header("x-route"), header("x-kept").parse().unwrap())
     }
 
+    /// Asserts that `method path` is named `pattern`, with `kept` patterns in the set after it.
+    async fn assert_named(
+        app: &impl actix_web::dev::Service<
+            actix_http::Request,
+            Response = ServiceResponse,
+            Error = Error,
+        >,
+        method: Method,
+        path: &str,
+        (pattern, kept): (&str, usize),
+    ) {
+        let shown = format!("{method} {path}");
+        assert_eq!(
+            pattern_of(app, method, path).await,
+            (pattern.to_owned(), kept),
+            "{shown}"
+        );
+    }
+
     use actix_web::http::Method;
 
     #[actix_web::test]
     async fn a_static_routes_pattern_is_kept_and_answered_as_matching_would() {
         let app = patterns_app(&[]).await;
         // Matched once, kept, then answered from what was kept: the same pattern, whatever the
-        // method (matching looks at the path alone before routing).
+        // method (the path alone decides).
         for method in [Method::POST, Method::GET, Method::HEAD, Method::POST] {
-            assert_eq!(
-                pattern_of(&app, method, "/api/m/v1/memento").await,
-                ("/api/m/v1/memento".to_owned(), 1)
-            );
+            assert_named(&app, method, "/api/m/v1/memento", ("/api/m/v1/memento", 1)).await;
         }
         // The query is no part of the pattern.
         assert_eq!(
@@ -286,31 +302,31 @@ mod tests {
         // A path kept as a pattern (as if matched before) comes back as it was kept: the set
         // is read, not only written.
         let app = patterns_app(&["/not/a/route"]).await;
-        assert_eq!(
-            pattern_of(&app, Method::GET, "/not/a/route").await,
-            ("/not/a/route".to_owned(), 1)
-        );
+        assert_named(&app, Method::GET, "/not/a/route", ("/not/a/route", 1)).await;
     }
 
     #[actix_web::test]
     async fn paths_of_variable_routes_and_unknown_paths_are_never_kept() {
         let app = patterns_app(&[]).await;
         for i in 0..50 {
-            assert_eq!(
-                pattern_of(&app, Method::GET, &format!("/api/m/v1/reports/r-{i}")).await,
-                ("/api/m/v1/reports/{id}".to_owned(), 0)
-            );
-            assert_eq!(
-                pattern_of(&app, Method::GET, &format!("/scan/{i}")).await,
-                ("unmatched".to_owned(), 0)
-            );
+            assert_named(
+                &app,
+                Method::GET,
+                &format!("/api/m/v1/reports/r-{i}"),
+                ("/api/m/v1/reports/{id}", 0),
+            )
+            .await;
+            assert_named(&app, Method::GET, &format!("/scan/{i}"), ("unmatched", 0)).await;
         }
         // A path spelling a variable route's pattern is that pattern: kept, once.
         for _ in 0..3 {
-            assert_eq!(
-                pattern_of(&app, Method::GET, "/api/m/v1/reports/{id}").await,
-                ("/api/m/v1/reports/{id}".to_owned(), 1)
-            );
+            assert_named(
+                &app,
+                Method::GET,
+                "/api/m/v1/reports/{id}",
+                ("/api/m/v1/reports/{id}", 1),
+            )
+            .await;
         }
     }
 
@@ -324,20 +340,17 @@ mod tests {
             "/api/m/v1/memento",
             "/api/m/v1/mement%6f",
         ] {
-            assert_eq!(
-                pattern_of(&app, Method::POST, path).await,
-                ("/api/m/v1/memento".to_owned(), 1)
-            );
+            assert_named(&app, Method::POST, path, ("/api/m/v1/memento", 1)).await;
         }
-        assert_eq!(
-            pattern_of(&app, Method::GET, "/api/m/v1/reports/r%2D1").await,
-            ("/api/m/v1/reports/{id}".to_owned(), 1)
-        );
+        assert_named(
+            &app,
+            Method::GET,
+            "/api/m/v1/reports/r%2D1",
+            ("/api/m/v1/reports/{id}", 1),
+        )
+        .await;
         // An encoded `/` stays encoded for routing: no route has it.
-        assert_eq!(
-            pattern_of(&app, Method::POST, "/api/m%2Fv1/memento").await,
-            ("unmatched".to_owned(), 1)
-        );
+        assert_named(&app, Method::POST, "/api/m%2Fv1/memento", ("unmatched", 1)).await;
     }
 
     #[test]

@@ -238,10 +238,9 @@ fn answer_bytes_stay_what_they_were() {
     };
     let now = chrono::DateTime::parse_from_rfc3339("2026-11-28T09:00:00+00:00").unwrap();
     let written = answer::accepted(&receipt, &ids, now).to_json();
-    let digest = ring::digest::digest(&ring::digest::SHA256, &written);
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let digest = hex::encode(ring::digest::digest(&ring::digest::SHA256, &written));
     assert_eq!(
-        hex,
+        digest,
         "5979b5796dba27947243edca3200d9a7a59ad9412e7967410b8d576f63f06457",
         "{}",
         String::from_utf8_lossy(&written)

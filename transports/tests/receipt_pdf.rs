@@ -159,11 +159,7 @@ fn rendering_is_deterministic() {
 
 /// Lower-case hex SHA-256 of `bytes`.
 fn sha256_hex(bytes: &[u8]) -> String {
-    ring::digest::digest(&ring::digest::SHA256, bytes)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
 }
 
 /// A receipt rendered again later (the simulators render a stored record's receipt on demand)

@@ -108,7 +108,7 @@ async fn reports_reach_success_through_sled_and_the_simulated_office() {
         );
         let received = s.office.received_by_report(MODULE, &id).unwrap();
         assert_eq!(received.len(), 1, "{id} received once");
-        assert_eq!(received[0].body, report.message.unwrap().body);
+        assert_eq!(received[0].delivered.body, report.message.unwrap().body);
     }
     assert_eq!(s.store.outbox_len().await.unwrap(), 0);
     engine.shutdown(Duration::from_secs(5)).await;

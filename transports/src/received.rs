@@ -108,12 +108,68 @@ where
     })?)
 }
 
-/// What the paging needs to know of a simulator's record.
+/// What every simulator records of a delivery it received, whatever the authority: part of each
+/// simulator's record, whose JSON shows these members beside the authority's own.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Delivered {
+    /// When the simulator received it (grows with the journal's sequence number).
+    pub received_at: DateTime<Utc>,
+    /// The integrator's report id the delivery named (a simulator may take it from the message
+    /// when the sender left it out).
+    pub report_id: String,
+    /// The module the delivery came from, e.g. `labreport` (empty when the sender did not say).
+    pub module: String,
+    /// The sender's idempotency key: the simulator registers each key once and answers a repeat
+    /// with the original answer.
+    pub idempotency_key: String,
+    /// The delivery's message id.
+    pub message_uuid: String,
+    /// The media type the message was declared as.
+    pub content_type: String,
+    /// The exact bytes received. The journal keeps them apart from the record (its attachment,
+    /// written once), so the record as stored holds an empty body (records of earlier versions
+    /// hold them); filled in for every reader ([`fill_body`]).
+    #[serde(default, with = "meldewerk_storage::base64_bytes")]
+    pub body: Vec<u8>,
+    /// Lower-case hex SHA-256 of `body`, as printed on the receipt.
+    pub sha256_hex: String,
+    /// How often the same idempotency key came again; each repeat was answered with the original
+    /// answer and registered nothing.
+    pub repeat_submissions: u32,
+}
+
+impl Delivered {
+    /// What a simulator records of `delivery`, received at `received_at`, and the body, which
+    /// the journal keeps apart from the record (see [`Delivered::body`]; its digest is in the
+    /// record).
+    pub(crate) fn of(
+        delivery: crate::Delivery,
+        received_at: DateTime<Utc>,
+    ) -> (Delivered, Vec<u8>) {
+        let delivered = Delivered {
+            received_at,
+            sha256_hex: crate::receipt::sha256_hex(&delivery.body),
+            report_id: delivery.report_id,
+            module: delivery.module,
+            idempotency_key: delivery.idempotency_key,
+            message_uuid: delivery.message_uuid,
+            content_type: delivery.content_type,
+            body: Vec::new(),
+            repeat_submissions: 0,
+        };
+        (delivered, delivery.body)
+    }
+
+    /// Counts one more repeat of the idempotency key.
+    pub(crate) fn count_repeat(&mut self) {
+        self.repeat_submissions = self.repeat_submissions.saturating_add(1);
+    }
+}
+
+/// A simulator's record: what the paging needs to know of it.
 pub(crate) trait Logged {
-    /// The module the record was delivered for.
-    fn module(&self) -> &str;
-    /// When the simulator received it (grows with the sequence number).
-    fn received_at(&self) -> DateTime<Utc>;
+    /// What the simulator recorded of the delivery.
+    fn delivered(&self) -> &Delivered;
 }
 
 /// One page of `journal`, oldest first, filtered by `query`, each record completed by `whole`
@@ -133,7 +189,7 @@ where
     let limit = query.limit.clamp(1, MAX_PAGE);
     let mut from = query.after.map_or(0, |after| after.saturating_add(1));
     if let Some(since) = query.since {
-        from = from.max(journal.partition_point(|m| m.received_at() < since)?);
+        from = from.max(journal.partition_point(|m| m.delivered().received_at < since)?);
     }
     // One more than the page, to learn whether another page follows.
     let wanted = limit + 1;
@@ -143,7 +199,7 @@ where
             // checked on its records rather than through a second index.
             let mut found = journal.range_in(BY_REPORT, report_id, from, usize::MAX)?;
             if let Some(module) = module {
-                found.retain(|(_, m)| m.module() == module);
+                found.retain(|(_, m)| m.delivered().module == *module);
             }
             found.truncate(wanted);
             found

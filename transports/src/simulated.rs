@@ -218,6 +218,21 @@ macro_rules! simulated_basics {
 }
 pub(crate) use simulated_basics;
 
+/// `Debug` for a simulator (`$name`, e.g. `demis::Simulator`) that shows its configuration only:
+/// its journals and its script tell nothing in a log line.
+macro_rules! debug_shows_config {
+    ($name:literal) => {
+        impl std::fmt::Debug for Simulator {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct($name)
+                    .field("config", &self.config())
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+pub(crate) use debug_shows_config;
+
 /// The `blocking` method of a simulator whose state is `self.inner`: journal work off the async
 /// executor ([`blocking`]), a task that died being a transient fault of `$authority`.
 macro_rules! journal_work {

@@ -54,18 +54,18 @@ async fn an_accepted_report_gets_its_receipt_and_the_answer_is_recorded() {
     let page = demis.received_page(&ReceivedQuery::default()).unwrap();
     assert_eq!(page.messages.len(), 1);
     let record = &page.messages[0].1;
-    assert_eq!(record.module, "bedreport");
-    assert_eq!(record.report_id, "BED-2026-0001");
+    assert_eq!(record.delivered.module, "bedreport");
+    assert_eq!(record.delivered.report_id, "BED-2026-0001");
     assert_eq!(record.bundle_profile.as_deref(), Some("ReportBundle"));
     assert_eq!(record.notification_id.as_deref(), Some("BED-2026-0001"));
-    assert_eq!(record.body, bed_report_body_of(&demis));
+    assert_eq!(record.delivered.body, bed_report_body_of(&demis));
     assert!(matches!(record.decision, Decision::Accepted { .. }));
 }
 
 /// The body the one received record holds (read back through the received log).
 fn bed_report_body_of(demis: &Simulator) -> Vec<u8> {
     let page = demis.received_page(&ReceivedQuery::default()).unwrap();
-    let body = page.messages[0].1.body.clone();
+    let body = page.messages[0].1.delivered.body.clone();
     assert!(body.starts_with(b"{"), "the body is kept");
     body
 }
@@ -231,7 +231,7 @@ async fn concurrent_repeats_register_one_report() {
         .all(|a| a.transport_ref == answers[0].transport_ref && a.outcome == answers[0].outcome));
     let page = demis.received_page(&ReceivedQuery::default()).unwrap();
     assert_eq!(page.messages.len(), 1);
-    assert_eq!(page.messages[0].1.repeat_submissions, 15);
+    assert_eq!(page.messages[0].1.delivered.repeat_submissions, 15);
 }
 
 #[tokio::test]
@@ -337,7 +337,7 @@ async fn the_script_fails_refuses_and_panics_before_anything_is_registered() {
     let registered: Vec<&str> = page
         .messages
         .iter()
-        .map(|(_, m)| m.idempotency_key.as_str())
+        .map(|(_, m)| m.delivered.idempotency_key.as_str())
         .collect();
     assert_eq!(registered, ["k", "k4"]);
 }
@@ -504,7 +504,7 @@ async fn a_sender_that_stops_waiting_and_retries_registers_the_report_once() {
     assert!(matches!(again.outcome, Outcome::Success { .. }));
     let page = demis.received_page(&ReceivedQuery::default()).unwrap();
     assert_eq!(page.messages.len(), 1);
-    assert_eq!(page.messages[0].1.repeat_submissions, 1);
+    assert_eq!(page.messages[0].1.delivered.repeat_submissions, 1);
 }
 
 /// The service's certificates where none are deposited: every delivery is refused before

@@ -128,8 +128,8 @@ async fn an_answer_is_journaled_as_what_it_is_made_of_and_written_the_same_for_e
     assert_eq!(repeated.unwrap().unwrap(), document);
     let page = demis.received_page(&ReceivedQuery::default()).unwrap();
     let record = &page.messages[0].1;
-    assert_eq!(record.body, body);
-    assert_eq!(record.repeat_submissions, 1);
+    assert_eq!(record.delivered.body, body);
+    assert_eq!(record.delivered.repeat_submissions, 1);
     let Decision::Accepted { answer, made_of } = &record.decision else {
         panic!("{:?}", record.decision);
     };
@@ -214,7 +214,7 @@ async fn a_record_of_an_earlier_version_keeps_the_receipt_in_its_answer() {
     assert_eq!(again.transport_ref.as_deref(), Some("t-old"));
     assert_eq!(receipt_pdf(&again), old_pdf);
     let page = demis.received_page(&ReceivedQuery::default()).unwrap();
-    assert_eq!(page.messages[0].1.body, delivery.body);
+    assert_eq!(page.messages[0].1.delivered.body, delivery.body);
     assert!(matches!(
         &page.messages[0].1.decision,
         Decision::Accepted { answer, made_of: None } if answer.as_bytes() == recorded

@@ -91,8 +91,8 @@ async fn a_send_is_stored_once_as_outgoing_and_incoming() {
     // The received log holds the send once, with its repeat counted.
     let log = egvp.received_page(&ReceivedQuery::default()).unwrap();
     assert_eq!(log.messages.len(), 1);
-    assert_eq!(log.messages[0].1.repeat_submissions, 1);
-    assert_eq!(log.messages[0].1.body, package(COURT));
+    assert_eq!(log.messages[0].1.delivered.repeat_submissions, 1);
+    assert_eq!(log.messages[0].1.delivered.body, package(COURT));
 
     // The court fetches it: the first retrieval shows in both copies, set once.
     let fetched = egvp.fetch(COURT, &id).await.unwrap().unwrap();

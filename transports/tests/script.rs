@@ -97,7 +97,7 @@ async fn a_rejection_for_one_report_leaves_the_others_alone() {
     common::accepted(office.submit(delivery("k2", "r-good")).await);
     let received = office.received().unwrap();
     assert_eq!(received.len(), 1);
-    assert_eq!(received[0].report_id, "r-good");
+    assert_eq!(received[0].delivered.report_id, "r-good");
 }
 
 #[tokio::test]
@@ -128,7 +128,7 @@ async fn a_scripted_panic_unwinds_the_caller_and_records_nothing() {
     assert!(!accepted.duplicate);
     let received = office.received().unwrap();
     assert_eq!(received.len(), 1);
-    assert_eq!(received[0].repeat_submissions, 0);
+    assert_eq!(received[0].delivered.repeat_submissions, 0);
 }
 
 #[tokio::test]
@@ -227,8 +227,8 @@ async fn the_received_log_pages_and_filters() {
         since: Some(at),
         ..page(10, None)
     };
-    assert_eq!(seqs(since(received[3].received_at)).0, vec![3, 4]);
-    assert_eq!(seqs(since(received[0].received_at)).0.len(), 5);
+    assert_eq!(seqs(since(received[3].delivered.received_at)).0, vec![3, 4]);
+    assert_eq!(seqs(since(received[0].delivered.received_at)).0.len(), 5);
     assert!(seqs(since(Utc::now() + chrono::TimeDelta::hours(1)))
         .0
         .is_empty());

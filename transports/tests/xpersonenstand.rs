@@ -45,8 +45,8 @@ async fn same_key_twice_is_stored_once() {
 
     let received = office.received().unwrap();
     assert_eq!(received.len(), 1);
-    assert_eq!(received[0].repeat_submissions, 1);
-    assert_eq!(received[0].body, delivery.body);
+    assert_eq!(received[0].delivered.repeat_submissions, 1);
+    assert_eq!(received[0].delivered.body, delivery.body);
     assert_eq!(received[0].transport_ref, first.transport_ref);
 }
 
@@ -74,7 +74,7 @@ async fn concurrent_repeats_store_one_message() {
         .all(|a| a.transport_ref == accepted[0].transport_ref));
     let received = office.received().unwrap();
     assert_eq!(received.len(), 1);
-    assert_eq!(received[0].repeat_submissions, 15);
+    assert_eq!(received[0].delivered.repeat_submissions, 15);
 }
 
 #[tokio::test]
@@ -125,12 +125,12 @@ async fn valid_ed25519_signature_is_accepted_and_recorded() {
     assert!(!accepted.duplicate);
 
     let stored = office.received().unwrap().remove(0);
-    assert_eq!(stored.idempotency_key, "good");
+    assert_eq!(stored.delivered.idempotency_key, "good");
     assert_eq!(stored.signature, delivery.signature);
-    assert_eq!(stored.message_uuid, delivery.message_uuid);
-    assert_eq!(stored.content_type, "application/xml");
-    assert_eq!(stored.received_at, accepted.accepted_at);
-    assert_eq!(stored.sha256_hex.len(), 64);
+    assert_eq!(stored.delivered.message_uuid, delivery.message_uuid);
+    assert_eq!(stored.delivered.content_type, "application/xml");
+    assert_eq!(stored.delivered.received_at, accepted.accepted_at);
+    assert_eq!(stored.delivered.sha256_hex.len(), 64);
     assert!(stored.outcome.is_none());
     uuid::Uuid::parse_str(&stored.transport_ref).expect("transport ref is a UUID");
 }
@@ -209,7 +209,7 @@ async fn acknowledgement_after_the_delay_carries_a_valid_receipt() {
     for value in [
         &delivery.report_id,
         &delivery.message_uuid,
-        &stored.sha256_hex,
+        &stored.delivered.sha256_hex,
         &accepted.transport_ref,
     ] {
         assert!(
@@ -279,8 +279,8 @@ async fn the_body_is_journaled_once_apart_from_the_record_its_decision_rewrites(
     assert!(common::accepted(office.submit(delivery).await).duplicate);
     let received = office.received().unwrap();
     assert_eq!(received.len(), 1);
-    assert_eq!(received[0].body, body);
-    assert_eq!(received[0].repeat_submissions, 1);
+    assert_eq!(received[0].delivered.body, body);
+    assert_eq!(received[0].delivered.repeat_submissions, 1);
     drop(office);
 
     {
@@ -336,10 +336,13 @@ async fn a_record_of_an_earlier_version_keeps_its_body_in_the_record() {
     let received = office.received().unwrap();
     assert_eq!(received.len(), 2);
     assert_eq!(
-        (received[0].body.as_slice(), received[0].repeat_submissions),
+        (
+            received[0].delivered.body.as_slice(),
+            received[0].delivered.repeat_submissions
+        ),
         (old.body.as_slice(), 1)
     );
-    assert_eq!(received[1].body, new.body);
+    assert_eq!(received[1].delivered.body, new.body);
 }
 
 #[tokio::test]
@@ -404,7 +407,7 @@ async fn outcome_is_stable_across_fetches_config_changes_and_reopen() {
     assert_eq!(again.transport_ref, transport_ref);
     let received = office.received().unwrap();
     assert_eq!(received.len(), 1);
-    assert_eq!(received[0].repeat_submissions, 1);
+    assert_eq!(received[0].delivered.repeat_submissions, 1);
 }
 
 #[tokio::test]
@@ -512,7 +515,7 @@ async fn received_lists_in_order_and_filters_by_report() {
         .received()
         .unwrap()
         .into_iter()
-        .map(|m| m.idempotency_key)
+        .map(|m| m.delivered.idempotency_key)
         .collect();
     assert_eq!(keys, ["a", "b", "c", "d"]);
 
@@ -520,7 +523,7 @@ async fn received_lists_in_order_and_filters_by_report() {
         .received_by_report("birthnotice", "report-b")
         .unwrap();
     assert_eq!(for_b.len(), 1);
-    assert_eq!(for_b[0].idempotency_key, "b");
+    assert_eq!(for_b[0].delivered.idempotency_key, "b");
     assert!(office
         .received_by_report("birthnotice", "nope")
         .unwrap()

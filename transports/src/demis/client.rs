@@ -34,11 +34,13 @@ impl PemIdentity {
         let (Some(certificate), Some(key), Some(ca)) =
             (&config.client_certificate, &config.client_key, &config.ca)
         else {
-            return Err("transports.demis.url is set: the reporting system authenticates the \
+            return Err(
+                "transports.demis.url is set: the reporting system authenticates the \
                         facility by its client certificate, so client_certificate, client_key \
                         (PEM files) and ca (PEM of the CA the endpoint's certificate chains to) \
                         are required"
-                .to_owned());
+                    .to_owned(),
+            );
         };
         let files = MutualTls {
             prefix: "transports.demis.",
@@ -61,21 +63,25 @@ pub fn identity(
     credentials: &dyn Credentials,
 ) -> Result<Arc<dyn ClientIdentity>, String> {
     let Some(ca) = &config.ca else {
-        return Err("transports.demis.url is set: the reporting system authenticates the \
+        return Err(
+            "transports.demis.url is set: the reporting system authenticates the \
                     facility by its client certificate, so ca (PEM of the CA the endpoint's \
                     certificate chains to) is required; the certificate presented is the one \
                     deposited for the sending facility (meldewerk certificate deposit), and \
                     client_certificate with client_key (PEM files) the one for deliveries that \
                     name no facility"
-            .to_owned());
+                .to_owned(),
+        );
     };
     let files = match (&config.client_certificate, &config.client_key) {
         (None, None) => None,
         (Some(_), Some(_)) => Some(PemIdentity::from_config(config)?),
         _ => {
-            return Err("transports.demis.client_certificate and client_key go together: set \
+            return Err(
+                "transports.demis.client_certificate and client_key go together: set \
                         both, or neither to present only deposited certificates"
-                .to_owned())
+                    .to_owned(),
+            )
         }
     };
     let roots = crate::tls::roots("transports.demis.ca", ca)?;
@@ -228,9 +234,10 @@ impl Transport for FhirClient {
                     duplicate: false,
                 }))
             }
-            (StatusCode::OK | StatusCode::UNPROCESSABLE_ENTITY, Ok(answer::Answer::Rejected(reason))) => {
-                refused(reason)
-            }
+            (
+                StatusCode::OK | StatusCode::UNPROCESSABLE_ENTITY,
+                Ok(answer::Answer::Rejected(reason)),
+            ) => refused(reason),
             (StatusCode::UNPROCESSABLE_ENTITY, _) => refused(format!(
                 "refused by the reporting system (HTTP {status}){}",
                 error_text(&body).map_or_else(String::new, |text| format!(": {text}"))
@@ -276,6 +283,11 @@ mod tests {
             .err()
             .unwrap();
         assert!(refused.contains("must start with https://"), "{refused}");
-        assert!(FhirClient::new("demis", &settings("https://demis.example/fhir"), Arc::new(Unused)).is_ok());
+        assert!(FhirClient::new(
+            "demis",
+            &settings("https://demis.example/fhir"),
+            Arc::new(Unused)
+        )
+        .is_ok());
     }
 }

@@ -68,7 +68,8 @@ mod tests {
             serde_json::from_value(serde_json::json!({"known_bsnr": ["111111111"]})).unwrap();
         assert_eq!(config.known_bsnr, ["111111111"]);
         assert_eq!(config.known_location_ids, ["987654"]);
-        assert!(serde_json::from_value::<DemisConfig>(serde_json::json!({"ack_delay_ms": 1}))
-            .is_err());
+        assert!(
+            serde_json::from_value::<DemisConfig>(serde_json::json!({"ack_delay_ms": 1})).is_err()
+        );
     }
 }

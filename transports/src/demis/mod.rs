@@ -21,7 +21,6 @@ mod records;
 
 use std::path::Path;
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
@@ -30,15 +29,15 @@ use meldewerk_fhir::check::{self, BundleKind, Received};
 use meldewerk_fhir::RandomIds;
 use meldewerk_storage::{Journal, Outcome, Packing, PendingAppend, Receipt};
 
-pub use client::{identity, FhirClient, PemIdentity, SenderIdentity, OPERATION_PATH};
 pub use crate::tls::ClientIdentity;
+pub use client::{identity, FhirClient, PemIdentity, SenderIdentity, OPERATION_PATH};
 pub use config::DemisConfig;
 pub use records::{AnswerJson, Decision, MadeOf, ReceivedNotification};
 
 use crate::claims::Claims;
 use crate::receipt::{render_receipt, sha256_hex};
-use crate::received::{page, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
-use crate::script::{Reply, Scripted};
+use crate::received::{page, Delivered, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
+use crate::script::Scripted;
 use crate::simulated::{read_config, Protocol, Simulated, SimulatorError, TransportKind};
 use crate::tls::MutualTls;
 use crate::{Answer, Delivery, Finished, Transport, TransportError};
@@ -188,12 +187,7 @@ impl Simulated for Simulator {
     }
 }
 
-impl std::fmt::Debug for Simulator {
-    /// The configuration only: the journal and the script tell nothing in a log line.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "demis::Simulator({:?})", self.config())
-    }
-}
+crate::simulated::debug_shows_config!("demis::Simulator");
 
 #[async_trait]
 impl Transport for Simulator {
@@ -203,49 +197,26 @@ impl Transport for Simulator {
 
     async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
         let delivery = completed(delivery);
-        // Read where it is asked: a lookup in the journal's index waits for no disk write.
-        let registered = self
-            .inner
-            .journal
-            .contains(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?;
-        let latency_ms = self.config().latency_ms;
-        // A repeat of a registered key is not a delivery: the script is not asked and nothing of
-        // it is used up; it only takes the configured latency.
-        let mut answer_after = Duration::from_millis(latency_ms);
-        if !registered {
-            let plan = self.inner.script.plan(
-                &delivery.module,
-                &delivery.report_id,
-                &delivery.idempotency_key,
-                latency_ms,
-            );
-            match plan.reply {
-                // A system slow to answer has registered the notification all the same: the
-                // latency comes after the record, so that a sender who stops waiting and sends
-                // again meets its repeat, as it would at the real system.
-                Reply::Accept => answer_after = plan.latency,
-                _ => {
-                    if let Err(answer) = plan.carry_out("simulated DEMIS", &delivery.report_id).await
-                    {
-                        return answer;
-                    }
-                }
-            }
-        }
+        let registered = (&self.inner.journal, BY_IDEMPOTENCY_KEY);
         // The checks as blocking work; the wait for the disk holds no thread. Once begun, the
         // record is written even if this call is dropped meanwhile.
-        let finished = match self
-            .blocking(move |inner| inner.begin_decide(delivery))
-            .await?
-        {
-            Begun::Repeat(finished) => finished,
-            Begun::New { pending, receipt } => {
-                let (_, record) = pending.durable().await?;
-                decided(record, receipt)?
+        let decide = |delivery| async move {
+            match self
+                .blocking(move |inner| inner.begin_decide(delivery))
+                .await?
+            {
+                Begun::Repeat(finished) => Ok(finished),
+                Begun::New { pending, receipt } => {
+                    let (_, record) = pending.durable().await?;
+                    decided(record, receipt)
+                }
             }
         };
-        tokio::time::sleep(answer_after).await;
-        Ok(Answer::Finished(finished))
+        let latency_ms = self.config().latency_ms;
+        let script = &self.inner.script;
+        script
+            .answer_at_once("simulated DEMIS", delivery, registered, latency_ms, decide)
+            .await
     }
 }
 
@@ -268,15 +239,16 @@ impl Inner {
     /// answered as its repeat.
     fn begin_decide(&self, delivery: Delivery) -> Result<Begun, TransportError> {
         let claim = self.claims.claim(&delivery.idempotency_key);
-        if let Some((seq, mut record)) =
-            self.journal.find(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?
+        if let Some((seq, mut record)) = self
+            .journal
+            .find(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?
         {
             // Counting up is a read-modify-write of the record; the claim makes it the only one.
-            record.repeat_submissions = record.repeat_submissions.saturating_add(1);
+            record.delivered.count_repeat();
             self.journal.replace(seq, &record)?;
             tracing::info!(
                 transport_ref = %record.transport_ref,
-                repeats = record.repeat_submissions,
+                repeats = record.delivered.repeat_submissions,
                 "simulated DEMIS: repeat submission"
             );
             let record = record.with_answer()?;
@@ -317,17 +289,10 @@ impl Inner {
             Err(reason) => Decision::Refused { reason },
         };
         // The body goes into the journal once, apart from the record (its attachment).
+        let (delivered, body) = Delivered::of(delivery, received_at);
         let record = ReceivedNotification {
-            received_at,
+            delivered,
             transport_ref,
-            report_id: delivery.report_id,
-            module: delivery.module,
-            idempotency_key: delivery.idempotency_key,
-            message_uuid: delivery.message_uuid,
-            content_type: delivery.content_type,
-            body: Vec::new(),
-            sha256_hex: sha256_hex(&delivery.body),
-            repeat_submissions: 0,
             bundle_profile,
             bundle_id,
             notification_id,
@@ -343,11 +308,16 @@ impl Inner {
             } => Some(render_receipt(&record.receipt_fields(made_of))),
             _ => None,
         };
-        let (idempotency_key, transport_ref) =
-            (record.idempotency_key.clone(), record.transport_ref.clone());
-        let (report_id, module) = (record.report_id.clone(), record.module.clone());
+        let (idempotency_key, transport_ref) = (
+            record.delivered.idempotency_key.clone(),
+            record.transport_ref.clone(),
+        );
+        let (report_id, module) = (
+            record.delivered.report_id.clone(),
+            record.delivered.module.clone(),
+        );
         let pending = self.journal.queue_attached_with(
-            &delivery.body,
+            &body,
             &[
                 (BY_IDEMPOTENCY_KEY, &idempotency_key),
                 (BY_TRANSPORT_REF, &transport_ref),
@@ -357,7 +327,7 @@ impl Inner {
             // Logged where it is written, also for a delivery whose sender stopped waiting.
             move |_, record| {
                 tracing::info!(
-                    report_id = %record.report_id,
+                    report_id = %record.delivered.report_id,
                     transport_ref = %record.transport_ref,
                     accepted = matches!(record.decision, Decision::Accepted { .. }),
                     "simulated DEMIS: notification received"

@@ -12,15 +12,14 @@
 //! receipt's base64 inside the record was most of a notification's bytes in the journal, and
 //! packing gained little on it.
 
-use chrono::{DateTime, Utc};
 use meldewerk_fhir::answer::{self, AcceptedIds};
-use meldewerk_storage::{base64_bytes, Journal, JournalError, Receipt};
+use meldewerk_storage::{Journal, JournalError, Receipt};
 use meldewerk_xml::local_time::LocalZone;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::receipt::{render_receipt, ReceiptFields};
-use crate::received::{fill_body, Logged};
+use crate::received::{fill_body, Delivered, Logged};
 
 /// Journal index of notifications by the sender's idempotency key.
 pub(crate) const BY_IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -31,30 +30,13 @@ pub(crate) const BY_TRANSPORT_REF: &str = "transport-ref";
 /// as standard base64.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReceivedNotification {
-    /// When the reporting system received it.
-    pub received_at: DateTime<Utc>,
+    /// What every simulator records of a delivery. Where the sender left them out, the report
+    /// id is the notification's `NotificationId`, the message id the bundle's
+    /// `NotificationBundleId`, and the idempotency key `bundle:` and that id.
+    #[serde(flatten)]
+    pub delivered: Delivered,
     /// The reporting system's reference of the notification (a UUID v4).
     pub transport_ref: String,
-    /// The integrator's report id the delivery named (else the notification's `NotificationId`).
-    pub report_id: String,
-    /// The module the delivery came from, e.g. `labreport` (empty when the sender did not say).
-    pub module: String,
-    /// The key the reporting system registers each notification under once: the delivery's
-    /// idempotency key (else `bundle:` and the bundle's `NotificationBundleId`).
-    pub idempotency_key: String,
-    /// The delivery's message id (else the bundle's `NotificationBundleId`).
-    pub message_uuid: String,
-    /// The media type the notification was declared as.
-    pub content_type: String,
-    /// The notification's exact bytes: kept apart from the record in the journal (its
-    /// attachment), filled in for every reader.
-    #[serde(default, with = "base64_bytes")]
-    pub body: Vec<u8>,
-    /// Lower-case hex SHA-256 of `body`.
-    pub sha256_hex: String,
-    /// How often the same idempotency key came again; each repeat was answered with the
-    /// original answer and registered nothing.
-    pub repeat_submissions: u32,
     /// The bundle's profile (`NotificationBundleLaboratory`, …), when the checks got that far.
     pub bundle_profile: Option<String>,
     /// `Bundle.identifier` (`NotificationBundleId`), when readable.
@@ -160,14 +142,14 @@ impl ReceivedNotification {
             authority: made_of.authority.clone(),
             report_type: made_of.report_type.clone(),
             sender: made_of.sender.clone(),
-            module: self.module.clone(),
-            report_id: self.report_id.clone(),
+            module: self.delivered.module.clone(),
+            report_id: self.delivered.report_id.clone(),
             // The notification's own id (`NotificationId`) is what its receipt names.
             message_uuid: self.notification_id.clone().unwrap_or_default(),
-            message_sha256_hex: self.sha256_hex.clone(),
-            submitted_at: self.received_at,
-            received_at: self.received_at,
-            acknowledged_at: self.received_at,
+            message_sha256_hex: self.delivered.sha256_hex.clone(),
+            submitted_at: self.delivered.received_at,
+            received_at: self.delivered.received_at,
+            acknowledged_at: self.delivered.received_at,
             time_zone: TIME_ZONE,
             transport_ref: self.transport_ref.clone(),
             mock: true,
@@ -182,7 +164,7 @@ impl ReceivedNotification {
         journal: &Journal<ReceivedNotification>,
         seq: u64,
     ) -> Result<Self, JournalError> {
-        fill_body(&mut self.body, journal, seq)?;
+        fill_body(&mut self.delivered.body, journal, seq)?;
         self.with_answer()
     }
 
@@ -220,7 +202,11 @@ impl ReceivedNotification {
             content_type: answer::PDF.to_owned(),
             document: rendered.unwrap_or_else(|| render_receipt(&self.receipt_fields(made_of))),
         };
-        let written = answer::accepted(&receipt, &made_of.ids, self.received_at.fixed_offset());
+        let written = answer::accepted(
+            &receipt,
+            &made_of.ids,
+            self.delivered.received_at.fixed_offset(),
+        );
         // As sent, with its `resourceType`.
         let answer = AnswerJson::new(written.to_json()).map_err(|e| {
             JournalError::Corrupt(format!("the answer to {}: {e}", self.transport_ref))
@@ -251,12 +237,8 @@ impl ReceivedNotification {
 }
 
 impl Logged for ReceivedNotification {
-    fn module(&self) -> &str {
-        &self.module
-    }
-
-    fn received_at(&self) -> DateTime<Utc> {
-        self.received_at
+    fn delivered(&self) -> &Delivered {
+        &self.delivered
     }
 }
 
@@ -266,16 +248,18 @@ mod tests {
 
     fn accepted() -> ReceivedNotification {
         ReceivedNotification {
-            received_at: "2026-11-28T09:00:00Z".parse().unwrap(),
+            delivered: Delivered {
+                received_at: "2026-11-28T09:00:00Z".parse().unwrap(),
+                report_id: "r".into(),
+                module: "bedreport".into(),
+                idempotency_key: "k".into(),
+                message_uuid: "m".into(),
+                content_type: "application/fhir+json".into(),
+                body: Vec::new(),
+                sha256_hex: "00".into(),
+                repeat_submissions: 0,
+            },
             transport_ref: "t".into(),
-            report_id: "r".into(),
-            module: "bedreport".into(),
-            idempotency_key: "k".into(),
-            message_uuid: "m".into(),
-            content_type: "application/fhir+json".into(),
-            body: Vec::new(),
-            sha256_hex: "00".into(),
-            repeat_submissions: 0,
             bundle_profile: Some("ReportBundle".into()),
             bundle_id: Some("b".into()),
             notification_id: Some("n".into()),

@@ -25,7 +25,6 @@ mod server;
 
 use std::path::Path;
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
@@ -36,9 +35,11 @@ pub use package::{MessagePackage, MAX_PACKAGE_BYTES, MEDIA_TYPE};
 pub use records::{ReceivedSend, SendDecision, StoredMessage};
 
 use crate::claims::Claims;
-use crate::receipt::{render_receipt, sha256_hex, ReceiptFields};
-use crate::received::{page_with_bodies, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT};
-use crate::script::{Reply, Scripted};
+use crate::receipt::{render_receipt, ReceiptFields};
+use crate::received::{
+    page_with_bodies, Delivered, ReceivedPage, ReceivedQuery, BY_MODULE, BY_REPORT,
+};
+use crate::script::Scripted;
 use crate::simulated::{read_config, Protocol, Simulated, SimulatorError, TransportKind};
 use crate::{Answer, Delivery, Finished, Transport, TransportError};
 use records::BY_IDEMPOTENCY_KEY;
@@ -116,7 +117,7 @@ impl Simulator {
         &self,
         query: &ReceivedQuery,
     ) -> Result<ReceivedPage<ReceivedSend>, SimulatorError> {
-        page_with_bodies(&self.inner.sent, query, |record| &mut record.body)
+        page_with_bodies(&self.inner.sent, query, |record| &mut record.delivered.body)
     }
 
     crate::simulated::journal_work!("simulated EGVP");
@@ -130,12 +131,7 @@ impl Simulated for Simulator {
     }
 }
 
-impl std::fmt::Debug for Simulator {
-    /// The configuration only: journals and script tell nothing in a log line.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "egvp::Simulator({:?})", self.config())
-    }
-}
+crate::simulated::debug_shows_config!("egvp::Simulator");
 
 #[async_trait]
 impl Transport for Simulator {
@@ -144,36 +140,13 @@ impl Transport for Simulator {
     }
 
     async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
-        // Read where it is asked: a lookup in the journal's index waits for no disk write.
-        let registered = self
-            .inner
-            .sent
-            .contains(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?;
+        let registered = (&self.inner.sent, BY_IDEMPOTENCY_KEY);
+        let decide = |delivery| self.blocking(move |inner| inner.decide(delivery));
         let latency_ms = self.config().latency_ms;
-        // A repeat is not a delivery: the script is not asked, as at the other simulators.
-        let mut answer_after = Duration::from_millis(latency_ms);
-        if !registered {
-            let plan = self.inner.script.plan(
-                &delivery.module,
-                &delivery.report_id,
-                &delivery.idempotency_key,
-                latency_ms,
-            );
-            match plan.reply {
-                // Stored first, answered after the latency: a sender who stops waiting and
-                // sends again meets its repeat.
-                Reply::Accept => answer_after = plan.latency,
-                _ => {
-                    if let Err(answer) = plan.carry_out("simulated EGVP", &delivery.report_id).await
-                    {
-                        return answer;
-                    }
-                }
-            }
-        }
-        let finished = self.blocking(move |inner| inner.decide(delivery)).await?;
-        tokio::time::sleep(answer_after).await;
-        Ok(Answer::Finished(finished))
+        let script = &self.inner.script;
+        script
+            .answer_at_once("simulated EGVP", delivery, registered, latency_ms, decide)
+            .await
     }
 
     fn mailbox(&self) -> Option<&dyn crate::Mailbox> {
@@ -195,26 +168,25 @@ impl Inner {
     /// is missing (the recipient's copy, the received log's record), so that no key is ever
     /// stored twice.
     fn decide(&self, delivery: Delivery) -> Result<Finished, TransportError> {
-        let _claim = self.claims.claim(&format!("key:{}", delivery.idempotency_key));
-        if let Some((seq, mut record)) =
-            self.sent.find(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?
+        let _claim = self
+            .claims
+            .claim(&format!("key:{}", delivery.idempotency_key));
+        if let Some((seq, mut record)) = self
+            .sent
+            .find(BY_IDEMPOTENCY_KEY, &delivery.idempotency_key)?
         {
-            record.repeat_submissions = record.repeat_submissions.saturating_add(1);
+            record.delivered.count_repeat();
             self.sent.replace(seq, &record)?;
-            tracing::info!(repeats = record.repeat_submissions, "simulated EGVP: repeat send");
+            tracing::info!(
+                repeats = record.delivered.repeat_submissions,
+                "simulated EGVP: repeat send"
+            );
             return self.finished(&record, true);
         }
         let received_at = Utc::now();
+        let (delivered, body) = Delivered::of(delivery, received_at);
         let mut record = ReceivedSend {
-            received_at,
-            report_id: delivery.report_id,
-            module: delivery.module,
-            idempotency_key: delivery.idempotency_key,
-            message_uuid: delivery.message_uuid,
-            content_type: delivery.content_type,
-            body: Vec::new(),
-            sha256_hex: sha256_hex(&delivery.body),
-            repeat_submissions: 0,
+            delivered,
             sender: None,
             recipient: None,
             decision: SendDecision::Refused {
@@ -223,24 +195,28 @@ impl Inner {
         };
         let stored = self
             .messages
-            .find(BY_IDEMPOTENCY_KEY, &record.idempotency_key)?;
+            .find(BY_IDEMPOTENCY_KEY, &record.delivered.idempotency_key)?;
         let duplicate = stored.is_some();
         record.decision = match stored {
             // Stored before a crash that kept the received log's record from being written.
             Some((_, outgoing)) => {
-                let package = MessagePackage::parse(&delivery.body)
+                let package = MessagePackage::parse(&body)
                     .map_err(|e| TransportError::Transient(format!("simulated EGVP: {e}")))?;
-                self.store_sent(&package, &outgoing.message_id, &record.idempotency_key)?;
+                self.store_sent(
+                    &package,
+                    &outgoing.message_id,
+                    &record.delivered.idempotency_key,
+                )?;
                 record.sender = Some(package.from);
                 record.recipient = Some(package.to);
                 SendDecision::Accepted {
                     message_id: outgoing.message_id,
                 }
             }
-            None => match self.examine(&record.content_type, &delivery.body) {
+            None => match self.examine(&record.delivered.content_type, &body) {
                 Ok(package) => {
                     let message_id = uuid::Uuid::new_v4().to_string();
-                    self.store_sent(&package, &message_id, &record.idempotency_key)?;
+                    self.store_sent(&package, &message_id, &record.delivered.idempotency_key)?;
                     record.sender = Some(package.from);
                     record.recipient = Some(package.to);
                     SendDecision::Accepted { message_id }
@@ -250,9 +226,12 @@ impl Inner {
         };
         self.sent.append_attached(
             &record,
-            &delivery.body,
-            &[(BY_IDEMPOTENCY_KEY, &record.idempotency_key)],
-            &[(BY_REPORT, &record.report_id), (BY_MODULE, &record.module)],
+            &body,
+            &[(BY_IDEMPOTENCY_KEY, &record.delivered.idempotency_key)],
+            &[
+                (BY_REPORT, &record.delivered.report_id),
+                (BY_MODULE, &record.delivered.module),
+            ],
         )?;
         tracing::info!(
             accepted = matches!(record.decision, SendDecision::Accepted { .. }),
@@ -311,13 +290,13 @@ impl Inner {
             authority: self.config().authority_name,
             report_type: "EGVP-Nachricht (XJustiz)".to_owned(),
             sender: record.sender.clone().unwrap_or_default(),
-            module: record.module.clone(),
-            report_id: record.report_id.clone(),
-            message_uuid: record.message_uuid.clone(),
-            message_sha256_hex: record.sha256_hex.clone(),
-            submitted_at: record.received_at,
-            received_at: record.received_at,
-            acknowledged_at: record.received_at,
+            module: record.delivered.module.clone(),
+            report_id: record.delivered.report_id.clone(),
+            message_uuid: record.delivered.message_uuid.clone(),
+            message_sha256_hex: record.delivered.sha256_hex.clone(),
+            submitted_at: record.delivered.received_at,
+            received_at: record.delivered.received_at,
+            acknowledged_at: record.delivered.received_at,
             time_zone: meldewerk_xml::local_time::LocalZone::BERLIN,
             transport_ref: message_id.clone(),
             mock: true,

@@ -150,7 +150,9 @@ mod tests {
         assert_eq!(MessagePackage::parse(&bytes).unwrap(), package);
 
         let unknown = br#"{"from":"a","to":"b","files":[],"cc":"c"}"#;
-        assert!(MessagePackage::parse(unknown).unwrap_err().contains("unknown field"));
+        assert!(MessagePackage::parse(unknown)
+            .unwrap_err()
+            .contains("unknown field"));
         let not_base64 =
             br#"{"from":"a","to":"b","files":[{"name":"xjustiz_nachricht.xml","content":"!"}]}"#;
         assert!(MessagePackage::parse(not_base64).is_err());
@@ -175,6 +177,8 @@ mod tests {
         let accounts = MessagePackage::new("", "x y", vec![], vec![]).unwrap_err();
         assert_eq!(accounts.len(), 2, "{accounts:?}");
         let no_xml = br#"{"from":"a","to":"b","files":[{"name":"a.pdf","content":""}]}"#;
-        assert!(MessagePackage::parse(no_xml).unwrap_err().contains("first file"));
+        assert!(MessagePackage::parse(no_xml)
+            .unwrap_err()
+            .contains("first file"));
     }
 }

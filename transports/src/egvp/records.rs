@@ -4,11 +4,10 @@
 //! simulator keeps one, grouped by report and module for the operator API's filters).
 
 use chrono::{DateTime, Utc};
-use meldewerk_storage::base64_bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::mailbox::{Direction, MailboxEntry};
-use crate::received::Logged;
+use crate::received::{Delivered, Logged};
 
 /// Mailbox journal index of a copy by `<SAFE-ID>/<message id>` ([`message_key`]).
 pub(crate) const BY_MESSAGE: &str = "message";
@@ -67,27 +66,9 @@ impl StoredMessage {
 /// with `body` (the message package as delivered) as standard base64.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReceivedSend {
-    /// When the server received it.
-    pub received_at: DateTime<Utc>,
-    /// The integrator's report id the delivery named.
-    pub report_id: String,
-    /// The module the delivery came from.
-    pub module: String,
-    /// The delivery's idempotency key: a repeat is answered with this record's answer.
-    pub idempotency_key: String,
-    /// The delivery's message UUID.
-    pub message_uuid: String,
-    /// The media type the package was declared as.
-    pub content_type: String,
-    /// The package's exact bytes: kept apart from the record (its attachment), filled in for
-    /// every reader.
-    #[serde(default, with = "base64_bytes")]
-    pub body: Vec<u8>,
-    /// Lower-case hex SHA-256 of `body`.
-    pub sha256_hex: String,
-    /// How often the same idempotency key came again (answered with the original answer,
-    /// nothing stored again).
-    pub repeat_submissions: u32,
+    /// What every simulator records of a delivery (the body: the message package as delivered).
+    #[serde(flatten)]
+    pub delivered: Delivered,
     /// The sender's SAFE-ID, when the package was readable.
     pub sender: Option<String>,
     /// The recipient's SAFE-ID, when the package was readable.
@@ -113,11 +94,7 @@ pub enum SendDecision {
 }
 
 impl Logged for ReceivedSend {
-    fn module(&self) -> &str {
-        &self.module
-    }
-
-    fn received_at(&self) -> DateTime<Utc> {
-        self.received_at
+    fn delivered(&self) -> &Delivered {
+        &self.delivered
     }
 }

@@ -13,11 +13,11 @@ use chrono::Utc;
 
 use super::records::{message_key, ACCOUNT, BY_IDEMPOTENCY_KEY, BY_MESSAGE, KNOWN_ACCOUNT};
 use super::{Inner, MessagePackage, Simulator, StoredMessage};
+use crate::claims::Claim;
 use crate::mailbox::{
     files_problems, safe_id_problem, Direction, MailboxEntry, MailboxFile, MailboxMessage,
     MailboxPage, MAX_LIST_PAGE,
 };
-use crate::claims::Claim;
 use crate::script::{Call, Reply, Target};
 use crate::{Mailbox, MailboxServer, TransportError};
 
@@ -212,7 +212,8 @@ impl Inner {
         };
         copy.deleted_at = Some(Utc::now());
         // One transaction: the record marked and out of the account's listing.
-        self.messages.settle(&[(seq, copy)], &[(ACCOUNT, safe_id)])?;
+        self.messages
+            .settle(&[(seq, copy)], &[(ACCOUNT, safe_id)])?;
         Ok(true)
     }
 
@@ -250,7 +251,12 @@ impl Inner {
 impl Simulator {
     /// Consults the script for a mailbox call and carries its plan out (latency, faults);
     /// `Ok(true)` when the fetch is to be answered cut short.
-    async fn scripted(&self, call: Call, safe_id: &str, message_id: &str) -> Result<bool, TransportError> {
+    async fn scripted(
+        &self,
+        call: Call,
+        safe_id: &str,
+        message_id: &str,
+    ) -> Result<bool, TransportError> {
         let key = format!("{}\0{safe_id}\0{message_id}", call.name());
         let plan = self.inner.script.plan_call(
             &Target::mailbox(call, message_id),

@@ -69,6 +69,54 @@ impl Plan {
     }
 }
 
+impl super::Scripted {
+    /// How a simulator that answers at once (`authority` names it in the log) answers
+    /// `delivery`: as its script says, else with what `decide` decided and recorded, after the
+    /// configured `latency_ms` or the script's latency.
+    ///
+    /// A repeat of a key registered in `journal` (under its index `by_key`) is not a delivery:
+    /// the script is not asked and nothing of it is used up; `decide` answers it as the first
+    /// time, after the configured latency. For a new delivery a scripted fault or refusal is
+    /// the answer, and nothing is decided. An accepting plan's latency comes after the record,
+    /// so that a sender who stops waiting and sends again meets its repeat, as at a real system.
+    pub(crate) async fn answer_at_once<T, F>(
+        &self,
+        authority: &str,
+        delivery: crate::Delivery,
+        (journal, by_key): (&meldewerk_storage::Journal<T>, &str),
+        latency_ms: u64,
+        decide: impl FnOnce(crate::Delivery) -> F,
+    ) -> Result<crate::Answer, crate::TransportError>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+        F: std::future::Future<Output = Result<crate::Finished, crate::TransportError>>,
+    {
+        let configured = Duration::from_millis(latency_ms);
+        // Read where it is asked: a lookup in the journal's index waits for no disk write.
+        let answer_after = match journal.contains(by_key, &delivery.idempotency_key)? {
+            true => configured,
+            false => {
+                let plan = self.plan(
+                    &delivery.module,
+                    &delivery.report_id,
+                    &delivery.idempotency_key,
+                    latency_ms,
+                );
+                match plan.reply {
+                    Reply::Accept => plan.latency,
+                    _ => match plan.carry_out(authority, &delivery.report_id).await {
+                        Ok(()) => configured,
+                        Err(answer) => return answer,
+                    },
+                }
+            }
+        };
+        let finished = decide(delivery).await?;
+        tokio::time::sleep(answer_after).await;
+        Ok(crate::Answer::Finished(finished))
+    }
+}
+
 /// A transient fault with `message`, answered after `wait_ms`.
 pub(super) fn transient(message: String, wait_ms: u64) -> Reply {
     Reply::Transient {

@@ -56,10 +56,10 @@ impl Schedule {
                 schedule.waiting.insert(
                     seq,
                     Waiting {
-                        module: message.module,
-                        report_id: message.report_id,
+                        module: message.delivered.module,
+                        report_id: message.delivered.report_id,
                         transport_ref: message.transport_ref,
-                        received_at: message.received_at,
+                        received_at: message.delivered.received_at,
                         due: None,
                     },
                 );
@@ -79,10 +79,10 @@ impl Inner {
     /// Puts a freshly accepted message into the schedule.
     pub(super) fn schedule(&self, seq: u64, message: &ReceivedMessage) {
         let waiting = Waiting {
-            module: message.module.clone(),
-            report_id: message.report_id.clone(),
+            module: message.delivered.module.clone(),
+            report_id: message.delivered.report_id.clone(),
             transport_ref: message.transport_ref.clone(),
-            received_at: message.received_at,
+            received_at: message.delivered.received_at,
             due: None,
         };
         let delay_ms = self.config().ack_delay_ms;
@@ -147,7 +147,7 @@ impl Inner {
                     RecordedOutcome::Rejected { reason, .. } => Outcome::Failure { reason },
                 };
                 Some(Acknowledgement {
-                    message_uuid: message.message_uuid,
+                    message_uuid: message.delivered.message_uuid,
                     transport_ref: message.transport_ref,
                     outcome,
                 })
@@ -209,7 +209,7 @@ impl Inner {
         }
         for (_, message) in &decided {
             tracing::info!(
-                report_id = %message.report_id,
+                report_id = %message.delivered.report_id,
                 transport_ref = %message.transport_ref,
                 acknowledged = matches!(message.outcome, Some(RecordedOutcome::Acknowledged { .. })),
                 "simulated Standesamt: outcome decided"
@@ -240,7 +240,10 @@ impl Inner {
                 reason: reason.clone(),
             };
         }
-        if simulated_failure(&message.idempotency_key, config.effective_failure_rate()) {
+        if simulated_failure(
+            &message.delivered.idempotency_key,
+            config.effective_failure_rate(),
+        ) {
             return RecordedOutcome::Rejected {
                 decided_at: now,
                 reason: SIMULATED_FAILURE.to_owned(),

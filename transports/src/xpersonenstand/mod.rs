@@ -35,13 +35,11 @@ use crate::{
     Accepted, AckBatch, Answer, Delivery, Finished, Inbox, MessageSignature, Transport,
     TransportError,
 };
-use crate::receipt::sha256_hex;
 use inbox::Schedule;
 use meldewerk_storage::{Journal, PendingAppend};
 
-
+use crate::received::{Delivered, BY_MODULE, BY_REPORT};
 use crate::simulated::{read_config, Simulated, SimulatorError, TransportKind};
-use crate::received::{BY_MODULE, BY_REPORT};
 use records::{BY_IDEMPOTENCY_KEY, BY_TRANSPORT_REF, UNDECIDED};
 
 /// Reason given for messages the simulated failure rate picked.
@@ -130,7 +128,7 @@ impl Simulator {
         journal
             .find_all(BY_REPORT, report_id)?
             .into_iter()
-            .filter(|(_, m)| m.module == module)
+            .filter(|(_, m)| m.delivered.module == module)
             .map(|(seq, message)| Ok(message.whole(journal, seq)?))
             .collect()
     }
@@ -192,13 +190,13 @@ impl Simulator {
         };
         let (_, message) = pending.durable().await?;
         tracing::info!(
-            report_id = %message.report_id,
+            report_id = %message.delivered.report_id,
             transport_ref = %message.transport_ref,
             "simulated Standesamt: message received"
         );
         Ok(Answer::AwaitingAck(Accepted {
             transport_ref: message.transport_ref,
-            accepted_at: message.received_at,
+            accepted_at: message.delivered.received_at,
             duplicate: false,
         }))
     }
@@ -218,13 +216,7 @@ impl Simulated for Simulator {
     crate::simulated::simulated_basics!();
 }
 
-impl std::fmt::Debug for Simulator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Simulator")
-            .field("config", &self.config())
-            .finish_non_exhaustive()
-    }
-}
+crate::simulated::debug_shows_config!("xpersonenstand::Simulator");
 
 #[async_trait]
 impl Transport for Simulator {
@@ -304,7 +296,7 @@ impl Inner {
     /// acknowledgement rule bound and the decision scheduled, whether or not the caller still
     /// waits. It holds the office weakly, so that a step still queued does not keep the journal
     /// of a dropped office open.
-    fn begin_submit(self: &Arc<Self>, delivery: Delivery) -> Result<Begun, TransportError> {
+    fn begin_submit(self: &Arc<Self>, mut delivery: Delivery) -> Result<Begun, TransportError> {
         let config = self.config();
         // One delivery of a message at a time: a second copy waits for the first's answer and is
         // then answered as its repeat, whatever changed in between. Different messages do not
@@ -326,18 +318,14 @@ impl Inner {
         }
 
         let transport_ref = uuid::Uuid::new_v4().to_string();
-        let sha256_hex = sha256_hex(&delivery.body);
         let refusal = code_refusal(&delivery.body);
-        let Delivery {
-            idempotency_key,
-            module,
-            report_id,
-            message_uuid,
-            content_type,
-            body,
-            signature,
-            sender: _,
-        } = delivery;
+        let signature = delivery.signature.take();
+        let (mut delivered, body) = Delivered::of(delivery, Utc::now());
+        let (idempotency_key, report_id, module) = (
+            delivered.idempotency_key.clone(),
+            delivered.report_id.clone(),
+            delivered.module.clone(),
+        );
         // Durable before the answer: once the sender holds a transport reference, the office
         // must remember it across any crash. The body goes in once, apart from the record,
         // which its decision rewrites; the record is stamped when the journal numbers it, so
@@ -357,30 +345,25 @@ impl Inner {
                 (BY_MODULE, &module),
                 (UNDECIDED, ""),
             ],
-            || ReceivedMessage {
-                transport_ref: transport_ref.clone(),
-                sha256_hex,
-                header: header.clone(),
-                received_at: Utc::now(),
-                idempotency_key: idempotency_key.clone(),
-                module: module.clone(),
-                report_id: report_id.clone(),
-                message_uuid,
-                content_type,
-                body: Vec::new(),
-                signature,
-                repeat_submissions: 0,
-                outcome: None,
-                refusal: refusal.clone(),
+            || {
+                delivered.received_at = Utc::now();
+                ReceivedMessage {
+                    delivered,
+                    transport_ref: transport_ref.clone(),
+                    header: header.clone(),
+                    signature,
+                    outcome: None,
+                    refusal: refusal.clone(),
+                }
             },
             move |seq, message: &ReceivedMessage| {
                 if let Some(office) = office.upgrade() {
                     // Bound first, so that the plan sees an acknowledgement rule this delivery
                     // took.
                     office.script.accepted(
-                        &message.module,
-                        &message.report_id,
-                        &message.idempotency_key,
+                        &message.delivered.module,
+                        &message.delivered.report_id,
+                        &message.delivered.idempotency_key,
                         &message.transport_ref,
                     );
                     office.schedule(seq, message);
@@ -404,14 +387,14 @@ impl Inner {
         else {
             return Ok(None);
         };
-        message.repeat_submissions = message.repeat_submissions.saturating_add(1);
+        message.delivered.count_repeat();
         let attached;
-        let original = match message.body.is_empty() {
+        let original = match message.delivered.body.is_empty() {
             true => {
                 attached = self.journal.attachment(seq)?.unwrap_or_default();
                 &attached
             }
-            false => &message.body,
+            false => &message.delivered.body,
         };
         if original.as_slice() != body {
             tracing::warn!(
@@ -425,12 +408,12 @@ impl Inner {
         tracing::info!(
             idempotency_key = %idempotency_key,
             transport_ref = %message.transport_ref,
-            repeats = message.repeat_submissions,
+            repeats = message.delivered.repeat_submissions,
             "simulated Standesamt: repeat submission"
         );
         Ok(Some(Accepted {
             transport_ref: message.transport_ref,
-            accepted_at: message.received_at,
+            accepted_at: message.delivered.received_at,
             duplicate: true,
         }))
     }

@@ -1,15 +1,11 @@
 //! The received log of the office, paged by [`crate::received::page`].
 
 use super::{ReceivedMessage, Simulator, SimulatorError};
-use crate::received::{page, Logged, ReceivedPage, ReceivedQuery};
+use crate::received::{page, Delivered, Logged, ReceivedPage, ReceivedQuery};
 
 impl Logged for ReceivedMessage {
-    fn module(&self) -> &str {
-        &self.module
-    }
-
-    fn received_at(&self) -> chrono::DateTime<chrono::Utc> {
-        self.received_at
+    fn delivered(&self) -> &Delivered {
+        &self.delivered
     }
 }
 

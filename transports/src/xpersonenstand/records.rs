@@ -10,6 +10,7 @@ use meldewerk_xml::xpersonenstand::{lies_kopf, nachrichtentyp_in_worten};
 use serde::{Deserialize, Serialize};
 
 use crate::receipt::{render_receipt, ReceiptFields};
+use crate::received::Delivered;
 use crate::MessageSignature;
 
 /// Journal index of messages by the sender's idempotency key.
@@ -24,36 +25,18 @@ pub(crate) const UNDECIDED: &str = "undecided";
 /// `receipt_pdf` as standard base64.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReceivedMessage {
+    /// What every simulator records of a delivery (the message UUID is the one of the message
+    /// header).
+    #[serde(flatten)]
+    pub delivered: Delivered,
     /// Reference the office handed out on acceptance (a UUID v4).
     pub transport_ref: String,
-    /// The sender's idempotency key; the office accepts each key once.
-    pub idempotency_key: String,
-    /// Module path segment, e.g. `birthnotice`.
-    pub module: String,
-    /// The integrator's report id.
-    pub report_id: String,
-    /// Message UUID from the message header.
-    pub message_uuid: String,
-    /// Media type of `body`.
-    pub content_type: String,
-    /// The exact bytes received. The journal keeps them apart from the record (its attachment,
-    /// written once), so the record itself holds an empty body; records of earlier versions hold
-    /// them. Always serialised: the received log lists every message with its `body`.
-    #[serde(default, with = "base64_bytes")]
-    pub body: Vec<u8>,
     /// The detached signature that came with the message, if any (already verified).
     pub signature: Option<MessageSignature>,
-    /// Lower-case hex SHA-256 of `body`, as printed on the receipt.
-    pub sha256_hex: String,
     /// What the office read from the message's header on receipt, for its receipt; `None` for
     /// a message whose header it could not read, and in records of earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<MessageHeader>,
-    /// When the office accepted the message.
-    pub received_at: DateTime<Utc>,
-    /// How often the same idempotency key was submitted again after the first acceptance; each
-    /// repeat was answered with the original acceptance and stored nothing new.
-    pub repeat_submissions: u32,
     /// The office's decision, once made; `None` while the acknowledgement is still pending.
     pub outcome: Option<RecordedOutcome>,
     /// Why the office refuses the message when it decides, found on receipt: code elements whose
@@ -135,7 +118,7 @@ impl ReceivedMessage {
         journal: &Journal<ReceivedMessage>,
         seq: u64,
     ) -> Result<Self, JournalError> {
-        crate::received::fill_body(&mut self.body, journal, seq)?;
+        crate::received::fill_body(&mut self.delivered.body, journal, seq)?;
         Ok(self.with_receipt())
     }
 
@@ -159,16 +142,16 @@ impl ReceivedMessage {
                     sender: header.map_or(NOT_READ.into(), |h| {
                         format!("{} ({})", h.sender_name, h.sender_id)
                     }),
-                    module: self.module.clone(),
-                    report_id: self.report_id.clone(),
-                    message_uuid: self.message_uuid.clone(),
-                    message_sha256_hex: self.sha256_hex.clone(),
+                    module: self.delivered.module.clone(),
+                    report_id: self.delivered.report_id.clone(),
+                    message_uuid: self.delivered.message_uuid.clone(),
+                    message_sha256_hex: self.delivered.sha256_hex.clone(),
                     // When the sender created the message, as its header says; the office's
                     // own receipt time for a header without one.
                     submitted_at: header
                         .and_then(|h| h.created_at)
-                        .unwrap_or(self.received_at),
-                    received_at: self.received_at,
+                        .unwrap_or(self.delivered.received_at),
+                    received_at: self.delivered.received_at,
                     acknowledged_at: *decided_at,
                     time_zone: OFFICE_TIME_ZONE,
                     transport_ref: self.transport_ref.clone(),

@@ -272,6 +272,18 @@ pub fn result_schema(module: &str) -> serde_json::Value {
     })
 }
 
+/// Documents a disease report's result: its schema (`result`, [`result_schema`] as the module
+/// narrowed it) and what a 404 for it means (`not_found`, in the module's words).
+pub fn document_result(
+    doc: &mut crate::module_layer::openapi::ModuleDocument,
+    result: Value,
+    not_found: &str,
+) {
+    doc.schema("ReportResult", result);
+    let path = doc.api_path("/reports/{id}");
+    doc.describe_response("get", &path, "404", not_found);
+}
+
 #[cfg(test)]
 mod tests {
     use meldewerk_fhir::beds::{self, BedCounts, BedOccupancyReport};

@@ -18,7 +18,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::module_layer::{
-    sample, DispatchProblem, Field, Form, ModuleInfo, ModuleSetup, SetupError, TextPattern,
+    sample, Checked, Completed, DispatchProblem, Field, Form, ModuleInfo, ModuleSetup, SetupError,
+    TextPattern,
 };
 
 /// Addresses written into the header of every XPersonenstand message (`[xpersonenstand]`).
@@ -144,18 +145,34 @@ pub fn write<C: Content>(
     Ok((kopf.nachrichten_uuid.to_string(), xml))
 }
 
+/// The methods of a civil-registry module's `Module` impl that its message type `$message`
+/// decides alone: the fields its forms mark mandatory, and the builder of its messages (with
+/// the module's settings in `self.$settings`).
+macro_rules! message_methods {
+    ($message:ty, $settings:tt) => {
+        fn mandatory_paths(&self, form: &$crate::module_layer::Form) -> Vec<String> {
+            $crate::xpersonenstand::mandatory_paths::<$message>(form.prefix)
+        }
+
+        fn messages(&self) -> std::sync::Arc<dyn meldewerk_actors::MessageBuilder> {
+            $crate::xpersonenstand::Builder::<$message>::shared(&self.$settings)
+        }
+    };
+}
+pub(crate) use message_methods;
+
 /// The checks before dispatch, all in one pass: the content reads, every mandatory field is
 /// there, and the message builds; the message built is the one to deliver. Every problem is
 /// reported at once, the missing fields together with every value the writer refuses (see
 /// [`value_problems`]). `fields` is the module's table, `label` names a field by its full path
 /// (the form's prefix included).
 pub fn checked_message<C: Content>(
-    content: &Value,
-    prefix: &str,
+    report: Completed<'_>,
     fields: &[Field],
     label: impl Fn(&str) -> String,
     settings: &XPersonenstandSettings,
-) -> Result<BuiltMessage, Vec<DispatchProblem>> {
+) -> Checked {
+    let (content, prefix) = (report.content, report.form.prefix);
     let read = C::read(content, prefix).map_err(|e| {
         vec![DispatchProblem {
             path: None,

@@ -327,6 +327,21 @@ pub struct DispatchProblem {
     pub message: String,
 }
 
+/// A report as its form completed it, to be checked and built into its message
+/// ([`Module::checked_message`]).
+#[derive(Clone, Copy)]
+pub struct Completed<'a> {
+    /// The form it was completed in.
+    pub form: &'a Form,
+    /// The report's id, for messages that carry it (a FHIR notification's `NotificationId`).
+    pub id: &'a str,
+    /// What the form holds.
+    pub content: &'a Value,
+}
+
+/// A report's message as [`Module::checked_message`] built it, or every problem it found.
+pub type Checked = Result<BuiltMessage, Vec<DispatchProblem>>;
+
 /// A reporting module, as the layer around it needs to know it.
 #[async_trait::async_trait]
 pub trait Module: Send + Sync + 'static {
@@ -379,17 +394,11 @@ pub trait Module: Send + Sync + 'static {
         None
     }
 
-    /// Checks the completed content of `form` for the report `id` against the full rule set of
-    /// the message and builds the message; the report is dispatched only when this finds
-    /// nothing, with this message, which is the one delivered (signed at dispatch, stored with
-    /// the report). Every problem is reported at once (a form is finished in one pass). `id` is
-    /// for messages that carry the report's own id (a FHIR notification's `NotificationId`).
-    fn checked_message(
-        &self,
-        form: &Form,
-        id: &str,
-        content: &Value,
-    ) -> Result<BuiltMessage, Vec<DispatchProblem>>;
+    /// Checks a `report` its form completed against the full rule set of the message and
+    /// builds the message; the report is dispatched only when this finds nothing, with this
+    /// message, which is the one delivered (signed at dispatch, stored with the report). Every
+    /// problem is reported at once (a form is finished in one pass).
+    fn checked_message(&self, report: Completed<'_>) -> Checked;
 
     /// The paths of the fields (and of the groups that need a first row) of `form` that are
     /// mandatory however the form is filled in: the form marks them before the first submit.

@@ -90,10 +90,9 @@ mod tests {
     use actix_web::{test, App, HttpResponse};
     use meldewerk_actors::{BuildError, BuiltMessage, MessageBuilder};
     use meldewerk_storage::{MessageSignature, Report};
-    use serde_json::Value;
 
     use super::*;
-    use crate::module_layer::{DispatchProblem, Form, ModuleInfo, SignatureRule};
+    use crate::module_layer::{Checked, Completed, Form, ModuleInfo, SignatureRule};
 
     static FORMS: [Form; 1] = [Form::new("/forms/own", "Eigenes", SignatureRule::Portal)];
     static INFO: ModuleInfo = ModuleInfo::new("own", &[], &FORMS, "xpersonenstand");
@@ -123,12 +122,7 @@ mod tests {
             &INFO
         }
 
-        fn checked_message(
-            &self,
-            _: &Form,
-            _: &str,
-            _: &Value,
-        ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
+        fn checked_message(&self, _: Completed<'_>) -> Checked {
             Err(Vec::new())
         }
 

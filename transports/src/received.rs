@@ -112,7 +112,10 @@ where
 /// simulator's record, whose JSON shows these members beside the authority's own.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Delivered {
-    /// When the simulator received it (grows with the journal's sequence number).
+    /// When the simulator received it. The civil-registry office stamps it as its journal
+    /// numbers the record, so that it grows with the sequence number (`since` pages by it); the
+    /// simulators that answer at once stamp it as the delivery arrives, before their checks, so
+    /// deliveries arriving together may be numbered a little out of this order.
     pub received_at: DateTime<Utc>,
     /// The integrator's report id the delivery named (a simulator may take it from the message
     /// when the sender left it out).
@@ -128,7 +131,8 @@ pub struct Delivered {
     pub content_type: String,
     /// The exact bytes received. The journal keeps them apart from the record (its attachment,
     /// written once), so the record as stored holds an empty body (records of earlier versions
-    /// hold them); filled in for every reader ([`fill_body`]).
+    /// hold them); filled in for every reader (`fill_body`). Always serialised: the received
+    /// log lists every record with its body.
     #[serde(default, with = "meldewerk_storage::base64_bytes")]
     pub body: Vec<u8>,
     /// Lower-case hex SHA-256 of `body`, as printed on the receipt.

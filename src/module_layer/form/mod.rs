@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::context::FormContext;
 use super::dispatch::signed_message;
 use super::fields::Field;
-use super::{mock, IdMember, LookUp, ModuleInfo, SignatureRule, Subject};
+use super::{mock, Completed, IdMember, LookUp, ModuleInfo, SignatureRule, Subject};
 use crate::auth::SessionUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::telemetry::log_str;
@@ -263,7 +263,12 @@ pub(crate) async fn submit(
     let content = Value::Object(object);
     let mut built = None;
     if checking {
-        match context.module.checked_message(form, &id, &content) {
+        let report = Completed {
+            form,
+            id: &id,
+            content: &content,
+        };
+        match context.module.checked_message(report) {
             Ok(message) => built = Some(message),
             Err(found) => {
                 for problem in found {

@@ -9,7 +9,9 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use meldewerk_actors::Engine;
-use meldewerk_storage::{Consumed, Report, ReportKey, ReportResult, ReportStatus, Store, StoreError};
+use meldewerk_storage::{
+    Consumed, Report, ReportKey, ReportResult, ReportStatus, Store, StoreError,
+};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use utoipa::ToSchema;
@@ -23,7 +25,10 @@ use crate::module_layer::dispatch::{dispatch_and_await_end, signed_message, Awai
 use crate::module_layer::errors::{ApiError, ModuleError, Violation};
 use crate::module_layer::fields::validate;
 use crate::module_layer::openapi::schema;
-use crate::module_layer::openapi::{json_content, ModuleDocument, API_ERRORS, API_USER, BODY_ERRORS};
+use crate::module_layer::openapi::{
+    json_content, ModuleDocument, API_ERRORS, API_USER, BODY_ERRORS,
+};
+use crate::module_layer::Completed;
 use crate::module_layer::{memento, reports, rfc3339, routes};
 use crate::telemetry::log_str;
 use crate::web::WebSettings;
@@ -118,7 +123,9 @@ async fn submit(
         return Err(fail(ApiError::Validation(errors)));
     }
     let Some(Value::String(id)) = object.remove(member) else {
-        return Err(fail(ApiError::Internal(format!("a checked {member} is a string"))));
+        return Err(fail(ApiError::Internal(format!(
+            "a checked {member} is a string"
+        ))));
     };
     let key = ReportKey {
         owner: user.0.name.clone(),
@@ -129,7 +136,11 @@ async fn submit(
     // Built and signed now, as a form's submit does, so that the report is dispatched with the
     // message it delivers. One that cannot be built goes without: the engine's build then
     // ends it in FAILURE with the reason, answered below.
-    let built = context.module.checked_message(&super::FORMS[0], &id, &content);
+    let built = context.module.checked_message(Completed {
+        form: &super::FORMS[0],
+        id: &id,
+        content: &content,
+    });
     let mut report = Report::new_pending(
         key,
         content,
@@ -254,14 +265,18 @@ pub(super) fn document(doc: &mut ModuleDocument) {
         .map(|request| schema::requiring(request, &mandatory))
         .expect("the layer wrote the memento request");
     let request = doc.schema("DirectSubmission", request);
-    let decided = |what: &str, schema: &Value| {
-        json!({"description": what, "content": json_content(schema.clone())})
-    };
+    let decided = |what: &str, schema: &Value| json!({"description": what, "content": json_content(schema.clone())});
     let mut responses = Map::new();
-    responses.insert("200".into(), decided("Decided: `succeeded` says how.", &answer));
+    responses.insert(
+        "200".into(),
+        decided("Decided: `succeeded` says how.", &answer),
+    );
     responses.insert(
         "202".into(),
-        decided("Not decided within the wait; read `GET /status/{reportId}`.", &answer),
+        decided(
+            "Not decided within the wait; read `GET /status/{reportId}`.",
+            &answer,
+        ),
     );
     responses.extend(doc.errors(
         &[&BODY_ERRORS[..], &API_ERRORS, &[405, 409]].concat(),

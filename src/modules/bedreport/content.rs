@@ -18,17 +18,33 @@ use crate::module_layer::fields::lookup;
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Bettenbelegung {
-    #[serde(rename = "dateOfReport", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "dateOfReport",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     date_of_report: Option<NaiveDate>,
-    #[serde(rename = "StandortId", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "StandortId",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     standort_id: Option<String>,
     #[serde(rename = "IK_Nummer", skip_serializing_if = "Option::is_none", default)]
     ik_nummer: Option<String>,
-    #[serde(rename = "Standortname", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "Standortname",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     standortname: Option<String>,
     #[serde(rename = "Strasse", skip_serializing_if = "Option::is_none", default)]
     strasse: Option<String>,
-    #[serde(rename = "Hausnummer", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "Hausnummer",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     hausnummer: Option<String>,
     #[serde(rename = "PLZ", skip_serializing_if = "Option::is_none", default)]
     plz: Option<String>,
@@ -88,11 +104,12 @@ pub(crate) fn missing(content: &Value) -> Vec<Missing> {
             path: "numbers",
             blank: false,
         }),
-        Some(Value::Object(_)) => {
-            found.extend(OCCUPIED.into_iter().filter(|path| absent(path)).map(|path| {
-                Missing { path, blank: false }
-            }))
-        }
+        Some(Value::Object(_)) => found.extend(
+            OCCUPIED
+                .into_iter()
+                .filter(|path| absent(path))
+                .map(|path| Missing { path, blank: false }),
+        ),
         // Not an object: the field table has said so; there are no counts to look for.
         Some(_) => {}
     }

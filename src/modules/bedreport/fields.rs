@@ -58,7 +58,12 @@ pub static FIELDS: &[Field] = &[
     f("dateOfReport", "Datum des Berichts", Date, STANDORT)
         .with_hint("Leer lassen für den Tag des Absendens."),
     f("StandortId", "Standort-ID", Pattern(&STANDORT_ID), STANDORT),
-    f("IK_Nummer", "Institutionskennzeichen (IK)", Pattern(&IK_NUMMER), STANDORT),
+    f(
+        "IK_Nummer",
+        "Institutionskennzeichen (IK)",
+        Pattern(&IK_NUMMER),
+        STANDORT,
+    ),
     f("Standortname", "Name des Standorts", Text, STANDORT),
     f("Strasse", "Straße", Text, STANDORT),
     f("Hausnummer", "Hausnummer", Text, STANDORT),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web;
-use meldewerk_actors::{BuiltMessage, MessageBuilder};
+use meldewerk_actors::MessageBuilder;
 use meldewerk_storage::ReportResult;
 use serde_json::Value;
 
@@ -20,8 +20,8 @@ use crate::demis;
 use crate::module_layer::fields::label;
 use crate::module_layer::openapi::ModuleDocument;
 use crate::module_layer::{
-    DispatchProblem, Form, IdMember, Module, ModuleInfo, ModuleSetup, SetupError,
-    SignatureRule,
+    Checked, Completed, DispatchProblem, Form, IdMember, Module, ModuleInfo, ModuleSetup,
+    SetupError, SignatureRule,
 };
 use content::{missing, Bettenbelegung};
 
@@ -91,13 +91,8 @@ impl Module for Bedreport {
         &INFO
     }
 
-    fn checked_message(
-        &self,
-        _form: &Form,
-        id: &str,
-        content: &Value,
-    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
-        let problems: Vec<DispatchProblem> = missing(content)
+    fn checked_message(&self, report: Completed<'_>) -> Checked {
+        let problems: Vec<DispatchProblem> = missing(report.content)
             .into_iter()
             .map(|m| DispatchProblem {
                 message: format!("{}: Pflichtangabe", label(INFO.fields, m.path)),
@@ -113,8 +108,8 @@ impl Module for Bedreport {
                 message: format!("Der Bericht kann so nicht übermittelt werden: {message}"),
             }]
         };
-        let input = Bettenbelegung::read(content)
-            .and_then(|content| content.report(id))
+        let input = Bettenbelegung::read(report.content)
+            .and_then(|content| content.report(report.id))
             .map_err(general)?;
         content::message(&input).map_err(general)
     }
@@ -156,12 +151,9 @@ mod tests {
             let mut section = figment::value::Dict::new();
             section.insert("answer_wait_secs".into(), secs.into());
             section.insert("retention_secs".into(), 60u64.into());
-            let sections = [(
-                "bedreport".to_owned(),
-                figment::value::Value::from(section),
-            )]
-            .into_iter()
-            .collect();
+            let sections = [("bedreport".to_owned(), figment::value::Value::from(section))]
+                .into_iter()
+                .collect();
             let setup = ModuleSetup {
                 sections: &sections,
                 read: Default::default(),
@@ -193,7 +185,8 @@ mod tests {
             "numbers": {"kinder_betten_belegt": 0, "erwachsenen_betten_belegt": 3}
         });
         assert_eq!(missing(&complete), []);
-        let paths = |value: &Value| -> Vec<&str> { missing(value).iter().map(|m| m.path).collect() };
+        let paths =
+            |value: &Value| -> Vec<&str> { missing(value).iter().map(|m| m.path).collect() };
         assert_eq!(
             paths(&json!({"Standortname": " ", "numbers": {"kinder_betten_belegt": 1}})),
             [

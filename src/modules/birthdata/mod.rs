@@ -6,14 +6,13 @@ mod fields;
 
 use std::sync::{Arc, LazyLock};
 
-use meldewerk_actors::{BuiltMessage, MessageBuilder};
 use meldewerk_xml::xpersonenstand::Geburtsdaten;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::module_layer::fields::{at_most_one, label};
 use crate::module_layer::{
-    DispatchProblem, ErrorStyle, Form, Module, ModuleInfo, ModuleSetup, SetupError,
+    Checked, Completed, ErrorStyle, Form, Module, ModuleInfo, ModuleSetup, SetupError,
     SignatureRule, Violation,
 };
 use crate::xpersonenstand::{self as xps, Content, XPersonenstandSettings};
@@ -75,11 +74,26 @@ impl Content for Geburtsdaten {
 /// The choices of the schema: at most one branch each (the form asks for one before dispatch).
 const CHOICES: &[(&str, &[&str])] = &[
     ("anschriftAutor", &["gebaeude", "postfach"]),
-    ("zustaendigeElterngeldstelle.anschrift", &["gebaeude", "postfach"]),
-    ("mutter.staatsangehoerigkeit", &["code", "nichtGelisteterWert"]),
-    ("mutter.weitereStaatsangehoerigkeit", &["code", "nichtGelisteterWert"]),
-    ("elternteil2.staatsangehoerigkeit", &["code", "nichtGelisteterWert"]),
-    ("elternteil2.weitereStaatsangehoerigkeit", &["code", "nichtGelisteterWert"]),
+    (
+        "zustaendigeElterngeldstelle.anschrift",
+        &["gebaeude", "postfach"],
+    ),
+    (
+        "mutter.staatsangehoerigkeit",
+        &["code", "nichtGelisteterWert"],
+    ),
+    (
+        "mutter.weitereStaatsangehoerigkeit",
+        &["code", "nichtGelisteterWert"],
+    ),
+    (
+        "elternteil2.staatsangehoerigkeit",
+        &["code", "nichtGelisteterWert"],
+    ),
+    (
+        "elternteil2.weitereStaatsangehoerigkeit",
+        &["code", "nichtGelisteterWert"],
+    ),
     ("kind.name.familienname", &["name", "nichtVorhanden"]),
     ("kind.name.vornamen", &["name", "nichtVorhanden"]),
 ];
@@ -108,29 +122,12 @@ impl Module for Birthdata {
         violations
     }
 
-    fn checked_message(
-        &self,
-        form: &Form,
-        _id: &str,
-        content: &Value,
-    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
+    fn checked_message(&self, report: Completed<'_>) -> Checked {
         let label = |path: &str| label(INFO.fields, path).to_owned();
-        xps::checked_message::<Geburtsdaten>(
-            content,
-            form.prefix,
-            INFO.fields,
-            label,
-            &self.xpersonenstand,
-        )
+        xps::checked_message::<Geburtsdaten>(report, INFO.fields, label, &self.xpersonenstand)
     }
 
-    fn mandatory_paths(&self, form: &Form) -> Vec<String> {
-        xps::mandatory_paths::<Geburtsdaten>(form.prefix)
-    }
-
-    fn messages(&self) -> Arc<dyn MessageBuilder> {
-        xps::Builder::<Geburtsdaten>::shared(&self.xpersonenstand)
-    }
+    xps::message_methods!(Geburtsdaten, xpersonenstand);
 }
 
 #[cfg(test)]

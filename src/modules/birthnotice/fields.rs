@@ -20,9 +20,8 @@ use FieldKind::*;
 /// Every field of the `birthnotice` request except `id` and `clientReference`.
 pub static FIELDS: &[Field] = &[
     f("nameEinrichtung", "Name der Einrichtung", Text, EINRICHTUNG),
-    f("standortId", "Standort-ID", Text, EINRICHTUNG).with_hint(
-        "Kennung des Standorts, wenn die Einrichtung mehrere hat; sonst leer lassen.",
-    ),
+    f("standortId", "Standort-ID", Text, EINRICHTUNG)
+        .with_hint("Kennung des Standorts, wenn die Einrichtung mehrere hat; sonst leer lassen."),
     f("ansprechpartner", "Ansprechpartner", Text, EINRICHTUNG),
     f(
         "anschriftAutor.gebaeude.strasse",

@@ -5,13 +5,13 @@ mod fields;
 
 use std::sync::Arc;
 
-use meldewerk_actors::{BuiltMessage, MessageBuilder};
 use meldewerk_xml::xpersonenstand::Geburtsanzeige;
 use serde_json::Value;
 
 use crate::module_layer::fields::label;
 use crate::module_layer::{
-    DispatchProblem, Form, Module, ModuleInfo, ModuleSetup, NoSettings, SetupError, SignatureRule,
+    Checked, Completed, Form, Module, ModuleInfo, ModuleSetup, NoSettings, SetupError,
+    SignatureRule,
 };
 use crate::xpersonenstand::{self as xps, Content, XPersonenstandSettings};
 
@@ -46,23 +46,12 @@ impl Module for Birthnotice {
         &INFO
     }
 
-    fn checked_message(
-        &self,
-        form: &Form,
-        _id: &str,
-        content: &Value,
-    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
+    fn checked_message(&self, report: Completed<'_>) -> Checked {
         let label = |path: &str| label(INFO.fields, path).to_owned();
-        xps::checked_message::<Geburtsanzeige>(content, form.prefix, INFO.fields, label, &self.0)
+        xps::checked_message::<Geburtsanzeige>(report, INFO.fields, label, &self.0)
     }
 
-    fn mandatory_paths(&self, form: &Form) -> Vec<String> {
-        xps::mandatory_paths::<Geburtsanzeige>(form.prefix)
-    }
-
-    fn messages(&self) -> Arc<dyn MessageBuilder> {
-        xps::Builder::<Geburtsanzeige>::shared(&self.0)
-    }
+    xps::message_methods!(Geburtsanzeige, 0);
 }
 
 #[cfg(test)]

@@ -535,13 +535,11 @@ const OTHER_LABELS: &[(&str, &str)] = &[
 ];
 
 /// Hints of what to enter, by path relative to the slot.
-const HINTS: &[(&str, &str)] = &[
-    (
-        "leichenID",
-        "Kennung, unter der die verstorbene Person bei Ihnen geführt wird, z. B. die Nummer \
+const HINTS: &[(&str, &str)] = &[(
+    "leichenID",
+    "Kennung, unter der die verstorbene Person bei Ihnen geführt wird, z. B. die Nummer \
          der Todesbescheinigung.",
-    ),
-];
+)];
 
 /// Every field of the `deathnotice` request except `id`: each slot's fields under the prefix
 /// `Einrichtung.`, `Bestatter.` or `Todesbescheinigung.`.

@@ -10,11 +10,10 @@ mod message;
 
 use std::sync::{Arc, LazyLock};
 
-use meldewerk_actors::{BuiltMessage, MessageBuilder};
 use serde_json::{Map, Value};
 
 use crate::module_layer::{
-    DispatchProblem, Form, Module, ModuleInfo, ModuleSetup, NoSettings, SetupError,
+    Checked, Completed, Form, Module, ModuleInfo, ModuleSetup, NoSettings, SetupError,
     SignatureRule, Violation,
 };
 use crate::xpersonenstand::{self as xps, XPersonenstandSettings};
@@ -102,24 +101,13 @@ impl Module for Deathnotice {
         FORMS.iter().find(|form| slot_of(form) == slot)
     }
 
-    fn checked_message(
-        &self,
-        form: &Form,
-        _id: &str,
-        content: &Value,
-    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
-        let slot = slot_of(form);
-        let label = |path: &str| fields::label(slot, &path[form.prefix.len()..]);
-        xps::checked_message::<Meldung>(content, form.prefix, INFO.fields, label, &self.0)
+    fn checked_message(&self, report: Completed<'_>) -> Checked {
+        let slot = slot_of(report.form);
+        let label = |path: &str| fields::label(slot, &path[report.form.prefix.len()..]);
+        xps::checked_message::<Meldung>(report, INFO.fields, label, &self.0)
     }
 
-    fn mandatory_paths(&self, form: &Form) -> Vec<String> {
-        xps::mandatory_paths::<Meldung>(form.prefix)
-    }
-
-    fn messages(&self) -> Arc<dyn MessageBuilder> {
-        xps::Builder::<Meldung>::shared(&self.0)
-    }
+    xps::message_methods!(Meldung, 0);
 }
 
 #[cfg(test)]
@@ -187,8 +175,7 @@ mod tests {
     fn an_unticked_exact_box_beside_a_time_means_not_exact() {
         let content = json!({"Einrichtung": {"sterbefall": {"todeszeitpunkt": {"todestag":
             {"zeitpunkt": "2026-11-20T14:30:00+01:00"}}}}});
-        let Meldung::Einrichtung(m) = Meldung::read(&content, "Einrichtung.").unwrap()
-        else {
+        let Meldung::Einrichtung(m) = Meldung::read(&content, "Einrichtung.").unwrap() else {
             panic!("wrong slot")
         };
         let todestag = m

@@ -122,7 +122,11 @@ impl Hydrator for Archives {
         let mut removed = 0;
         for entry in read_folder(&self.folder)? {
             let entry = entry?;
-            if entry.file_name().to_str().is_some_and(is_leftover_temp_file) {
+            if entry
+                .file_name()
+                .to_str()
+                .is_some_and(is_leftover_temp_file)
+            {
                 fs::remove_file(entry.path())?;
                 removed += 1;
             }

@@ -30,10 +30,19 @@ use FieldKind::*;
 
 /// Every field of the `guardianship` memento except `jobId`.
 pub static FIELDS: &[Field] = &[
-    f("absender.name", "Name der absendenden Stelle", Text, ABSENDER),
-    f("absender.aktenzeichen", "Eigenes Aktenzeichen", Text, ABSENDER).with_hint(
-        "Ihr Aktenzeichen; bleibt es leer, gilt die Vorgangsnummer als Aktenzeichen.",
+    f(
+        "absender.name",
+        "Name der absendenden Stelle",
+        Text,
+        ABSENDER,
     ),
+    f(
+        "absender.aktenzeichen",
+        "Eigenes Aktenzeichen",
+        Text,
+        ABSENDER,
+    )
+    .with_hint("Ihr Aktenzeichen; bleibt es leer, gilt die Vorgangsnummer als Aktenzeichen."),
     f(
         "absender.egvp_account_id",
         "Absendendes Postfach (Konto-Nr.)",
@@ -44,21 +53,76 @@ pub static FIELDS: &[Field] = &[
         ABSENDER,
     )
     .with_hint("Die Nummer des EGVP-Postfachs, über das die Nachricht gesendet wird."),
-    f("empfaenger.name", "Empfangendes Gericht bzw. Stelle", Text, EMPFAENGER),
-    f("empfaenger.type", "Art des Empfängers", Choice(EMPFAENGER_TYPE), EMPFAENGER),
-    f("empfaenger.safeId", "SAFE-ID des Empfängers", Pattern(&SAFE_ID), EMPFAENGER),
-    f("empfaenger.aktenzeichen", "Aktenzeichen des Gerichts", Text, EMPFAENGER)
-        .with_hint("Nur wenn das Verfahren dort schon ein Aktenzeichen hat."),
-    f("empfaenger.adresse.strasse", "Straße und Hausnummer", Text, EMPFAENGER),
-    f("empfaenger.adresse.plz", "Postleitzahl", Postleitzahl, EMPFAENGER),
+    f(
+        "empfaenger.name",
+        "Empfangendes Gericht bzw. Stelle",
+        Text,
+        EMPFAENGER,
+    ),
+    f(
+        "empfaenger.type",
+        "Art des Empfängers",
+        Choice(EMPFAENGER_TYPE),
+        EMPFAENGER,
+    ),
+    f(
+        "empfaenger.safeId",
+        "SAFE-ID des Empfängers",
+        Pattern(&SAFE_ID),
+        EMPFAENGER,
+    ),
+    f(
+        "empfaenger.aktenzeichen",
+        "Aktenzeichen des Gerichts",
+        Text,
+        EMPFAENGER,
+    )
+    .with_hint("Nur wenn das Verfahren dort schon ein Aktenzeichen hat."),
+    f(
+        "empfaenger.adresse.strasse",
+        "Straße und Hausnummer",
+        Text,
+        EMPFAENGER,
+    ),
+    f(
+        "empfaenger.adresse.plz",
+        "Postleitzahl",
+        Postleitzahl,
+        EMPFAENGER,
+    ),
     f("empfaenger.adresse.stadt", "Ort", Text, EMPFAENGER),
     f("betroffener.name.vorname", "Vorname", Text, BETROFFENER),
     f("betroffener.name.nachname", "Nachname", Text, BETROFFENER),
-    f("betroffener.geburtsdatum", "Geburtsdatum", Date, BETROFFENER),
-    f("betroffener.familienstand", "Familienstand", Choice(FAMILIENSTAND), BETROFFENER),
-    f("betroffener.anschrift.strasse", "Straße und Hausnummer (Wohnanschrift)", Text, BETROFFENER),
-    f("betroffener.anschrift.plz", "Postleitzahl (Wohnanschrift)", Postleitzahl, BETROFFENER),
-    f("betroffener.anschrift.stadt", "Ort (Wohnanschrift)", Text, BETROFFENER),
+    f(
+        "betroffener.geburtsdatum",
+        "Geburtsdatum",
+        Date,
+        BETROFFENER,
+    ),
+    f(
+        "betroffener.familienstand",
+        "Familienstand",
+        Choice(FAMILIENSTAND),
+        BETROFFENER,
+    ),
+    f(
+        "betroffener.anschrift.strasse",
+        "Straße und Hausnummer (Wohnanschrift)",
+        Text,
+        BETROFFENER,
+    ),
+    f(
+        "betroffener.anschrift.plz",
+        "Postleitzahl (Wohnanschrift)",
+        Postleitzahl,
+        BETROFFENER,
+    ),
+    f(
+        "betroffener.anschrift.stadt",
+        "Ort (Wohnanschrift)",
+        Text,
+        BETROFFENER,
+    ),
     f("betroffener.anschriftTelefon", "Telefon", Text, BETROFFENER),
     f(
         "betroffener.gegenwaertigerAufenthalt",

@@ -29,7 +29,6 @@ pub(super) const SENDING: &str = "sending";
 /// never sent.
 const UNKNOWN_SENDER: &str = "DE.Justiz.unbekannt";
 
-
 fn owned(content: &Value, path: &str) -> Option<String> {
     text_at(content, path).map(str::to_owned)
 }
@@ -132,8 +131,13 @@ fn build(
         name: pdf_name,
         content: pdf::render(form, job_id, content, at),
     };
-    let package = MessagePackage::new(from, &uebermittlung.empfaenger.safe_id, xml, vec![attachment])
-        .map_err(|problems| problems.into_iter().map(general).collect::<Vec<_>>())?;
+    let package = MessagePackage::new(
+        from,
+        &uebermittlung.empfaenger.safe_id,
+        xml,
+        vec![attachment],
+    )
+    .map_err(|problems| problems.into_iter().map(general).collect::<Vec<_>>())?;
     Ok(BuiltMessage {
         message_uuid: message_uuid.to_owned(),
         content_type: MEDIA_TYPE.to_owned(),

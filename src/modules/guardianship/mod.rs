@@ -17,7 +17,7 @@ mod settings;
 use std::sync::Arc;
 
 use actix_web::web;
-use meldewerk_actors::{BuiltMessage, MailboxReading, MessageBuilder, ReadingSettings};
+use meldewerk_actors::{MailboxReading, MessageBuilder, ReadingSettings};
 use meldewerk_storage::{MailboxAccountId, MailboxRefusal, Report, Store, StoreError};
 use serde_json::{json, Map, Value};
 
@@ -26,8 +26,8 @@ use crate::module_layer::errors::Violation;
 use crate::module_layer::fields::{label, text_at};
 use crate::module_layer::form::{self, index::FormIndex, index::IndexEntry};
 use crate::module_layer::{
-    DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo, ModuleSetup,
-    SetupError, SignatureRule, Subject,
+    Checked, Completed, DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo,
+    ModuleSetup, SetupError, SignatureRule, Subject,
 };
 use archives::Archives;
 use settings::GuardianshipSettings;
@@ -182,7 +182,11 @@ impl Module for Guardianship {
             // The field table has checked the number already.
             (Some(Err(_)), _) => {}
             (Some(Ok(id)), form) => {
-                match look_up.store.resolve_sending_account(&look_up.user.name, id).await? {
+                match look_up
+                    .store
+                    .resolve_sending_account(&look_up.user.name, id)
+                    .await?
+                {
                     Ok(account) => {
                         if let Subject::Submitted { form, content } = &mut subject {
                             content.insert(
@@ -230,13 +234,8 @@ impl Module for Guardianship {
         Ok(())
     }
 
-    fn checked_message(
-        &self,
-        form: &Form,
-        id: &str,
-        content: &Value,
-    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
-        message::checked(form, id, content)
+    fn checked_message(&self, report: Completed<'_>) -> Checked {
+        message::checked(report.form, report.id, report.content)
     }
 
     fn messages(&self) -> Arc<dyn MessageBuilder> {

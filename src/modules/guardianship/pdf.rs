@@ -47,11 +47,7 @@ pub(super) fn render(form: &Form, job_id: &str, content: &Value, at: DateTime<Ut
 }
 
 /// The value at `path` as the form showed it; `None` when there is none.
-fn shown(
-    content: &Value,
-    path: &str,
-    kind: crate::module_layer::FieldKind,
-) -> Option<String> {
+fn shown(content: &Value, path: &str, kind: crate::module_layer::FieldKind) -> Option<String> {
     use crate::module_layer::FieldKind;
     let value = value_at(content, path)?;
     match (kind, value) {

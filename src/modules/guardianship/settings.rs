@@ -56,7 +56,9 @@ impl GuardianshipSettings {
             return Ok(data_dir.join(super::archives::FOLDER));
         };
         if folder.as_os_str().is_empty() {
-            return Err("archive_dir must name a folder (leave it out for the data directory's)".into());
+            return Err(
+                "archive_dir must name a folder (leave it out for the data directory's)".into(),
+            );
         }
         if folder.exists() && !folder.is_dir() {
             return Err(format!("archive_dir {} is not a folder", folder.display()));
@@ -134,7 +136,10 @@ mod tests {
             archive_dir: Some(PathBuf::new()),
             ..GuardianshipSettings::default()
         };
-        assert!(empty.archive_folder(data).unwrap_err().starts_with("archive_dir"));
+        assert!(empty
+            .archive_folder(data)
+            .unwrap_err()
+            .starts_with("archive_dir"));
         let file = tempfile::NamedTempFile::new().unwrap();
         let a_file = GuardianshipSettings {
             archive_dir: Some(file.path().to_path_buf()),

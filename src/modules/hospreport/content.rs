@@ -10,9 +10,7 @@ use meldewerk_fhir::hospital::{
     MedicalInformation, Symptom, YesNo,
 };
 use meldewerk_fhir::resources::Bundle;
-use meldewerk_fhir::{
-    ContactPerson, Facility, IdSource, NamedPerson, PersonName, PostalAddress,
-};
+use meldewerk_fhir::{ContactPerson, Facility, IdSource, NamedPerson, PersonName, PostalAddress};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -137,7 +135,10 @@ impl<'a> Reader<'a> {
         let stay_given = self
             .value(STAY)
             .and_then(Value::as_object)
-            .is_some_and(|stay| stay.values().any(|v| !v.is_null() && v != &Value::Bool(false)));
+            .is_some_and(|stay| {
+                stay.values()
+                    .any(|v| !v.is_null() && v != &Value::Bool(false))
+            });
         let admitted = self.date(AUFNAHME);
         let discharged = self.date(ENTLASSUNG);
         let department = self.chosen(&format!("{STAY}.ArtDerHospitalisierung"));
@@ -312,7 +313,10 @@ mod tests {
         assert_eq!(n.report_id, "H-1");
         assert_eq!(n.medical.symptoms, [Symptom::Fieber]);
         let stay = n.clinical.hospitalisation.unwrap();
-        assert_eq!(stay.intensive_care_from, NaiveDate::from_ymd_opt(2026, 11, 23));
+        assert_eq!(
+            stay.intensive_care_from,
+            NaiveDate::from_ymd_opt(2026, 11, 23)
+        );
         assert_eq!(
             n.patient.address.unwrap().country.as_deref(),
             Some(DEUTSCHLAND)

@@ -72,7 +72,11 @@ pub(super) static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
         .field("Patient.Adresse.Hausnummer", "Hausnummer", Text)
         .field("Patient.Adresse.PLZ", "Postleitzahl", Text)
         .field("Patient.Adresse.Stadt", "Ort", Text)
-        .field("Patient.Adresse.inDeutschland", "Wohnort in Deutschland", Bool)
+        .field(
+            "Patient.Adresse.inDeutschland",
+            "Wohnort in Deutschland",
+            Bool,
+        )
         .field("Patient.Kontakt.Telefon", "Telefon", Text)
         .field("Patient.Kontakt.Email", "E-Mail", Pattern(&EMAIL))
         .section("Medizinische Informationen")
@@ -96,7 +100,11 @@ pub(super) static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
     table
         .field("MedizinischeInformationen.Hinweis", "Hinweis", Text)
         .section("Klinische Angaben")
-        .field("KlinischeAngaben.Hospitalisiert", "Hospitalisiert", Choice(JA_NEIN))
+        .field(
+            "KlinischeAngaben.Hospitalisiert",
+            "Hospitalisiert",
+            Choice(JA_NEIN),
+        )
         .field(
             "KlinischeAngaben.Hospitalisierung.AufnahmeAm",
             "Aufnahme am",
@@ -127,8 +135,16 @@ pub(super) static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
         .section("Meldende Einrichtung")
         .field("MeldendeEinrichtung.Name", "Name der Einrichtung", Text)
         .field("MeldendeEinrichtung.BSNR", "BSNR", Pattern(&NEUN_ZIFFERN))
-        .field("MeldendeEinrichtung.IK_Nummer", "IK-Nummer", Pattern(&NEUN_ZIFFERN))
-        .field("MeldendeEinrichtung.Adresse.Strasse", "Straße und Hausnummer", Text)
+        .field(
+            "MeldendeEinrichtung.IK_Nummer",
+            "IK-Nummer",
+            Pattern(&NEUN_ZIFFERN),
+        )
+        .field(
+            "MeldendeEinrichtung.Adresse.Strasse",
+            "Straße und Hausnummer",
+            Text,
+        )
         .field("MeldendeEinrichtung.Adresse.PLZ", "Postleitzahl", Text)
         .field("MeldendeEinrichtung.Adresse.Stadt", "Ort", Text)
         .field("MeldendeEinrichtung.Adresse.Land", "Land", Text)
@@ -157,7 +173,13 @@ mod tests {
     fn the_option_lists_are_the_typed_values_in_order() {
         fn names<T: serde::Serialize>(all: &[T]) -> Vec<String> {
             all.iter()
-                .map(|v| serde_json::to_value(v).unwrap().as_str().unwrap().to_owned())
+                .map(|v| {
+                    serde_json::to_value(v)
+                        .unwrap()
+                        .as_str()
+                        .unwrap()
+                        .to_owned()
+                })
                 .collect()
         }
         let options = |list: &[(&str, &str)]| -> Vec<String> {
@@ -168,5 +190,4 @@ mod tests {
         assert_eq!(options(ABTEILUNG), names(&Department::ALL));
         assert_eq!(options(SYMPTOME), names(&Symptom::ALL));
     }
-
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
-use meldewerk_actors::{BuiltMessage, MessageBuilder};
+use meldewerk_actors::MessageBuilder;
 use meldewerk_storage::{Bsnr, Environment, ReportResult, ReportStatus};
 use serde_json::{json, Map, Value};
 
@@ -25,7 +25,7 @@ use crate::module_layer::context::ModuleContext;
 use crate::module_layer::form::message_page;
 use crate::module_layer::openapi::{html_page, ModuleDocument};
 use crate::module_layer::{
-    rfc3339, DispatchProblem, Form, IdMember, Module, ModuleInfo, ModuleSetup, SetupError,
+    rfc3339, Checked, Completed, Form, IdMember, Module, ModuleInfo, ModuleSetup, SetupError,
     SignatureRule,
 };
 use content::Meldung;
@@ -120,14 +120,9 @@ impl Module for Hospreport {
         &INFO
     }
 
-    fn checked_message(
-        &self,
-        form: &Form,
-        _id: &str,
-        content: &Value,
-    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
-        demis::checked_message::<Meldung>(content, form.prefix)
-            .map(|message| self.notifier.stamp(message, content))
+    fn checked_message(&self, report: Completed<'_>) -> Checked {
+        demis::checked_message::<Meldung>(report.content, report.form.prefix)
+            .map(|message| self.notifier.stamp(message, report.content))
     }
 
     fn mandatory_paths(&self, _form: &Form) -> Vec<String> {
@@ -191,14 +186,9 @@ impl Module for Hospreport {
         if let Some(properties) = result["properties"].as_object_mut() {
             properties.remove("failureReason");
         }
-        doc.schema("ReportResult", result);
-        let path = doc.api_path("/reports/{id}");
-        doc.describe_response(
-            "get",
-            &path,
-            "404",
-            "Not found: also while no submission of the id was accepted, and past retention.",
-        );
+        let not_found =
+            "Not found: also while no submission of the id was accepted, and past retention.";
+        demis::document_result(doc, result, not_found);
         doc.operation(
             "get",
             SUCCESS_PATH,

@@ -178,7 +178,11 @@ fn mandatory(path: &str) -> DispatchProblem {
 /// `Anonym` part, a standard patient only the `Standard` part. `None` when they fit; else the
 /// member given against the rule and why, for the API (`Patient.Standard must not …`) and the
 /// form alike.
-pub(super) fn mixed_patient(anonymous: bool, standard: bool, anonym: bool) -> Option<(&'static str, &'static str)> {
+pub(super) fn mixed_patient(
+    anonymous: bool,
+    standard: bool,
+    anonym: bool,
+) -> Option<(&'static str, &'static str)> {
     if anonymous && standard {
         Some((
             "Patient.Standard",
@@ -207,7 +211,12 @@ impl demis::Content for Laborbefund {
         let mut problems = Vec::new();
         let patient = read.Patient.unwrap_or_default();
         let anonymous = patient.IsAnonym.unwrap_or(false);
-        if mixed_patient(anonymous, patient.Standard.is_some(), patient.Anonym.is_some()).is_some()
+        if mixed_patient(
+            anonymous,
+            patient.Standard.is_some(),
+            patient.Anonym.is_some(),
+        )
+        .is_some()
         {
             let words = if anonymous {
                 "Bei einer nichtnamentlichen Meldung bitte nur die Angaben unter „Anonyme Person“ \
@@ -316,9 +325,9 @@ impl demis::Content for Laborbefund {
             findings: vec![Finding {
                 test: befund.Test.unwrap_or_default(),
                 method: befund.Methode.unwrap_or_default(),
-                interpretation: interpretation.flatten().unwrap_or(
-                    meldewerk_fhir::codes::Interpretation::Negative,
-                ),
+                interpretation: interpretation
+                    .flatten()
+                    .unwrap_or(meldewerk_fhir::codes::Interpretation::Negative),
                 note: None,
             }],
             specimen: SpecimenDetails {

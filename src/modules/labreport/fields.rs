@@ -11,7 +11,6 @@ use crate::demis::{EMAIL, GESCHLECHT, NEUN_ZIFFERN};
 use crate::module_layer::fields::field;
 use crate::module_layer::{Field, FieldKind, TextPattern};
 
-
 /// A birth month and year, `YYYY-MM`.
 static GEBURTSMONAT: TextPattern = TextPattern {
     fits: |text| BirthMonth::parse(text).is_some(),
@@ -237,7 +236,12 @@ pub(super) static FINDINGS: LazyLock<[&'static [Field]; 4]> = LazyLock::new(|| {
         let codes = disease.codes();
         let section = "Befund";
         let table = vec![
-            field(TEST, "Untersuchung", FieldKind::Choice(options(codes.tests)), section),
+            field(
+                TEST,
+                "Untersuchung",
+                FieldKind::Choice(options(codes.tests)),
+                section,
+            ),
             field(
                 METHODE,
                 "Methode",

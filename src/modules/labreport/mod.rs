@@ -21,7 +21,7 @@ mod fields;
 use std::sync::{Arc, LazyLock};
 
 use actix_web::{web, HttpResponse};
-use meldewerk_actors::{BuiltMessage, MessageBuilder};
+use meldewerk_actors::MessageBuilder;
 use meldewerk_fhir::codes::Disease;
 use meldewerk_storage::{ReportResult, ReportStatus, StoreError};
 use serde_json::{json, Map, Value};
@@ -29,12 +29,12 @@ use serde_json::{json, Map, Value};
 use crate::demis::{self, Notifier, SendingSettings};
 use crate::facilities::{resolve, Unresolved};
 use crate::module_layer::context::ModuleContext;
-use crate::module_layer::form::index::{FormIndex, IndexEntry};
 use crate::module_layer::errors::ModuleError;
+use crate::module_layer::form::index::{FormIndex, IndexEntry};
 use crate::module_layer::openapi::ModuleDocument;
 use crate::module_layer::{
-    rfc3339, ApiError, DispatchProblem, ErrorStyle, Form, IdMember, LookUp, Module, ModuleInfo,
-    ModuleSetup, SetupError, SignatureRule, Subject, Violation,
+    rfc3339, ApiError, Checked, Completed, DispatchProblem, ErrorStyle, Form, IdMember, LookUp,
+    Module, ModuleInfo, ModuleSetup, SetupError, SignatureRule, Subject, Violation,
 };
 use content::{mixed_patient, Laborbefund, KRANKHEIT, MANDATORY, REGISTER, REPORT_ID};
 
@@ -207,16 +207,11 @@ impl Module for Labreport {
         }
     }
 
-    fn checked_message(
-        &self,
-        _form: &Form,
-        _id: &str,
-        content: &Value,
-    ) -> Result<BuiltMessage, Vec<DispatchProblem>> {
+    fn checked_message(&self, report: Completed<'_>) -> Checked {
         // The content carries its `reportId` already (added at the look-up, so that the stored
         // submission has it for the engine's builder too).
-        demis::checked_message::<Laborbefund>(content, "")
-            .map(|message| self.notifier.stamp(message, content))
+        demis::checked_message::<Laborbefund>(report.content, "")
+            .map(|message| self.notifier.stamp(message, report.content))
     }
 
     fn mandatory_paths(&self, _form: &Form) -> Vec<String> {
@@ -305,10 +300,9 @@ impl Module for Labreport {
             .map(|d| json!(d.code()))
             .chain([Value::Null])
             .collect();
-        doc.schema("ReportResult", result);
         // A result exists once the reporting system decided: before, 404 (not PENDING).
-        let path = doc.api_path("/reports/{id}");
-        doc.describe_response("get", &path, "404", "Not found: also while the reporting system has not decided.");
+        let not_found = "Not found: also while the reporting system has not decided.";
+        demis::document_result(doc, result, not_found);
     }
 }
 
@@ -332,7 +326,10 @@ mod tests {
             assert_eq!(FORMS[i].path, format!("/labreport/{}/", disease.code()));
             let submission = json!({ KRANKHEIT: disease.code() });
             let module = module();
-            assert!(std::ptr::eq(module.form_for(&submission).unwrap(), &FORMS[i]));
+            assert!(std::ptr::eq(
+                module.form_for(&submission).unwrap(),
+                &FORMS[i]
+            ));
         }
     }
 
@@ -345,6 +342,8 @@ mod tests {
         let mixed = check(json!({"Patient": {"IsAnonym": true, "Standard": {}}}));
         assert_eq!(mixed[0].pointer.as_deref(), Some("/Patient/Standard"));
         let anonym = check(json!({"Patient": {"Anonym": {}}}));
-        assert!(anonym[0].detail.starts_with("Patient.Anonym must not be given"));
+        assert!(anonym[0]
+            .detail
+            .starts_with("Patient.Anonym must not be given"));
     }
 }

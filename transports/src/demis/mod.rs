@@ -197,7 +197,7 @@ impl Transport for Simulator {
 
     async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
         let delivery = completed(delivery);
-        let registered = (&self.inner.journal, BY_IDEMPOTENCY_KEY);
+        let by_key = (&self.inner.journal, BY_IDEMPOTENCY_KEY);
         // The checks as blocking work; the wait for the disk holds no thread. Once begun, the
         // record is written even if this call is dropped meanwhile.
         let decide = |delivery| async move {
@@ -215,7 +215,7 @@ impl Transport for Simulator {
         let latency_ms = self.config().latency_ms;
         let script = &self.inner.script;
         script
-            .answer_at_once("simulated DEMIS", delivery, registered, latency_ms, decide)
+            .answer_at_once("simulated DEMIS", delivery, by_key, latency_ms, decide)
             .await
     }
 }

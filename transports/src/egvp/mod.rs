@@ -140,12 +140,12 @@ impl Transport for Simulator {
     }
 
     async fn submit(&self, delivery: Delivery) -> Result<Answer, TransportError> {
-        let registered = (&self.inner.sent, BY_IDEMPOTENCY_KEY);
+        let by_key = (&self.inner.sent, BY_IDEMPOTENCY_KEY);
         let decide = |delivery| self.blocking(move |inner| inner.decide(delivery));
         let latency_ms = self.config().latency_ms;
         let script = &self.inner.script;
         script
-            .answer_at_once("simulated EGVP", delivery, registered, latency_ms, decide)
+            .answer_at_once("simulated EGVP", delivery, by_key, latency_ms, decide)
             .await
     }
 

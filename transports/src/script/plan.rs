@@ -77,8 +77,9 @@ impl super::Scripted {
     /// A repeat of a key registered in `journal` (under its index `by_key`) is not a delivery:
     /// the script is not asked and nothing of it is used up; `decide` answers it as the first
     /// time, after the configured latency. For a new delivery a scripted fault or refusal is
-    /// the answer, and nothing is decided. An accepting plan's latency comes after the record,
-    /// so that a sender who stops waiting and sends again meets its repeat, as at a real system.
+    /// the answer, and nothing is decided (a scripted panic comes at once). An accepting plan's
+    /// latency comes after the record, so that a sender who stops waiting and sends again meets
+    /// its repeat, as at a real system.
     pub(crate) async fn answer_at_once<T, F>(
         &self,
         authority: &str,

@@ -320,6 +320,7 @@ impl Inner {
         let transport_ref = uuid::Uuid::new_v4().to_string();
         let refusal = code_refusal(&delivery.body);
         let signature = delivery.signature.take();
+        // Stamped again as the journal numbers the record (below).
         let (mut delivered, body) = Delivered::of(delivery, Utc::now());
         let (idempotency_key, report_id, module) = (
             delivered.idempotency_key.clone(),

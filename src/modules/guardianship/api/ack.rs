@@ -154,7 +154,10 @@ async fn acknowledge_one(store: &dyn Store, archives: &Archives, user: &str, id:
             if let Err(e) = store.append_audit(audit).await {
                 tracing::error!(id, error = %e, "acknowledged court message not audited");
             }
-            (AckStatus::Deleted, format!("court message {id} acknowledged and deleted"))
+            (
+                AckStatus::Deleted,
+                format!("court message {id} acknowledged and deleted"),
+            )
         }
         Ok(CourtMessageDeleted::AlreadyDeleted(_)) => (
             AckStatus::AlreadyDeleted,
@@ -193,8 +196,7 @@ mod tests {
     use super::*;
 
     fn ids(value: Value) -> Result<Vec<u64>, Vec<String>> {
-        read_ids(value.as_object().unwrap())
-            .map_err(|v| v.into_iter().map(|v| v.detail).collect())
+        read_ids(value.as_object().unwrap()).map_err(|v| v.into_iter().map(|v| v.detail).collect())
     }
 
     #[test]
@@ -205,18 +207,19 @@ mod tests {
         let many: Vec<u64> = (1..=101).collect();
         assert_eq!(
             ids(json!({ "messageIds": many })),
-            Err(vec!["messageIds must hold 1 to 100 ids; it holds 101".into()])
+            Err(vec![
+                "messageIds must hold 1 to 100 ids; it holds 101".into()
+            ])
         );
         assert_eq!(
             ids(json!({"messageIds": []})),
             Err(vec!["messageIds must hold 1 to 100 ids; it holds 0".into()])
         );
+        assert_eq!(ids(json!({})), Err(vec!["messageIds is required".into()]));
         assert_eq!(
-            ids(json!({})),
-            Err(vec!["messageIds is required".into()])
-        );
-        assert_eq!(
-            ids(json!({"messageIds": [1, "2", 0, 1.5], "x": 1})).unwrap_err().len(),
+            ids(json!({"messageIds": [1, "2", 0, 1.5], "x": 1}))
+                .unwrap_err()
+                .len(),
             4
         );
     }

@@ -58,7 +58,9 @@ pub(super) async fn set(
         return Err(fail(ApiError::Validation(problems)));
     };
     let text = email.as_str().to_owned();
-    store_contact(&accounts, &user, Some(email)).await.map_err(fail)?;
+    store_contact(&accounts, &user, Some(email))
+        .await
+        .map_err(fail)?;
     Ok(answer(Some(&text)))
 }
 

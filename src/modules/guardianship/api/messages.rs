@@ -87,15 +87,21 @@ struct Query {
 /// Reads the query string: `jobId` and `safeId` repeatable, `since` once, nothing else. Every
 /// problem at once.
 fn read_query(query: &str) -> Result<Query, Vec<Violation>> {
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query)
-        .map_err(|e| vec![Violation::whole(format!("the query string cannot be read: {e}"))])?;
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).map_err(|e| {
+        vec![Violation::whole(format!(
+            "the query string cannot be read: {e}"
+        ))]
+    })?;
     let mut read = Query::default();
     let mut problems = Vec::new();
     for (name, value) in pairs {
         match name.as_str() {
-            "jobId" if value.is_empty() || value.chars().count() > MAX_ID => problems.push(
-                Violation::at("/jobId", format!("jobId must have 1 to {MAX_ID} characters")),
-            ),
+            "jobId" if value.is_empty() || value.chars().count() > MAX_ID => {
+                problems.push(Violation::at(
+                    "/jobId",
+                    format!("jobId must have 1 to {MAX_ID} characters"),
+                ))
+            }
             "jobId" => read.job_ids.push(value),
             "safeId" => match SafeId::parse(&value) {
                 Ok(safe_id) => read.safe_ids.push(safe_id),
@@ -186,7 +192,10 @@ mod tests {
             pointers,
             [Some("/since"), Some("/safeId"), Some("/jobId"), None]
         );
-        assert!(read_query("since=2026-11-26T08:00:00").is_err(), "no time zone");
+        assert!(
+            read_query("since=2026-11-26T08:00:00").is_err(),
+            "no time zone"
+        );
         assert_eq!(read_query(""), Ok(Query::default()));
     }
 }

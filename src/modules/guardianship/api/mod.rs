@@ -15,7 +15,9 @@ use serde_json::{json, Map, Value};
 use super::archives::Archives;
 use crate::module_layer::errors::ApiError;
 use crate::module_layer::memento::MAX_ID;
-use crate::module_layer::openapi::{json_content, ModuleDocument, API_ERRORS, API_USER, BODY_ERRORS};
+use crate::module_layer::openapi::{
+    json_content, ModuleDocument, API_ERRORS, API_USER, BODY_ERRORS,
+};
 use crate::module_layer::routes;
 
 /// Registers the routes; `archives` is where the downloads are read from.
@@ -73,7 +75,10 @@ pub(crate) async fn message_of(store: &dyn Store, user: &str, id: &str) -> Acces
         Ok(None) => return Access::Unknown,
         Err(e) => return Access::Failed(e.into()),
     };
-    match store.may_access_mailbox_account(user, message.account).await {
+    match store
+        .may_access_mailbox_account(user, message.account)
+        .await
+    {
         Ok(true) => Access::Granted(Box::new(message)),
         Ok(false) => Access::Forbidden,
         Err(e) => Access::Failed(e.into()),
@@ -86,9 +91,7 @@ pub(super) fn document(doc: &mut ModuleDocument) {
     doc.schema_of::<ack::AckStatus>("AckStatus");
     doc.schema_of::<ack::AckResult>("AckResult");
     let answer = doc.schema_of::<ack::AckAnswer>("AckAnswer");
-    let ok = |description: &str, schema: Value| {
-        json!({"description": description, "content": json_content(schema)})
-    };
+    let ok = |description: &str, schema: Value| json!({"description": description, "content": json_content(schema)});
     let with = |mut responses: Map<String, Value>, ok: Value| {
         responses.insert("200".into(), ok);
         responses
@@ -111,7 +114,10 @@ pub(super) fn document(doc: &mut ModuleDocument) {
     let path = doc.api_path("/messages");
     let responses = doc.errors(
         &[&API_ERRORS[..], &[400, 405]].concat(),
-        &[(400, "A malformed `since`, or an unknown parameter; each is named.")],
+        &[(
+            400,
+            "A malformed `since`, or an unknown parameter; each is named.",
+        )],
     );
     doc.operation(
         "get",
@@ -162,8 +168,14 @@ pub(super) fn document(doc: &mut ModuleDocument) {
     let responses = doc.errors(
         &[&API_ERRORS[..], &[403, 404, 405]].concat(),
         &[
-            (403, "The message is in a mailbox account the user may not see."),
-            (404, "No such message, or it is not (or no longer) downloadable."),
+            (
+                403,
+                "The message is in a mailbox account the user may not see.",
+            ),
+            (
+                404,
+                "No such message, or it is not (or no longer) downloadable.",
+            ),
         ],
     );
     doc.operation(
@@ -191,13 +203,21 @@ pub(super) fn document(doc: &mut ModuleDocument) {
     let mut put = doc.errors(&[&BODY_ERRORS[..], &API_ERRORS, &[405]].concat(), &[]);
     put.insert("200".into(), ok("The registered address.", contact.clone()));
     for (method, summary, request) in [
-        ("get", "The address court messages are announced to (null: none)", None),
-        ("put", "Register the address court messages are announced to", Some(json!({
-            "type": "object",
-            "required": ["email"],
-            "additionalProperties": false,
-            "properties": {"email": {"type": "string", "format": "email"}},
-        }))),
+        (
+            "get",
+            "The address court messages are announced to (null: none)",
+            None,
+        ),
+        (
+            "put",
+            "Register the address court messages are announced to",
+            Some(json!({
+                "type": "object",
+                "required": ["email"],
+                "additionalProperties": false,
+                "properties": {"email": {"type": "string", "format": "email"}},
+            })),
+        ),
         ("delete", "Remove the address", None),
     ] {
         let mut operation = json!({

@@ -66,6 +66,7 @@ fn a_court_message_is_indexed_hydrated_listed_and_downloaded() {
             && disposition.contains(&format!("court-message-{id}.zip")),
         "{disposition}"
     );
+    let headers = response.headers().clone();
     let zip = response.bytes().unwrap();
     let read = open_zip(&zip);
     assert_eq!(
@@ -83,6 +84,26 @@ fn a_court_message_is_indexed_hydrated_listed_and_downloaded() {
     // The archive is a file of the data directory, named by the index id.
     let file = dir.path().join(format!("court-messages/{id}.zip"));
     assert_eq!(std::fs::read(&file).unwrap(), zip.as_ref());
+    assert_eq!(headers["content-length"], zip.len().to_string().as_str());
+    assert_eq!(headers["accept-ranges"], "bytes");
+    assert_eq!(headers["cache-control"], "no-store");
+
+    // A part of it, as a download that resumes asks for it.
+    let part = server
+        .client()
+        .get(server.url(&format!("{API}/download/{id}")))
+        .basic_auth("betreuung", Some(common::PASSWORD))
+        .header("Range", "bytes=2-9")
+        .send()
+        .unwrap();
+    assert_eq!(part.status(), 206);
+    assert_eq!(
+        part.headers()["content-range"],
+        format!("bytes 2-9/{}", zip.len()).as_str()
+    );
+    assert_eq!(part.headers()["content-type"], "application/zip");
+    assert_eq!(part.headers()["cache-control"], "no-store");
+    assert_eq!(part.bytes().unwrap().as_ref(), &zip[2..10]);
 
     // Operators see its handling, and the sync and hydration actors in the actor health.
     let view = operator_view(&server);

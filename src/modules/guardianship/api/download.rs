@@ -1,11 +1,20 @@
 //! `GET /api/guardianship/v1/download/{id}`: a court message's ZIP archive, streamed from disk
 //! in chunks (memory does not grow with the archive).
+//!
+//! A whole archive is read a mebibyte at a time on the blocking pool: `actix-files` reads 64 KiB
+//! per hand-off to that pool, and with sixteen times the hand-offs a 200 MB archive went at two
+//! thirds of the speed. A request for a part (`Range`) is served by `actix-files`, which knows
+//! ranges.
 
+use std::io::Read;
 use std::sync::Arc;
 
 use actix_files::NamedFile;
-use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionType};
+use actix_web::body::SizedStream;
+use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
+use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
+use futures::Stream;
 use meldewerk_storage::Store;
 
 use super::{message_of, Access};
@@ -63,18 +72,58 @@ pub(super) async fn download(
         }
     };
     let name = format!("court-message-{}.zip", message.id);
-    let file = file
-        .set_content_type("application/zip".parse().expect("a valid media type"))
-        .set_content_disposition(ContentDisposition {
-            disposition: DispositionType::Attachment,
-            parameters: vec![DispositionParam::Filename(name)],
-        })
-        .use_etag(false)
-        .use_last_modified(false);
-    let mut response = file.into_response(&req);
+    let disposition = ContentDisposition {
+        disposition: DispositionType::Attachment,
+        parameters: vec![DispositionParam::Filename(name)],
+    };
+    let mut response = match req.headers().contains_key(header::RANGE) {
+        true => file
+            .set_content_type(ZIP.parse().expect("a valid media type"))
+            .set_content_disposition(disposition)
+            .use_etag(false)
+            .use_last_modified(false)
+            .into_response(&req),
+        false => {
+            let whole = file.file().try_clone().map_err(|e| {
+                fail(ApiError::Internal(format!(
+                    "archive of court message {}: {e}",
+                    message.id
+                )))
+            })?;
+            HttpResponse::Ok()
+                .content_type(ZIP)
+                .insert_header((header::CONTENT_DISPOSITION, disposition))
+                .insert_header((header::ACCEPT_RANGES, "bytes"))
+                .body(SizedStream::new(file.metadata().len(), chunks(whole)))
+        }
+    };
     response.headers_mut().insert(
-        actix_web::http::header::CACHE_CONTROL,
-        actix_web::http::header::HeaderValue::from_static("no-store"),
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
     );
     Ok(response)
+}
+
+/// The archive's media type.
+const ZIP: &str = "application/zip";
+
+/// Bytes read per hand-off to the blocking pool.
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// `file` from where it stands to its end, [`CHUNK_BYTES`] at a time, each read on the blocking
+/// pool; a failed read ends the stream with its error (the answer is then cut short).
+fn chunks(file: std::fs::File) -> impl Stream<Item = Result<Bytes, std::io::Error>> {
+    futures::stream::try_unfold(file, |mut file| async move {
+        let read = web::block(move || {
+            let mut chunk = Vec::with_capacity(CHUNK_BYTES);
+            (&mut file)
+                .take(CHUNK_BYTES as u64)
+                .read_to_end(&mut chunk)?;
+            Ok::<_, std::io::Error>((file, chunk))
+        })
+        .await
+        .map_err(std::io::Error::other)?;
+        let (file, chunk) = read?;
+        Ok((!chunk.is_empty()).then(|| (Bytes::from(chunk), file)))
+    })
 }

@@ -212,6 +212,11 @@ pub fn json_content(schema: Value) -> Value {
     json!({"application/json": {"schema": schema}})
 }
 
+/// A response described by `description` whose body is JSON of `schema`.
+pub fn json_response(description: &str, schema: Value) -> Value {
+    json!({"description": description, "content": json_content(schema)})
+}
+
 fn layer_operations(doc: &mut ModuleDocument) {
     let info = doc.info;
     let request = doc.schema("MementoRequest", schema::memento_request(info));
@@ -234,10 +239,7 @@ fn layer_operations(doc: &mut ModuleDocument) {
     }
     let answer = doc.schema("MementoResponse", answer);
     let mut responses = Map::new();
-    responses.insert(
-        "200".into(),
-        json!({"description": "The memento.", "content": json_content(answer)}),
-    );
+    responses.insert("200".into(), json_response("The memento.", answer));
     responses.extend(doc.errors(&[BODY_ERRORS.as_slice(), &API_ERRORS, &[405]].concat(), &[]));
     let path = doc.api_path("/memento");
     doc.operation(
@@ -273,10 +275,7 @@ fn layer_operations(doc: &mut ModuleDocument) {
         }),
     );
     let mut responses = Map::new();
-    responses.insert(
-        "200".into(),
-        json!({"description": "The report's result.", "content": json_content(result)}),
-    );
+    responses.insert("200".into(), json_response("The report's result.", result));
     responses.extend(doc.errors(&[&API_ERRORS[..], &[400, 404, 405, 410]].concat(), &[]));
     let path = doc.api_path("/reports/{id}");
     doc.operation(

@@ -26,7 +26,7 @@ use crate::module_layer::errors::{ApiError, ModuleError, Violation};
 use crate::module_layer::fields::validate;
 use crate::module_layer::openapi::schema;
 use crate::module_layer::openapi::{
-    json_content, ModuleDocument, API_ERRORS, API_USER, BODY_ERRORS,
+    json_content, json_response, ModuleDocument, API_ERRORS, API_USER, BODY_ERRORS,
 };
 use crate::module_layer::Completed;
 use crate::module_layer::{memento, reports, rfc3339, routes};
@@ -265,7 +265,7 @@ pub(super) fn document(doc: &mut ModuleDocument) {
         .map(|request| schema::requiring(request, &mandatory))
         .expect("the layer wrote the memento request");
     let request = doc.schema("DirectSubmission", request);
-    let decided = |what: &str, schema: &Value| json!({"description": what, "content": json_content(schema.clone())});
+    let decided = |what: &str, schema: &Value| json_response(what, schema.clone());
     let mut responses = Map::new();
     responses.insert(
         "200".into(),

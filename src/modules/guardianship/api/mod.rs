@@ -16,7 +16,7 @@ use super::archives::Archives;
 use crate::module_layer::errors::ApiError;
 use crate::module_layer::memento::MAX_ID;
 use crate::module_layer::openapi::{
-    json_content, ModuleDocument, API_ERRORS, API_USER, BODY_ERRORS,
+    json_content, json_response, ModuleDocument, API_ERRORS, API_USER, BODY_ERRORS,
 };
 use crate::module_layer::routes;
 
@@ -91,7 +91,7 @@ pub(super) fn document(doc: &mut ModuleDocument) {
     doc.schema_of::<ack::AckStatus>("AckStatus");
     doc.schema_of::<ack::AckResult>("AckResult");
     let answer = doc.schema_of::<ack::AckAnswer>("AckAnswer");
-    let ok = |description: &str, schema: Value| json!({"description": description, "content": json_content(schema)});
+    let ok = json_response;
     let with = |mut responses: Map<String, Value>, ok: Value| {
         responses.insert("200".into(), ok);
         responses

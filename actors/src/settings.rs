@@ -106,19 +106,18 @@ impl EngineSettings {
         self.max_in_flight.max(1)
     }
 
-    /// Delay before the next try after `attempts` attempts: "full jitter", i.e. uniformly random
-    /// up to `base * 2^attempts` (capped), so that many jobs failing together do not retry in step.
+    /// Delay before the next try after `attempts` attempts: "equal jitter", i.e. uniformly
+    /// random between half of `base * 2^attempts` (capped) and all of it. The random half keeps
+    /// many jobs failing together from retrying in step; the fixed half keeps a retry from
+    /// coming at once (full jitter let one come after a millisecond now and then, however long
+    /// the operator set the backoff).
     pub(crate) fn backoff(&self, attempts: u32) -> Duration {
         let exp = attempts.min(32);
         let cap = self
             .backoff_base_ms
             .saturating_mul(1u64 << exp)
             .min(self.backoff_max_ms);
-        let ms = if cap == 0 {
-            0
-        } else {
-            rand::Rng::gen_range(&mut rand::thread_rng(), 0..=cap)
-        };
+        let ms = rand::Rng::gen_range(&mut rand::thread_rng(), cap / 2..=cap);
         Duration::from_millis(ms)
     }
 }
@@ -136,7 +135,7 @@ mod tests {
     }
 
     #[test]
-    fn backoff_stays_within_cap() {
+    fn backoff_stays_between_half_the_cap_and_the_cap() {
         let s = EngineSettings {
             backoff_base_ms: 100,
             backoff_max_ms: 1_000,
@@ -146,6 +145,7 @@ mod tests {
             let d = s.backoff(attempts);
             let cap = (100u64 << attempts.min(32)).min(1_000);
             assert!(d <= Duration::from_millis(cap), "{attempts}: {d:?}");
+            assert!(d >= Duration::from_millis(cap / 2), "{attempts}: {d:?}");
         }
     }
 }

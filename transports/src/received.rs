@@ -112,10 +112,9 @@ where
 /// simulator's record, whose JSON shows these members beside the authority's own.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Delivered {
-    /// When the simulator received it. The civil-registry office stamps it as its journal
-    /// numbers the record, so that it grows with the sequence number (`since` pages by it); the
-    /// simulators that answer at once stamp it as the delivery arrives, before their checks, so
-    /// deliveries arriving together may be numbered a little out of this order.
+    /// When the simulator received it, stamped as its journal numbers the record (after the
+    /// simulator's checks), so that it grows with the sequence number: `since` pages by it,
+    /// and deliveries checked side by side would otherwise be numbered out of this order.
     pub received_at: DateTime<Utc>,
     /// The integrator's report id the delivery named (a simulator may take it from the message
     /// when the sender left it out).

@@ -531,3 +531,15 @@ impl meldewerk_transports::tls::ClientIdentity for NoneDeposited {
         ))
     }
 }
+
+/// Notifications checked side by side are logged in the order of their times (`since` pages by
+/// them): each is stamped as the journal numbers it, after its checks and before its receipt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn notifications_checked_side_by_side_are_logged_in_the_order_of_their_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let demis = open(&dir, DemisConfig::default());
+    common::assert_logged_in_time_order(demis, 48, |i| {
+        bed_delivery(&format!("k-order-{i}"), &format!("BED-ORDER-{i}"))
+    })
+    .await;
+}

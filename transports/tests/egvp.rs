@@ -264,3 +264,14 @@ async fn a_restart_keeps_the_mailboxes_and_the_answers() {
     assert_eq!(ours.entries[1].message_id, dropped);
     assert!(ours.entries[1].received_at.is_some());
 }
+
+/// Sends checked side by side are logged in the order of their times (`since` pages by them):
+/// each is stamped as the received log numbers it, after its checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sends_checked_side_by_side_are_logged_in_the_order_of_their_times() {
+    let dir = tempfile::tempdir().unwrap();
+    common::assert_logged_in_time_order(open(&dir), 48, |i| {
+        delivery(&format!("order-{i}"), package(COURT))
+    })
+    .await;
+}

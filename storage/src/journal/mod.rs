@@ -106,6 +106,11 @@ pub struct PendingAppend<T> {
 }
 
 impl<T> PendingAppend<T> {
+    /// The record as it was built when its number was taken (it may not be on disk yet).
+    pub fn record(&self) -> &T {
+        &self.record
+    }
+
     /// The record's sequence number and the record, once it is on disk; the append's error
     /// (such as [`JournalError::Taken`]) if it was refused.
     pub async fn durable(self) -> Result<(u64, T), JournalError> {
@@ -231,6 +236,24 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             Ok((encode(record, self.packing)?, ()))
         })
         .map(|(seq, ())| seq)
+    }
+
+    /// Like [`append_attached`](Self::append_attached), with the record built by `build` at
+    /// the moment its number is taken: records appended concurrently are numbered in the order
+    /// they were built, so a time `build` stamps grows with the numbers (which
+    /// [`partition_point`](Self::partition_point) over that time relies on). Returns the number
+    /// and the record. Durable on return.
+    pub fn append_attached_with(
+        &self,
+        attachment: &[u8],
+        indexes: &[(&str, &str)],
+        groups: &[(&str, &str)],
+        build: impl FnOnce() -> T,
+    ) -> Result<(u64, T), JournalError> {
+        self.append_inner(Some(attachment), indexes, groups, || {
+            let record = build();
+            Ok((encode(&record, self.packing)?, record))
+        })
     }
 
     /// The attachment of record `seq`, if it was appended with one.

@@ -260,7 +260,6 @@ impl Inner {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        let received_at = Utc::now();
         let transport_ref = uuid::Uuid::new_v4().to_string();
         let checked = examine(&delivery, &config);
         let (bundle_profile, bundle_id, notification_id) = match &checked {
@@ -288,8 +287,9 @@ impl Inner {
             },
             Err(reason) => Decision::Refused { reason },
         };
-        // The body goes into the journal once, apart from the record (its attachment).
-        let (delivered, body) = Delivered::of(delivery, received_at);
+        // The body goes into the journal once, apart from the record (its attachment). The time
+        // is stamped again as the journal numbers the record.
+        let (delivered, body) = Delivered::of(delivery, Utc::now());
         let record = ReceivedNotification {
             delivered,
             transport_ref,
@@ -297,16 +297,6 @@ impl Inner {
             bundle_id,
             notification_id,
             decision,
-        };
-        // The receipt of an accepted notification, rendered from the record as every reader of
-        // the journal renders it again (the same bytes), handed to the sender as it is; the
-        // answer around it is written only for those who read it.
-        let receipt_pdf = match &record.decision {
-            Decision::Accepted {
-                made_of: Some(made_of),
-                ..
-            } => Some(render_receipt(&record.receipt_fields(made_of))),
-            _ => None,
         };
         let (idempotency_key, transport_ref) = (
             record.delivered.idempotency_key.clone(),
@@ -323,7 +313,15 @@ impl Inner {
                 (BY_TRANSPORT_REF, &transport_ref),
             ],
             &[(BY_REPORT, &report_id), (BY_MODULE, &module)],
-            || record,
+            // Stamped as it is numbered, so that the received log's times grow with its
+            // numbers (`since` pages by them), also for deliveries checked side by side.
+            || ReceivedNotification {
+                delivered: Delivered {
+                    received_at: Utc::now(),
+                    ..record.delivered
+                },
+                ..record
+            },
             // Logged where it is written, also for a delivery whose sender stopped waiting.
             move |_, record| {
                 tracing::info!(
@@ -335,6 +333,17 @@ impl Inner {
                 drop(claim);
             },
         )?;
+        // The receipt of an accepted notification, rendered from the record as every reader of
+        // the journal renders it again (the same bytes), with the time the journal stamped, and
+        // handed to the sender as it is; the answer around it is written only for those who
+        // read it.
+        let receipt_pdf = match &pending.record().decision {
+            Decision::Accepted {
+                made_of: Some(made_of),
+                ..
+            } => Some(render_receipt(&pending.record().receipt_fields(made_of))),
+            _ => None,
+        };
         Ok(Begun::New {
             pending: Box::new(pending),
             receipt: receipt_pdf,

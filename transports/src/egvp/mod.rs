@@ -183,8 +183,8 @@ impl Inner {
             );
             return self.finished(&record, true);
         }
-        let received_at = Utc::now();
-        let (delivered, body) = Delivered::of(delivery, received_at);
+        // The time is stamped again as the received log numbers the record.
+        let (delivered, body) = Delivered::of(delivery, Utc::now());
         let mut record = ReceivedSend {
             delivered,
             sender: None,
@@ -224,14 +224,25 @@ impl Inner {
                 Err(reason) => SendDecision::Refused { reason },
             },
         };
-        self.sent.append_attached(
-            &record,
+        let delivered = &record.delivered;
+        let (key, report_id, module) = (
+            delivered.idempotency_key.clone(),
+            delivered.report_id.clone(),
+            delivered.module.clone(),
+        );
+        // Stamped as it is numbered, so that the received log's times grow with its numbers
+        // (`since` pages by them), also for sends checked side by side.
+        let (_, record) = self.sent.append_attached_with(
             &body,
-            &[(BY_IDEMPOTENCY_KEY, &record.delivered.idempotency_key)],
-            &[
-                (BY_REPORT, &record.delivered.report_id),
-                (BY_MODULE, &record.delivered.module),
-            ],
+            &[(BY_IDEMPOTENCY_KEY, &key)],
+            &[(BY_REPORT, &report_id), (BY_MODULE, &module)],
+            || ReceivedSend {
+                delivered: Delivered {
+                    received_at: Utc::now(),
+                    ..record.delivered
+                },
+                ..record
+            },
         )?;
         tracing::info!(
             accepted = matches!(record.decision, SendDecision::Accepted { .. }),

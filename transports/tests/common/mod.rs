@@ -157,3 +157,57 @@ pub fn seqs_of<T>(page: ReceivedPage<T>) -> (Vec<u64>, Option<u64>) {
         page.next,
     )
 }
+
+/// Submits `count` deliveries (`delivery(i)`) to `simulator` side by side on a runtime with
+/// several threads, each answered at once, and asserts what the received log shows of them:
+/// each once, stamped as the log numbered it, so that the times grow with the numbers and
+/// `since` any record's time lists exactly that record and those received at or after it.
+pub async fn assert_logged_in_time_order<S>(
+    simulator: S,
+    count: usize,
+    delivery: impl Fn(usize) -> Delivery,
+) where
+    S: meldewerk_transports::Transport + meldewerk_transports::Simulated + Clone + 'static,
+{
+    let sends: Vec<_> = (0..count)
+        .map(|i| {
+            let (simulator, delivery) = (simulator.clone(), delivery(i));
+            tokio::spawn(async move { simulator.submit(delivery).await })
+        })
+        .collect();
+    for send in sends {
+        let answer = send.await.expect("the submit ran");
+        assert!(matches!(answer, Ok(Answer::Finished(_))), "{answer:?}");
+    }
+    let page = |since| {
+        let query = ReceivedQuery {
+            since,
+            limit: meldewerk_transports::received::MAX_PAGE,
+            ..ReceivedQuery::default()
+        };
+        let page = simulator
+            .received_page(&query)
+            .expect("the received log reads");
+        page.messages
+            .into_iter()
+            .map(|(seq, record)| {
+                let at = record["received_at"].as_str().expect("a time").to_owned();
+                (
+                    seq,
+                    at.parse::<chrono::DateTime<chrono::Utc>>()
+                        .expect("RFC 3339"),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let all = page(None);
+    assert_eq!(all.len(), count);
+    assert!(
+        all.windows(2).all(|pair| pair[0].1 <= pair[1].1),
+        "times out of the log's order: {all:?}"
+    );
+    for (_, at) in &all {
+        let expected: Vec<_> = all.iter().filter(|(_, t)| t >= at).copied().collect();
+        assert_eq!(page(Some(*at)), expected, "since {at}");
+    }
+}

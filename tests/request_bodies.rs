@@ -1,5 +1,6 @@
 //! How every module's memento endpoint reads its body: only `application/json` (415 otherwise),
-//! no duplicate member names (400), and each module answers in its own error style.
+//! no duplicate member names (400), and each module answers in its own error style; and that
+//! every endpoint of a module's API checks the caller before it reads the body.
 
 mod common;
 
@@ -238,4 +239,67 @@ fn a_body_that_trickles_in_is_cut_off_with_408() {
     // A body that arrives in time is read as ever.
     let (status, _) = post(&server, "birthnotice", r#"{"id": "geb-1"}"#, Some(json));
     assert_eq!(status, 200);
+}
+
+/// Every endpoint of a module's API checks the caller before it reads anything of the request:
+/// wrong credentials with a body that is neither declared as JSON nor JSON, or larger than any
+/// limit, get 401 with the challenge and an empty body, never the body's 415, 413 or 400.
+#[test]
+fn credentials_are_checked_before_the_body_is_read() {
+    let dir = DataDir::new();
+    dir.add_user("klinik");
+    let server = Server::start(&dir, &[]);
+    let mut endpoints: Vec<(&str, String)> = [
+        "birthnotice",
+        "birthdata",
+        "deathnotice",
+        "labreport",
+        "hospreport",
+        "bedreport",
+        "guardianship",
+    ]
+    .iter()
+    .map(|module| ("POST", format!("/api/{module}/v1/memento")))
+    .collect();
+    endpoints.extend([
+        ("POST", "/api/bedreport/v1/report".to_owned()),
+        ("GET", "/api/bedreport/v1/status/B-1".to_owned()),
+        ("GET", "/api/bedreport/v1/reports".to_owned()),
+        ("GET", "/api/labreport/v1/reports/L-1?peek=true".to_owned()),
+        (
+            "GET",
+            "/api/guardianship/v1/messages?since=not-a-time".to_owned(),
+        ),
+        ("POST", "/api/guardianship/v1/messages/ack".to_owned()),
+        ("GET", "/api/guardianship/v1/download/1".to_owned()),
+        ("PUT", "/api/guardianship/v1/contact".to_owned()),
+        ("DELETE", "/api/guardianship/v1/contact".to_owned()),
+    ]);
+    let large = "x".repeat(4 * 1024 * 1024);
+    for (i, (method, path)) in endpoints.iter().enumerate() {
+        // Without credentials, and with a wrong password (a user name each, so that the
+        // failures stay within every allowance: 429 would be no answer to the question here).
+        let wrong = format!("nobody-{i}");
+        for (credentials, body) in [
+            (None, "{\"id\": 1, \"id\": 2"),
+            (Some(wrong.as_str()), large.as_str()),
+        ] {
+            let mut request = server
+                .client()
+                .request(method.parse().unwrap(), server.url(path))
+                .header("Content-Type", "text/plain")
+                .body(body.to_owned());
+            if let Some(user) = credentials {
+                request = request.basic_auth(user, Some(PASSWORD));
+            }
+            let response = request.send().unwrap();
+            let what = format!("{method} {path} as {credentials:?}, {} bytes", body.len());
+            assert_eq!(response.status(), 401, "{what}");
+            assert!(
+                response.headers().contains_key("www-authenticate"),
+                "{what}"
+            );
+            assert_eq!(response.text().unwrap(), "", "{what}");
+        }
+    }
 }

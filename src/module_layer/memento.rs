@@ -1,18 +1,14 @@
 //! `POST /api/{module}/v1/memento`, for every module: validate the request against the module's
 //! schema, encrypt it, answer `{memento, magicLink}`. Nothing is stored.
 
-use std::sync::Arc;
-
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
-use meldewerk_storage::Store;
 use serde_json::{json, Map, Value};
 
-use super::context::ModuleContext;
+use super::api_call::ApiCall;
 use super::errors::{ApiError, ModuleError, Violation};
 use super::fields::{validate, MAX_TEXT};
 use super::{mock, DispatchProblem, IdMember, LookUp, MementoAnswer, ModuleInfo, Subject};
-use crate::auth::ApiUser;
 use crate::crypto::{MasterKey, UserKey};
 use crate::routes::json::{self, JsonError};
 use crate::telemetry::log_str;
@@ -80,19 +76,16 @@ fn form_members(info: &ModuleInfo, request: &Map<String, Value>) -> Vec<&'static
 }
 
 /// Validates the request against the module's schema and answers the memento and magic link.
-#[tracing::instrument(name = "memento", skip_all, fields(module = context.info.module))]
+#[tracing::instrument(name = "memento", skip_all, fields(module = call.context.info.module))]
 pub(crate) async fn create(
-    req: HttpRequest,
-    user: ApiUser,
+    call: ApiCall,
     payload: web::Payload,
-    context: web::Data<ModuleContext>,
     settings: web::Data<WebSettings>,
     master: web::Data<MasterKey>,
-    store: web::Data<Arc<dyn Store>>,
 ) -> Result<HttpResponse, ModuleError> {
-    create_memento(&req, &user, payload, &context, &settings, &master, &store)
+    create_memento(&call, payload, &settings, &master)
         .await
-        .map_err(|e| context.error(&req, e))
+        .map_err(|e| call.error(e))
 }
 
 /// The request's JSON object, read strictly (`application/json`, at most `limit` bytes, no
@@ -113,14 +106,13 @@ pub(crate) async fn read_request(
 }
 
 async fn create_memento(
-    req: &HttpRequest,
-    user: &ApiUser,
+    call: &ApiCall,
     payload: web::Payload,
-    context: &ModuleContext,
     settings: &WebSettings,
     master: &MasterKey,
-    store: &Arc<dyn Store>,
 ) -> Result<HttpResponse, ApiError> {
+    let ApiCall { req, user, .. } = call;
+    let context = &call.context;
     let object = read_request(req, payload, settings.max_body_bytes).await?;
     let info = context.info;
     let mut errors = check_identity(info, &object);
@@ -136,7 +128,7 @@ async fn create_memento(
         return Err(ApiError::Validation(errors));
     }
     let look_up = LookUp {
-        store: store.as_ref(),
+        store: call.store(),
         user: &user.0,
         id: object
             .get(info.id.name())

@@ -17,6 +17,7 @@
 //! - [`fields`]: the field tables that drive validation and forms;
 //! - [`routes`]: registration of a module's routes under its path segment.
 
+pub(crate) mod api_call;
 pub mod context;
 pub(crate) mod dispatch;
 pub mod errors;

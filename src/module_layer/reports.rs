@@ -1,12 +1,11 @@
 //! `GET /api/{module}/v1/reports` and `GET /api/{module}/v1/reports/{id}[?peek=true]`, for every module.
 
-use std::sync::Arc;
-
 use super::rfc3339;
 use actix_web::{web, HttpRequest, HttpResponse};
 use meldewerk_storage::{Consumed, ReportKey, ReportResult, ReportStatus, Store};
 use serde::Serialize;
 
+use super::api_call::ApiCall;
 use super::context::ModuleContext;
 use super::errors::{ApiError, ModuleError, Violation};
 use super::{mock, ExpiredAnswer, ModuleInfo};
@@ -84,21 +83,15 @@ fn joined(head: &impl Serialize, receipt: Option<&str>, tail: &impl Serialize) -
 
 /// `GET /api/{module}/v1/reports`: ids of the caller's dispatched reports not yet consumed
 /// (of a module answering at once: its successful ones).
-#[tracing::instrument(name = "pending_list", skip_all, fields(module = context.info.module))]
-pub(crate) async fn list_pending(
-    req: HttpRequest,
-    user: ApiUser,
-    context: web::Data<ModuleContext>,
-    store: web::Data<Arc<dyn Store>>,
-) -> Result<HttpResponse, ModuleError> {
-    let mut ids = store
-        .pending_ids(&user.0.name, context.info.module)
+#[tracing::instrument(name = "pending_list", skip_all, fields(module = call.context.info.module))]
+pub(crate) async fn list_pending(call: ApiCall) -> Result<HttpResponse, ModuleError> {
+    let mut ids = call
+        .store()
+        .pending_ids(&call.user.0.name, call.context.info.module)
         .await
-        .map_err(|e| context.error(&req, e.into()))?;
-    if !every_report_is_a_result(&context) {
-        ids = results_among(&user, &context, &store, ids)
-            .await
-            .map_err(|e| context.error(&req, e))?;
+        .map_err(|e| call.error(e.into()))?;
+    if !every_report_is_a_result(&call.context) {
+        ids = results_among(&call, ids).await.map_err(|e| call.error(e))?;
     }
     Ok(HttpResponse::Ok().json(ids))
 }
@@ -123,12 +116,9 @@ fn is_result(context: &ModuleContext, status: ReportStatus) -> bool {
 }
 
 /// Those of `ids` whose report is a result ([`is_result`]).
-async fn results_among(
-    user: &ApiUser,
-    context: &ModuleContext,
-    store: &Arc<dyn Store>,
-    ids: Vec<String>,
-) -> Result<Vec<String>, ApiError> {
+async fn results_among(call: &ApiCall, ids: Vec<String>) -> Result<Vec<String>, ApiError> {
+    let ApiCall { user, context, .. } = call;
+    let store = call.store();
     let mut kept = Vec::with_capacity(ids.len());
     for id in ids {
         let key = key(user, context.info, &id);
@@ -200,18 +190,12 @@ fn url_pairs(query: &str) -> Vec<(String, String)> {
 
 /// `GET /api/{module}/v1/reports/{id}[?peek=true]`: the result. Without `peek` a final result is
 /// consumed (atomically: of two concurrent reads one gets 200, the other 410).
-#[tracing::instrument(name = "report_read", skip_all, fields(module = context.info.module))]
+#[tracing::instrument(name = "report_read", skip_all, fields(module = call.context.info.module))]
 pub(crate) async fn get_report(
-    req: HttpRequest,
-    user: ApiUser,
+    call: ApiCall,
     id: web::Path<String>,
-    context: web::Data<ModuleContext>,
-    store: web::Data<Arc<dyn Store>>,
 ) -> Result<HttpResponse, ModuleError> {
-    let id = id.into_inner();
-    read(&user, &id, &req, &context, &store)
-        .await
-        .map_err(|e| context.error(&req, e))
+    read(&call, &id).await.map_err(|e| call.error(e))
 }
 
 /// The key of the caller's report `id` of the module.
@@ -246,13 +230,11 @@ pub(crate) async fn stored_result(
     }
 }
 
-async fn read(
-    user: &ApiUser,
-    id: &str,
-    req: &HttpRequest,
-    context: &ModuleContext,
-    store: &Arc<dyn Store>,
-) -> Result<HttpResponse, ApiError> {
+async fn read(call: &ApiCall, id: &str) -> Result<HttpResponse, ApiError> {
+    let ApiCall {
+        req, user, context, ..
+    } = call;
+    let store = call.store();
     let peek = parse_peek(req)?;
     let info = context.info;
     if let Some(outcome) = mock::outcome(info, id) {
@@ -270,7 +252,7 @@ async fn read(
         }
     }
     let result = if peek {
-        match stored_result(store.as_ref(), &key, info).await? {
+        match stored_result(store, &key, info).await? {
             result if result.polled => return Err(ApiError::AlreadyRetrieved(id.into())),
             result => result,
         }

@@ -2,16 +2,13 @@
 //! with the reporting system's decision, and `GET /status/{reportId}`, the stored outcome.
 //! Decisions on what the contract leaves open are in docs/decisions.md ("bedreport").
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use meldewerk_actors::Engine;
-use meldewerk_storage::{
-    Consumed, Report, ReportKey, ReportResult, ReportStatus, Store, StoreError,
-};
+use meldewerk_storage::{Consumed, Report, ReportKey, ReportResult, ReportStatus, StoreError};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use utoipa::ToSchema;
@@ -19,8 +16,7 @@ use utoipa::ToSchema;
 use super::content::missing;
 use super::fields::{DETAILS, OCCUPIED};
 use super::FORM_NAME;
-use crate::auth::ApiUser;
-use crate::module_layer::context::ModuleContext;
+use crate::module_layer::api_call::ApiCall;
 use crate::module_layer::dispatch::{dispatch_and_await_end, signed_message, Awaited};
 use crate::module_layer::errors::{ApiError, ModuleError, Violation};
 use crate::module_layer::fields::validate;
@@ -98,20 +94,17 @@ fn mandatory(object: &Map<String, Value>) -> Vec<Violation> {
 /// `POST /api/bedreport/v1/report`: validate strictly, store and dispatch the report, and
 /// answer the reporting system's decision (200), or 202 when it takes longer than the wait.
 #[tracing::instrument(name = "bed_report", skip_all)]
-#[allow(clippy::too_many_arguments)] // actix extractors, one each for what the handler uses
 async fn submit(
-    req: HttpRequest,
-    user: ApiUser,
+    call: ApiCall,
     payload: web::Payload,
-    context: web::Data<ModuleContext>,
     settings: web::Data<WebSettings>,
-    store: web::Data<Arc<dyn Store>>,
     engine: web::Data<Engine>,
     wait: web::Data<AnswerWait>,
 ) -> Result<HttpResponse, ModuleError> {
+    let ApiCall { user, context, .. } = &call;
     let limit = settings.max_body_bytes.min(MAX_REPORT_BYTES);
-    let fail = |e| context.error(&req, e);
-    let mut object = memento::read_request(&req, payload, limit)
+    let fail = |e| call.error(e);
+    let mut object = memento::read_request(&call.req, payload, limit)
         .await
         .map_err(fail)?;
     let info = context.info;
@@ -151,7 +144,7 @@ async fn submit(
     if let Ok(built) = built {
         report.message = signed_message(context.signer.as_ref(), &report, built).await;
     }
-    let awaited = dispatch_and_await_end(store.as_ref().as_ref(), &engine, report, wait.0).await;
+    let awaited = dispatch_and_await_end(call.store(), &engine, report, wait.0).await;
     let (user, logged) = (log_str(&user.0.name), log_str(&id));
     match awaited {
         Ok(Awaited::Ended(finished)) => {
@@ -215,28 +208,15 @@ pub(super) struct Status<'a> {
 /// report retrieved (it leaves `GET /reports`), yet it stays readable until retention removes
 /// it; 404 for an unknown id, another user's, or one past retention.
 #[tracing::instrument(name = "bed_status", skip_all)]
-async fn status(
-    req: HttpRequest,
-    user: ApiUser,
-    id: web::Path<String>,
-    context: web::Data<ModuleContext>,
-    store: web::Data<Arc<dyn Store>>,
-) -> Result<HttpResponse, ModuleError> {
-    read_status(&req, &user, &id, &context, store.as_ref())
-        .await
-        .map_err(|e| context.error(&req, e))
+async fn status(call: ApiCall, id: web::Path<String>) -> Result<HttpResponse, ModuleError> {
+    read_status(&call, &id).await.map_err(|e| call.error(e))
 }
 
-async fn read_status(
-    req: &HttpRequest,
-    user: &ApiUser,
-    id: &str,
-    context: &ModuleContext,
-    store: &Arc<dyn Store>,
-) -> Result<HttpResponse, ApiError> {
-    let peek = reports::parse_peek(req)?;
-    let key = reports::key(user, context.info, id);
-    let mut result = reports::stored_result(store.as_ref(), &key, context.info).await?;
+async fn read_status(call: &ApiCall, id: &str) -> Result<HttpResponse, ApiError> {
+    let (info, store) = (call.context.info, call.store());
+    let peek = reports::parse_peek(&call.req)?;
+    let key = reports::key(&call.user, info, id);
+    let mut result = reports::stored_result(store, &key, info).await?;
     if result.status.is_final() && !result.polled && !peek {
         result = match store.consume_report(&key).await? {
             Consumed::Result(consumed) => consumed,

@@ -3,9 +3,7 @@
 //! keeps a soft-deleted index entry saying who acknowledged it when, and the audit log has a
 //! record of it.
 
-use std::sync::Arc;
-
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use meldewerk_actors::Hydrator;
 use meldewerk_storage::{AuditEntry, CourtMessageDeleted, DeletionCause, Store};
@@ -13,8 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{message_of, Access};
-use crate::auth::ApiUser;
-use crate::module_layer::context::ModuleContext;
+use crate::module_layer::api_call::ApiCall;
 use crate::module_layer::errors::{unknown_members, ApiError, ModuleError, Violation};
 use crate::module_layer::memento::read_request;
 use crate::modules::guardianship::archives::Archives;
@@ -98,23 +95,19 @@ fn read_ids(object: &serde_json::Map<String, Value>) -> Result<Vec<u64>, Vec<Vio
 
 /// `POST /messages/ack`.
 pub(super) async fn acknowledge(
-    req: HttpRequest,
-    user: ApiUser,
+    call: ApiCall,
     payload: web::Payload,
-    context: web::Data<ModuleContext>,
     settings: web::Data<WebSettings>,
-    store: web::Data<Arc<dyn Store>>,
     archives: web::Data<Archives>,
 ) -> Result<HttpResponse, ModuleError> {
-    let fail = |e: ApiError| context.error(&req, e);
-    let object = read_request(&req, payload, settings.max_body_bytes)
+    let fail = |e: ApiError| call.error(e);
+    let object = read_request(&call.req, payload, settings.max_body_bytes)
         .await
         .map_err(fail)?;
     let ids = read_ids(&object).map_err(|v| fail(ApiError::Validation(v)))?;
-    let store = store.as_ref().as_ref();
     let mut results = Vec::with_capacity(ids.len());
     for id in ids {
-        results.push(acknowledge_one(store, &archives, &user.0.name, id).await);
+        results.push(acknowledge_one(call.store(), &archives, &call.user.0.name, id).await);
     }
     Ok(HttpResponse::Ok().json(AckAnswer { results }))
 }

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::accounts::{AccountError, Accounts, Email, UserName};
 use crate::auth::ApiUser;
+use crate::module_layer::api_call::ApiCall;
 use crate::module_layer::context::ModuleContext;
 use crate::module_layer::errors::{unknown_members, ApiError, ModuleError, Violation};
 use crate::module_layer::memento::read_request;
@@ -26,15 +27,13 @@ pub(super) async fn show(user: ApiUser) -> HttpResponse {
 
 /// `PUT /contact` with `{"email": "…"}`.
 pub(super) async fn set(
-    req: HttpRequest,
-    user: ApiUser,
+    call: ApiCall,
     payload: web::Payload,
-    context: web::Data<ModuleContext>,
     settings: web::Data<WebSettings>,
     accounts: web::Data<Accounts>,
 ) -> Result<HttpResponse, ModuleError> {
-    let fail = |e: ApiError| context.error(&req, e);
-    let object = read_request(&req, payload, settings.max_body_bytes)
+    let fail = |e: ApiError| call.error(e);
+    let object = read_request(&call.req, payload, settings.max_body_bytes)
         .await
         .map_err(fail)?;
     let mut problems = unknown_members(&object, &["email"]);
@@ -58,7 +57,7 @@ pub(super) async fn set(
         return Err(fail(ApiError::Validation(problems)));
     };
     let text = email.as_str().to_owned();
-    store_contact(&accounts, &user, Some(email))
+    store_contact(&accounts, &call.user, Some(email))
         .await
         .map_err(fail)?;
     Ok(answer(Some(&text)))
@@ -66,14 +65,12 @@ pub(super) async fn set(
 
 /// `DELETE /contact`.
 pub(super) async fn remove(
-    req: HttpRequest,
-    user: ApiUser,
-    context: web::Data<ModuleContext>,
+    call: ApiCall,
     accounts: web::Data<Accounts>,
 ) -> Result<HttpResponse, ModuleError> {
-    store_contact(&accounts, &user, None)
+    store_contact(&accounts, &call.user, None)
         .await
-        .map_err(|e| context.error(&req, e))?;
+        .map_err(|e| call.error(e))?;
     Ok(answer(None))
 }
 

@@ -6,34 +6,29 @@
 //! the speed. A request for a part (`Range`) is served by `actix-files`, which knows ranges.
 
 use std::io::Read;
-use std::sync::Arc;
 
 use actix_files::NamedFile;
 use actix_web::body::SizedStream;
 use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
 use actix_web::web::Bytes;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use futures::Stream;
-use meldewerk_storage::Store;
 
 use super::{message_of, Access};
-use crate::auth::ApiUser;
-use crate::module_layer::context::ModuleContext;
+use crate::module_layer::api_call::ApiCall;
 use crate::module_layer::errors::{ApiError, ModuleError};
 use crate::modules::guardianship::archives::Archives;
 
 /// `GET /download/{id}`: 404 for an id that is no message (or one deleted), 403 for a message
 /// of an account the caller is not granted, 404 for one whose archive is not written yet.
 pub(super) async fn download(
-    req: HttpRequest,
-    user: ApiUser,
+    call: ApiCall,
     id: web::Path<String>,
-    context: web::Data<ModuleContext>,
-    store: web::Data<Arc<dyn Store>>,
     archives: web::Data<Archives>,
 ) -> Result<HttpResponse, ModuleError> {
-    let fail = |e: ApiError| context.error(&req, e);
-    let message = match message_of(store.as_ref().as_ref(), &user.0.name, &id).await {
+    let req = &call.req;
+    let fail = |e: ApiError| call.error(e);
+    let message = match message_of(call.store(), &call.user.0.name, &id).await {
         Access::Granted(message) if message.deleted.is_none() => *message,
         Access::Granted(_) | Access::Unknown => {
             return Err(fail(ApiError::Missing(format!(
@@ -81,7 +76,7 @@ pub(super) async fn download(
             .set_content_disposition(disposition)
             .use_etag(false)
             .use_last_modified(false)
-            .into_response(&req),
+            .into_response(req),
         false => {
             let len = file.metadata().len();
             let whole = file.file().try_clone().map_err(|e| {

@@ -1,17 +1,14 @@
 //! `GET /api/guardianship/v1/messages`: the caller's court messages (spec/03 §4, listing rules
 //! 1 to 4), with the repeatable filters `jobId` and `safeId` and `since`.
 
-use std::sync::Arc;
-
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 use chrono::{DateTime, SecondsFormat, Utc};
 use meldewerk_storage::{
-    CourtMessage, CourtMessageDirection, CourtMessageFilter, SafeId, Store, MAX_COURT_MESSAGE_PAGE,
+    CourtMessage, CourtMessageDirection, CourtMessageFilter, SafeId, MAX_COURT_MESSAGE_PAGE,
 };
 use serde::Serialize;
 
-use crate::auth::ApiUser;
-use crate::module_layer::context::ModuleContext;
+use crate::module_layer::api_call::ApiCall;
 use crate::module_layer::errors::{ApiError, ModuleError, Violation};
 use crate::module_layer::memento::MAX_ID;
 
@@ -136,16 +133,12 @@ fn read_query(query: &str) -> Result<Query, Vec<Violation>> {
 }
 
 /// `GET /messages`: the messages of the accounts the caller is granted, oldest index id first.
-pub(super) async fn list(
-    req: HttpRequest,
-    user: ApiUser,
-    context: web::Data<ModuleContext>,
-    store: web::Data<Arc<dyn Store>>,
-) -> Result<HttpResponse, ModuleError> {
-    let fail = |e: ApiError| context.error(&req, e);
-    let query = read_query(req.query_string()).map_err(|v| fail(ApiError::Validation(v)))?;
+pub(super) async fn list(call: ApiCall) -> Result<HttpResponse, ModuleError> {
+    let fail = |e: ApiError| call.error(e);
+    let query = read_query(call.req.query_string()).map_err(|v| fail(ApiError::Validation(v)))?;
+    let store = call.store();
     let mut accounts = store
-        .mailbox_accounts_of(&user.0.name)
+        .mailbox_accounts_of(&call.user.0.name)
         .await
         .map_err(|e| fail(e.into()))?;
     if !query.safe_ids.is_empty() {

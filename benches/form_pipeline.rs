@@ -31,17 +31,6 @@ use common::*;
 use serde_json::Value;
 use support::*;
 
-/// The modules, in the order they are measured.
-const MODULES: [&str; 7] = [
-    "birthnotice",
-    "birthdata",
-    "deathnotice",
-    "labreport",
-    "hospreport",
-    "bedreport",
-    "guardianship",
-];
-
 /// A form opened before the clock starts: its user's cookies, where it is sent, the form.
 type Opened = (Vec<String>, String, Form);
 

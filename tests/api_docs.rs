@@ -11,16 +11,6 @@ use common::browser::Chromium;
 use common::*;
 use serde_json::Value;
 
-const MODULES: [&str; 7] = [
-    "birthnotice",
-    "birthdata",
-    "deathnotice",
-    "labreport",
-    "hospreport",
-    "bedreport",
-    "guardianship",
-];
-
 fn get(server: &Server, path: &str) -> reqwest::blocking::Response {
     loopback_client()
         .build()

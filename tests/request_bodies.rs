@@ -249,18 +249,10 @@ fn credentials_are_checked_before_the_body_is_read() {
     let dir = DataDir::new();
     dir.add_user("klinik");
     let server = Server::start(&dir, &[]);
-    let mut endpoints: Vec<(&str, String)> = [
-        "birthnotice",
-        "birthdata",
-        "deathnotice",
-        "labreport",
-        "hospreport",
-        "bedreport",
-        "guardianship",
-    ]
-    .iter()
-    .map(|module| ("POST", format!("/api/{module}/v1/memento")))
-    .collect();
+    let mut endpoints: Vec<(&str, String)> = MODULES
+        .iter()
+        .map(|module| ("POST", format!("/api/{module}/v1/memento")))
+        .collect();
     endpoints.extend([
         ("POST", "/api/bedreport/v1/report".to_owned()),
         ("GET", "/api/bedreport/v1/status/B-1".to_owned()),
@@ -278,7 +270,9 @@ fn credentials_are_checked_before_the_body_is_read() {
     let large = "x".repeat(4 * 1024 * 1024);
     for (i, (method, path)) in endpoints.iter().enumerate() {
         // Without credentials, and with a wrong password (a user name each, so that the
-        // failures stay within every allowance: 429 would be no answer to the question here).
+        // failures stay within every allowance: 429 would be no answer to the question here;
+        // one client address may fail 30 times a minute, and this makes one failure per
+        // endpoint).
         let wrong = format!("nobody-{i}");
         for (credentials, body) in [
             (None, "{\"id\": 1, \"id\": 2"),

@@ -45,6 +45,17 @@ pub const PASSWORD: &str = "correct horse battery";
 /// Operator credentials the test servers run with.
 pub const OPERATOR: (&str, &str) = ("operator", "operator-secret-1");
 
+/// Every module the service serves, the civil registry's first.
+pub const MODULES: [&str; 7] = [
+    "birthnotice",
+    "birthdata",
+    "deathnotice",
+    "labreport",
+    "hospreport",
+    "bedreport",
+    "guardianship",
+];
+
 /// The binary under test: this build's, or the one `BENCH_SERVER_BINARY` names, so that a
 /// benchmark can compare two builds' servers in one run with the same client
 /// (docs/performance.md, "Comparing two builds").

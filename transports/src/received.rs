@@ -178,8 +178,9 @@ pub(crate) trait Logged {
 /// One page of `journal`, oldest first, filtered by `query`, each record completed by `whole`
 /// (its body read back from the journal's attachment, say), without reading every record: a
 /// report filter reads that report's group ([`BY_REPORT`]), a module filter that module's group
-/// ([`BY_MODULE`]), `since` finds its starting point by binary search over the journal (records
-/// are appended in the order they arrive), and a page reads only its own records plus one to
+/// ([`BY_MODULE`]), `since` finds its starting point by binary search over the journal (each
+/// simulator stamps `received_at` as the journal numbers the record, so the times grow with the
+/// numbers), and a page reads only its own records plus one to
 /// know whether more follow.
 pub(crate) fn page<T>(
     journal: &meldewerk_storage::Journal<T>,

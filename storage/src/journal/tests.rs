@@ -180,6 +180,57 @@ fn concurrent_appends_get_every_number_once() {
     assert_eq!(journal.all().unwrap().len(), 100);
 }
 
+/// A record built as its number is taken: built in the order of the numbers, whatever the
+/// threads, and handed back as stored; a key already taken refuses it.
+#[test]
+fn a_record_built_at_numbering_is_numbered_in_the_order_it_was_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+    let built = std::sync::atomic::AtomicU64::new(0);
+    let appended: Vec<(u64, String)> = std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..4)
+            .map(|writer| {
+                let (journal, built) = (&journal, &built);
+                scope.spawn(move || {
+                    (0..25)
+                        .map(|i| {
+                            let key = format!("{writer}/{i}");
+                            let stamp = || {
+                                let order = built.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                                format!("{order}:{key}")
+                            };
+                            journal
+                                .append_attached_with(b"body", &[("key", &key)], &[], stamp)
+                                .unwrap()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        writers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    for (seq, record) in &appended {
+        let order: u64 = record.split(':').next().unwrap().parse().unwrap();
+        assert_eq!(order, *seq, "{record}");
+        assert_eq!(journal.get(*seq).unwrap().as_ref(), Some(record));
+        assert_eq!(
+            journal.attachment(*seq).unwrap().as_deref(),
+            Some(&b"body"[..])
+        );
+    }
+    assert_eq!(appended.len(), 100);
+    let refused =
+        journal.append_attached_with(b"again", &[("key", "0/0")], &[], || "second".to_owned());
+    assert!(
+        matches!(refused, Err(JournalError::Taken(_))),
+        "{refused:?}"
+    );
+    assert_eq!(journal.all().unwrap().len(), 100);
+}
+
 #[test]
 fn an_index_key_names_one_record_and_a_second_append_under_it_is_refused_whole() {
     let dir = tempfile::tempdir().unwrap();

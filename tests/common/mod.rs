@@ -12,6 +12,7 @@ mod end_user;
 pub mod operator;
 pub mod pkcs12;
 pub mod raw;
+mod registry;
 pub mod remote;
 pub mod smtp;
 
@@ -28,6 +29,8 @@ pub use data_dir::DataDir;
 pub use data_dir::{on_database, owned};
 #[allow(unused_imports)] // not every test drives a browser
 pub use end_user::*;
+#[allow(unused_imports)] // not every test sends to the civil registry
+pub use registry::*;
 
 /// What every test client of a loopback server starts from: no redirects followed, a 30 s
 /// timeout, and no certificate store. The servers speak plain HTTP, and loading the system's
@@ -450,74 +453,6 @@ pub fn assert_module_settings_refused(module: &str, cases: &[(&str, &str, &str)]
         let stderr = refused_start(&[(var.as_str(), value)]);
         assert!(stderr.contains(message), "{key}: {stderr}");
     }
-}
-
-/// A memento request with everything a dispatch needs.
-pub fn complete_notice(id: &str) -> Value {
-    json!({
-        "id": id,
-        "clientReference": format!("KIS-{id}"),
-        "nameEinrichtung": "Klinikum Süd",
-        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5", "postleitzahl": "10117", "wohnort": "Berlin"}},
-        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "10:15", "ort": {"strasse": "Hauptstraße", "hausnummer": "5", "ort": "Berlin"}},
-        "kind": {"geschlecht": "WEIBLICH", "name": {"vornamen": "Lina", "familienname": "Muster"}},
-        "mutter": {"standard": {"name": {"vornamen": "Anna", "familienname": "Muster", "geburtsname": "Beispiel"},
-                    "geburtsdatum": "1990-04-01",
-                    "anschrift": {"strasse": "Gartenweg", "hausnummer": "3", "postleitzahl": "10115", "wohnort": "Berlin"}}}
-    })
-}
-
-/// A death notice of a facility (`deathnotice`, 084020) that needs nothing more than a
-/// signature, with two contacts.
-pub fn complete_death_notice(id: &str) -> Value {
-    json!({"id": id, "Einrichtung": {
-        "anzeigender": {"nameOrganisation": "Klinikum Süd",
-            "kontaktdaten": [{"kanal": "01", "kennung": "station3@klinikum.example"},
-                             {"kanal": "02", "kennung": "030 123456"}]},
-        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5",
-                                        "postleitzahl": "10117", "wohnort": "Berlin"}},
-        "verstorbener": {"vorname": "Karl", "familienname": "Muster", "geschlecht": "maennlich",
-            "geburtstag": "1940-02-03",
-            "letzterWohnsitz": {"strasse": "Gartenweg 3", "plz": "10115", "ort": "Berlin"}},
-        "sterbefall": {"todeszeitpunkt": {"todestag":
-            {"zeitpunkt": "2026-11-20T14:30:00+01:00", "uhrzeitExakt": true}},
-            "sterbeort": {"ort": "Berlin"}},
-        "leichenID": "L-2026-0001"}})
-}
-
-/// Parents' birth data (`birthdata`) complete for the 081021 message.
-pub fn complete_birth_data(id: &str) -> Value {
-    json!({
-        "id": id,
-        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "hausnummer": "5", "postleitzahl": "10117", "wohnort": "Berlin"}},
-        "vorgangsidentifikation": {"ereignis": {"zeitpunkt": "2026-11-20T10:30:00+01:00", "zeichen": "ELT-7"}},
-        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "1A:15", "ort": {"ort": "Berlin"}},
-        "kind": {"geschlecht": "w", "name": {"familienname": {"name": "Muster"}, "vornamen": {"name": "Lina"}}},
-        "mutter": {
-            "namen": {"vornamen": "Anna", "familienname": "Muster"},
-            "geburt": {"tag": "1990-04-01", "ort": {"ort": "Leipzig"}},
-            "geschlecht": "w",
-            "staatsangehoerigkeit": {"code": "000"}
-        },
-        "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
-        "auftragsnummer": "EG-2026-1",
-        "zuordnungGeburtsanzeige": "ZU-2026-0001",
-        "zustimmungElterngeldstelle": true
-    })
-}
-
-/// Parents' birth data with everything a dispatch needs (and nothing optional).
-pub fn minimal_birth_data(id: &str) -> Value {
-    json!({
-        "id": id,
-        "anschriftAutor": {"gebaeude": {"strasse": "Hauptstraße", "postleitzahl": "10117", "wohnort": "Berlin"}},
-        "geburtsangaben": {"tag": "2026-11-20", "uhrzeit": "10:15"},
-        "kind": {"geschlecht": "w"},
-        "mutter": {"namen": {"vornamen": "Anna", "familienname": "Muster"}, "geschlecht": "w",
-                   "staatsangehoerigkeit": {"code": "000"}},
-        "kontaktdaten": [{"kanal": "01", "kennung": "anna@example.org"}],
-        "auftragsnummer": "EG-2026-1"
-    })
 }
 
 /// What the simulated office recorded for a birthnotice report, oldest first.

@@ -155,26 +155,28 @@ fn a_journal_packed_quick_writes_quick_and_reads_what_was_packed_small() {
     );
 }
 
-#[test]
-fn concurrent_appends_get_every_number_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
-    let mut seqs: Vec<u64> = std::thread::scope(|scope| {
+/// What four threads appending 25 records each at once got back, `append(writer, i)` each.
+fn by_four_writers<R: Send>(append: impl Fn(usize, usize) -> R + Sync) -> Vec<R> {
+    std::thread::scope(|scope| {
         let writers: Vec<_> = (0..4)
             .map(|writer| {
-                let journal = &journal;
-                scope.spawn(move || {
-                    (0..25)
-                        .map(|i| journal.append(&format!("{writer}/{i}"), &[]).unwrap())
-                        .collect::<Vec<_>>()
-                })
+                let append = &append;
+                scope.spawn(move || (0..25).map(|i| append(writer, i)).collect::<Vec<_>>())
             })
             .collect();
         writers
             .into_iter()
             .flat_map(|w| w.join().unwrap())
             .collect()
-    });
+    })
+}
+
+#[test]
+fn concurrent_appends_get_every_number_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
+    let mut seqs =
+        by_four_writers(|writer, i| journal.append(&format!("{writer}/{i}"), &[]).unwrap());
     seqs.sort_unstable();
     assert_eq!(seqs, (0..100).collect::<Vec<_>>());
     assert_eq!(journal.all().unwrap().len(), 100);
@@ -187,30 +189,15 @@ fn a_record_built_at_numbering_is_numbered_in_the_order_it_was_built() {
     let dir = tempfile::tempdir().unwrap();
     let journal: Journal<String> = Journal::open(dir.path(), "j").unwrap();
     let built = std::sync::atomic::AtomicU64::new(0);
-    let appended: Vec<(u64, String)> = std::thread::scope(|scope| {
-        let writers: Vec<_> = (0..4)
-            .map(|writer| {
-                let (journal, built) = (&journal, &built);
-                scope.spawn(move || {
-                    (0..25)
-                        .map(|i| {
-                            let key = format!("{writer}/{i}");
-                            let stamp = || {
-                                let order = built.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                                format!("{order}:{key}")
-                            };
-                            journal
-                                .append_attached_with(b"body", &[("key", &key)], &[], stamp)
-                                .unwrap()
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        writers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
+    let appended = by_four_writers(|writer, i| {
+        let key = format!("{writer}/{i}");
+        let stamp = || {
+            let order = built.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            format!("{order}:{key}")
+        };
+        journal
+            .append_attached_with(b"body", &[("key", &key)], &[], stamp)
+            .unwrap()
     });
     for (seq, record) in &appended {
         let order: u64 = record.split(':').next().unwrap().parse().unwrap();
